@@ -1,0 +1,159 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+)
+
+// harness is a real API over a fresh PostgreSQL database, with one organization and a
+// key of each kind.
+type harness struct {
+	t     *testing.T
+	srv   *httptest.Server
+	store *store.Store
+	keys  *keys.Manager
+	orgID string
+	// keys by "<type> <env>": "secret sandbox" → sk_sandbox_…
+	key map[string]string
+}
+
+type harnessOption func(*config.Config, *api.Deps)
+
+func newHarness(t *testing.T, opts ...harnessOption) *harness {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := testdb.New(t)
+	km := keys.NewManager(st)
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(&cfg, &deps)
+	}
+	deps.Config = cfg
+	srv := httptest.NewServer(api.New(deps))
+	t.Cleanup(srv.Close)
+	h := &harness{t: t, srv: srv, store: st, keys: km, key: map[string]string{}}
+	h.orgID = h.newOrg("Acme", "owner@acme.test")
+	return h
+}
+
+// newOrg creates an organization with one key of each kind and returns its id; the keys of
+// the harness's first organization are in h.key.
+func (h *harness) newOrg(name, email string) string {
+	h.t.Helper()
+	ctx := context.Background()
+	org, _, err := orgs.Create(ctx, h.store, name, email)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, env := range []string{"live", "sandbox"} {
+		for _, typ := range []string{"public", "secret"} {
+			k, err := h.keys.Create(ctx, org.ID, env, typ)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			if h.orgID == "" {
+				h.key[typ+" "+env] = k.Plain
+			}
+		}
+	}
+	return org.ID
+}
+
+// response is a decoded reply.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not JSON (%d): %s", r.Status, r.Body)
+	}
+	return m
+}
+
+// errorCode returns error.code of an error envelope.
+func (r response) errorCode(t *testing.T) string {
+	t.Helper()
+	e, _ := r.json(t)["error"].(map[string]any)
+	if e == nil {
+		t.Fatalf("no error envelope (%d): %s", r.Status, r.Body)
+	}
+	code, _ := e["code"].(string)
+	return code
+}
+
+// do sends a request with the given key ("" for none). A non-nil body that is not
+// []byte is encoded as JSON; []byte is sent as is. JSON content type unless set in hdr.
+func (h *harness) do(method, path, key string, body any, hdr ...string) response {
+	h.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, ok := body.([]byte)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(body); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// expectError checks status and error code.
+func expectError(t *testing.T, r response, status int, code string) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	if got := r.errorCode(t); got != code {
+		t.Fatalf("code %q, want %q: %s", got, code, r.Body)
+	}
+	if r.Header.Get("X-Request-Id") == "" {
+		t.Error("no X-Request-Id")
+	}
+}

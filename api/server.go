@@ -1,0 +1,117 @@
+// Package api is the HTTP adapter: gin handlers that decode, validate, call one function
+// of the business layer and encode. Domain errors become the CONTRACT §4 envelope in fail.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Check is a readiness probe of one dependency.
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Dispatcher starts the delivery of events right after the change that made them has
+// committed. It logs its own failures: the sweeper starts whatever it could not.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, events []models.Event)
+}
+
+// Deps is what the API needs; cmd wires it.
+type Deps struct {
+	Config   config.Config
+	Store    *store.Store
+	Keys     *keys.Manager
+	Log      *slog.Logger
+	Ready    []Check
+	Dispatch Dispatcher // nil: events wait for the sweeper
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	cfg      config.Config
+	store    *store.Store
+	keys     *keys.Manager
+	log      *slog.Logger
+	ready    []Check
+	dispatch Dispatcher
+}
+
+// New builds the HTTP handler of the API.
+func New(d Deps) http.Handler {
+	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	// Order is CONTRACT §3's: HTTPS, authentication, then routing (404/405), key type,
+	// rate limit; content type, size and JSON are checked by the handler's decoding.
+	r.Use(withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
+	r.NoRoute(func(c *gin.Context) {
+		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "Unrecognized request URL ("+c.Request.Method+" "+c.Request.URL.Path+").", "")
+	})
+	r.NoMethod(func(c *gin.Context) {
+		abort(c, http.StatusMethodNotAllowed, typeInvalidRequest, "method_not_allowed", "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+".", "")
+	})
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+
+	lim := newLimiter(s.cfg.RateLimit)
+	v1 := r.Group("/v1")
+	v1.GET("/whoami", lim.handle, s.whoami)
+	secret := v1.Group("", requireSecret, lim.handle)
+	s.routes(secret)
+	return r
+}
+
+// routes registers the secret-key routes of every feature, one line per feature.
+func (s *Server) routes(v1 *gin.RouterGroup) {
+	_ = v1
+}
+
+// dispatched hands committed events to the dispatcher, if any.
+func (s *Server) dispatched(c *gin.Context, events []models.Event) {
+	if s.dispatch != nil && len(events) > 0 {
+		s.dispatch.Dispatch(c.Request.Context(), events)
+	}
+}
+
+func (s *Server) healthz(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
+	defer cancel()
+	checks := gin.H{}
+	var down []string
+	for _, ch := range s.ready {
+		if err := ch.Check(ctx); err != nil {
+			checks[ch.Name] = "down"
+			down = append(down, ch.Name)
+			s.log.Warn("readiness check failed", "dependency", ch.Name, "err", err)
+			continue
+		}
+		checks[ch.Name] = "up"
+	}
+	if len(down) > 0 {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "down": down, "checks": checks})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+}

@@ -1,0 +1,97 @@
+// Package apperr holds the domain errors every layer shares. Business code returns them
+// (wrapped with %w); the API maps them to the CONTRACT §4 envelope in one place.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors, wrapped with context where they are returned.
+var (
+	ErrNotFound = errors.New("not found")
+)
+
+// Fault is one problem with one field of a request.
+type Fault struct {
+	Param   string `json:"param"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Fault codes of CONTRACT §4.
+const (
+	CodeParameterMissing  = "parameter_missing"
+	CodeParameterInvalid  = "parameter_invalid"
+	CodeUnknownParameter  = "unknown_parameter"
+	CodeParameterReadOnly = "parameter_read_only"
+	CodeInvalidJSON       = "invalid_json"
+)
+
+// ValidationError lists every fault found in a request (400).
+type ValidationError struct {
+	Faults []Fault
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Faults))
+	for i, f := range e.Faults {
+		parts[i] = f.Param + ": " + f.Message
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// Faults collects faults while a request is validated.
+type Faults []Fault
+
+// Add records a fault.
+func (fs *Faults) Add(param, code, format string, args ...any) {
+	*fs = append(*fs, Fault{Param: param, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// Missing records a required field that is absent.
+func (fs *Faults) Missing(param string) {
+	fs.Add(param, CodeParameterMissing, "%s is required.", param)
+}
+
+// Invalid records a field whose value is wrong.
+func (fs *Faults) Invalid(param, format string, args ...any) {
+	fs.Add(param, CodeParameterInvalid, format, args...)
+}
+
+// Err returns a *ValidationError when any fault was recorded, else nil.
+func (fs Faults) Err() error {
+	if len(fs) == 0 {
+		return nil
+	}
+	return &ValidationError{Faults: fs}
+}
+
+// ConflictError is a request that is valid but clashes with the current state (409).
+type ConflictError struct {
+	Code    string // invalid_state_transition, transaction_id_reused, delivery_in_progress…
+	Message string
+}
+
+func (e *ConflictError) Error() string { return e.Code + ": " + e.Message }
+
+// Conflict builds a *ConflictError.
+func Conflict(code, format string, args ...any) error {
+	return &ConflictError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RequestError is any other client error with its own status and code (e.g. 400 url_not_allowed).
+type RequestError struct {
+	Status  int
+	Code    string
+	Message string
+	Param   string
+}
+
+func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
+
+// Request builds a *RequestError.
+func Request(status int, code, param, format string, args ...any) error {
+	return &RequestError{Status: status, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,176 @@
+// Package config reads Revops settings from flags and REVOPS_* environment variables
+// (CONTRACT §12). A flag given on the command line wins over its variable.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the service. Commands use the parts they need.
+type Config struct {
+	Mode string // dev, serve, api, worker, migrate or cli
+
+	DatabaseURL string
+	DataDir     string
+	HTTPAddr    string
+	PublicURL   string
+
+	TemporalAddress   string
+	TemporalNamespace string
+	TemporalUIAddr    string
+	TemporalUIURL     string
+	TemporalVerbose   bool
+
+	ServiceName string
+
+	TLS     string // "" or "proxy"
+	TLSCert string
+	TLSKey  string
+
+	WebhookRetryInterval time.Duration
+	WebhookCAFile        string
+	WebhookAllowPrivate  bool
+
+	MetricsAddr string
+	RateLimit   float64 // requests per second per key; burst is twice that; 0 disables
+	LogLevel    string
+}
+
+// envOf maps flag names to their environment variables.
+var envOf = map[string]string{
+	"database-url":           "REVOPS_DATABASE_URL",
+	"data-dir":               "REVOPS_DATA_DIR",
+	"http-addr":              "REVOPS_HTTP_ADDR",
+	"public-url":             "REVOPS_PUBLIC_URL",
+	"temporal-address":       "REVOPS_TEMPORAL_ADDRESS",
+	"temporal-namespace":     "REVOPS_TEMPORAL_NAMESPACE",
+	"temporal-ui-addr":       "REVOPS_TEMPORAL_UI_ADDR",
+	"temporal-ui-url":        "REVOPS_TEMPORAL_UI_URL",
+	"temporal-verbose":       "REVOPS_TEMPORAL_VERBOSE",
+	"service-name":           "REVOPS_SERVICE_NAME",
+	"tls":                    "REVOPS_TLS",
+	"tls-cert":               "REVOPS_TLS_CERT",
+	"tls-key":                "REVOPS_TLS_KEY",
+	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
+	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
+	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
+	"metrics-addr":           "REVOPS_METRICS_ADDR",
+	"rate-limit":             "REVOPS_RATE_LIMIT",
+	"log-level":              "REVOPS_LOG_LEVEL",
+}
+
+// EnvVars lists every REVOPS_* variable the binary reads.
+func EnvVars() []string {
+	vars := make([]string, 0, len(envOf))
+	for _, v := range envOf {
+		vars = append(vars, v)
+	}
+	sort.Strings(vars)
+	return vars
+}
+
+// Load registers the shared settings on fs (which may already hold command-specific
+// flags), parses args, then fills every setting not given as a flag from its variable.
+func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
+	c := Config{Mode: mode}
+	httpAddr := ":8443"
+	if mode == "dev" {
+		httpAddr = "127.0.0.1:8080"
+	}
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres:// URL or SQLite file path (default: SQLite under the data dir)")
+	fs.StringVar(&c.DataDir, "data-dir", ".revops", "where local files are kept")
+	fs.StringVar(&c.HTTPAddr, "http-addr", httpAddr, "API and dashboard listen address")
+	fs.StringVar(&c.PublicURL, "public-url", "", "public base URL of the API (default: derived from http-addr)")
+	fs.StringVar(&c.TemporalAddress, "temporal-address", "127.0.0.1:7233", "Temporal frontend address")
+	fs.StringVar(&c.TemporalNamespace, "temporal-namespace", "default", "Temporal namespace")
+	fs.StringVar(&c.TemporalUIAddr, "temporal-ui-addr", "127.0.0.1:8233", "embedded Temporal UI listen address (dev)")
+	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", "http://127.0.0.1:8233", "base URL used in links to Temporal runs")
+	fs.BoolVar(&c.TemporalVerbose, "temporal-verbose", false, "show the embedded Temporal server's logs (dev)")
+	fs.StringVar(&c.ServiceName, "service-name", "Revops", "name in the webhook acknowledgement sentence")
+	fs.StringVar(&c.TLS, "tls", "", `"proxy" when a TLS-terminating proxy sits in front`)
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.DurationVar(&c.WebhookRetryInterval, "webhook-retry-interval", time.Hour, "interval between webhook delivery attempts (shorten only for demos and tests)")
+	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", "", "extra PEM roots trusted for webhook TLS")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9090", "Prometheus metrics listen address (empty: off)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that; 0 turns it off")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, env := range envOf {
+		v, ok := os.LookupEnv(env)
+		if !ok || given[name] {
+			continue
+		}
+		if mode == "dev" && name == "webhook-allow-private" {
+			continue // dev always allows local receivers (CONTRACT §8)
+		}
+		if err := fs.Set(name, v); err != nil {
+			return Config{}, fmt.Errorf("%s=%q: %w", env, v, err)
+		}
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = filepath.Join(c.DataDir, "revops.db")
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = defaultPublicURL(c)
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	var errs []error
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.TLS != "" && c.TLS != "proxy" {
+		errs = append(errs, fmt.Errorf("tls %q: the only mode is \"proxy\" (use --tls-cert/--tls-key for certificates)", c.TLS))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.RateLimit < 0 {
+		errs = append(errs, fmt.Errorf("rate limit %v: must be 0 (off) or positive", c.RateLimit))
+	}
+	if c.WebhookRetryInterval <= 0 {
+		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))
+	}
+	if strings.TrimSpace(c.ServiceName) == "" {
+		errs = append(errs, errors.New("service name is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+func defaultPublicURL(c Config) string {
+	scheme := "https"
+	if c.Mode == "dev" {
+		scheme = "http"
+	}
+	host := c.HTTPAddr
+	if strings.HasPrefix(host, ":") {
+		host = "localhost" + host
+	}
+	return scheme + "://" + host
+}
+
+// IsPostgres tells whether the database URL names PostgreSQL rather than a SQLite file.
+func (c Config) IsPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
+
+// AckSentence is what a receiver's body must contain for a delivery to count.
+func (c Config) AckSentence() string { return c.ServiceName + " API Event Received." }

@@ -1,0 +1,84 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, mode string, args ...string) (Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return Load(fs, mode, args)
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:8080" || !c.WebhookAllowPrivate || c.WebhookRetryInterval != time.Hour || c.DatabaseURL != ".revops/revops.db" {
+		t.Errorf("dev defaults: %+v", c)
+	}
+	s, err := load(t, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HTTPAddr != ":8443" || s.WebhookAllowPrivate || s.AckSentence() != "Revops API Event Received." {
+		t.Errorf("serve defaults: %+v", s)
+	}
+}
+
+func TestEnvAndFlagPrecedence(t *testing.T) {
+	t.Setenv("REVOPS_HTTP_ADDR", "127.0.0.1:9999")
+	t.Setenv("REVOPS_WEBHOOK_RETRY_INTERVAL", "2s")
+	t.Setenv("REVOPS_SERVICE_NAME", "Acme")
+	c, err := load(t, "serve", "--http-addr", "127.0.0.1:1111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:1111" {
+		t.Errorf("flag should win: %s", c.HTTPAddr)
+	}
+	if c.WebhookRetryInterval != 2*time.Second || c.AckSentence() != "Acme API Event Received." {
+		t.Errorf("env not applied: %+v", c)
+	}
+}
+
+func TestInvalidValues(t *testing.T) {
+	for _, tc := range []struct {
+		env, val, want string
+	}{
+		{"REVOPS_WEBHOOK_RETRY_INTERVAL", "soon", "REVOPS_WEBHOOK_RETRY_INTERVAL"},
+		{"REVOPS_RATE_LIMIT", "-1", "rate limit"},
+		{"REVOPS_LOG_LEVEL", "loud", "log level"},
+		{"REVOPS_TLS", "on", "tls"},
+		{"REVOPS_WEBHOOK_ALLOW_PRIVATE", "maybe", "REVOPS_WEBHOOK_ALLOW_PRIVATE"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(tc.env, tc.val)
+			_, err := load(t, "serve")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want mention of %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := load(t, "serve", "--no-such-flag"); err == nil {
+		t.Error("unknown flag accepted")
+	}
+}
+
+func TestEnvVarsAreContractNames(t *testing.T) {
+	vars := strings.Join(EnvVars(), " ")
+	for _, want := range []string{"REVOPS_DATABASE_URL", "REVOPS_DATA_DIR", "REVOPS_HTTP_ADDR", "REVOPS_TEMPORAL_ADDRESS",
+		"REVOPS_TEMPORAL_NAMESPACE", "REVOPS_TEMPORAL_UI_ADDR", "REVOPS_TEMPORAL_UI_URL", "REVOPS_SERVICE_NAME", "REVOPS_TLS",
+		"REVOPS_TLS_CERT", "REVOPS_TLS_KEY", "REVOPS_WEBHOOK_RETRY_INTERVAL", "REVOPS_WEBHOOK_CA_FILE",
+		"REVOPS_WEBHOOK_ALLOW_PRIVATE", "REVOPS_METRICS_ADDR", "REVOPS_RATE_LIMIT", "REVOPS_LOG_LEVEL", "REVOPS_PUBLIC_URL"} {
+		if !strings.Contains(vars, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+)
+
+// Page asks for one page of a list, newest first (CONTRACT §9).
+type Page struct {
+	Limit         int    // 1..100
+	StartingAfter string // id of the last object of the previous page
+}
+
+// paginate runs q (already scoped and filtered, on table) newest first by
+// (created_at, id), after the cursor, and tells whether more rows follow.
+func paginate[T any](q *gorm.DB, table string, page Page) ([]T, bool, error) {
+	q = q.Session(&gorm.Session{}) // reusable: the cursor lookup must not leak into the list query
+	if page.StartingAfter != "" {
+		var cursor struct{ CreatedAt time.Time }
+		err := q.Table(table).Select("created_at").Where("id = ?", page.StartingAfter).Take(&cursor).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, false, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "starting_after",
+				"starting_after %q is not an object of this list.", page.StartingAfter)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("load cursor: %w", err)
+		}
+		q = q.Where("(created_at < ?) OR (created_at = ? AND id < ?)", cursor.CreatedAt, cursor.CreatedAt, page.StartingAfter)
+	}
+	var rows []T
+	if err := q.Table(table).Order("created_at DESC, id DESC").Limit(page.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, false, fmt.Errorf("list %s: %w", table, err)
+	}
+	if len(rows) > page.Limit {
+		return rows[:page.Limit], true, nil
+	}
+	return rows, false, nil
+}

@@ -1,0 +1,78 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/models"
+)
+
+func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
+	ctx := context.Background()
+	for name, url := range map[string]string{
+		"postgres": testdb.URL(t),
+		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, err := store.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			first, err := st.Migrate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) == 0 {
+				t.Fatal("no migration applied on an empty database")
+			}
+			again, err := st.Migrate(ctx)
+			if err != nil || len(again) != 0 {
+				t.Fatalf("second migrate applied %v, err %v", again, err)
+			}
+			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, env := range []string{models.EnvLive, models.EnvSandbox} {
+				e, err := st.Environment(ctx, org.ID, env)
+				if err != nil || e.Name != env {
+					t.Fatalf("environment %s: %+v %v", env, e, err)
+				}
+			}
+			if _, err := st.CreateOrganization(ctx, "Other", "a@example.com", "x"); err == nil {
+				t.Error("duplicate email accepted")
+			}
+		})
+	}
+}
+
+func TestAPIKeyLifecycle(t *testing.T) {
+	ctx := context.Background()
+	st := testdb.New(t)
+	org, err := st.CreateOrganization(ctx, "Acme", "b@example.com", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := st.Environment(ctx, org.ID, "live")
+	k := models.APIKey{ID: "k1", OrganizationID: org.ID, EnvironmentID: env.ID, Environment: "live", Type: "secret", Prefix: "sk_live_", Last4: "abcd", Hash: "h1", CreatedAt: time.Now()}
+	if err := st.CreateAPIKey(ctx, &k); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.APIKeyByHash(ctx, "h1")
+	if err != nil || got.ID != "k1" {
+		t.Fatalf("by hash: %+v %v", got, err)
+	}
+	if _, err := st.APIKeyByHash(ctx, "nope"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("unknown hash: %v", err)
+	}
+	if _, err := st.RevokeAPIKey(ctx, "other-org", "k1", time.Now()); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("revoke from another org: %v", err)
+	}
+}

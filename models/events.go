@@ -1,0 +1,77 @@
+package models
+
+import "time"
+
+// Event statuses (CONTRACT §8).
+const (
+	EventPending   = "pending"
+	EventDelivered = "delivered"
+	EventRetrying  = "retrying"
+	EventFailed    = "failed"
+	EventSkipped   = "skipped"
+)
+
+// Event is one webhook event: written in the same transaction as the change that caused
+// it (the outbox), then delivered by one Temporal workflow.
+type Event struct {
+	ID             string `gorm:"primaryKey"` // uuid, also the webhook-id header
+	OrganizationID string
+	EnvironmentID  string
+	Environment    string // live or sandbox
+	Type           string // deal-created, account-updated…
+	ObjectType     string // deal or account
+	ObjectID       string
+	Time           string // Unix seconds as decimal digits, as sent in event.time
+	Payload        string // the exact JSON webhook body
+	Status         string
+	Seq            int64      // order of events written in one change
+	DispatchedAt   *time.Time // when a workflow was started for it (nil: the sweeper will)
+	WorkflowID     string
+	RunID          string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Attempt outcomes and triggers.
+const (
+	AttemptSucceeded = "succeeded"
+	AttemptFailed    = "failed"
+	AttemptSkipped   = "skipped"
+
+	TriggerScheduled = "scheduled"
+	TriggerManual    = "manual"
+)
+
+// DeliveryAttempt records one try to deliver an event, timeouts included.
+type DeliveryAttempt struct {
+	ID              string `gorm:"primaryKey"`
+	EventID         string
+	EnvironmentID   string
+	RunID           string
+	Number          int // 1..6 within a run
+	Trigger         string
+	URL             string
+	Method          string
+	StartedAt       time.Time
+	DurationMS      int64
+	StatusCode      int
+	ResponseExcerpt string // ≤ 1 KiB
+	Error           string
+	Outcome         string
+	CreatedAt       time.Time
+}
+
+// WebhookEndpoint is an environment's delivery settings (one per environment).
+type WebhookEndpoint struct {
+	ID             string `gorm:"primaryKey"`
+	OrganizationID string
+	EnvironmentID  string // unique
+	URL            string
+	Method         string // POST or GET
+	Enabled        bool
+	Secret         string     // whsec_…; never logged, never in workflow history
+	PreviousSecret string     // still signs until PreviousUntil (rotation overlap)
+	PreviousUntil  *time.Time //
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}

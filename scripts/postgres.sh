@@ -1,0 +1,36 @@
+# Sourced by scripts/test: makes sure a local PostgreSQL answers on 127.0.0.1 with the
+# password "postgres" for the postgres user. Uses the system cluster (initdb refuses root).
+ensure_postgres() {
+  if pg_isready -q -h 127.0.0.1 -p "${PGPORT:-5432}" 2>/dev/null; then
+    set_password
+    return
+  fi
+  if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+    echo "==> installing PostgreSQL (apt-get)"
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  fi
+  local ver
+  ver=$(pg_lsclusters -h 2>/dev/null | awk 'NR==1{print $1}')
+  if [ -z "$ver" ]; then
+    ver=$(ls /usr/lib/postgresql | sort -n | tail -1)
+    ${SUDO:-} pg_createcluster "$ver" main >/dev/null
+  fi
+  echo "==> starting PostgreSQL $ver"
+  ${SUDO:-} pg_ctlcluster "$ver" main start || true
+  for _ in $(seq 1 30); do
+    pg_isready -q -h 127.0.0.1 -p "${PGPORT:-5432}" && break
+    sleep 1
+  done
+  pg_isready -h 127.0.0.1 -p "${PGPORT:-5432}" || { echo "PostgreSQL did not start" >&2; exit 1; }
+  set_password
+}
+
+set_password() {
+  if [ "$(id -u)" -eq 0 ]; then
+    su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
+  else
+    sudo -u postgres psql -qc "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
+  fi
+}
