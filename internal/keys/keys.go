@@ -76,11 +76,11 @@ type Created struct {
 
 // Create makes a key of type ("public"|"secret") in the organization's environment env.
 func (m *Manager) Create(ctx context.Context, orgID, env, keyType string) (Created, error) {
-	e, err := m.store.Environment(ctx, orgID, env)
+	gen, err := apikey.Generate(keyType, env)
 	if err != nil {
 		return Created{}, err
 	}
-	gen, err := apikey.Generate(keyType, env)
+	e, err := m.store.Environment(ctx, orgID, env)
 	if err != nil {
 		return Created{}, err
 	}

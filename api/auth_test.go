@@ -1,0 +1,186 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
+)
+
+func TestWhoami(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct{ key, env, typ string }{
+		{"secret sandbox", "sandbox", "secret"},
+		{"public sandbox", "sandbox", "public"},
+		{"secret live", "live", "secret"},
+		{"public live", "live", "public"},
+	} {
+		r := h.do("GET", "/v1/whoami", h.key[tc.key], nil)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", tc.key, r.Status, r.Body)
+		}
+		m := r.json(t)
+		org, _ := m["organization"].(map[string]any)
+		if m["object"] != "api_key" || m["environment"] != tc.env || m["type"] != tc.typ || org["id"] != h.orgID || org["name"] != "Acme" {
+			t.Errorf("%s: %s", tc.key, r.Body)
+		}
+	}
+}
+
+func TestAuthenticationFailures(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	sk := h.key["secret live"]
+
+	revoked, err := h.keys.Create(ctx, h.orgID, "live", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.keys.Revoke(ctx, h.orgID, revoked.Key.ID); err != nil {
+		t.Fatal(err)
+	}
+	rolled, err := h.keys.Create(ctx, h.orgID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replacement, err := h.keys.Roll(ctx, h.orgID, rolled.Key.ID, 0) // expires at once
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name, path, header, code string
+	}{
+		{"no header", "/v1/whoami", "", "missing_api_key"},
+		{"wrong scheme", "/v1/whoami", "Basic " + sk, "missing_api_key"},
+		{"bare key", "/v1/whoami", sk, "missing_api_key"},
+		{"malformed", "/v1/whoami", "Bearer not-a-key", "invalid_api_key"},
+		{"unknown", "/v1/whoami", "Bearer sk_live_" + strings.Repeat("A", 32), "invalid_api_key"},
+		{"revoked", "/v1/whoami", "Bearer " + revoked.Plain, "invalid_api_key"},
+		{"expired after roll", "/v1/whoami", "Bearer " + rolled.Plain, "api_key_expired"},
+		{"unknown route still needs a key", "/v1/nothing-here", "", "missing_api_key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r response
+			if tc.header == "" {
+				r = h.do("GET", tc.path, "", nil)
+			} else {
+				r = h.do("GET", tc.path, "", nil, "Authorization", tc.header)
+			}
+			expectError(t, r, http.StatusUnauthorized, tc.code)
+			if got := r.Header.Get("WWW-Authenticate"); got != `Bearer realm="revops"` {
+				t.Errorf("WWW-Authenticate = %q", got)
+			}
+			if typ := r.json(t)["error"].(map[string]any)["type"]; typ != "authentication_error" {
+				t.Errorf("type = %v", typ)
+			}
+		})
+	}
+	if r := h.do("GET", "/v1/whoami", replacement.Plain, nil); r.Status != 200 {
+		t.Errorf("replacement key: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRevocationTakesEffectAtOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	k, err := h.keys.Create(ctx, h.orgID, "live", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("GET", "/v1/whoami", k.Plain, nil); r.Status != 200 {
+		t.Fatalf("new key: %d", r.Status)
+	}
+	if _, err := h.keys.Revoke(ctx, h.orgID, k.Key.ID); err != nil {
+		t.Fatal(err)
+	}
+	expectError(t, h.do("GET", "/v1/whoami", k.Plain, nil), 401, "invalid_api_key")
+}
+
+func TestRollKeepsOldKeyUntilExpiry(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	k, _ := h.keys.Create(ctx, h.orgID, "live", "secret")
+	n, err := h.keys.Roll(ctx, h.orgID, k.Key.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{k.Plain, n.Plain} {
+		if r := h.do("GET", "/v1/whoami", key, nil); r.Status != 200 {
+			t.Errorf("key %s…: %d", key[:11], r.Status)
+		}
+	}
+}
+
+func TestRoutingAndKeyType(t *testing.T) {
+	h := newHarness(t)
+	expectError(t, h.do("GET", "/v1/no-such-route", h.key["secret live"], nil), 404, "resource_missing")
+	expectError(t, h.do("DELETE", "/v1/whoami", h.key["secret live"], nil), 405, "method_not_allowed")
+	// Public keys reach only whoami (and the OpenAPI document).
+	expectError(t, h.do("GET", "/v1/usage/events", h.key["public live"], nil), 403, "secret_key_required")
+}
+
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.RateLimit = 1 }) // burst 2
+	key := h.key["secret live"]
+	var limited response
+	for i := 0; i < 5; i++ {
+		if r := h.do("GET", "/v1/whoami", key, nil); r.Status == 429 {
+			limited = r
+			break
+		}
+	}
+	if limited.Status != 429 {
+		t.Fatal("never rate limited at 1 req/s")
+	}
+	expectError(t, limited, 429, "rate_limited")
+	if limited.Header.Get("Retry-After") == "" {
+		t.Error("no Retry-After")
+	}
+	// Another key has its own bucket.
+	if r := h.do("GET", "/v1/whoami", h.key["secret sandbox"], nil); r.Status != 200 {
+		t.Errorf("other key limited: %d", r.Status)
+	}
+}
+
+func TestHTTPSRequiredBehindProxy(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.TLS = "proxy" })
+	expectError(t, h.do("GET", "/v1/whoami", h.key["secret live"], nil), 403, "https_required")
+	r := h.do("GET", "/v1/whoami", h.key["secret live"], nil, "X-Forwarded-Proto", "https")
+	if r.Status != 200 {
+		t.Errorf("forwarded https: %d %s", r.Status, r.Body)
+	}
+	// HTTPS is checked before authentication.
+	expectError(t, h.do("GET", "/v1/whoami", "", nil), 403, "https_required")
+	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Errorf("healthz behind proxy: %d", r.Status)
+	}
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	var down atomic.Bool
+	h := newHarness(t, func(_ *config.Config, d *api.Deps) {
+		d.Ready = []api.Check{{Name: "temporal", Check: func(context.Context) error {
+			if down.Load() {
+				return context.DeadlineExceeded
+			}
+			return nil
+		}}}
+	})
+	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Errorf("healthz %d", r.Status)
+	}
+	if r := h.do("GET", "/readyz", "", nil); r.Status != 200 {
+		t.Errorf("readyz %d %s", r.Status, r.Body)
+	}
+	down.Store(true)
+	r := h.do("GET", "/readyz", "", nil)
+	if r.Status != 503 || !strings.Contains(string(r.Body), "temporal") {
+		t.Errorf("readyz with temporal down: %d %s", r.Status, r.Body)
+	}
+}
