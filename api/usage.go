@@ -1,0 +1,219 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/models"
+)
+
+// usageRoutes registers CONTRACT §5 (secret keys only: the group requires them).
+func (s *Server) usageRoutes(v1 *gin.RouterGroup) {
+	v1.POST("/usage/events", s.ingestUsage)
+	v1.GET("/usage/events", s.listUsageEvents)
+	v1.GET("/usage/summary", s.usageSummary)
+}
+
+type usageBatchResponse struct {
+	Object          string `json:"object"`
+	TransactionID   string `json:"transaction_id"`
+	Mode            string `json:"mode"`
+	Environment     string `json:"environment"`
+	MetricsAccepted int    `json:"metrics_accepted"`
+	ReceivedAt      string `json:"received_at"`
+	Duplicate       bool   `json:"duplicate"`
+}
+
+func (s *Server) ingestUsage(c *gin.Context) {
+	body, err := readBody(c)
+	if err == nil && body == nil {
+		err = apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// Microseconds: what PostgreSQL keeps, so the response and the stored rows agree.
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	b, err := usage.Decode(body, now)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	env := principal(c).Env
+	w, err := toUsageWrite(&b, env, now)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := s.store.IngestUsage(c.Request.Context(), env, w)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if !res.Duplicate {
+		c.Data(http.StatusCreated, "application/json; charset=utf-8", []byte(res.Batch.Response))
+		return
+	}
+	var replay usageBatchResponse
+	if err := json.Unmarshal([]byte(res.Batch.Response), &replay); err != nil {
+		fail(c, err)
+		return
+	}
+	replay.Duplicate = true
+	c.Header("Idempotent-Replayed", "true")
+	c.JSON(http.StatusOK, replay)
+}
+
+// toUsageWrite converts a valid batch into the rows the store writes.
+func toUsageWrite(b *usage.Batch, env store.Env, now time.Time) (store.UsageWrite, error) {
+	resp, err := json.Marshal(usageBatchResponse{
+		Object: "usage_event_batch", TransactionID: b.TransactionID, Mode: b.Mode, Environment: env.Name,
+		MetricsAccepted: len(b.Metrics), ReceivedAt: now.Format(time.RFC3339Nano),
+	})
+	if err != nil {
+		return store.UsageWrite{}, err
+	}
+	w := store.UsageWrite{
+		Batch: models.UsageBatch{TransactionID: b.TransactionID, Mode: b.Mode, BodyHash: b.Hash(),
+			Response: string(resp), MetricsCount: len(b.Metrics), ReceivedAt: now},
+		Events: make([]models.UsageEvent, len(b.Metrics)),
+	}
+	for i := range b.Metrics {
+		m := &b.Metrics[i]
+		id, err := uuid.NewV7()
+		if err != nil {
+			return store.UsageWrite{}, err
+		}
+		w.Events[i] = models.UsageEvent{ID: id.String(), AccountID: m.AccountID, Product: m.Product,
+			MetricName: m.MetricName, MetricValue: m.Value.String(), MetricResolution: m.Resolution,
+			Metadata: string(m.Metadata), Timestamp: m.Timestamp}
+	}
+	rollups := usage.Rollups(*b)
+	w.Rollups = make([]models.UsageRollup, len(rollups))
+	for i, r := range rollups {
+		w.Rollups[i] = models.UsageRollup{AccountID: r.AccountID, Product: r.Product, MetricName: r.MetricName,
+			Resolution: r.Resolution, PeriodStart: r.PeriodStart, Value: r.Value.String()}
+	}
+	return w, nil
+}
+
+type usageEventResponse struct {
+	ID               string          `json:"id"`
+	Object           string          `json:"object"`
+	TransactionID    string          `json:"transaction_id"`
+	Mode             string          `json:"mode"`
+	AccountID        string          `json:"account_id"`
+	Product          string          `json:"product"`
+	MetricName       string          `json:"metric_name"`
+	MetricValue      json.Number     `json:"metric_value"`
+	MetricResolution string          `json:"metric_resolution"`
+	Metadata         json.RawMessage `json:"metadata"`
+	Timestamp        string          `json:"timestamp"`
+	ReceivedAt       string          `json:"received_at"`
+}
+
+func toUsageEventResponse(e models.UsageEvent) usageEventResponse {
+	return usageEventResponse{ID: e.ID, Object: "usage_event", TransactionID: e.TransactionID, Mode: e.Mode,
+		AccountID: e.AccountID, Product: e.Product, MetricName: e.MetricName,
+		MetricValue: json.Number(usage.Canonical(e.MetricValue)), MetricResolution: e.MetricResolution,
+		Metadata: json.RawMessage(e.Metadata), Timestamp: e.Timestamp.UTC().Format(time.RFC3339Nano),
+		ReceivedAt: e.ReceivedAt.UTC().Format(time.RFC3339Nano)}
+}
+
+func (s *Server) listUsageEvents(c *gin.Context) {
+	page, err := pageParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := store.UsageEventFilter{AccountID: c.Query("account_id"), Product: c.Query("product"),
+		MetricName: c.Query("metric_name"), TransactionID: c.Query("transaction_id")}
+	var fs apperr.Faults
+	f.From, f.To = timeQuery(c, "from", &fs), timeQuery(c, "to", &fs)
+	if err := fs.Err(); err != nil {
+		fail(c, err)
+		return
+	}
+	rows, more, err := s.store.UsageEvents(c.Request.Context(), principal(c).Env, f, page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]usageEventResponse, len(rows))
+	for i, r := range rows {
+		out[i] = toUsageEventResponse(r)
+	}
+	c.JSON(http.StatusOK, newList(out, more))
+}
+
+type usageSummaryRow struct {
+	AccountID   string      `json:"account_id"`
+	Product     string      `json:"product"`
+	MetricName  string      `json:"metric_name"`
+	Resolution  string      `json:"resolution"`
+	PeriodStart string      `json:"period_start"`
+	Value       json.Number `json:"value"`
+}
+
+func (s *Server) usageSummary(c *gin.Context) {
+	f := store.UsageSummaryFilter{Resolution: c.Query("resolution"), AccountID: c.Query("account_id"),
+		Product: c.Query("product"), MetricName: c.Query("metric_name"), Limit: 1000}
+	var fs apperr.Faults
+	switch {
+	case f.Resolution == "":
+		fs.Missing("resolution")
+	case !usage.ValidResolution(f.Resolution):
+		fs.Invalid("resolution", "resolution must be one of minute, hour, day, week, month.")
+	}
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			fs.Invalid("limit", "limit must be an integer from 1 to 1000.")
+		}
+		f.Limit = n
+	}
+	f.From, f.To = timeQuery(c, "from", &fs), timeQuery(c, "to", &fs)
+	if err := fs.Err(); err != nil {
+		fail(c, err)
+		return
+	}
+	rows, more, err := s.store.UsageSummary(c.Request.Context(), principal(c).Env, f)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]usageSummaryRow, len(rows))
+	for i, r := range rows {
+		out[i] = usageSummaryRow{AccountID: r.AccountID, Product: r.Product, MetricName: r.MetricName,
+			Resolution: r.Resolution, PeriodStart: r.PeriodStart.UTC().Format(time.RFC3339),
+			Value: json.Number(usage.Canonical(r.Value))}
+	}
+	c.JSON(http.StatusOK, newList(out, more))
+}
+
+// timeQuery reads an optional time query parameter: RFC 3339 or integer Unix seconds.
+func timeQuery(c *gin.Context, name string, fs *apperr.Faults) *time.Time {
+	v, ok := c.GetQuery(name)
+	if !ok || v == "" {
+		return nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		t = t.UTC()
+		return &t
+	}
+	if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 && sec < 1<<40 {
+		t := time.Unix(sec, 0).UTC()
+		return &t
+	}
+	fs.Invalid(name, "%s must be an RFC 3339 time or integer Unix seconds.", name)
+	return nil
+}

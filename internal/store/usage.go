@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+// Usage tables. usage_batches.seq is the ingest sequence (BIGSERIAL; SQLite's rowid).
+// usage_events has no foreign keys and two secondary indexes only: every index costs on
+// the ingest path (docs/benchmarks.md explains the choice). Rollups are keyed by their
+// natural key, which is the primary key.
+func init() {
+	register(migration{version: 10, name: "usage", sql: `
+CREATE TABLE usage_batches (
+	seq {{serial}} PRIMARY KEY,
+	environment_id TEXT NOT NULL REFERENCES environments(id),
+	transaction_id TEXT NOT NULL,
+	mode TEXT NOT NULL CHECK (mode IN ('increment', 'set')),
+	body_hash TEXT NOT NULL,
+	response TEXT NOT NULL,
+	metrics_count INTEGER NOT NULL,
+	received_at {{ts}} NOT NULL,
+	created_at {{ts}} NOT NULL,
+	UNIQUE (environment_id, transaction_id)
+);
+CREATE TABLE usage_events (
+	id TEXT PRIMARY KEY,
+	environment_id TEXT NOT NULL,
+	batch_seq BIGINT NOT NULL,
+	transaction_id TEXT NOT NULL,
+	mode TEXT NOT NULL,
+	account_id TEXT NOT NULL,
+	product TEXT NOT NULL,
+	metric_name TEXT NOT NULL,
+	metric_value {{num}} NOT NULL,
+	metric_resolution TEXT NOT NULL,
+	metadata {{json}} NOT NULL,
+	timestamp {{ts}} NOT NULL,
+	received_at {{ts}} NOT NULL,
+	created_at {{ts}} NOT NULL
+);
+CREATE INDEX usage_events_list ON usage_events (environment_id, created_at, id);
+CREATE INDEX usage_events_account ON usage_events (environment_id, account_id, timestamp);
+CREATE TABLE usage_rollups (
+	environment_id TEXT NOT NULL,
+	account_id TEXT NOT NULL,
+	product TEXT NOT NULL,
+	metric_name TEXT NOT NULL,
+	resolution TEXT NOT NULL,
+	period_start {{ts}} NOT NULL,
+	value {{num}} NOT NULL,
+	set_seq BIGINT NOT NULL DEFAULT 0,
+	updated_at {{ts}} NOT NULL,
+	PRIMARY KEY (environment_id, account_id, product, metric_name, resolution, period_start)
+);
+CREATE INDEX usage_rollups_period ON usage_rollups (environment_id, resolution, period_start)`})
+}
+
+// UsageWrite is one batch to ingest. The store fills Batch.Seq and the events' batch
+// columns (BatchSeq, TransactionID, Mode, EnvironmentID, times).
+type UsageWrite struct {
+	Batch   models.UsageBatch
+	Events  []models.UsageEvent
+	Rollups []models.UsageRollup // one per key, sorted by key (lock order)
+}
+
+// UsageResult tells what IngestUsage did.
+type UsageResult struct {
+	Batch     models.UsageBatch // the stored batch: this one, or the original of a replay
+	Duplicate bool
+}
+
+var errUsageDuplicate = errors.New("usage batch exists")
+
+// IngestUsage writes a batch, its events and its rollups in one transaction, or nothing.
+// The unique (environment, transaction id) decides idempotency at any concurrency: a
+// second request waits for the first one's transaction, then finds its row; same hash →
+// Duplicate, another hash → 409 transaction_id_reused.
+func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageResult, error) {
+	b := w.Batch
+	b.EnvironmentID = env.ID
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		seq, err := insertBatch(tx, &b)
+		if err != nil {
+			return err
+		}
+		b.Seq = seq
+		if err := s.insertEvents(tx, env, &b, w.Events); err != nil {
+			return err
+		}
+		return s.upsertRollups(tx, env, &b, w.Rollups)
+	})
+	if errors.Is(err, errUsageDuplicate) {
+		return s.replayUsage(ctx, env, w.Batch)
+	}
+	if err != nil {
+		return UsageResult{}, fmt.Errorf("ingest usage batch %s: %w", w.Batch.TransactionID, err)
+	}
+	return UsageResult{Batch: b}, nil
+}
+
+// insertBatch claims the transaction id; errUsageDuplicate when it is taken.
+func insertBatch(tx *gorm.DB, b *models.UsageBatch) (int64, error) {
+	var seqs []int64
+	err := tx.Raw(`INSERT INTO usage_batches
+		(environment_id, transaction_id, mode, body_hash, response, metrics_count, received_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (environment_id, transaction_id) DO NOTHING RETURNING seq`,
+		b.EnvironmentID, b.TransactionID, b.Mode, b.BodyHash, b.Response, b.MetricsCount, b.ReceivedAt, b.ReceivedAt).
+		Scan(&seqs).Error
+	if err != nil {
+		return 0, fmt.Errorf("insert batch: %w", err)
+	}
+	if len(seqs) == 0 {
+		return 0, errUsageDuplicate
+	}
+	return seqs[0], nil
+}
+
+// replayUsage answers a transaction id that is already taken.
+func (s *Store) replayUsage(ctx context.Context, env Env, want models.UsageBatch) (UsageResult, error) {
+	var got models.UsageBatch
+	if err := s.in(ctx, env).Where("transaction_id = ?", want.TransactionID).Take(&got).Error; err != nil {
+		return UsageResult{}, notFound(err, "usage batch "+want.TransactionID)
+	}
+	if got.BodyHash != want.BodyHash {
+		return UsageResult{}, apperr.Conflict("transaction_id_reused",
+			"transaction_id %q was already used with a different request body; use a new transaction_id for new usage.", want.TransactionID)
+	}
+	return UsageResult{Batch: got, Duplicate: true}, nil
+}
+
+// insertEvents writes the batch's rows with one statement. On PostgreSQL the rows travel
+// as one array per column (unnest): 13 parameters instead of 13 per row, and no GORM
+// reflection per row. SQLite gets a multi-row VALUES.
+func (s *Store) insertEvents(tx *gorm.DB, env Env, b *models.UsageBatch, evs []models.UsageEvent) error {
+	n := len(evs)
+	ids, accts, prods, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	vals, ress, metas, tss := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+	for i := range evs {
+		e := &evs[i]
+		ids[i], accts[i], prods[i], names[i] = e.ID, e.AccountID, e.Product, e.MetricName
+		vals[i], ress[i], metas[i], tss[i] = e.MetricValue, e.MetricResolution, e.Metadata, e.Timestamp
+	}
+	const cols = `(id, environment_id, batch_seq, transaction_id, mode, account_id, product, metric_name,
+		metric_value, metric_resolution, metadata, timestamp, received_at, created_at)`
+	var err error
+	if s.dialect == "postgres" {
+		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context, `INSERT INTO usage_events `+cols+`
+			SELECT id, $1, $2, $3, $4, a, p, m, v::numeric, r, md::jsonb, ts, $5, $5
+			FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
+			AS u(id, a, p, m, v, r, md, ts)`,
+			env.ID, b.Seq, b.TransactionID, b.Mode, b.ReceivedAt, ids, accts, prods, names, vals, ress, metas, tss)
+	} else {
+		args := make([]any, 0, n*14)
+		for i := range n {
+			args = append(args, ids[i], env.ID, b.Seq, b.TransactionID, b.Mode, accts[i], prods[i], names[i],
+				vals[i], ress[i], metas[i], tss[i], b.ReceivedAt, b.ReceivedAt)
+		}
+		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
+			`INSERT INTO usage_events `+cols+` VALUES `+placeholders(n, 14), args...)
+	}
+	if err != nil {
+		return fmt.Errorf("insert %d usage events: %w", n, err)
+	}
+	return nil
+}
+
+// upsertRollups applies the batch to its rollup rows: increment adds; set replaces the
+// value only when this batch's seq is newer than the row's last set.
+func (s *Store) upsertRollups(tx *gorm.DB, env Env, b *models.UsageBatch, rs []models.UsageRollup) error {
+	onConflict := ` ON CONFLICT (environment_id, account_id, product, metric_name, resolution, period_start) DO UPDATE SET
+		value = usage_rollups.value + excluded.value, updated_at = excluded.updated_at`
+	setSeq := int64(0)
+	if b.Mode == "set" {
+		setSeq = b.Seq
+		onConflict = ` ON CONFLICT (environment_id, account_id, product, metric_name, resolution, period_start) DO UPDATE SET
+		value = excluded.value, set_seq = excluded.set_seq, updated_at = excluded.updated_at
+		WHERE excluded.set_seq > usage_rollups.set_seq`
+	}
+	n := len(rs)
+	accts, prods, names, ress := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	periods, vals := make([]time.Time, n), make([]string, n)
+	for i := range rs {
+		r := &rs[i]
+		accts[i], prods[i], names[i], ress[i], periods[i], vals[i] = r.AccountID, r.Product, r.MetricName, r.Resolution, r.PeriodStart, r.Value
+	}
+	const cols = `(environment_id, account_id, product, metric_name, resolution, period_start, value, set_seq, updated_at)`
+	var err error
+	if s.dialect == "postgres" {
+		// ORDER BY ordinality keeps the caller's key order, so row locks are taken in it.
+		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context, `INSERT INTO usage_rollups `+cols+`
+			SELECT $1, a, p, m, r, ps, v::numeric, $2, $3
+			FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+			WITH ORDINALITY AS u(a, p, m, r, ps, v, o) ORDER BY o`+onConflict,
+			env.ID, setSeq, b.ReceivedAt, accts, prods, names, ress, periods, vals)
+	} else {
+		args := make([]any, 0, n*9)
+		for i := range n {
+			args = append(args, env.ID, accts[i], prods[i], names[i], ress[i], periods[i], vals[i], setSeq, b.ReceivedAt)
+		}
+		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
+			`INSERT INTO usage_rollups `+cols+` VALUES `+placeholders(n, 9)+onConflict, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("upsert %d usage rollups: %w", n, err)
+	}
+	return nil
+}
+
+// placeholders builds "(?,?),(?,?)" for rows × cols (SQLite).
+func placeholders(rows, cols int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	var sb strings.Builder
+	sb.Grow(rows * (len(one) + 1))
+	for i := range rows {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(one)
+	}
+	return sb.String()
+}
