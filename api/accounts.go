@@ -1,0 +1,116 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/accounts"
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// accountFields are the members an account request may carry (CONTRACT §6).
+var accountFields = fieldRules{
+	writable: []string{"name", "external_id", "domain", "billing_email", "properties"},
+	readOnly: []string{"id", "object", "status", "created_at", "updated_at"},
+}
+
+func (s *Server) accountRoutes(v1 *gin.RouterGroup) {
+	v1.POST("/accounts", s.createAccount)
+	v1.GET("/accounts", s.listAccounts)
+	v1.GET("/accounts/:id", s.getAccount)
+	v1.PATCH("/accounts/:id", s.updateAccount)
+	v1.DELETE("/accounts/:id", s.accountAction(accounts.Deprovision))
+	v1.POST("/accounts/:id/activate", s.accountAction(accounts.Activate))
+}
+
+func (s *Server) createAccount(c *gin.Context) {
+	var in accounts.Input
+	if err := bindObject(c, accountFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in)
+	s.renderAccount(c, http.StatusCreated, a, events, err)
+}
+
+func (s *Server) updateAccount(c *gin.Context) {
+	var in accounts.Input
+	if err := bindObject(c, accountFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
+	s.renderAccount(c, http.StatusOK, a, events, err)
+}
+
+// accountAction serves activate and DELETE (deprovision): no parameters.
+func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string) (models.Account, []models.Event, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := bindNoParams(c); err != nil {
+			fail(c, err)
+			return
+		}
+		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
+		s.renderAccount(c, http.StatusOK, a, events, err)
+	}
+}
+
+// renderAccount answers with the account after a change and hands its committed events
+// to the dispatcher.
+func (s *Server) renderAccount(c *gin.Context, status int, a models.Account, events []models.Event, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.dispatched(c, events)
+	c.JSON(status, accounts.ToObject(a))
+}
+
+func (s *Server) getAccount(c *gin.Context) {
+	a, err := s.store.Account(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, accounts.ToObject(a))
+}
+
+func (s *Server) listAccounts(c *gin.Context) {
+	page, err := pageParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := store.AccountFilter{Status: c.Query("status"), ExternalID: c.Query("external_id")}
+	if err := oneOf("status", f.Status, models.AccountDraft, models.AccountActive, models.AccountDeprovisioned); err != nil {
+		fail(c, err)
+		return
+	}
+	rows, more, err := s.store.Accounts(c.Request.Context(), principal(c).Env, f, page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]accounts.Object, len(rows))
+	for i, a := range rows {
+		out[i] = accounts.ToObject(a)
+	}
+	c.JSON(http.StatusOK, newList(out, more))
+}
+
+// oneOf checks an optional query filter against its allowed values.
+func oneOf(param, v string, allowed ...string) error {
+	if v == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, param, "%s %q is not one of %v.", param, v, allowed)
+}

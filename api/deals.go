@@ -1,0 +1,117 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/deals"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// dealEditFields are the members a PATCH of a deal may carry (CONTRACT §7); create also
+// takes "submit".
+var dealEditFields = fieldRules{
+	writable: []string{"customer", "contract_activates_date",
+		"net_price", "net_price_currency", "net_price_precision",
+		"original_net_price", "original_net_price_currency", "original_net_price_precision",
+		"opportunity_id", "signed_contract_url", "skus", "terms"},
+	readOnly: []string{"id", "object", "status", "created_at", "updated_at"},
+	nested: map[string]fieldRules{"customer": {
+		writable: []string{"id"},
+		readOnly: []string{"name", "external_id", "billing_email"},
+	}},
+}
+
+var dealCreateFields = func() fieldRules {
+	r := dealEditFields
+	r.writable = append(append([]string(nil), r.writable...), "submit")
+	return r
+}()
+
+// accountDealRoutes registers the Accounts and Deals routes (one line in routes).
+func (s *Server) accountDealRoutes(v1 *gin.RouterGroup) {
+	s.accountRoutes(v1)
+	s.dealRoutes(v1)
+}
+
+func (s *Server) dealRoutes(v1 *gin.RouterGroup) {
+	v1.POST("/deals", s.createDeal)
+	v1.GET("/deals", s.listDeals)
+	v1.GET("/deals/:id", s.getDeal)
+	v1.PATCH("/deals/:id", s.updateDeal)
+	for _, action := range []string{deals.ActionSubmit, deals.ActionApprove, deals.ActionSign, deals.ActionActivate, deals.ActionVoid} {
+		v1.POST("/deals/:id/"+action, s.dealAction(action))
+	}
+}
+
+func (s *Server) createDeal(c *gin.Context) {
+	var in deals.Input
+	if err := bindObject(c, dealCreateFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	d, events, err := deals.Create(c.Request.Context(), s.store, principal(c).Env, in)
+	s.renderDeal(c, http.StatusCreated, d, events, err)
+}
+
+func (s *Server) updateDeal(c *gin.Context) {
+	var in deals.Input
+	if err := bindObject(c, dealEditFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	d, events, err := deals.Edit(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
+	s.renderDeal(c, http.StatusOK, d, events, err)
+}
+
+func (s *Server) dealAction(action string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := bindNoParams(c); err != nil {
+			fail(c, err)
+			return
+		}
+		d, events, err := deals.Act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), action)
+		s.renderDeal(c, http.StatusOK, d, events, err)
+	}
+}
+
+// renderDeal answers with the deal after a change and hands its committed events to
+// the dispatcher.
+func (s *Server) renderDeal(c *gin.Context, status int, d deals.Object, events []models.Event, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.dispatched(c, events)
+	c.JSON(status, d)
+}
+
+func (s *Server) getDeal(c *gin.Context) {
+	d, err := deals.Get(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, d)
+}
+
+func (s *Server) listDeals(c *gin.Context) {
+	page, err := pageParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := store.DealFilter{Status: c.Query("status"), CustomerID: c.Query("customer")}
+	if err := oneOf("status", f.Status, deals.Statuses[1:]...); err != nil {
+		fail(c, err)
+		return
+	}
+	out, more, err := deals.List(c.Request.Context(), s.store, principal(c).Env, f, page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(out, more))
+}

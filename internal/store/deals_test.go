@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/models"
+)
+
+// TestDealOutboxOnBothDatabases writes an account and a deal with their events on
+// PostgreSQL and SQLite (whose driver drops FOR UPDATE: its one connection serialises).
+func TestDealOutboxOnBothDatabases(t *testing.T) {
+	ctx := context.Background()
+	for name, url := range map[string]string{
+		"postgres": testdb.URL(t),
+		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, err := store.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := st.Environment(ctx, org.ID, "sandbox")
+			if err != nil {
+				t.Fatal(err)
+			}
+			emit := func(typ string) func(models.Account) []store.Emit {
+				return func(a models.Account) []store.Emit {
+					return []store.Emit{{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
+				}
+			}
+			acct, evs, err := st.CreateAccount(ctx, env, models.Account{ID: "acct-1", Name: "Globex", Status: "draft", Properties: "{}"}, emit("account-created"))
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("create account: %v %v", evs, err)
+			}
+			d, a, evs, err := st.CreateDeal(ctx, env, acct.ID, func(c models.Account, at time.Time) (store.DealChange, error) {
+				next := models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]", CreatedAt: at, UpdatedAt: at}
+				active := c
+				active.Status = "active"
+				return store.DealChange{Deal: &next, Account: &active, Events: []store.Emit{
+					{Type: "deal-created", ObjectType: "deal", ObjectID: next.ID, Object: map[string]string{"id": next.ID}},
+					{Type: "account-updated", ObjectType: "account", ObjectID: c.ID, Object: map[string]string{"id": c.ID}},
+				}}, nil
+			})
+			if err != nil || d.ID != "deal-1" || a.Status != "active" || len(evs) != 2 || evs[1].Seq != 2 {
+				t.Fatalf("create deal: %+v %+v %v %v", d, a, evs, err)
+			}
+			got, err := st.Account(ctx, env, acct.ID)
+			if err != nil || got.Status != "active" || !got.UpdatedAt.Equal(d.UpdatedAt) {
+				t.Fatalf("account after the deal's change: %+v %v (deal updated %v)", got, err, d.UpdatedAt)
+			}
+			all, err := st.EventsForObject(ctx, env, acct.ID)
+			if err != nil || len(all) != 2 || all[0].Type != "account-created" || all[1].Type != "account-updated" ||
+				all[1].Payload != `{"event":{"id":"`+all[1].ID+`","time":"`+all[1].Time+`","type":"account-updated"},"account":{"id":"acct-1"}}` {
+				t.Fatalf("events %+v %v", all, err)
+			}
+			if _, _, _, err := st.CreateDeal(ctx, env, "nope", nil); err == nil {
+				t.Fatal("deal for an unknown account")
+			}
+		})
+	}
+}
