@@ -109,3 +109,17 @@ func readKeys(path string) ([]Key, error) {
 	}
 	return ks, sc.Err()
 }
+
+// SavedKey returns the demo key of a type and environment kept in dataDir by `revops dev`.
+func SavedKey(dataDir, keyType, env string) (string, error) {
+	ks, err := readKeys(filepath.Join(dataDir, "dev-keys"))
+	if err != nil {
+		return "", fmt.Errorf("no demo keys in %s (start `revops dev` first, or pass --api-key): %w", dataDir, err)
+	}
+	for _, k := range ks {
+		if k.Type == keyType && k.Env == env {
+			return k.Plain, nil
+		}
+	}
+	return "", fmt.Errorf("no %s %s key in %s", keyType, env, dataDir)
+}
