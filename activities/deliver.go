@@ -1,0 +1,163 @@
+// Package activities holds the Temporal activities of Revops: methods on a struct that
+// carries their dependencies, registered once by the worker.
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/models"
+)
+
+// Store is what the delivery activity needs of the database.
+type Store interface {
+	EventByID(ctx context.Context, id string) (models.Event, store.Env, error)
+	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error)
+	RecordAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt) error
+	SetEventStatus(ctx context.Context, env store.Env, eventID, status string) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// recordTimeout bounds writing an attempt's record once the exchange is over.
+const recordTimeout = 10 * time.Second
+
+// Activities are the worker's activities.
+type Activities struct {
+	Store  Store
+	Sender *webhook.Sender // HTTP client (SSRF-guarded, no redirects), ack sentence, timeout
+	Now    func() time.Time
+}
+
+// DeliverInput names the event to deliver: ids only, never the body or a secret, since
+// it is stored in the workflow history.
+type DeliverInput struct {
+	EventID     string
+	Trigger     string // models.TriggerScheduled or models.TriggerManual
+	MaxAttempts int32  // the retry policy's, to know which attempt is the last
+}
+
+// Error types of the activity's application errors.
+const (
+	ErrTypeDeliveryFailed = "delivery_failed"
+	ErrTypeEventMissing   = "event_not_found"
+)
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// DeliverWebhook makes one delivery attempt of an event to its environment's endpoint as
+// configured now, records it, and sets the event's status. Temporal's retry policy
+// repeats it; a returned error is a short reason, without URL or secret.
+func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error {
+	info := activity.GetInfo(ctx)
+	ev, env, err := a.Store.EventByID(ctx, in.EventID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("load event: %w", err)
+	}
+	ep, err := a.Store.WebhookEndpoint(ctx, env)
+	if errors.Is(err, apperr.ErrNotFound) || (err == nil && !ep.Enabled) {
+		return a.skip(ctx, env, ev, in, info)
+	}
+	if err != nil {
+		return fmt.Errorf("load webhook endpoint: %w", err)
+	}
+
+	now := a.now()
+	res := a.Sender.Send(ctx, webhook.Message{
+		URL: ep.URL, Method: ep.Method, ID: ev.ID, Body: []byte(ev.Payload),
+		Secrets: webhook.SigningSecrets(ep, now), At: now,
+	})
+	att := newAttempt(ev, in, info, now)
+	att.URL, att.Method = redact(ep.URL), ep.Method
+	att.DurationMS, att.StatusCode = res.Duration.Milliseconds(), res.StatusCode
+	att.ResponseExcerpt, att.Error, att.Outcome = res.Excerpt, res.Reason, models.AttemptSucceeded
+	status := models.EventDelivered
+	if !res.OK() {
+		att.Outcome, status = models.AttemptFailed, models.EventRetrying
+		if res.Permanent || info.Attempt >= maxAttempts(in, info) {
+			status = models.EventFailed
+		}
+	}
+	activity.GetLogger(ctx).Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
+		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
+	if err := a.finish(ctx, env, &att, status); err != nil {
+		return err
+	}
+	switch {
+	case res.OK():
+		return nil
+	case res.Permanent:
+		return temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
+	default:
+		return temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
+	}
+}
+
+// skip records that no enabled endpoint was there when the attempt was due.
+func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
+	att := newAttempt(ev, in, info, a.now())
+	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
+	return a.finish(ctx, env, &att, models.EventSkipped)
+}
+
+// finish writes the attempt and the event status with a context detached from the
+// activity's, so that an attempt cut by the deadline is still recorded.
+func (a *Activities) finish(ctx context.Context, env store.Env, att *models.DeliveryAttempt, status string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := a.Store.RecordAttempt(ctx, env, att); err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	if err := a.Store.SetEventStatus(ctx, env, att.EventID, status); err != nil {
+		return fmt.Errorf("set event status: %w", err)
+	}
+	return nil
+}
+
+func newAttempt(ev models.Event, in DeliverInput, info activity.Info, now time.Time) models.DeliveryAttempt {
+	trigger := in.Trigger
+	if trigger == "" {
+		trigger = models.TriggerScheduled
+	}
+	return models.DeliveryAttempt{
+		EventID: ev.ID, RunID: info.WorkflowExecution.RunID, Number: int(info.Attempt),
+		Trigger: trigger, StartedAt: now,
+	}
+}
+
+// maxAttempts is the input's figure, else the retry policy the server reports.
+func maxAttempts(in DeliverInput, info activity.Info) int32 {
+	if in.MaxAttempts > 0 {
+		return in.MaxAttempts
+	}
+	if info.RetryPolicy != nil && info.RetryPolicy.MaximumAttempts > 0 {
+		return info.RetryPolicy.MaximumAttempts
+	}
+	return 1
+}
+
+// redact hides a password in the URL's user information before the URL is recorded.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Redacted()
+}

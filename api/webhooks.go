@@ -1,0 +1,164 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/models"
+)
+
+// webhookEndpointFields are the members a PUT of the endpoint may carry (CONTRACT §8).
+var webhookEndpointFields = fieldRules{
+	writable: []string{"url", "method", "enabled"},
+	readOnly: []string{"object", "secret", "created_at", "updated_at"},
+}
+
+type webhookEndpointRequest struct {
+	URL     *string `json:"url"`
+	Method  *string `json:"method"`
+	Enabled *bool   `json:"enabled"`
+}
+
+type webhookEndpointObject struct {
+	Object    string `json:"object"`
+	URL       string `json:"url"`
+	Method    string `json:"method"`
+	Enabled   bool   `json:"enabled"`
+	Secret    string `json:"secret,omitempty"` // only in the answer of the first PUT
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+type webhookSecretObject struct {
+	Object            string  `json:"object"`
+	Secret            string  `json:"secret"`
+	PreviousExpiresAt *string `json:"previous_secret_expires_at"`
+}
+
+type webhookTestRequest struct {
+	Type string `json:"type"`
+}
+
+type webhookTestResponse struct {
+	OK              bool    `json:"ok"`
+	StatusCode      *int    `json:"status_code"`
+	DurationMS      int64   `json:"duration_ms"`
+	ResponseExcerpt string  `json:"response_excerpt"`
+	Error           *string `json:"error"`
+}
+
+// webhookHandlers serve the webhook settings of the caller's environment.
+type webhookHandlers struct {
+	settings *webhook.Settings
+}
+
+func (s *Server) webhookRoutes(v1 *gin.RouterGroup) {
+	sender, err := webhook.NewSender(s.cfg.WebhookAllowPrivate, s.cfg.WebhookCAFile, s.cfg.AckSentence())
+	if err != nil {
+		// Manual tests then fail on TLS to private CAs; the worker refuses to start instead.
+		s.log.Error("webhook sender without the extra CA file", "err", err)
+		sender, _ = webhook.NewSender(s.cfg.WebhookAllowPrivate, "", s.cfg.AckSentence())
+	}
+	h := &webhookHandlers{settings: &webhook.Settings{
+		Store: s.store, Sender: sender, AllowPrivate: s.cfg.WebhookAllowPrivate,
+	}}
+	v1.GET("/webhook_endpoint", h.get)
+	v1.PUT("/webhook_endpoint", h.put)
+	v1.GET("/webhook_endpoint/secret", h.secret)
+	v1.POST("/webhook_endpoint/rotate_secret", h.rotate)
+	v1.POST("/webhook_endpoint/test", h.test)
+}
+
+func (h *webhookHandlers) get(c *gin.Context) {
+	ep, err := h.settings.Get(c.Request.Context(), principal(c).Env)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toWebhookEndpoint(ep, false))
+}
+
+func (h *webhookHandlers) put(c *gin.Context) {
+	var in webhookEndpointRequest
+	if err := bindObject(c, webhookEndpointFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	ep, created, err := h.settings.Put(c.Request.Context(), principal(c).Env,
+		webhook.EndpointInput{URL: in.URL, Method: in.Method, Enabled: in.Enabled})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toWebhookEndpoint(ep, created))
+}
+
+func (h *webhookHandlers) secret(c *gin.Context) {
+	ep, err := h.settings.Get(c.Request.Context(), principal(c).Env)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toWebhookSecret(ep))
+}
+
+func (h *webhookHandlers) rotate(c *gin.Context) {
+	if err := bindNoParams(c); err != nil {
+		fail(c, err)
+		return
+	}
+	ep, err := h.settings.Rotate(c.Request.Context(), principal(c).Env)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toWebhookSecret(ep))
+}
+
+func (h *webhookHandlers) test(c *gin.Context) {
+	var in webhookTestRequest
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.settings.Test(c.Request.Context(), principal(c).Env, in.Type)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toWebhookTest(res))
+}
+
+func toWebhookEndpoint(ep models.WebhookEndpoint, withSecret bool) webhookEndpointObject {
+	o := webhookEndpointObject{
+		Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Enabled: ep.Enabled,
+		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+	if withSecret {
+		o.Secret = ep.Secret
+	}
+	return o
+}
+
+func toWebhookSecret(ep models.WebhookEndpoint) webhookSecretObject {
+	o := webhookSecretObject{Object: "webhook_secret", Secret: ep.Secret}
+	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && time.Now().Before(*ep.PreviousUntil) {
+		at := ep.PreviousUntil.UTC().Format(time.RFC3339)
+		o.PreviousExpiresAt = &at
+	}
+	return o
+}
+
+func toWebhookTest(r webhook.TestResult) webhookTestResponse {
+	o := webhookTestResponse{OK: r.OK, DurationMS: r.DurationMS, ResponseExcerpt: r.ResponseExcerpt}
+	if r.StatusCode != 0 {
+		o.StatusCode = &r.StatusCode
+	}
+	if r.Error != "" {
+		o.Error = &r.Error
+	}
+	return o
+}

@@ -1,0 +1,128 @@
+// Package ssrf keeps webhook requests away from the service's own network: loopback,
+// private, link-local, CGNAT, multicast and cloud-metadata addresses are refused when a
+// URL is saved (by resolving its host) and again at dial time, on the address actually
+// dialled, so a DNS answer that changes after the save (DNS rebinding) is caught too.
+package ssrf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// ErrNotAllowed is a destination webhooks may not reach.
+var ErrNotAllowed = errors.New("destination not allowed")
+
+// metadata are the cloud instance-metadata addresses. They stay refused even with
+// AllowPrivate: no legitimate receiver lives there, and they hold credentials.
+var metadata = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+}
+
+// private are the ranges a public receiver never uses (beyond what netip classifies).
+var private = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT (RFC 6598)
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	netip.MustParsePrefix("::ffff:0:0/96"),   // mapped (only reached if not unmapped)
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+}
+
+// Check tells why ip may not be dialled, or returns nil. allowPrivate lets loopback and
+// private networks through (revops dev, local receivers) but never metadata addresses.
+func Check(ip netip.Addr, allowPrivate bool) error {
+	ip = ip.Unmap()
+	if !ip.IsValid() {
+		return fmt.Errorf("%w: invalid address", ErrNotAllowed)
+	}
+	for _, m := range metadata {
+		if ip == m {
+			return fmt.Errorf("%w: %s is a cloud metadata address", ErrNotAllowed, ip)
+		}
+	}
+	if allowPrivate {
+		return nil
+	}
+	switch {
+	case ip.IsLoopback():
+		return fmt.Errorf("%w: %s is a loopback address", ErrNotAllowed, ip)
+	case ip.IsUnspecified():
+		return fmt.Errorf("%w: %s is unspecified", ErrNotAllowed, ip)
+	case ip.IsPrivate():
+		return fmt.Errorf("%w: %s is a private address", ErrNotAllowed, ip)
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return fmt.Errorf("%w: %s is a link-local address", ErrNotAllowed, ip)
+	case ip.IsMulticast(), ip.IsInterfaceLocalMulticast():
+		return fmt.Errorf("%w: %s is a multicast address", ErrNotAllowed, ip)
+	}
+	for _, p := range private {
+		if p.Contains(ip) {
+			return fmt.Errorf("%w: %s is in the reserved range %s", ErrNotAllowed, ip, p)
+		}
+	}
+	return nil
+}
+
+// Control is a net.Dialer Control function refusing addresses Check refuses. It runs
+// after name resolution, on the very address about to be connected.
+func Control(allowPrivate bool) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("%w: unparsable address %q", ErrNotAllowed, address)
+		}
+		return Check(ap.Addr(), allowPrivate)
+	}
+}
+
+// NewDialer returns a dialer guarded by Control.
+func NewDialer(allowPrivate bool) *net.Dialer {
+	return &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control:   Control(allowPrivate),
+	}
+}
+
+// Resolver looks up a host's addresses; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// ErrUnresolvable is a host name without addresses.
+var ErrUnresolvable = errors.New("host does not resolve")
+
+// CheckHost is the save-time check: host (a name or an IP literal) must resolve, and to
+// allowed addresses only. r nil means net.DefaultResolver.
+func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) error {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return Check(ip, allowPrivate)
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ips, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return fmt.Errorf("%w: %s", ErrUnresolvable, host)
+	}
+	for _, ip := range ips {
+		if err := Check(ip, allowPrivate); err != nil {
+			return err
+		}
+	}
+	return nil
+}

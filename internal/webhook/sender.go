@@ -1,0 +1,250 @@
+// Package webhook sends signed webhook requests (the one place that speaks HTTP to
+// receivers: the delivery activity and the manual test both use Sender) and holds the
+// rules of the webhook settings.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/ssrf"
+)
+
+// Limits of CONTRACT §8.
+const (
+	DefaultTimeout = 30 * time.Second // the whole exchange, body included
+	MaxGETURL      = 16 << 10         // a GET URL longer than this is never sent
+	maxResponse    = 64 << 10         // what is read of a response to find the sentence
+	maxExcerpt     = 1 << 10          // what is kept of it
+	UserAgent      = "Revops-Webhooks/1"
+)
+
+// ReasonPayloadTooLarge is the error of a GET whose URL would pass MaxGETURL.
+const ReasonPayloadTooLarge = "payload_too_large_for_get"
+
+// Sender sends one signed request and judges the answer.
+type Sender struct {
+	Client      *http.Client
+	AckSentence string        // the body of a 200 must contain it
+	Timeout     time.Duration // 0 means DefaultTimeout; tests shorten it
+}
+
+// Message is one request to send.
+type Message struct {
+	URL     string
+	Method  string // POST or GET
+	ID      string // webhook-id
+	Body    []byte // the JSON text (for GET, the value of the payload parameter)
+	Secrets []string
+	At      time.Time // webhook-timestamp: the time of the attempt
+}
+
+// Result is the outcome of one request. Reason is "" on success; otherwise a short,
+// secret-free explanation fit for logs, attempt records and Temporal history.
+type Result struct {
+	StatusCode int
+	Excerpt    string
+	Duration   time.Duration
+	Reason     string
+	Permanent  bool // no retry can succeed
+}
+
+// OK tells whether the receiver acknowledged the message.
+func (r Result) OK() bool { return r.Reason == "" }
+
+// NewClient builds the HTTP client for receivers: SSRF-guarded dials, no proxy (it would
+// dial on our behalf, past the guard), no redirects, extra roots from caFile (PEM).
+func NewClient(allowPrivate bool, caFile string) (*http.Client, error) {
+	roots, err := x509.SystemCertPool()
+	if err != nil || roots == nil {
+		roots = x509.NewCertPool()
+	}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("read webhook CA file: %w", err)
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("webhook CA file %s holds no PEM certificate", caFile)
+		}
+	}
+	return newClient(allowPrivate, roots), nil
+}
+
+func newClient(allowPrivate bool, roots *x509.CertPool) *http.Client {
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            ssrf.NewDialer(allowPrivate).DialContext,
+		TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    10 * time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           100,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// NewSender builds the sender of a process from its settings (REVOPS_WEBHOOK_* and the
+// service name's acknowledgement sentence).
+func NewSender(allowPrivate bool, caFile, ackSentence string) (*Sender, error) {
+	client, err := NewClient(allowPrivate, caFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Sender{Client: client, AckSentence: ackSentence, Timeout: DefaultTimeout}, nil
+}
+
+// NewClientWithRoots is NewClient with an explicit root pool (tests trusting one CA only).
+func NewClientWithRoots(allowPrivate bool, roots *x509.CertPool) *http.Client {
+	return newClient(allowPrivate, roots)
+}
+
+func (s *Sender) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// Send makes one attempt. The deadline covers connecting, the request, the response
+// headers and reading the body.
+func (s *Sender) Send(ctx context.Context, m Message) Result {
+	start := time.Now()
+	req, perm := s.request(m)
+	if perm != "" {
+		return Result{Reason: perm, Permanent: true}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	res := s.exchange(req.WithContext(ctx))
+	res.Duration = time.Since(start)
+	return res
+}
+
+// request builds the signed request; a non-empty string is a permanent fault.
+func (s *Sender) request(m Message) (*http.Request, string) {
+	u, err := url.Parse(m.URL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, "invalid url"
+	}
+	var body io.Reader
+	if m.Method == http.MethodGet {
+		q := u.Query()
+		q.Set("payload", string(m.Body))
+		u.RawQuery = q.Encode()
+		if len(u.String()) > MaxGETURL {
+			return nil, ReasonPayloadTooLarge
+		}
+	} else {
+		body = bytes.NewReader(m.Body)
+	}
+	req, err := http.NewRequest(m.Method, u.String(), body)
+	if err != nil {
+		return nil, "invalid request"
+	}
+	ts := m.At
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("webhook-id", m.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
+	req.Header.Set("webhook-signature", signing.Header(m.Secrets, m.ID, ts, m.Body))
+	return req, ""
+}
+
+func (s *Sender) exchange(req *http.Request) Result {
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return Result{Reason: s.reason(err)}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	res := Result{StatusCode: resp.StatusCode}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	res.Excerpt = excerpt(body)
+	switch {
+	case err != nil:
+		res.Reason = s.reason(err)
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		res.Reason = fmt.Sprintf("redirect not followed (status %d)", resp.StatusCode)
+	case resp.StatusCode != http.StatusOK:
+		res.Reason = fmt.Sprintf("status %d", resp.StatusCode)
+	case !bytes.Contains(body, []byte(s.AckSentence)):
+		res.Reason = "ack sentence missing"
+	}
+	return res
+}
+
+// reason turns a transport error into a short message without URL or secret.
+func (s *Sender) reason(err error) string {
+	var (
+		certErr    *tls.CertificateVerificationError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+		recordErr  tls.RecordHeaderError
+	)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "timeout after " + s.timeout().String()
+	case errors.Is(err, ssrf.ErrNotAllowed):
+		return "destination not allowed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &unknownCA):
+		return "tls: certificate signed by an unknown authority"
+	case errors.As(err, &hostErr):
+		return "tls: certificate does not match the host"
+	case errors.As(err, &invalidErr), errors.As(err, &certErr):
+		return "tls: invalid certificate"
+	case errors.As(err, &recordErr):
+		return "tls: handshake failed (not an HTTPS server?)"
+	case strings.Contains(err.Error(), "no such host"):
+		return "host not found"
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err // url.Error would repeat the URL, query string included
+	}
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return "request failed: " + msg
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// excerpt keeps at most the first KiB of a response, cut on a character boundary.
+func excerpt(b []byte) string {
+	s := strings.ToValidUTF8(string(b[:min(len(b), maxExcerpt+utf8.UTFMax)]), "\uFFFD")
+	for len(s) > maxExcerpt {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}

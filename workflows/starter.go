@@ -1,0 +1,152 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// StarterStore is what the starter needs of the database.
+type StarterStore interface {
+	MarkDispatched(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
+	UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
+}
+
+var _ StarterStore = (*store.Store)(nil)
+
+// sweepBatch is how many events one sweeper query takes.
+const sweepBatch = 100
+
+// Starter starts delivery workflows: right after a change commits (Dispatch, the API's
+// api.Dispatcher) and for whatever that missed (Sweep, run by the worker).
+type Starter struct {
+	Client        client.Client
+	Store         StarterStore
+	Log           *slog.Logger
+	RetryInterval time.Duration // put into every input; 0 means DefaultRetryInterval
+	SweepAge      time.Duration // events younger than this are left to Dispatch; default 5s
+	StartTimeout  time.Duration // per start; default 5s
+}
+
+func (s *Starter) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Dispatch starts the delivery of freshly committed events. It outlives the request
+// (context.WithoutCancel: the client may hang up once its change is committed) and only
+// logs failures: the sweeper starts whatever it could not.
+func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
+	ctx = context.WithoutCancel(ctx)
+	for _, e := range events {
+		if err := s.Start(ctx, e); err != nil {
+			s.log().Warn("webhook delivery not started; the sweeper will retry", "event_id", e.ID, "err", err)
+		}
+	}
+}
+
+// Start starts the event's workflow (REJECT_DUPLICATE: a finished delivery is never
+// restarted) and marks the event dispatched. An already started workflow counts as
+// dispatched: the same id means the same delivery.
+func (s *Starter) Start(ctx context.Context, e models.Event) error {
+	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
+	defer cancel()
+	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(e), WorkflowName, s.input(e))
+	runID := ""
+	switch {
+	case err == nil:
+		runID = run.GetRunID()
+	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+	default:
+		return fmt.Errorf("start workflow %s: %w", WorkflowID(e.ID), err)
+	}
+	markCtx, cancelMark := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelMark()
+	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, WorkflowID(e.ID), runID, time.Now().UTC())
+}
+
+func (s *Starter) options(e models.Event) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    WorkflowID(e.ID),
+		TaskQueue:             TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: SearchAttributesOf(e),
+	}
+}
+
+func (s *Starter) input(e models.Event) DeliveryInput {
+	return DeliveryInput{
+		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
+		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
+		RetryInterval: orDefault(s.RetryInterval, DefaultRetryInterval),
+	}
+}
+
+// SearchAttributesOf are the keyword attributes every run of an event carries.
+func SearchAttributesOf(e models.Event) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		temporal.NewSearchAttributeKeyKeyword(AttrEventType).ValueSet(e.Type),
+		temporal.NewSearchAttributeKeyKeyword(AttrObjectID).ValueSet(e.ObjectID),
+		temporal.NewSearchAttributeKeyKeyword(AttrEnvironment).ValueSet(e.Environment),
+		temporal.NewSearchAttributeKeyKeyword(AttrOrganizationID).ValueSet(e.OrganizationID),
+	)
+}
+
+// Sweep starts, oldest first, every event without a workflow that is older than
+// SweepAge, and returns how many it started. It stops at the first failed start
+// (Temporal is likely down; the next sweep tries again).
+func (s *Starter) Sweep(ctx context.Context) (int, error) {
+	started := 0
+	for {
+		before := time.Now().UTC().Add(-orDefault(s.SweepAge, 5*time.Second))
+		events, err := s.Store.UndispatchedEvents(ctx, before, sweepBatch)
+		if err != nil {
+			return started, err
+		}
+		for _, e := range events {
+			if err := s.Start(ctx, e); err != nil {
+				return started, err
+			}
+			started++
+		}
+		if len(events) < sweepBatch {
+			return started, nil
+		}
+	}
+}
+
+// RunSweeper sweeps every interval until ctx ends.
+func (s *Starter) RunSweeper(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := s.Sweep(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log().Warn("webhook sweeper", "started", n, "err", err)
+		} else if n > 0 {
+			s.log().Info("webhook sweeper started deliveries", "started", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
