@@ -34,3 +34,14 @@ set_password() {
     sudo -u postgres psql -qc "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
   fi
 }
+
+# ensure_chromium installs Debian's chromium for the dashboard's browser tests when missing.
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then
+    return
+  fi
+  echo "==> installing chromium for the browser tests (apt-get)"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+}

@@ -1,0 +1,176 @@
+// Package dashboard serves the server-rendered dashboard under /dashboard (CONTRACT §11):
+// login with server-side sessions, a live/sandbox switch, API keys, webhook settings and
+// deliveries. Every form works without JavaScript and carries a CSRF token.
+package dashboard
+
+import (
+	"bytes"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/web"
+)
+
+// Deps is what the dashboard needs; api.New passes its own dependencies through.
+type Deps struct {
+	Config config.Config
+	Store  *store.Store
+	Keys   *keys.Manager
+	Log    *slog.Logger
+	Replay Replayer // nil: no replay buttons (the webhook engine provides it)
+}
+
+// handler holds the dependencies of every dashboard page.
+type handler struct {
+	cfg      config.Config
+	store    *store.Store
+	keys     *keys.Manager
+	log      *slog.Logger
+	throttle *throttle
+	webhooks *webhook.Settings
+	replayer Replayer
+	pages    map[string]*template.Template
+	now      func() time.Time
+}
+
+// Routes mounts the dashboard on r under /dashboard.
+func Routes(r gin.IRouter, d Deps) {
+	h := &handler{
+		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
+		throttle: newThrottle(5, time.Minute), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	g := r.Group("/dashboard", securityHeaders)
+	g.GET("/static/*file", staticFiles())
+	g.GET("/login", h.loginForm)
+	g.POST("/login", h.login)
+
+	in := g.Group("", h.requireSession, h.checkCSRF)
+	in.GET("", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, "/dashboard/api-keys") })
+	in.POST("/logout", h.logout)
+	in.POST("/environment", h.switchEnvironment)
+	h.keyRoutes(in)
+	h.webhookRoutes(in)
+	h.deliveryRoutes(in)
+}
+
+// securityHeaders keeps pages out of frames and caches: a key is shown once and must not
+// linger in a shared cache or the back button.
+func securityHeaders(c *gin.Context) {
+	hd := c.Writer.Header()
+	hd.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	if !strings.HasPrefix(c.Request.URL.Path, "/dashboard/static/") {
+		hd.Set("Cache-Control", "no-store")
+	}
+	c.Next()
+}
+
+func staticFiles() gin.HandlerFunc {
+	sub, err := fs.Sub(web.FS, "static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	files := http.StripPrefix("/dashboard/static", http.FileServerFS(sub))
+	return func(c *gin.Context) {
+		if strings.HasSuffix(c.Param("file"), "/") {
+			c.String(http.StatusNotFound, "not found")
+			return
+		}
+		c.Header("Cache-Control", "public, max-age=3600")
+		files.ServeHTTP(c.Writer, c.Request)
+	}
+}
+
+var funcs = template.FuncMap{
+	"when": func(t *time.Time) string {
+		if t == nil || t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"ptr": func(t time.Time) *time.Time { return &t },
+}
+
+// mustParsePages builds one template per page: the shared layout plus the page's content.
+func mustParsePages() map[string]*template.Template {
+	names, err := fs.Glob(web.FS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		pages[base] = template.Must(template.New(base).Funcs(funcs).ParseFS(web.FS, "templates/layout.html", n))
+	}
+	return pages
+}
+
+// view is what every page template receives.
+type view struct {
+	Title  string
+	Nav    string // which menu entry is current
+	Viewer *viewer
+	Path   string // where the environment switch comes back to
+	Notice string
+	Error  string
+	Data   any
+}
+
+// render writes a page; it executes into a buffer first so a template fault is a clean 500.
+func (h *handler) render(c *gin.Context, status int, page string, v view) {
+	if v.Viewer == nil {
+		v.Viewer = currentViewer(c)
+	}
+	v.Path = c.Request.URL.Path
+	var buf bytes.Buffer
+	if err := h.pages[page].ExecuteTemplate(&buf, "layout", v); err != nil {
+		h.log.Error("render dashboard page", "page", page, "err", err)
+		c.String(http.StatusInternalServerError, "The page could not be shown.")
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// fail shows an error page for err: client mistakes with their message, the rest as a
+// generic fault with the details in the log only.
+func (h *handler) fail(c *gin.Context, err error) {
+	var (
+		verr *apperr.ValidationError
+		cerr *apperr.ConflictError
+		rerr *apperr.RequestError
+	)
+	status, msg := http.StatusInternalServerError, "Something went wrong. Try again; if it persists, check the server log."
+	switch {
+	case errors.Is(err, apperr.ErrNotFound):
+		status, msg = http.StatusNotFound, "This object does not exist in this environment."
+	case errors.As(err, &verr):
+		status, msg = http.StatusBadRequest, verr.Faults[0].Message
+	case errors.As(err, &cerr):
+		status, msg = http.StatusConflict, cerr.Message
+	case errors.As(err, &rerr):
+		status, msg = rerr.Status, rerr.Message
+	default:
+		h.log.Error("dashboard request failed", "path", c.Request.URL.Path, "err", err)
+	}
+	h.render(c, status, "error", view{Title: http.StatusText(status), Error: msg})
+}

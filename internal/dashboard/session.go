@@ -1,0 +1,268 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+const (
+	sessionCookie = "revops_session"
+	loginCookie   = "revops_login_csrf" // double-submit token of the login form (no session yet)
+	sessionTTL    = 12 * time.Hour
+)
+
+// viewer is the signed-in user of a request.
+type viewer struct {
+	SessionID string
+	UserID    string
+	Email     string
+	OrgID     string
+	OrgName   string
+	Env       string // live or sandbox
+	CSRF      string
+}
+
+type viewerKey struct{}
+
+func currentViewer(c *gin.Context) *viewer {
+	v, _ := c.Get(viewerKey{})
+	vw, _ := v.(*viewer)
+	return vw
+}
+
+// env resolves the viewer's selected environment for store calls.
+func (h *handler) env(c *gin.Context) (store.Env, error) {
+	v := currentViewer(c)
+	return h.store.Environment(c.Request.Context(), v.OrgID, v.Env)
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// requireSession sends anyone without a valid session to the login page.
+func (h *handler) requireSession(c *gin.Context) {
+	token, err := c.Cookie(sessionCookie)
+	if err == nil && token != "" {
+		v, err := h.loadViewer(c.Request.Context(), hashToken(token))
+		if err == nil {
+			c.Set(viewerKey{}, v)
+			c.Next()
+			return
+		}
+		if !errors.Is(err, apperr.ErrNotFound) {
+			h.fail(c, err)
+			c.Abort()
+			return
+		}
+	}
+	c.Redirect(http.StatusSeeOther, "/dashboard/login")
+	c.Abort()
+}
+
+func (h *handler) loadViewer(ctx context.Context, id string) (*viewer, error) {
+	sess, err := h.store.Session(ctx, id, h.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	u, err := h.store.User(ctx, sess.UserID)
+	if err != nil {
+		return nil, err
+	}
+	org, err := h.store.Organization(ctx, sess.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	return &viewer{SessionID: sess.ID, UserID: u.ID, Email: u.Email, OrgID: org.ID, OrgName: org.Name,
+		Env: sess.Environment, CSRF: sess.CSRFToken}, nil
+}
+
+// checkCSRF refuses every POST whose form does not carry the session's CSRF token.
+func (h *handler) checkCSRF(c *gin.Context) {
+	if c.Request.Method != http.MethodPost {
+		c.Next()
+		return
+	}
+	if !sameToken(c.PostForm("csrf_token"), currentViewer(c).CSRF) {
+		h.forbidden(c)
+		return
+	}
+	c.Next()
+}
+
+func sameToken(got, want string) bool {
+	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func (h *handler) forbidden(c *gin.Context) {
+	h.render(c, http.StatusForbidden, "error", view{Title: "Forbidden",
+		Error: "This form has expired or did not come from this dashboard. Go back, reload the page and try again."})
+	c.Abort()
+}
+
+// setCookie writes an HttpOnly, SameSite=Lax cookie, Secure whenever the dashboard is
+// reached over TLS (directly or through a proxy).
+func (h *handler) setCookie(c *gin.Context, name, value, path string, maxAge int) {
+	http.SetCookie(c.Writer, &http.Cookie{
+		Name: name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true,
+		Secure: c.Request.TLS != nil || h.cfg.TLS == "proxy", SameSite: http.SameSiteLaxMode,
+	})
+}
+
+type loginData struct {
+	Email string
+	CSRF  string
+}
+
+func (h *handler) loginForm(c *gin.Context) {
+	if token, err := c.Cookie(sessionCookie); err == nil {
+		if _, err := h.store.Session(c.Request.Context(), hashToken(token), h.now().UTC()); err == nil {
+			c.Redirect(http.StatusSeeOther, "/dashboard/api-keys")
+			return
+		}
+	}
+	h.showLogin(c, http.StatusOK, "", "")
+}
+
+// showLogin renders the login form with a fresh double-submit CSRF token.
+func (h *handler) showLogin(c *gin.Context, status int, email, msg string) {
+	token := rand.Text()
+	h.setCookie(c, loginCookie, token, "/dashboard/login", 3600)
+	h.render(c, status, "login", view{Title: "Sign in", Error: msg, Data: loginData{Email: email, CSRF: token}})
+}
+
+func (h *handler) login(c *gin.Context) {
+	cookie, _ := c.Cookie(loginCookie)
+	if !sameToken(c.PostForm("csrf_token"), cookie) {
+		h.forbidden(c)
+		return
+	}
+	email := strings.ToLower(strings.TrimSpace(c.PostForm("email")))
+	key := email + "|" + h.clientIP(c)
+	if wait := h.throttle.wait(key); wait > 0 {
+		h.showLogin(c, http.StatusTooManyRequests, email,
+			fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", int(wait.Seconds()+0.999)))
+		return
+	}
+	u, err := h.checkPassword(c.Request.Context(), email, c.PostForm("password"))
+	if errors.Is(err, errBadCredentials) {
+		h.throttle.failed(key)
+		h.showLogin(c, http.StatusUnauthorized, email, "Incorrect email or password.")
+		return
+	}
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.throttle.succeeded(key)
+	if err := h.startSession(c, u); err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.setCookie(c, loginCookie, "", "/dashboard/login", -1)
+	c.Redirect(http.StatusSeeOther, "/dashboard/api-keys")
+}
+
+var errBadCredentials = errors.New("bad credentials")
+
+// dummyHash is compared against when the email is unknown, so the response time does not
+// tell which emails have accounts.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password"), bcrypt.DefaultCost)
+
+func (h *handler) checkPassword(ctx context.Context, email, password string) (models.OrganizationUser, error) {
+	u, err := h.store.UserByEmail(ctx, email)
+	if errors.Is(err, apperr.ErrNotFound) {
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return u, errBadCredentials
+	}
+	if err != nil {
+		return u, err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		return u, errBadCredentials
+	}
+	return u, nil
+}
+
+// startSession stores a new session (sandbox first: the safe default) and sets its cookie.
+func (h *handler) startSession(c *gin.Context, u models.OrganizationUser) error {
+	token := rand.Text() + rand.Text()
+	now := h.now().UTC()
+	sess := models.DashboardSession{
+		ID: hashToken(token), UserID: u.ID, OrganizationID: u.OrganizationID, Environment: models.EnvSandbox,
+		CSRFToken: rand.Text(), CreatedAt: now, ExpiresAt: now.Add(sessionTTL),
+	}
+	if err := h.store.CreateSession(c.Request.Context(), &sess); err != nil {
+		return err
+	}
+	h.setCookie(c, sessionCookie, token, "/dashboard", int(sessionTTL.Seconds()))
+	return nil
+}
+
+// clientIP is the peer address, or the proxy's X-Forwarded-For only when a proxy is
+// configured: otherwise anyone could pick a new "address" per guess.
+func (h *handler) clientIP(c *gin.Context) string {
+	if h.cfg.TLS == "proxy" {
+		return c.ClientIP()
+	}
+	host, _, err := net.SplitHostPort(c.Request.RemoteAddr)
+	if err != nil {
+		return c.Request.RemoteAddr
+	}
+	return host
+}
+
+func (h *handler) logout(c *gin.Context) {
+	if err := h.store.DeleteSession(c.Request.Context(), currentViewer(c).SessionID); err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.setCookie(c, sessionCookie, "", "/dashboard", -1)
+	c.Redirect(http.StatusSeeOther, "/dashboard/login")
+}
+
+func (h *handler) switchEnvironment(c *gin.Context) {
+	env := c.PostForm("environment")
+	if env != models.EnvLive && env != models.EnvSandbox {
+		h.fail(c, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "environment", "Choose live or sandbox."))
+		return
+	}
+	if err := h.store.SetSessionEnvironment(c.Request.Context(), currentViewer(c).SessionID, env); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, safeNext(c.PostForm("next")))
+}
+
+// safeNext keeps redirects inside the dashboard (no open redirect through "next") and goes
+// back to the section's top page: an object of one environment is not found in the other.
+func safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		return "/dashboard/api-keys"
+	}
+	section, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/dashboard/"), "/")
+	switch section {
+	case "webhooks", "deliveries":
+		return "/dashboard/" + section
+	}
+	return "/dashboard/api-keys"
+}

@@ -1,0 +1,231 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEveryPageRedirectsToLoginWithoutSession(t *testing.T) {
+	s := newSite(t)
+	c := s.client()
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/dashboard"},
+		{"GET", "/dashboard/api-keys"},
+		{"GET", "/dashboard/webhooks"},
+		{"GET", "/dashboard/deliveries"},
+		{"GET", "/dashboard/api-keys/some-id/revoke"},
+		{"POST", "/dashboard/api-keys"},
+		{"POST", "/dashboard/environment"},
+		{"POST", "/dashboard/logout"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			var p page
+			if tc.method == "GET" {
+				p = c.get(tc.path)
+			} else {
+				p = c.post(tc.path, url.Values{"type": {"secret"}})
+			}
+			if p.status != http.StatusSeeOther || p.location != "/dashboard/login" {
+				t.Fatalf("%d → %q, want 303 → /dashboard/login", p.status, p.location)
+			}
+		})
+	}
+	// A forged or expired cookie is no session either.
+	u, _ := url.Parse(s.srv.URL + "/dashboard")
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "revops_session", Value: "forged", Path: "/dashboard"}})
+	if p := c.get("/dashboard/api-keys"); p.status != http.StatusSeeOther {
+		t.Fatalf("forged cookie: %d", p.status)
+	}
+}
+
+func TestLoginSessionLogout(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+
+	p := c.login(u.email, u.password)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("login: %d %.200s", p.status, p.body)
+	}
+	var cookie *http.Cookie
+	for _, ck := range (&http.Response{Header: p.header}).Cookies() {
+		if ck.Name == "revops_session" {
+			cookie = ck
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Secure || cookie.Path != "/dashboard" {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Lax, not Secure over plain HTTP", cookie)
+	}
+	// The database keeps only the token's hash.
+	if _, err := s.store.Session(context.Background(), cookie.Value, time.Now()); err == nil {
+		t.Fatal("the raw cookie token is usable as a session id: tokens must be stored hashed")
+	}
+
+	home := c.get("/dashboard/api-keys")
+	if home.status != http.StatusOK || !strings.Contains(home.body, u.email) || !strings.Contains(home.body, "Acme") {
+		t.Fatalf("api keys page: %d %.300s", home.status, home.body)
+	}
+	if !strings.Contains(home.body, "Sandbox — test data only") {
+		t.Error("a new session should start in sandbox")
+	}
+
+	tok := csrfField.FindStringSubmatch(home.body)[1]
+	if p := c.post("/dashboard/logout", url.Values{"csrf_token": {tok}}); p.status != http.StatusSeeOther || p.location != "/dashboard/login" {
+		t.Fatalf("logout: %d %q", p.status, p.location)
+	}
+	if p := c.get("/dashboard/api-keys"); p.status != http.StatusSeeOther {
+		t.Fatalf("after logout: %d, want redirect to login", p.status)
+	}
+}
+
+func TestWrongPasswordAndUnknownEmail(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	for _, tc := range []struct{ name, email, password string }{
+		{"wrong password", u.email, "nope"},
+		{"unknown email", "nobody@acme.test", u.password},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := s.client().login(tc.email, tc.password)
+			if p.status != http.StatusUnauthorized || !strings.Contains(p.body, "Incorrect email or password.") {
+				t.Fatalf("%d %.300s", p.status, p.body)
+			}
+		})
+	}
+}
+
+func TestSecureCookieBehindTLSProxy(t *testing.T) {
+	s := newSite(t, "--tls", "proxy")
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+	// Without X-Forwarded-Proto: https the dashboard is refused like the API.
+	if p := c.get("/dashboard/login"); p.status != http.StatusForbidden {
+		t.Fatalf("plain HTTP behind proxy: %d", p.status)
+	}
+	req, _ := http.NewRequest("GET", s.srv.URL+"/dashboard/login", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	p := c.do(req)
+	for _, ck := range (&http.Response{Header: p.header}).Cookies() {
+		if !ck.Secure {
+			t.Errorf("cookie %s is not Secure under REVOPS_TLS=proxy", ck.Name)
+		}
+	}
+	tok := csrfField.FindStringSubmatch(p.body)[1]
+	// The jar will not send Secure cookies over http://, so send the login cookie by hand.
+	req, _ = http.NewRequest("POST", s.srv.URL+"/dashboard/login", strings.NewReader(url.Values{
+		"csrf_token": {tok}, "email": {u.email}, "password": {u.password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.AddCookie(&http.Cookie{Name: "revops_login_csrf", Value: tok})
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for _, ck := range res.Cookies() {
+		if ck.Name == "revops_session" && !ck.Secure {
+			t.Error("session cookie is not Secure under REVOPS_TLS=proxy")
+		}
+	}
+}
+
+func TestCSRFRequiredOnEveryPost(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+	c.mustLogin(u)
+	k, err := s.keys.Create(context.Background(), u.orgID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.keys.List(context.Background(), u.orgID, "")
+	forms := []struct {
+		path string
+		form url.Values
+	}{
+		{"/dashboard/api-keys", url.Values{"type": {"secret"}}},
+		{"/dashboard/api-keys/" + k.Key.ID + "/roll", url.Values{"expires_in": {"0s"}}},
+		{"/dashboard/api-keys/" + k.Key.ID + "/revoke", url.Values{"confirm": {"yes"}}},
+		{"/dashboard/environment", url.Values{"environment": {"live"}}},
+		{"/dashboard/logout", url.Values{}},
+	}
+	for _, f := range forms {
+		for _, tok := range []string{"", "wrong-token"} {
+			t.Run(f.path+" token="+tok, func(t *testing.T) {
+				form := url.Values{}
+				for k, v := range f.form {
+					form[k] = v
+				}
+				if tok != "" {
+					form.Set("csrf_token", tok)
+				}
+				if p := c.post(f.path, form); p.status != http.StatusForbidden {
+					t.Fatalf("%d, want 403: %.200s", p.status, p.body)
+				}
+			})
+		}
+	}
+	after, _ := s.keys.List(context.Background(), u.orgID, "")
+	if len(after) != len(before) || after[0].RevokedAt != nil || after[0].ExpiresAt != nil {
+		t.Fatalf("a refused form changed keys: %d → %d", len(before), len(after))
+	}
+	if p := c.get("/dashboard/api-keys"); p.status != http.StatusOK || !strings.Contains(p.body, "Sandbox — test data only") {
+		t.Fatalf("session or environment changed by a refused form: %d", p.status)
+	}
+	// The login form has its own token (no session yet).
+	if p := s.client().post("/dashboard/login", url.Values{"email": {u.email}, "password": {u.password}}); p.status != http.StatusForbidden {
+		t.Fatalf("login without csrf: %d, want 403", p.status)
+	}
+}
+
+func TestLoginThrottle(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+	for i := 0; i < 5; i++ {
+		if p := c.login(u.email, "wrong"); p.status != http.StatusUnauthorized {
+			t.Fatalf("attempt %d: %d", i+1, p.status)
+		}
+	}
+	p := c.login(u.email, u.password)
+	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed attempts") {
+		t.Fatalf("6th attempt with the right password: %d, want 429 lockout: %.300s", p.status, p.body)
+	}
+	// Another email from the same address is not locked.
+	other := s.newUser("Other", "owner@other.test")
+	s.client().mustLogin(other)
+}
+
+func TestEnvironmentSwitch(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+	c.mustLogin(u)
+	tok := c.csrf("/dashboard/api-keys")
+	for _, tc := range []struct {
+		env, next, wantLoc, wantBody string
+		status                       int
+	}{
+		{"live", "/dashboard/api-keys", "/dashboard/api-keys", "LIVE", http.StatusSeeOther},
+		{"sandbox", "/dashboard/deliveries/some-event", "/dashboard/deliveries", "Sandbox — test data only", http.StatusSeeOther},
+		{"live", "https://evil.test/dashboard/api-keys", "/dashboard/api-keys", "LIVE", http.StatusSeeOther},
+		{"staging", "/dashboard/api-keys", "", "", http.StatusBadRequest},
+	} {
+		t.Run(tc.env+" "+tc.next, func(t *testing.T) {
+			p := c.post("/dashboard/environment", url.Values{"csrf_token": {tok}, "environment": {tc.env}, "next": {tc.next}})
+			if p.status != tc.status || p.location != tc.wantLoc {
+				t.Fatalf("%d → %q, want %d → %q", p.status, p.location, tc.status, tc.wantLoc)
+			}
+			if tc.wantBody != "" {
+				if body := c.get("/dashboard/api-keys").body; !strings.Contains(body, tc.wantBody) {
+					t.Fatalf("page does not show %q", tc.wantBody)
+				}
+			}
+		})
+	}
+}

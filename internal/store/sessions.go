@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+func init() {
+	register(migration{version: 40, name: "dashboard_sessions", sql: `
+CREATE TABLE dashboard_sessions (
+	id TEXT PRIMARY KEY,
+	user_id TEXT NOT NULL REFERENCES organization_users(id),
+	organization_id TEXT NOT NULL REFERENCES organizations(id),
+	environment TEXT NOT NULL CHECK (environment IN ('live', 'sandbox')),
+	csrf_token TEXT NOT NULL,
+	created_at {{ts}} NOT NULL,
+	expires_at {{ts}} NOT NULL
+);
+CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`})
+}
+
+// CreateSession stores a new dashboard session; old expired sessions are swept on the way,
+// so the table never grows without bound.
+func (s *Store) CreateSession(ctx context.Context, sess *models.DashboardSession) error {
+	db := s.db.WithContext(ctx)
+	if err := db.Where("expires_at <= ?", sess.CreatedAt).Delete(&models.DashboardSession{}).Error; err != nil {
+		return fmt.Errorf("sweep expired sessions: %w", err)
+	}
+	if err := db.Create(sess).Error; err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// Session loads a session that has not expired at now; an expired one is not found.
+func (s *Store) Session(ctx context.Context, id string, now time.Time) (models.DashboardSession, error) {
+	var sess models.DashboardSession
+	err := s.db.WithContext(ctx).Where("id = ? AND expires_at > ?", id, now).Take(&sess).Error
+	if err != nil {
+		return sess, notFound(err, "session")
+	}
+	return sess, nil
+}
+
+// SetSessionEnvironment switches the environment a session acts in.
+func (s *Store) SetSessionEnvironment(ctx context.Context, id, env string) error {
+	res := s.db.WithContext(ctx).Model(&models.DashboardSession{}).Where("id = ?", id).Update("environment", env)
+	if res.Error != nil {
+		return fmt.Errorf("switch session environment: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("session: %w", apperr.ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteSession ends a session (logout); deleting an unknown one is harmless.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Delete(&models.DashboardSession{}).Error; err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// User loads a dashboard user by id.
+func (s *Store) User(ctx context.Context, id string) (models.OrganizationUser, error) {
+	var u models.OrganizationUser
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
+		return u, notFound(err, "user")
+	}
+	return u, nil
+}
