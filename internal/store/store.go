@@ -72,8 +72,10 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 	if dialect == "sqlite" {
 		sqlDB.SetMaxOpenConns(1) // SQLite has one writer; one connection avoids SQLITE_BUSY storms
 	} else {
-		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(32)
+		// On small machines more backends than ~8× cores only queue for CPU and stretch
+		// tail latency (docs/benchmarks.md); 16 keeps every core busy.
+		sqlDB.SetMaxOpenConns(16)
+		sqlDB.SetMaxIdleConns(16)
 	}
 	s := &Store{db: db, dialect: dialect}
 	if err := s.Ping(ctx); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -87,17 +86,22 @@ var errUsageDuplicate = errors.New("usage batch exists")
 func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageResult, error) {
 	b := w.Batch
 	b.EnvironmentID = env.ID
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		seq, err := insertBatch(tx, &b)
-		if err != nil {
-			return err
-		}
-		b.Seq = seq
-		if err := s.insertEvents(tx, env, &b, w.Events); err != nil {
-			return err
-		}
-		return s.upsertRollups(tx, env, &b, w.Rollups)
-	})
+	var err error
+	if s.dialect == "postgres" {
+		b.Seq, err = s.ingestPostgres(ctx, &b, &w) // one statement (usage_pg.go)
+	} else {
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			seq, err := insertBatch(tx, &b)
+			if err != nil {
+				return err
+			}
+			b.Seq = seq
+			if err := insertEvents(tx, env, &b, w.Events); err != nil {
+				return err
+			}
+			return upsertRollups(tx, env, &b, w.Rollups)
+		})
+	}
 	if errors.Is(err, errUsageDuplicate) {
 		return s.replayUsage(ctx, env, w.Batch)
 	}
@@ -138,45 +142,29 @@ func (s *Store) replayUsage(ctx context.Context, env Env, want models.UsageBatch
 	return UsageResult{Batch: got, Duplicate: true}, nil
 }
 
-// insertEvents writes the batch's rows with one statement. On PostgreSQL the rows travel
-// as one array per column (unnest): 13 parameters instead of 13 per row, and no GORM
-// reflection per row. SQLite gets a multi-row VALUES.
-func (s *Store) insertEvents(tx *gorm.DB, env Env, b *models.UsageBatch, evs []models.UsageEvent) error {
-	n := len(evs)
-	ids, accts, prods, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	vals, ress, metas, tss := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
-	for i := range evs {
-		e := &evs[i]
-		ids[i], accts[i], prods[i], names[i] = e.ID, e.AccountID, e.Product, e.MetricName
-		vals[i], ress[i], metas[i], tss[i] = e.MetricValue, e.MetricResolution, e.Metadata, e.Timestamp
-	}
+// insertEvents writes the batch's rows with one multi-row VALUES (SQLite; PostgreSQL
+// writes everything in one statement, usage_pg.go).
+func insertEvents(tx *gorm.DB, env Env, b *models.UsageBatch, evs []models.UsageEvent) error {
 	const cols = `(id, environment_id, batch_seq, transaction_id, mode, account_id, product, metric_name,
 		metric_value, metric_resolution, metadata, timestamp, received_at, created_at)`
-	var err error
-	if s.dialect == "postgres" {
-		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context, `INSERT INTO usage_events `+cols+`
-			SELECT id, $1, $2, $3, $4, a, p, m, v::numeric, r, md::jsonb, ts, $5, $5
-			FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[])
-			AS u(id, a, p, m, v, r, md, ts)`,
-			env.ID, b.Seq, b.TransactionID, b.Mode, b.ReceivedAt, ids, accts, prods, names, vals, ress, metas, tss)
-	} else {
-		args := make([]any, 0, n*14)
-		for i := range n {
-			args = append(args, ids[i], env.ID, b.Seq, b.TransactionID, b.Mode, accts[i], prods[i], names[i],
-				vals[i], ress[i], metas[i], tss[i], b.ReceivedAt, b.ReceivedAt)
-		}
-		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
-			`INSERT INTO usage_events `+cols+` VALUES `+placeholders(n, 14), args...)
+	args := make([]any, 0, len(evs)*14)
+	for i := range evs {
+		e := &evs[i]
+		args = append(args, e.ID, env.ID, b.Seq, b.TransactionID, b.Mode, e.AccountID, e.Product, e.MetricName,
+			e.MetricValue, e.MetricResolution, e.Metadata, e.Timestamp, b.ReceivedAt, b.ReceivedAt)
 	}
+	_, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
+		`INSERT INTO usage_events `+cols+` VALUES `+placeholders(len(evs), 14), args...)
 	if err != nil {
-		return fmt.Errorf("insert %d usage events: %w", n, err)
+		return fmt.Errorf("insert %d usage events: %w", len(evs), err)
 	}
 	return nil
 }
 
-// upsertRollups applies the batch to its rollup rows: increment adds; set replaces the
-// value only when this batch's seq is newer than the row's last set.
-func (s *Store) upsertRollups(tx *gorm.DB, env Env, b *models.UsageBatch, rs []models.UsageRollup) error {
+// upsertRollups applies the batch to its rollup rows (SQLite): increment adds; set
+// replaces the value only when this batch's seq is newer than the row's last set. Rows
+// go in the caller's key order, the lock order.
+func upsertRollups(tx *gorm.DB, env Env, b *models.UsageBatch, rs []models.UsageRollup) error {
 	onConflict := ` ON CONFLICT (environment_id, account_id, product, metric_name, resolution, period_start) DO UPDATE SET
 		value = usage_rollups.value + excluded.value, updated_at = excluded.updated_at`
 	setSeq := int64(0)
@@ -186,32 +174,16 @@ func (s *Store) upsertRollups(tx *gorm.DB, env Env, b *models.UsageBatch, rs []m
 		value = excluded.value, set_seq = excluded.set_seq, updated_at = excluded.updated_at
 		WHERE excluded.set_seq > usage_rollups.set_seq`
 	}
-	n := len(rs)
-	accts, prods, names, ress := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	periods, vals := make([]time.Time, n), make([]string, n)
+	const cols = `(environment_id, account_id, product, metric_name, resolution, period_start, value, set_seq, updated_at)`
+	args := make([]any, 0, len(rs)*9)
 	for i := range rs {
 		r := &rs[i]
-		accts[i], prods[i], names[i], ress[i], periods[i], vals[i] = r.AccountID, r.Product, r.MetricName, r.Resolution, r.PeriodStart, r.Value
+		args = append(args, env.ID, r.AccountID, r.Product, r.MetricName, r.Resolution, r.PeriodStart, r.Value, setSeq, b.ReceivedAt)
 	}
-	const cols = `(environment_id, account_id, product, metric_name, resolution, period_start, value, set_seq, updated_at)`
-	var err error
-	if s.dialect == "postgres" {
-		// ORDER BY ordinality keeps the caller's key order, so row locks are taken in it.
-		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context, `INSERT INTO usage_rollups `+cols+`
-			SELECT $1, a, p, m, r, ps, v::numeric, $2, $3
-			FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
-			WITH ORDINALITY AS u(a, p, m, r, ps, v, o) ORDER BY o`+onConflict,
-			env.ID, setSeq, b.ReceivedAt, accts, prods, names, ress, periods, vals)
-	} else {
-		args := make([]any, 0, n*9)
-		for i := range n {
-			args = append(args, env.ID, accts[i], prods[i], names[i], ress[i], periods[i], vals[i], setSeq, b.ReceivedAt)
-		}
-		_, err = tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
-			`INSERT INTO usage_rollups `+cols+` VALUES `+placeholders(n, 9)+onConflict, args...)
-	}
+	_, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
+		`INSERT INTO usage_rollups `+cols+` VALUES `+placeholders(len(rs), 9)+onConflict, args...)
 	if err != nil {
-		return fmt.Errorf("upsert %d usage rollups: %w", n, err)
+		return fmt.Errorf("upsert %d usage rollups: %w", len(rs), err)
 	}
 	return nil
 }

@@ -29,6 +29,70 @@ var (
 // values beyond float64's finite range (1e400 is "infinite" for most JSON readers), values
 // so small they would read as 0, and more than MaxSignificantDigits significant digits.
 func ParseDecimal(s string) (Decimal, error) {
+	if d, ok := parseShort([]byte(s)); ok {
+		return d, nil
+	}
+	return parseLong(s)
+}
+
+// parseDecimal is ParseDecimal of a member's bytes.
+func parseDecimal(raw []byte) (Decimal, error) {
+	if d, ok := parseShort(raw); ok {
+		return d, nil
+	}
+	return parseLong(string(raw))
+}
+
+// parseShort reads the usual value without allocating text: -?digits(.digits)? with at
+// most 18 digits and no exponent. It fits in an int64, is finite, is not a tiny value
+// read as 0 and is within the precision limit, so no check of parseLong can fail; the
+// result is the one parseLong gives. ok is false for anything else.
+func parseShort(b []byte) (Decimal, bool) {
+	var d Decimal
+	i, neg := 0, len(b) > 0 && b[0] == '-'
+	if neg {
+		i++
+	}
+	if i >= len(b) || (b[i] == '0' && i+1 < len(b) && b[i+1] != '.') {
+		return d, false // empty, or a leading zero (not JSON)
+	}
+	var v uint64
+	var scale, n int32
+	dot := false
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case isDigit(c):
+			v = v*10 + uint64(c-'0')
+			n++
+			if dot {
+				scale++
+			}
+		case c == '.' && !dot && i > 0 && isDigit(b[i-1]) && i+1 < len(b):
+			dot = true
+		default:
+			return d, false
+		}
+	}
+	if n == 0 || n > 18 {
+		return d, false
+	}
+	for scale > 0 && v%10 == 0 { // 2.50 is 2.5, as parseLong trims trailing zeros
+		v /= 10
+		scale--
+	}
+	if v == 0 {
+		return d, true // zero, whatever its spelling
+	}
+	d.unscaled.SetUint64(v)
+	if neg {
+		d.unscaled.Neg(&d.unscaled)
+	}
+	d.scale = scale
+	return d, true
+}
+
+// parseLong is the general parser, for what parseShort does not take.
+func parseLong(s string) (Decimal, error) {
 	if !isJSONNumber(s) {
 		return Decimal{}, errNotNumber
 	}
@@ -131,6 +195,13 @@ func (d *Decimal) Sign() int { return d.unscaled.Sign() }
 
 // Add returns d + o exactly.
 func (d *Decimal) Add(o *Decimal) Decimal {
+	if r, ok := d.addSmall(o); ok {
+		return r
+	}
+	return d.addBig(o)
+}
+
+func (d *Decimal) addBig(o *Decimal) Decimal {
 	var r Decimal
 	a, b := new(big.Int).Set(&d.unscaled), new(big.Int).Set(&o.unscaled)
 	scale := d.scale
@@ -145,6 +216,48 @@ func (d *Decimal) Add(o *Decimal) Decimal {
 	r.scale = scale
 	r.normalize()
 	return r
+}
+
+// addSmall is Add when both values and the sum fit in an int64 (no big.Int arithmetic);
+// ok is false otherwise. The result is normalized as Add's.
+func (d *Decimal) addSmall(o *Decimal) (Decimal, bool) {
+	var r Decimal
+	if !d.unscaled.IsInt64() || !o.unscaled.IsInt64() {
+		return r, false
+	}
+	a, b, scale := d.unscaled.Int64(), o.unscaled.Int64(), max(d.scale, o.scale)
+	var ok bool
+	if a, ok = scaleUp(a, scale-d.scale); !ok {
+		return r, false
+	}
+	if b, ok = scaleUp(b, scale-o.scale); !ok {
+		return r, false
+	}
+	sum := a + b
+	if (a > 0 && b > 0 && sum < 0) || (a < 0 && b < 0 && sum >= 0) {
+		return r, false
+	}
+	for scale > 0 && sum%10 == 0 && sum != 0 {
+		sum /= 10
+		scale--
+	}
+	if sum == 0 {
+		return r, true
+	}
+	r.unscaled.SetInt64(sum)
+	r.scale = scale
+	return r, true
+}
+
+// scaleUp is v × 10^n, ok false when it overflows an int64.
+func scaleUp(v int64, n int32) (int64, bool) {
+	for ; n > 0; n-- {
+		if v > math.MaxInt64/10 || v < math.MinInt64/10 {
+			return 0, false
+		}
+		v *= 10
+	}
+	return v, true
 }
 
 func pow10(n int32) *big.Int {
@@ -172,6 +285,22 @@ func (d *Decimal) normalize() {
 // String is the canonical plain decimal form ("-12.5", "0.001", "12000"): a valid JSON
 // number and a valid SQL NUMERIC literal. Equal values give equal strings.
 func (d *Decimal) String() string {
+	if d.unscaled.IsInt64() { // the usual case: no big.Int text
+		var buf [48]byte
+		return string(d.appendSmall(buf[:0]))
+	}
+	return d.bigString()
+}
+
+// appendText appends String's text.
+func (d *Decimal) appendText(dst []byte) []byte {
+	if d.unscaled.IsInt64() {
+		return d.appendSmall(dst)
+	}
+	return append(dst, d.bigString()...)
+}
+
+func (d *Decimal) bigString() string {
 	s := d.unscaled.String()
 	if d.scale == 0 {
 		return s
@@ -187,6 +316,38 @@ func (d *Decimal) String() string {
 		s = "-" + s
 	}
 	return s
+}
+
+// appendSmall is String for an unscaled value that fits in an int64, same text.
+func (d *Decimal) appendSmall(dst []byte) []byte {
+	v := d.unscaled.Int64()
+	if d.scale == 0 {
+		return strconv.AppendInt(dst, v, 10)
+	}
+	if v < 0 {
+		dst = append(dst, '-')
+	}
+	var tmp [20]byte
+	digits := strconv.AppendUint(tmp[:0], absInt64(v), 10)
+	scale := int(d.scale)
+	if len(digits) <= scale { // 0.00ddd
+		dst = append(dst, '0', '.')
+		for range scale - len(digits) {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	cut := len(digits) - scale
+	dst = append(dst, digits[:cut]...)
+	dst = append(dst, '.')
+	return append(dst, digits[cut:]...)
+}
+
+func absInt64(v int64) uint64 {
+	if v < 0 {
+		return uint64(-(v + 1)) + 1 // also right for math.MinInt64
+	}
+	return uint64(v)
 }
 
 // Canonical rewrites a decimal string (as PostgreSQL returns NUMERIC, "10.500") in the

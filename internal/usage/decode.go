@@ -1,51 +1,78 @@
 package usage
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
 )
 
-var (
-	batchFields  = []string{"transaction_id", "mode", "event_metrics"}
-	metricFields = []string{"account_id", "product", "metric_name", "metric_value", "metric_resolution", "metadata", "timestamp"}
+// Members of a metric object, in the order their faults are reported.
+const (
+	fAccountID = iota
+	fProduct
+	fMetricName
+	fMetricValue
+	fResolution
+	fMetadata
+	fTimestamp
+	numMetricFields
 )
+
+// rawMetric is one element of event_metrics as scanned: where its members are.
+type rawMetric struct {
+	object  bool
+	fields  [numMetricFields]span
+	unknown []string
+}
+
+// decoder holds what the scan found; validation then reads only those values.
+type decoder struct {
+	s                         scanner
+	unknown                   []string
+	txID, mode, metricsRaw    span
+	metrics                   []rawMetric
+	count                     int // elements of event_metrics, also past MaxMetrics
+	metricsArray              bool
+	lastMeta, lastMetaCompact []byte
+	lastMetaHash              [32]byte
+}
 
 // Decode reads and validates a request body received at now. Malformed JSON is a 400
 // invalid_json *apperr.RequestError; anything else wrong is one *apperr.ValidationError
 // listing every fault with its precise param (event_metrics[3].metric_resolution).
 // Numbers are kept exact: they are never read through float64.
+//
+// The body is scanned once (scan.go); members are then validated from their bytes.
+// Duplicate keys keep the last, as encoding/json does.
 func Decode(body []byte, now time.Time) (Batch, error) {
-	var b Batch
-	trimmed := bytes.TrimSpace(body)
-	top, ok := object(trimmed) // validates the whole body: one pass instead of json.Valid + decode
-	if !ok {
-		if len(trimmed) == 0 || !json.Valid(trimmed) {
-			return b, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+	d := decoder{s: scanner{data: body}}
+	if c := d.s.peek(); c != '{' {
+		if c == 0 || !json.Valid(body) {
+			return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
 		}
-		return b, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
+	if !d.s.object(d.topMember) || !d.s.atEnd() {
+		return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+	}
+	var b Batch
 	var fs apperr.Faults
-	unknown(top, batchFields, "", &fs)
-	b.TransactionID, _ = identifier(top, "transaction_id", "transaction_id", &fs)
-	if raw, ok := required(top, "mode", "mode", &fs); ok {
-		mode, ok := text(raw, "mode", &fs)
+	reportUnknown(d.unknown, -1, &fs)
+	b.TransactionID = identifier(d.raw(d.txID), param{-1, "transaction_id"}, &fs)
+	if raw := d.raw(d.mode); required(raw, param{-1, "mode"}, &fs) {
+		mode, ok := text(raw, param{-1, "mode"}, &fs)
 		if ok && mode != ModeIncrement && mode != ModeSet {
 			fs.Invalid("mode", "mode must be \"increment\" or \"set\".")
 		}
 		b.Mode = mode
 	}
-	if raw, ok := required(top, "event_metrics", "event_metrics", &fs); ok {
-		b.Metrics = metrics(raw, b.Mode, now.UTC(), &fs)
+	if required(d.raw(d.metricsRaw), param{-1, "event_metrics"}, &fs) {
+		b.Metrics = d.validateMetrics(b.Mode, now.UTC(), &fs)
 	}
 	if err := fs.Err(); err != nil {
 		return Batch{}, err
@@ -53,237 +80,194 @@ func Decode(body []byte, now time.Time) (Batch, error) {
 	return b, nil
 }
 
-func metrics(raw json.RawMessage, mode string, now time.Time, fs *apperr.Faults) []Metric {
-	if raw[0] != '[' {
-		fs.Invalid("event_metrics", "event_metrics must be an array of metric objects.")
+func (d *decoder) raw(sp span) []byte {
+	if sp.end == 0 {
 		return nil
 	}
-	// Fast path: one decoding pass when every element is an object (the usual case).
-	var objs []map[string]json.RawMessage
-	if json.Unmarshal(raw, &objs) == nil && !slices.ContainsFunc(objs, isNilMap) && len(objs) > 0 && len(objs) <= MaxMetrics {
-		out := make([]Metric, len(objs))
-		for i, fields := range objs {
-			out[i] = metric(fields, fmt.Sprintf("event_metrics[%d]", i), mode, now, fs)
+	return d.s.data[sp.start:sp.end]
+}
+
+// topMember records a member of the body object; event_metrics is scanned in place.
+func (d *decoder) topMember(key []byte, escaped bool) bool {
+	var ok bool
+	switch name := keyName(key, escaped); name {
+	case "transaction_id":
+		d.txID, ok = d.s.value()
+	case "mode":
+		d.mode, ok = d.s.value()
+	case "event_metrics":
+		d.metrics, d.count = d.metrics[:0], 0
+		d.metricsArray = d.s.peek() == '['
+		start := d.s.pos
+		if d.metricsArray {
+			ok = d.s.array(d.element)
+		} else {
+			_, ok = d.s.value()
 		}
-		return out
+		d.metricsRaw = span{start, d.s.pos}
+	default:
+		d.unknown = append(d.unknown, name)
+		_, ok = d.s.value()
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
+	return ok
+}
+
+// element records one element of event_metrics; past MaxMetrics they are only counted.
+func (d *decoder) element(int) bool {
+	d.count++
+	if d.s.peek() != '{' || d.count > MaxMetrics {
+		if d.count <= MaxMetrics {
+			d.metrics = append(d.metrics, rawMetric{})
+		}
+		_, ok := d.s.value()
+		return ok
+	}
+	if d.metrics == nil {
+		d.metrics = make([]rawMetric, 0, min(MaxMetrics, len(d.s.data)/32+1))
+	}
+	d.metrics = append(d.metrics, rawMetric{object: true})
+	m := &d.metrics[len(d.metrics)-1]
+	return d.s.object(func(key []byte, escaped bool) bool {
+		sp, ok := d.s.value()
+		name := ""
+		if escaped || !utf8.Valid(key) {
+			name = keyName(key, escaped)
+			key = []byte(name)
+		}
+		if i := fieldIndex(key); i >= 0 {
+			m.fields[i] = sp
+		} else {
+			if name == "" {
+				name = string(key)
+			}
+			m.unknown = append(m.unknown, name)
+		}
+		return ok
+	})
+}
+
+// fieldIndex is the index (f*) of a metric member, -1 for an unknown one.
+func fieldIndex(key []byte) int {
+	switch string(key) {
+	case "account_id":
+		return fAccountID
+	case "product":
+		return fProduct
+	case "metric_name":
+		return fMetricName
+	case "metric_value":
+		return fMetricValue
+	case "metric_resolution":
+		return fResolution
+	case "metadata":
+		return fMetadata
+	case "timestamp":
+		return fTimestamp
+	}
+	return -1
+}
+
+// keyName is a member name as encoding/json decodes it (escapes resolved, bad UTF-8 as
+// U+FFFD).
+func keyName(key []byte, escaped bool) string {
+	var s string
+	if (escaped || !utf8.Valid(key)) && json.Unmarshal(quoted(key), &s) == nil {
+		return s
+	}
+	return string(key)
+}
+
+func quoted(content []byte) []byte {
+	q := make([]byte, 0, len(content)+2)
+	return append(append(append(q, '"'), content...), '"')
+}
+
+// validateMetrics applies the rules to the scanned event_metrics.
+func (d *decoder) validateMetrics(mode string, now time.Time, fs *apperr.Faults) []Metric {
+	switch {
+	case !d.metricsArray:
 		fs.Invalid("event_metrics", "event_metrics must be an array of metric objects.")
 		return nil
-	}
-	switch {
-	case len(items) == 0:
+	case d.count == 0:
 		fs.Invalid("event_metrics", "event_metrics must hold at least 1 metric.")
 		return nil
-	case len(items) > MaxMetrics:
-		fs.Invalid("event_metrics", "event_metrics holds %d metrics; send at most %d per request.", len(items), MaxMetrics)
+	case d.count > MaxMetrics:
+		fs.Invalid("event_metrics", "event_metrics holds %d metrics; send at most %d per request.", d.count, MaxMetrics)
 		return nil
 	}
-	out := make([]Metric, len(items))
-	for i, item := range items {
-		at := fmt.Sprintf("event_metrics[%d]", i)
-		fields, ok := object(item)
-		if !ok {
-			fs.Invalid(at, "%s must be a metric object.", at)
+	out := make([]Metric, len(d.metrics))
+	for i := range d.metrics {
+		if !d.metrics[i].object {
+			fs.Invalid(metricAt(i), "%s must be a metric object.", metricAt(i))
 			continue
 		}
-		out[i] = metric(fields, at, mode, now, fs)
+		d.metric(&out[i], &d.metrics[i], i, mode, now, fs)
 	}
 	return out
 }
 
-func metric(fields map[string]json.RawMessage, at, mode string, now time.Time, fs *apperr.Faults) Metric {
-	var m Metric
-	unknown(fields, metricFields, at+".", fs)
-	m.AccountID, _ = identifier(fields, "account_id", at+".account_id", fs)
-	m.Product, _ = identifier(fields, "product", at+".product", fs)
-	m.MetricName, _ = identifier(fields, "metric_name", at+".metric_name", fs)
-	if v, ok := required(fields, "metric_value", at+".metric_value", fs); ok {
-		m.Value = value(v, at+".metric_value", mode, fs)
+func (d *decoder) metric(m *Metric, r *rawMetric, i int, mode string, now time.Time, fs *apperr.Faults) {
+	reportUnknown(r.unknown, i, fs)
+	f := func(k int) []byte { return d.raw(r.fields[k]) }
+	m.AccountID = identifier(f(fAccountID), param{i, "account_id"}, fs)
+	m.Product = identifier(f(fProduct), param{i, "product"}, fs)
+	m.MetricName = identifier(f(fMetricName), param{i, "metric_name"}, fs)
+	if v := f(fMetricValue); required(v, param{i, "metric_value"}, fs) {
+		m.Value = value(v, param{i, "metric_value"}, mode, fs)
 	}
-	if v, ok := required(fields, "metric_resolution", at+".metric_resolution", fs); ok {
-		res, ok := text(v, at+".metric_resolution", fs)
-		if ok && !ValidResolution(res) {
-			fs.Invalid(at+".metric_resolution", "%s.metric_resolution must be one of minute, hour, day, week, month.", at)
+	if v := f(fResolution); required(v, param{i, "metric_resolution"}, fs) {
+		res, ok := text(v, param{i, "metric_resolution"}, fs)
+		if ok {
+			if r, valid := resolution(res); valid {
+				res = r
+			} else {
+				fs.Invalid(param{i, "metric_resolution"}.String(), "%s.metric_resolution must be one of minute, hour, day, week, month.", metricAt(i))
+			}
 		}
 		m.Resolution = res
 	}
-	m.Metadata, m.metaHash = metadata(fields["metadata"], at+".metadata", fs)
-	m.Timestamp, m.TimestampSet = timestamp(fields["timestamp"], at+".timestamp", now, fs)
+	m.Metadata, m.metaHash = d.metadata(f(fMetadata), param{i, "metadata"}, fs)
+	m.Timestamp, m.TimestampSet = timestamp(f(fTimestamp), param{i, "timestamp"}, now, fs)
 	if !m.TimestampSet {
 		m.Timestamp = now
 	}
-	return m
 }
 
-func isNilMap(m map[string]json.RawMessage) bool { return m == nil }
-
-// object decodes a JSON object's members; duplicate keys keep the last, as everywhere in Go.
-func object(raw []byte) (map[string]json.RawMessage, bool) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
-// unknown reports members that are not in known, in name order so errors are stable.
-func unknown(m map[string]json.RawMessage, known []string, prefix string, fs *apperr.Faults) {
-	var extra []string
-	for k := range m {
-		found := false
-		for _, kn := range known {
-			if k == kn {
-				found = true
-				break
-			}
-		}
-		if !found {
-			extra = append(extra, k)
+// resolution returns the package constant equal to r (no copy of the text per metric).
+func resolution(r string) (string, bool) {
+	for _, c := range [...]string{Minute, Hour, Day, Week, Month} {
+		if r == c {
+			return c, true
 		}
 	}
-	sort.Strings(extra)
-	for _, k := range extra {
-		fs.Add(prefix+k, apperr.CodeUnknownParameter, "Unknown parameter %s%s.", prefix, k)
-	}
+	return r, false
 }
 
-// required returns a member that must be present and not null.
-func required(m map[string]json.RawMessage, name, param string, fs *apperr.Faults) (json.RawMessage, bool) {
-	raw, ok := m[name]
-	if !ok || isNull(raw) {
-		fs.Missing(param)
-		return nil, false
-	}
-	return raw, true
+// param names a field in faults; its text is built only when a fault is recorded.
+type param struct {
+	index int // metric index, -1 for a member of the body
+	field string
 }
 
-func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
-
-// text decodes a JSON string member.
-func text(raw json.RawMessage, param string, fs *apperr.Faults) (string, bool) {
-	if raw[0] != '"' {
-		fs.Invalid(param, "%s must be a string.", param)
-		return "", false
+func (p param) String() string {
+	if p.index < 0 {
+		return p.field
 	}
-	if bytes.IndexByte(raw, '\\') < 0 { // fast path: nothing to unescape
-		s := string(raw[1 : len(raw)-1])
-		if !utf8.ValidString(s) {
-			fs.Invalid(param, "%s must be valid UTF-8.", param)
-			return "", false
-		}
-		return s, true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		fs.Invalid(param, "%s must be a string.", param)
-		return "", false
-	}
-	return s, true
+	return metricAt(p.index) + "." + p.field
 }
 
-// identifier decodes a required id: 1–255 printable characters.
-func identifier(m map[string]json.RawMessage, name, param string, fs *apperr.Faults) (string, bool) {
-	raw, ok := required(m, name, param, fs)
-	if !ok {
-		return "", false
-	}
-	s, ok := text(raw, param, fs)
-	if !ok {
-		return "", false
-	}
-	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength {
-		fs.Invalid(param, "%s must be 1 to %d characters long (it has %d).", param, MaxIDLength, n)
-		return "", false
-	}
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			fs.Invalid(param, "%s must hold printable characters only.", param)
-			return "", false
-		}
-	}
-	return s, true
-}
+// metricAt names the metric itself: event_metrics[3].
+func metricAt(i int) string { return "event_metrics[" + strconv.Itoa(i) + "]" }
 
-// value decodes metric_value: a finite JSON number, negative only in increment mode.
-func value(raw json.RawMessage, param, mode string, fs *apperr.Faults) Decimal {
-	if raw[0] == '"' {
-		fs.Invalid(param, "%s must be a JSON number, not a string.", param)
-		return Decimal{}
+// reportUnknown reports members that are not known, each once, in name order so errors
+// are stable.
+func reportUnknown(names []string, index int, fs *apperr.Faults) {
+	if len(names) == 0 {
+		return
 	}
-	d, err := ParseDecimal(string(raw))
-	switch err {
-	case nil:
-	case errNotNumber:
-		fs.Invalid(param, "%s must be a JSON number.", param)
-	case errPrecision:
-		fs.Invalid(param, "%s must have at most %d significant digits.", param, MaxSignificantDigits)
-	default:
-		fs.Invalid(param, "%s must be a finite number (|value| ≤ 1.7976931348623157e308, and not so small that it reads as 0).", param)
+	slices.Sort(names)
+	for _, k := range slices.Compact(names) {
+		p := param{index, k}.String()
+		fs.Add(p, apperr.CodeUnknownParameter, "Unknown parameter %s.", p)
 	}
-	if err == nil && mode == ModeSet && d.Sign() < 0 {
-		fs.Invalid(param, "%s may be negative only in increment mode.", param)
-	}
-	return d
-}
-
-var emptyMetaHash = canonicalHash([]byte("{}"))
-
-// metadata checks the optional metadata object and returns it compact, with its
-// canonical hash; absent or null means {}.
-func metadata(raw json.RawMessage, param string, fs *apperr.Faults) ([]byte, [32]byte) {
-	if isNull(raw) || string(raw) == "{}" {
-		return []byte("{}"), emptyMetaHash
-	}
-	if raw[0] != '{' {
-		fs.Invalid(param, "%s must be a JSON object.", param)
-		return nil, [32]byte{}
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		fs.Invalid(param, "%s must be a JSON object.", param)
-		return nil, [32]byte{}
-	}
-	if buf.Len() > MaxMetadataBytes {
-		fs.Invalid(param, "%s is %d bytes encoded; the limit is %d.", param, buf.Len(), MaxMetadataBytes)
-		return nil, [32]byte{}
-	}
-	return buf.Bytes(), canonicalHash(buf.Bytes())
-}
-
-// timestamp reads the optional timestamp: RFC 3339 or integer Unix seconds, from 35 days
-// before now to 5 minutes after it.
-func timestamp(raw json.RawMessage, param string, now time.Time, fs *apperr.Faults) (time.Time, bool) {
-	if isNull(raw) {
-		return time.Time{}, false
-	}
-	var t time.Time
-	if raw[0] == '"' {
-		s, ok := text(raw, param, fs)
-		if !ok {
-			return time.Time{}, false
-		}
-		p, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			fs.Invalid(param, "%s must be an RFC 3339 time (2006-01-02T15:04:05Z) or integer Unix seconds.", param)
-			return time.Time{}, false
-		}
-		t = p.UTC()
-	} else {
-		sec, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil || sec < -62135596800 || sec > 253402300799 {
-			fs.Invalid(param, "%s must be an RFC 3339 time (2006-01-02T15:04:05Z) or integer Unix seconds.", param)
-			return time.Time{}, false
-		}
-		t = time.Unix(sec, 0).UTC()
-	}
-	if t.Before(now.Add(-MaxPast)) || t.After(now.Add(MaxFuture)) {
-		fs.Invalid(param, "%s must be within the last 35 days and at most 5 minutes ahead (got %s).", param, t.Format(time.RFC3339))
-		return time.Time{}, false
-	}
-	return t, true
 }

@@ -7,8 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -107,70 +107,82 @@ type Rollup struct {
 // order and cannot deadlock each other.
 func Rollups(b Batch) []Rollup {
 	idx := make(map[RollupKey]int, len(b.Metrics))
-	out := make([]Rollup, 0, len(b.Metrics))
+	agg := make([]Rollup, 0, len(b.Metrics))
 	for i := range b.Metrics {
 		m := &b.Metrics[i]
 		k := RollupKey{m.AccountID, m.Product, m.MetricName, m.Resolution, PeriodStart(m.Timestamp, m.Resolution)}
 		j, ok := idx[k]
 		switch {
 		case !ok:
-			idx[k] = len(out)
-			out = append(out, Rollup{RollupKey: k, Value: m.Value})
+			idx[k] = len(agg)
+			agg = append(agg, Rollup{RollupKey: k, Value: m.Value})
 		case b.Mode == ModeSet:
-			out[j].Value = m.Value
+			agg[j].Value = m.Value
 		default:
-			out[j].Value = out[j].Value.Add(&m.Value)
+			agg[j].Value = agg[j].Value.Add(&m.Value)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return lessKey(&out[i].RollupKey, &out[j].RollupKey) })
+	// Sort positions, not the rows: a Rollup is large, and moving it costs more than
+	// comparing keys.
+	order := make([]int, len(agg))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return compareKey(&agg[i].RollupKey, &agg[j].RollupKey) })
+	out := make([]Rollup, len(agg))
+	for i, j := range order {
+		out[i] = agg[j]
+	}
 	return out
 }
 
-func lessKey(a, b *RollupKey) bool {
-	switch {
-	case a.AccountID != b.AccountID:
-		return a.AccountID < b.AccountID
-	case a.Product != b.Product:
-		return a.Product < b.Product
-	case a.MetricName != b.MetricName:
-		return a.MetricName < b.MetricName
-	case a.Resolution != b.Resolution:
-		return a.Resolution < b.Resolution
+func compareKey(a, b *RollupKey) int {
+	if c := strings.Compare(a.AccountID, b.AccountID); c != 0 {
+		return c
 	}
-	return a.PeriodStart.Before(b.PeriodStart)
+	if c := strings.Compare(a.Product, b.Product); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.MetricName, b.MetricName); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Resolution, b.Resolution); c != 0 {
+		return c
+	}
+	return a.PeriodStart.Compare(b.PeriodStart)
 }
 
 // Hash is the canonical hash of a batch: equal for requests equal by value (1, 1.0 and 1e0
 // alike; metadata by value, {} when absent; key order and whitespace ignored). A
 // timestamp the caller left out is not part of it, so a retry later is still a replay.
+// Hashes are stored: the bytes hashed must never change (reforig_test.go keeps the
+// original). They are gathered in one buffer and hashed once.
 func (b *Batch) Hash() string {
-	h := sha256.New()
-	writeField(h, []byte(b.TransactionID))
-	writeField(h, []byte(b.Mode))
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(b.Metrics)))
-	h.Write(n[:])
+	buf := make([]byte, 0, 64+len(b.Metrics)*160)
+	buf = appendField(buf, b.TransactionID)
+	buf = appendField(buf, b.Mode)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(b.Metrics)))
+	var tmp [64]byte
 	for i := range b.Metrics {
 		m := &b.Metrics[i]
-		writeField(h, []byte(m.AccountID))
-		writeField(h, []byte(m.Product))
-		writeField(h, []byte(m.MetricName))
-		writeField(h, []byte(m.Value.String()))
-		writeField(h, []byte(m.Resolution))
-		writeField(h, m.metaHash[:])
-		ts := "-"
+		buf = appendField(buf, m.AccountID)
+		buf = appendField(buf, m.Product)
+		buf = appendField(buf, m.MetricName)
+		buf = appendField(buf, m.Value.appendText(tmp[:0]))
+		buf = appendField(buf, m.Resolution)
+		buf = appendField(buf, m.metaHash[:])
+		ts := append(tmp[:0], '-')
 		if m.TimestampSet {
-			ts = m.Timestamp.UTC().Format(time.RFC3339Nano)
+			ts = m.Timestamp.UTC().AppendFormat(tmp[:0], time.RFC3339Nano)
 		}
-		writeField(h, []byte(ts))
+		buf = appendField(buf, ts)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
 }
 
-// writeField writes a length-prefixed field, so that ("ab","c") and ("a","bc") differ.
-func writeField(h hash.Hash, b []byte) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-	h.Write(n[:])
-	h.Write(b)
+// appendField appends a length-prefixed field, so that ("ab","c") and ("a","bc") differ.
+func appendField[T string | []byte](buf []byte, f T) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(len(f)))
+	return append(buf, f...)
 }

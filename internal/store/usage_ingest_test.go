@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/models"
+)
+
+// A batch is written whole or not at all on both databases (PostgreSQL writes it in one
+// statement): a failing event or rollup leaves no batch, no event and no rollup, and the
+// transaction id stays free for a corrected retry.
+func TestUsageIngestIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+		t.Run(name, func(t *testing.T) {
+			st, err := store.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			dupEvent := usageWrite("t1", "increment", "h1", "1", now)
+			dupEvent.Events = append(dupEvent.Events, dupEvent.Events[0]) // same id twice
+			dupEvent.Batch.MetricsCount = 2
+			bads := []store.UsageWrite{dupEvent}
+			if name == "postgres" { // SQLite lets a statement update a row it inserted
+				dupRollup := usageWrite("t1", "increment", "h1", "1", now)
+				dupRollup.Rollups = append(dupRollup.Rollups, dupRollup.Rollups[0]) // one row twice in a statement
+				bads = append(bads, dupRollup)
+			}
+			for _, bad := range bads {
+				if _, err := st.IngestUsage(ctx, env, bad); err == nil {
+					t.Fatal("a failing batch was accepted")
+				}
+				if b, e, r, err := st.UsageCounts(ctx, env); err != nil || b+e+r != 0 {
+					t.Fatalf("after a failed batch: %d batches, %d events, %d rollups (%v)", b, e, r, err)
+				}
+			}
+			res, err := st.IngestUsage(ctx, env, usageWrite("t1", "increment", "h1", "1", now))
+			if err != nil || res.Duplicate || res.Batch.Seq == 0 {
+				t.Fatalf("retry: %+v %v", res, err)
+			}
+			if b, e, r, err := st.UsageCounts(ctx, env); err != nil || b != 1 || e != 1 || r != 1 {
+				t.Fatalf("counts %d %d %d %v", b, e, r, err)
+			}
+		})
+	}
+}
