@@ -100,6 +100,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 	if err := a.finish(ctx, env, &att, status); err != nil {
 		return err
 	}
+	observe(ev.Type, &att, status)
 	switch {
 	case res.OK():
 		return nil
@@ -114,7 +115,11 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
-	return a.finish(ctx, env, &att, models.EventSkipped)
+	if err := a.finish(ctx, env, &att, models.EventSkipped); err != nil {
+		return err
+	}
+	observe(ev.Type, &att, models.EventSkipped)
+	return nil
 }
 
 // finish writes the attempt and the event status with a context detached from the

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -60,7 +61,7 @@ func New(d Deps) http.Handler {
 	r.ContextWithFallback = true
 	// Order is CONTRACT §3's: HTTPS, authentication, then routing (404/405), key type,
 	// rate limit; content type, size and JSON are checked by the handler's decoding.
-	r.Use(withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
+	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
 	r.NoRoute(func(c *gin.Context) {
 		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "Unrecognized request URL ("+c.Request.Method+" "+c.Request.URL.Path+").", "")
 	})
@@ -74,18 +75,24 @@ func New(d Deps) http.Handler {
 	lim := newLimiter(s.cfg.RateLimit)
 	v1 := r.Group("/v1")
 	v1.GET("/whoami", lim.handle, s.whoami)
+	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
 	secret := v1.Group("", requireSecret, lim.handle)
 	s.routes(secret)
+	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log})
 	return r
 }
 
 // routes registers the secret-key routes of every feature, one line per feature.
 func (s *Server) routes(v1 *gin.RouterGroup) {
 	_ = v1
+	s.accountDealRoutes(v1)
+	s.usageRoutes(v1)
+	s.webhookRoutes(v1)
 }
 
 // dispatched hands committed events to the dispatcher, if any.
 func (s *Server) dispatched(c *gin.Context, events []models.Event) {
+	countEmitted(events)
 	if s.dispatch != nil && len(events) > 0 {
 		s.dispatch.Dispatch(c.Request.Context(), events)
 	}

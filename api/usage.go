@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
@@ -60,6 +61,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		return
 	}
 	if !res.Duplicate {
+		metrics.UsageAccepted(env.Name, res.Batch.MetricsCount)
 		c.Data(http.StatusCreated, "application/json; charset=utf-8", []byte(res.Batch.Response))
 		return
 	}

@@ -1,0 +1,167 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/webhook/webhooktest"
+)
+
+// call is one request of a scenario and the documented route it must match. Paths and
+// bodies may name ids saved by earlier calls as {name}.
+type call struct {
+	method, path, route string // route "": matches no route (error envelope)
+	key                 string // harness key name; "" none; "bogus" an unknown key
+	body                any
+	status              int
+	save                string // remember the answer's "id" under this name
+	hdr                 []string
+}
+
+var usageBatch = map[string]any{"transaction_id": "tx-openapi-1", "mode": "increment", "event_metrics": []any{
+	map[string]any{"account_id": "cust-1", "product": "api", "metric_name": "calls", "metric_value": 12.5, "metric_resolution": "day",
+		"metadata": map[string]any{"region": "eu"}},
+	map[string]any{"account_id": "cust-1", "product": "api", "metric_name": "calls", "metric_value": 3, "metric_resolution": "hour"},
+}}
+
+// openapiScenario drives every documented resource through successes and errors.
+func openapiScenario(hookURL string) []call {
+	const sk, pk = "secret sandbox", "public sandbox"
+	deal := map[string]any{
+		"customer": map[string]any{"id": "{account}"}, "contract_activates_date": "2026-01-01",
+		"net_price": "19999.00", "net_price_currency": "USD", "net_price_precision": "2",
+		"original_net_price": "25000", "original_net_price_currency": "EUR", "original_net_price_precision": "0",
+		"opportunity_id": "opp-1", "signed_contract_url": "https://docs.example.com/c.pdf",
+		"skus":  []any{map[string]any{"code": "PRO", "name": "Pro", "quantity": "10", "unit_price": "1999.90"}},
+		"terms": []any{map[string]any{"name": "SLA", "billing_frequency": "annual", "start_date": "2026-01-01", "end_date": "2026-12-31"}},
+	}
+	changed := map[string]any{"transaction_id": "tx-openapi-1", "mode": "set", "event_metrics": usageBatch["event_metrics"]}
+	return []call{
+		{method: "GET", path: "/v1/whoami", route: "/v1/whoami", key: pk, status: 200},
+		{method: "GET", path: "/v1/whoami", route: "/v1/whoami", key: "secret live", status: 200},
+		{method: "GET", path: "/v1/openapi.json", route: "/v1/openapi.json", key: pk, status: 200},
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 201, save: "account", body: map[string]any{
+			"name": "Globex", "external_id": "gx-1", "domain": "globex.example", "billing_email": "ap@globex.example",
+			"properties": map[string]any{"tier": "gold", "seats": 25, "sla": true}}},
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 201, save: "bare", body: map[string]any{"name": "Bare"}},
+		{method: "GET", path: "/v1/accounts/{account}", route: "/v1/accounts/{id}", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/accounts/{account}", route: "/v1/accounts/{id}", key: sk, status: 200,
+			body: map[string]any{"properties": map[string]any{"seats": 30, "sla": nil}}},
+		{method: "GET", path: "/v1/accounts?limit=1", route: "/v1/accounts", key: sk, status: 200},
+		{method: "GET", path: "/v1/accounts?status=draft&external_id=gx-1", route: "/v1/accounts", key: sk, status: 200},
+		{method: "POST", path: "/v1/deals", route: "/v1/deals", key: sk, status: 201, save: "deal", body: deal},
+		{method: "POST", path: "/v1/deals", route: "/v1/deals", key: sk, status: 201, save: "deal2",
+			body: map[string]any{"customer": map[string]any{"id": "{bare}"}, "submit": true}},
+		{method: "GET", path: "/v1/deals/{deal}", route: "/v1/deals/{id}", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/deals/{deal}", route: "/v1/deals/{id}", key: sk, status: 200, body: map[string]any{"opportunity_id": "opp-2"}},
+		{method: "POST", path: "/v1/deals/{deal}/submit", route: "/v1/deals/{id}/submit", key: sk, status: 200},
+		{method: "POST", path: "/v1/deals/{deal}/approve", route: "/v1/deals/{id}/approve", key: sk, status: 200, body: map[string]any{}},
+		{method: "POST", path: "/v1/deals/{deal}/sign", route: "/v1/deals/{id}/sign", key: sk, status: 200},
+		{method: "POST", path: "/v1/deals/{deal}/activate", route: "/v1/deals/{id}/activate", key: sk, status: 200},
+		{method: "POST", path: "/v1/deals/{deal}/submit", route: "/v1/deals/{id}/submit", key: sk, status: 409},
+		{method: "POST", path: "/v1/deals/{deal2}/void", route: "/v1/deals/{id}/void", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/deals/{deal2}", route: "/v1/deals/{id}", key: sk, status: 409, body: map[string]any{"opportunity_id": "x"}},
+		{method: "GET", path: "/v1/deals?limit=1", route: "/v1/deals", key: sk, status: 200},
+		{method: "GET", path: "/v1/deals?status=void&customer={bare}", route: "/v1/deals", key: sk, status: 200},
+		{method: "POST", path: "/v1/deals", route: "/v1/deals", key: sk, status: 400,
+			body: map[string]any{"customer": map[string]any{"id": "{bare}", "name": "x"}, "status": "active", "net_price": 5}},
+		{method: "POST", path: "/v1/accounts/{bare}/activate", route: "/v1/accounts/{id}/activate", key: sk, status: 200},
+		{method: "DELETE", path: "/v1/accounts/{bare}", route: "/v1/accounts/{id}", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/accounts/{bare}", route: "/v1/accounts/{id}", key: sk, status: 409, body: map[string]any{"name": "B"}},
+		{method: "GET", path: "/v1/accounts/00000000-0000-4000-8000-000000000000", route: "/v1/accounts/{id}", key: sk, status: 404},
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 400, body: map[string]any{"id": "x", "bogus": 1}},
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 415, body: []byte(`{"name":"x"}`), hdr: []string{"Content-Type", "text/plain"}},
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 413, body: []byte(`{"name":"` + strings.Repeat("a", 1<<20) + `"}`)},
+		{method: "GET", path: "/v1/accounts", route: "/v1/accounts", key: "", status: 401},
+		{method: "GET", path: "/v1/accounts", route: "/v1/accounts", key: "bogus", status: 401},
+		{method: "GET", path: "/v1/accounts", route: "/v1/accounts", key: pk, status: 403},
+		{method: "GET", path: "/v1/nothing", key: sk, status: 404},
+		{method: "PUT", path: "/v1/accounts", key: sk, status: 405},
+
+		{method: "POST", path: "/v1/usage/events", route: "/v1/usage/events", key: sk, status: 201, body: usageBatch},
+		{method: "POST", path: "/v1/usage/events", route: "/v1/usage/events", key: sk, status: 200, body: usageBatch},
+		{method: "POST", path: "/v1/usage/events", route: "/v1/usage/events", key: sk, status: 409, body: changed},
+		{method: "POST", path: "/v1/usage/events", route: "/v1/usage/events", key: sk, status: 400, body: []byte(`{"mode":"sometimes"`)},
+		{method: "GET", path: "/v1/usage/events?account_id=cust-1&limit=5", route: "/v1/usage/events", key: sk, status: 200},
+		{method: "GET", path: "/v1/usage/events?from=yesterday", route: "/v1/usage/events", key: sk, status: 400},
+		{method: "GET", path: "/v1/usage/summary?resolution=day&product=api", route: "/v1/usage/summary", key: sk, status: 200},
+		{method: "GET", path: "/v1/usage/summary", route: "/v1/usage/summary", key: sk, status: 400},
+
+		{method: "GET", path: "/v1/webhook_endpoint", route: "/v1/webhook_endpoint", key: sk, status: 404},
+		{method: "PUT", path: "/v1/webhook_endpoint", route: "/v1/webhook_endpoint", key: sk, status: 400, body: map[string]any{"url": "http://x"}},
+		{method: "PUT", path: "/v1/webhook_endpoint", route: "/v1/webhook_endpoint", key: sk, status: 200, body: map[string]any{"url": hookURL}},
+		{method: "PUT", path: "/v1/webhook_endpoint", route: "/v1/webhook_endpoint", key: sk, status: 200,
+			body: map[string]any{"url": hookURL, "method": "GET", "enabled": false}},
+		{method: "GET", path: "/v1/webhook_endpoint", route: "/v1/webhook_endpoint", key: sk, status: 200},
+		{method: "GET", path: "/v1/webhook_endpoint/secret", route: "/v1/webhook_endpoint/secret", key: sk, status: 200},
+		{method: "POST", path: "/v1/webhook_endpoint/rotate_secret", route: "/v1/webhook_endpoint/rotate_secret", key: sk, status: 200},
+		{method: "GET", path: "/v1/webhook_endpoint/secret", route: "/v1/webhook_endpoint/secret", key: sk, status: 200},
+		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
+		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+	}
+}
+
+// TestResponsesMatchOpenAPI validates real responses of every documented resource
+// against the document's schema for their route and status.
+func TestResponsesMatchOpenAPI(t *testing.T) {
+	s := loadSpec(t)
+	rc := webhooktest.NewReceiver(t)
+	h := newHarness(t, trusting(t, rc))
+	ids := map[string]string{}
+	fill := func(v string) string {
+		for k, id := range ids {
+			v = strings.ReplaceAll(v, "{"+k+"}", id)
+		}
+		return v
+	}
+	seen := map[string]bool{}
+	for _, c := range openapiScenario(rc.URL + "/hooks") {
+		body := c.body
+		if m, ok := body.(map[string]any); ok {
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = []byte(fill(string(b)))
+		}
+		key := h.key[c.key]
+		if c.key == "bogus" {
+			key = "sk_sandbox_" + strings.Repeat("x", 32)
+		}
+		r := h.do(c.method, fill(c.path), key, body, c.hdr...)
+		if r.Status != c.status {
+			t.Fatalf("%s %s: status %d, want %d: %.300s", c.method, c.path, r.Status, c.status, r.Body)
+		}
+		s.validate(t, c.route, c.method, r)
+		if c.save != "" {
+			ids[c.save], _ = r.json(t)["id"].(string)
+		}
+		seen[c.method+" "+c.route] = true
+	}
+	// Every registered route was exercised at least once (events: see pendingRoutes).
+	for r := range registeredRoutes(t) {
+		if !seen[r] && !pendingRoutes[r] {
+			t.Errorf("the scenario does not call %s", r)
+		}
+	}
+}
+
+// TestRateLimitedMatchesOpenAPI: a 429 carries Retry-After and the error envelope.
+func TestRateLimitedMatchesOpenAPI(t *testing.T) {
+	s := loadSpec(t)
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.RateLimit = 1 })
+	for i := 0; ; i++ {
+		r := h.do("GET", "/v1/whoami", h.key["public live"], nil)
+		if r.Status == http.StatusTooManyRequests {
+			s.validate(t, "/v1/whoami", "GET", r)
+			return
+		}
+		if i == 10 {
+			t.Fatalf("no 429 after %d requests at 1 req/s", i)
+		}
+	}
+}
