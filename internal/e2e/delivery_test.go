@@ -74,7 +74,12 @@ func (s *stack) worker() worker.Worker {
 }
 
 func (s *stack) starter(c client.Client) *workflows.Starter {
-	return &workflows.Starter{Client: c, Store: s.db.Store, RetryInterval: retryInterval,
+	return s.starterEvery(c, retryInterval)
+}
+
+// starterEvery starts deliveries whose attempts come every interval.
+func (s *stack) starterEvery(c client.Client, interval time.Duration) *workflows.Starter {
+	return &workflows.Starter{Client: c, Store: s.db.Store, RetryInterval: interval,
 		SweepAge: time.Millisecond, StartTimeout: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
@@ -124,6 +129,10 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 	}
 	if got := s.rc.Received(); len(got) != 1 || got[0].Header.Get("webhook-id") != ev.ID || string(got[0].Body) != ev.Payload {
 		t.Fatalf("receiver got %d requests", len(got))
+	}
+	// The event is marked delivered by the activity, a moment before the run completes.
+	if err := c.GetWorkflow(ctx, ev.WorkflowID, ev.RunID).Get(ctx, nil); err != nil {
+		t.Fatalf("run ended with %v", err)
 	}
 	desc, err := c.DescribeWorkflowExecution(ctx, ev.WorkflowID, ev.RunID)
 	if err != nil {
@@ -199,13 +208,16 @@ func TestWorkerReplacedMidDeliveries(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, webhooktest.AckSentence)
 	})
+	// A long interval keeps the first worker from making the second attempts itself, even
+	// on a slow (race-instrumented, loaded) machine.
+	const interval = 6 * time.Second
 	first := s.worker()
 	evs := s.events(10)
-	s.starter(s.ts.GetDefaultClient()).Dispatch(context.Background(), evs)
+	s.starterEvery(s.ts.GetDefaultClient(), interval).Dispatch(context.Background(), evs)
 	s.waitStatus(evs, models.EventRetrying, 20*time.Second)
 	first.Stop()
 
-	time.Sleep(3 * retryInterval) // retries fall due while no worker runs
+	time.Sleep(interval + time.Second) // retries fall due while no worker runs
 	for _, e := range evs {
 		if st := s.db.Load(t, e.ID).Status; st != models.EventRetrying {
 			t.Fatalf("event %s is %s with no worker running", e.ID, st)
@@ -213,7 +225,7 @@ func TestWorkerReplacedMidDeliveries(t *testing.T) {
 	}
 	second := s.worker()
 	defer second.Stop()
-	s.waitStatus(evs, models.EventDelivered, 30*time.Second)
+	s.waitStatus(evs, models.EventDelivered, 30*time.Second+interval)
 	for _, e := range evs {
 		as, err := s.db.Store.DeliveryAttempts(context.Background(), s.db.Env, e.ID)
 		if err != nil || len(as) != 2 || as[0].Outcome != models.AttemptFailed || as[1].Outcome != models.AttemptSucceeded || as[1].Number != 2 {
