@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -37,6 +38,7 @@ type Deps struct {
 	Log      *slog.Logger
 	Ready    []Check
 	Dispatch Dispatcher // nil: events wait for the sweeper
+	Replay   Replayer   // nil: no replays (503 replay_unavailable, no dashboard buttons)
 }
 
 // Server holds the handlers' dependencies.
@@ -47,6 +49,7 @@ type Server struct {
 	log      *slog.Logger
 	ready    []Check
 	dispatch Dispatcher
+	replay   *replay.Service
 }
 
 // New builds the HTTP handler of the API.
@@ -55,6 +58,7 @@ func New(d Deps) http.Handler {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.replay = newReplays(d.Replay, s.store, s.log)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -78,7 +82,7 @@ func New(d Deps) http.Handler {
 	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
 	secret := v1.Group("", requireSecret, lim.handle)
 	s.routes(secret)
-	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log})
+	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log, Replay: s.dashboardReplayer()})
 	return r
 }
 
@@ -88,6 +92,7 @@ func (s *Server) routes(v1 *gin.RouterGroup) {
 	s.accountDealRoutes(v1)
 	s.usageRoutes(v1)
 	s.webhookRoutes(v1)
+	s.eventRoutes(v1)
 }
 
 // dispatched hands committed events to the dispatcher, if any.

@@ -18,6 +18,8 @@ import (
 type StarterStore interface {
 	MarkDispatched(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
 	UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
+	MarkReplayed(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
+	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // for run summaries
 }
 
 var _ StarterStore = (*store.Store)(nil)
@@ -68,7 +70,7 @@ func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(e), WorkflowName, s.input(e))
+	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled), WorkflowName, s.input(e))
 	runID := ""
 	switch {
 	case err == nil:
@@ -82,12 +84,16 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
-func (s *Starter) options(e models.Event) client.StartWorkflowOptions {
+// options are the start options of a scheduled delivery; Replay adjusts the policies.
+func (s *Starter) options(ctx context.Context, e models.Event, trigger string) client.StartWorkflowOptions {
+	summary, details := s.describe(ctx, e, trigger)
 	return client.StartWorkflowOptions{
 		ID:                    WorkflowID(e.ID),
 		TaskQueue:             TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: SearchAttributesOf(e),
+		StaticSummary:         summary,
+		StaticDetails:         details,
 	}
 }
 

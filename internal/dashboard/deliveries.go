@@ -144,11 +144,7 @@ func (h *handler) showDelivery(c *gin.Context) {
 
 // temporalURL links to the event's run in the Temporal UI ("" before a run exists).
 func (h *handler) temporalURL(e models.Event) string {
-	if e.WorkflowID == "" || e.RunID == "" || h.cfg.TemporalUIURL == "" {
-		return ""
-	}
-	return h.cfg.TemporalUIURL + "/namespaces/" + url.PathEscape(h.cfg.TemporalNamespace) + "/workflows/" +
-		url.PathEscape(e.WorkflowID) + "/" + url.PathEscape(e.RunID) + "/history"
+	return h.cfg.TemporalRunURL(e.WorkflowID, e.RunID)
 }
 
 func indentJSON(s string) string {

@@ -11,11 +11,7 @@ import (
 // DashboardEvents lists an environment's events for the dashboard's Deliveries page,
 // newest first, optionally only those of one status.
 func (s *Store) DashboardEvents(ctx context.Context, env Env, status string, page Page) ([]models.Event, bool, error) {
-	q := s.in(ctx, env)
-	if status != "" {
-		q = q.Where("status = ?", status)
-	}
-	return paginate[models.Event](q, "events", page)
+	return s.Events(ctx, env, EventFilter{Status: status}, page)
 }
 
 // DashboardEvent loads one event of the environment.

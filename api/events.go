@@ -1,0 +1,176 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/models"
+)
+
+// eventStatuses are the delivery statuses of CONTRACT §8.
+var eventStatuses = []string{models.EventPending, models.EventRetrying, models.EventDelivered, models.EventFailed, models.EventSkipped}
+
+// eventRoutes registers CONTRACT §9's events and replays (secret keys only).
+func (s *Server) eventRoutes(v1 *gin.RouterGroup) {
+	v1.GET("/events", s.listEvents)
+	v1.GET("/events/:id", s.getEvent)
+	v1.POST("/events/:id/replay", s.replayEvent)
+	v1.POST("/events/replay", s.replayEvents)
+	v1.GET("/events/replay/:id", s.getReplayJob)
+}
+
+type eventObject struct {
+	ID            string          `json:"id"`
+	Object        string          `json:"object"`
+	Type          string          `json:"type"`
+	Status        string          `json:"status"`
+	ObjectID      string          `json:"object_id"`
+	ObjectType    string          `json:"object_type"`
+	Environment   string          `json:"environment"`
+	CreatedAt     string          `json:"created_at"`
+	Payload       json.RawMessage `json:"payload"` // the webhook body, as sent
+	Attempts      []attemptObject `json:"attempts"`
+	WorkflowID    *string         `json:"workflow_id"`
+	RunID         *string         `json:"run_id"`
+	TemporalUIURL *string         `json:"temporal_ui_url"`
+}
+
+type attemptObject struct {
+	Number          int     `json:"number"`
+	Trigger         string  `json:"trigger"`
+	RunID           string  `json:"run_id"`
+	StartedAt       string  `json:"started_at"`
+	DurationMS      int64   `json:"duration_ms"`
+	StatusCode      *int    `json:"status_code"`
+	ResponseExcerpt string  `json:"response_excerpt"`
+	Error           *string `json:"error"`
+	Outcome         string  `json:"outcome"`
+	URL             string  `json:"url,omitempty"`
+	Method          string  `json:"method,omitempty"`
+}
+
+// toEventObject converts an event row and its attempts (oldest first).
+func (s *Server) toEventObject(e models.Event, attempts []models.DeliveryAttempt) eventObject {
+	o := eventObject{
+		ID: e.ID, Object: "event", Type: e.Type, Status: e.Status, ObjectID: e.ObjectID,
+		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
+		Payload: json.RawMessage(e.Payload), Attempts: make([]attemptObject, len(attempts)),
+		WorkflowID: nonEmpty(e.WorkflowID), RunID: nonEmpty(e.RunID),
+		TemporalUIURL: nonEmpty(s.cfg.TemporalRunURL(e.WorkflowID, e.RunID)),
+	}
+	for i, a := range attempts {
+		o.Attempts[i] = attemptObject{
+			Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
+			DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
+			Outcome: a.Outcome, URL: a.URL, Method: a.Method,
+		}
+		if a.StatusCode != 0 {
+			code := a.StatusCode
+			o.Attempts[i].StatusCode = &code
+		}
+	}
+	return o
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// eventFilter reads and checks the list filters of GET /v1/events.
+func eventFilter(c *gin.Context) (store.EventFilter, error) {
+	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: c.Query("object_id")}
+	var fs apperr.Faults
+	checkEventFilter(&fs, f.Type, f.Status)
+	if len(f.ObjectID) > 255 {
+		fs.Invalid("object_id", "object_id must be at most 255 characters.")
+	}
+	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", &fs), timeQuery(c, "created_before", &fs)
+	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
+	return f, fs.Err()
+}
+
+func checkEventFilter(fs *apperr.Faults, typ, status string) {
+	if typ != "" && !slices.Contains(webhook.EventTypes, typ) {
+		fs.Invalid("type", "type must be one of %v.", webhook.EventTypes)
+	}
+	if status != "" && !slices.Contains(eventStatuses, status) {
+		fs.Invalid("status", "status must be one of %v.", eventStatuses)
+	}
+}
+
+func checkRange(fs *apperr.Faults, after, before *time.Time) {
+	if after != nil && before != nil && !after.Before(*before) {
+		fs.Invalid("created_before", "created_before must be later than created_after.")
+	}
+}
+
+func (s *Server) listEvents(c *gin.Context) {
+	page, err := pageParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f, err := eventFilter(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	env := principal(c).Env
+	events, more, err := s.store.Events(c.Request.Context(), env, f, page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := s.withAttempts(c, env, events)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(out, more))
+}
+
+// withAttempts converts events, loading their attempts in one query.
+func (s *Server) withAttempts(c *gin.Context, env store.Env, events []models.Event) ([]eventObject, error) {
+	ids := make([]string, len(events))
+	for i, e := range events {
+		ids[i] = e.ID
+	}
+	attempts, err := s.store.AttemptsOf(c.Request.Context(), env, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]eventObject, len(events))
+	for i, e := range events {
+		out[i] = s.toEventObject(e, attempts[e.ID])
+	}
+	return out, nil
+}
+
+func (s *Server) getEvent(c *gin.Context) {
+	env := principal(c).Env
+	e, err := s.store.DashboardEvent(c.Request.Context(), env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.renderEvent(c, http.StatusOK, env, e)
+}
+
+func (s *Server) renderEvent(c *gin.Context, status int, env store.Env, e models.Event) {
+	out, err := s.withAttempts(c, env, []models.Event{e})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(status, out[0])
+}

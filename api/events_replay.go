@@ -1,0 +1,187 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/dashboard"
+	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Replayer starts a new delivery run of an event (CONTRACT §9/§10): *workflows.Starter
+// implements it. It answers a ConflictError delivery_in_progress while a run is under way.
+type Replayer interface {
+	Replay(ctx context.Context, e models.Event) error
+}
+
+// resumeEvery is how often the API looks for replay jobs orphaned by a dead process.
+const resumeEvery = time.Minute
+
+// newReplays builds the replay service of a process that can start workflows (nil
+// without a Replayer) and starts resuming the jobs other processes left unfinished.
+func newReplays(r Replayer, st *store.Store, log *slog.Logger) *replay.Service {
+	if r == nil {
+		return nil
+	}
+	svc := &replay.Service{Store: st, Starter: r, Log: log}
+	go svc.RunResumer(context.Background(), resumeEvery)
+	return svc
+}
+
+// dashboardReplayer is the dashboard's replay buttons' engine (nil hides them).
+func (s *Server) dashboardReplayer() dashboard.Replayer {
+	if s.replay == nil {
+		return nil
+	}
+	return s.replay
+}
+
+func (s *Server) replays() (*replay.Service, error) {
+	if s.replay == nil {
+		return nil, apperr.Request(http.StatusServiceUnavailable, "replay_unavailable", "",
+			"Replays are not available from this API process (it has no Temporal client).")
+	}
+	return s.replay, nil
+}
+
+func (s *Server) replayEvent(c *gin.Context) {
+	svc, err := s.replays()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	env := principal(c).Env
+	e, err := svc.One(c.Request.Context(), env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.renderEvent(c, http.StatusAccepted, env, e)
+}
+
+// replayRequest is the filter of a bulk replay; times are RFC 3339 or Unix seconds.
+type replayRequest struct {
+	Status        string          `json:"status"`
+	Type          string          `json:"type"`
+	CreatedAfter  json.RawMessage `json:"created_after"`
+	CreatedBefore json.RawMessage `json:"created_before"`
+}
+
+type replayJobObject struct {
+	ID         string         `json:"id"`
+	Object     string         `json:"object"`
+	Status     string         `json:"status"`
+	Matched    int            `json:"matched"`
+	Replayed   int            `json:"replayed"`
+	Failed     int            `json:"failed"` // could not start: delivery in progress, Temporal error
+	Filter     map[string]any `json:"filter"`
+	CreatedAt  string         `json:"created_at"`
+	FinishedAt *string        `json:"finished_at"`
+}
+
+func toReplayJobObject(j models.ReplayJob) replayJobObject {
+	filter := map[string]any{"created_before": j.CreatedBefore.UTC().Format(time.RFC3339Nano)}
+	for k, v := range map[string]string{"status": j.FilterStatus, "type": j.FilterType} {
+		if v != "" {
+			filter[k] = v
+		}
+	}
+	if j.CreatedAfter != nil {
+		filter["created_after"] = j.CreatedAfter.UTC().Format(time.RFC3339Nano)
+	}
+	o := replayJobObject{ID: j.ID, Object: "replay_job", Status: j.Status, Matched: j.Matched,
+		Replayed: j.Replayed, Failed: j.Failed, Filter: filter, CreatedAt: j.CreatedAt.UTC().Format(time.RFC3339Nano)}
+	if j.FinishedAt != nil {
+		o.FinishedAt = nonEmpty(j.FinishedAt.UTC().Format(time.RFC3339Nano))
+	}
+	return o
+}
+
+// toReplayFilter checks a bulk replay's filter: at least one criterion, so that an
+// empty body never replays a whole environment by accident.
+func toReplayFilter(r replayRequest) (store.EventFilter, error) {
+	f := store.EventFilter{Status: r.Status, Type: r.Type}
+	var fs apperr.Faults
+	checkEventFilter(&fs, f.Type, f.Status)
+	f.CreatedAfter = timeValue(r.CreatedAfter, "created_after", &fs)
+	f.CreatedBefore = timeValue(r.CreatedBefore, "created_before", &fs)
+	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
+	if f == (store.EventFilter{}) && len(fs) == 0 {
+		fs.Missing("status")
+		fs[0].Message = "Give at least one filter: status, type, created_after or created_before."
+	}
+	return f, fs.Err()
+}
+
+// timeValue reads a JSON time: an RFC 3339 string or integer Unix seconds (as a number
+// or a string of digits), like the list filters. null or absent means none.
+func timeValue(raw json.RawMessage, name string, fs *apperr.Faults) *time.Time {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	text := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			text = ""
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, text); err == nil {
+		t = t.UTC()
+		return &t
+	}
+	if sec, err := strconv.ParseInt(text, 10, 64); err == nil && sec >= 0 && sec < 1<<40 {
+		t := time.Unix(sec, 0).UTC()
+		return &t
+	}
+	fs.Invalid(name, "%s must be an RFC 3339 time or integer Unix seconds.", name)
+	return nil
+}
+
+func (s *Server) replayEvents(c *gin.Context) {
+	var req replayRequest
+	if err := bindJSON(c, &req); err != nil {
+		fail(c, err)
+		return
+	}
+	f, err := toReplayFilter(req)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	svc, err := s.replays()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	j, err := svc.StartJob(c.Request.Context(), principal(c).Env, f)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, toReplayJobObject(j))
+}
+
+func (s *Server) getReplayJob(c *gin.Context) {
+	svc, err := s.replays()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	j, err := svc.Job(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toReplayJobObject(j))
+}

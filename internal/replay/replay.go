@@ -1,0 +1,220 @@
+// Package replay starts new delivery runs of stored events (CONTRACT §9): one event at
+// once, or every event matching a filter in a background job whose progress is kept in
+// the database, so that replaying thousands of events never holds a request open.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Starter starts a new delivery run of one event (workflows.Starter.Replay): a
+// ConflictError delivery_in_progress while a run of it is under way.
+type Starter interface {
+	Replay(ctx context.Context, e models.Event) error
+}
+
+// Store is what replays need of the database.
+type Store interface {
+	DashboardEvent(ctx context.Context, env store.Env, id string) (models.Event, error)
+	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time) (models.ReplayJob, error)
+	ReplayJob(ctx context.Context, env store.Env, id string) (models.ReplayJob, error)
+	EventsAfter(ctx context.Context, env store.Env, f store.EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.Event, error)
+	AdvanceReplayJob(ctx context.Context, env store.Env, id string, p store.ReplayProgress, now time.Time) error
+	FinishReplayJob(ctx context.Context, env store.Env, id string, now time.Time) error
+	ClaimStaleReplayJobs(ctx context.Context, staleBefore, now time.Time, limit int) ([]models.ReplayJob, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Defaults of a Service.
+const (
+	DefaultBatch       = 100             // events per progress update
+	DefaultConcurrency = 8               // replays started at once
+	DefaultStaleAfter  = 2 * time.Minute // a running job without progress for this long is resumed
+)
+
+// Service replays events. Jobs run in goroutines of the process that created them; a
+// job whose process died is resumed by RunResumer in any process, from its cursor.
+type Service struct {
+	Store       Store
+	Starter     Starter
+	Log         *slog.Logger
+	Batch       int
+	Concurrency int
+	StaleAfter  time.Duration
+
+	wg sync.WaitGroup // running jobs, for Wait
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+func orInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// One replays one event of the environment and returns it as stored afterwards
+// (ErrNotFound for an id of another environment).
+func (s *Service) One(ctx context.Context, env store.Env, id string) (models.Event, error) {
+	e, err := s.Store.DashboardEvent(ctx, env, id)
+	if err != nil {
+		return e, err
+	}
+	if err := s.Starter.Replay(ctx, e); err != nil {
+		return e, err
+	}
+	return s.Store.DashboardEvent(ctx, env, id)
+}
+
+// Replay replays one event (the dashboard's button).
+func (s *Service) Replay(ctx context.Context, env store.Env, id string) error {
+	_, err := s.One(ctx, env, id)
+	return err
+}
+
+// ReplayFailed starts a job replaying every failed event of the environment (the
+// dashboard's button) and says how many events it matched.
+func (s *Service) ReplayFailed(ctx context.Context, env store.Env) (int, error) {
+	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed})
+	return j.Matched, err
+}
+
+// StartJob records a job for the events matching f and runs it in the background.
+func (s *Service) StartJob(ctx context.Context, env store.Env, f store.EventFilter) (models.ReplayJob, error) {
+	j, err := s.Store.CreateReplayJob(ctx, env, f, time.Now())
+	if err != nil {
+		return j, err
+	}
+	if j.Status == models.ReplayJobRunning {
+		s.spawn(j)
+	}
+	return j, nil
+}
+
+// Job loads a job of the environment.
+func (s *Service) Job(ctx context.Context, env store.Env, id string) (models.ReplayJob, error) {
+	return s.Store.ReplayJob(ctx, env, id)
+}
+
+// Wait blocks until the jobs this process runs have ended (tests, graceful stops).
+func (s *Service) Wait() { s.wg.Wait() }
+
+func (s *Service) spawn(j models.ReplayJob) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		// Detached from the request that created the job: the job outlives it.
+		if err := s.run(context.Background(), j); err != nil {
+			s.log().Warn("replay job stopped; it resumes once stale", "job_id", j.ID, "err", err)
+		}
+	}()
+}
+
+// run replays the job's events batch by batch, oldest first, from its cursor.
+func (s *Service) run(ctx context.Context, j models.ReplayJob) error {
+	env, f := store.JobEnv(j), store.JobFilter(j)
+	cursorAt, cursorID := j.CursorAt, j.CursorID
+	for {
+		events, err := s.Store.EventsAfter(ctx, env, f, cursorAt, cursorID, orInt(s.Batch, DefaultBatch))
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			return s.Store.FinishReplayJob(ctx, env, j.ID, time.Now().UTC())
+		}
+		p := s.replayBatch(ctx, events)
+		if err := s.Store.AdvanceReplayJob(ctx, env, j.ID, p, time.Now().UTC()); err != nil {
+			return err
+		}
+		cursorAt, cursorID = &p.CursorAt, p.CursorID
+	}
+}
+
+// replayBatch starts the events' replays, a few at once, and counts the outcomes. An
+// event that cannot be replayed (in progress, Temporal error) counts as failed.
+func (s *Service) replayBatch(ctx context.Context, events []models.Event) store.ReplayProgress {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		p   store.ReplayProgress
+		sem = make(chan struct{}, orInt(s.Concurrency, DefaultConcurrency))
+	)
+	for _, e := range events {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := s.Starter.Replay(ctx, e)
+			if err != nil && !isConflict(err) {
+				s.log().Warn("replay of event failed", "event_id", e.ID, "err", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				p.Failed++
+			} else {
+				p.Replayed++
+			}
+		}()
+	}
+	wg.Wait()
+	last := events[len(events)-1]
+	p.CursorAt, p.CursorID = last.CreatedAt, last.ID
+	return p
+}
+
+func isConflict(err error) bool {
+	var c *apperr.ConflictError
+	return errors.As(err, &c)
+}
+
+// ResumeStale claims the running jobs nobody has advanced for StaleAfter (their process
+// died or restarted) and runs them here, from their cursor. It returns how many.
+func (s *Service) ResumeStale(ctx context.Context) (int, error) {
+	now := time.Now().UTC()
+	stale := s.StaleAfter
+	if stale <= 0 {
+		stale = DefaultStaleAfter
+	}
+	jobs, err := s.Store.ClaimStaleReplayJobs(ctx, now.Add(-stale), now, 10)
+	for _, j := range jobs {
+		s.log().Info("resuming replay job", "job_id", j.ID, "replayed", j.Replayed, "matched", j.Matched)
+		s.spawn(j)
+	}
+	if err != nil {
+		return len(jobs), fmt.Errorf("resume replay jobs: %w", err)
+	}
+	return len(jobs), nil
+}
+
+// RunResumer calls ResumeStale now and then every interval until ctx ends.
+func (s *Service) RunResumer(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := s.ResumeStale(ctx); err != nil && ctx.Err() == nil {
+			s.log().Warn("replay job resumer", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package replaycli_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replaycli"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/models"
+)
+
+// replayer records replays in place of Temporal (internal/e2e runs the command against
+// the real one) and puts the event back to pending as the real one does.
+type replayer struct {
+	st  *store.Store
+	mu  sync.Mutex
+	ids []string
+}
+
+func (r *replayer) Replay(ctx context.Context, e models.Event) error {
+	r.mu.Lock()
+	r.ids = append(r.ids, e.ID)
+	r.mu.Unlock()
+	return r.st.SetEventStatus(ctx, store.EnvOf(e), e.ID, models.EventPending)
+}
+
+type fixture struct {
+	url, key string
+	rp       *replayer
+	failed   []string // failed account-created events
+	other    string   // an account-updated event, failed too
+	ok       string   // a pending event
+}
+
+// newFixture: a real API over a fresh database; three accounts created, the first
+// renamed; two creations and the rename failed.
+func newFixture(t *testing.T) *fixture {
+	cfg, err := config.Load(flag.NewFlagSet("t", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := testdb.New(t)
+	km := keys.NewManager(st)
+	ctx := context.Background()
+	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := km.Create(ctx, org.ID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &replayer{st: st}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Replay: rp, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(srv.Close)
+	f := &fixture{url: srv.URL, key: k.Plain, rp: rp}
+	c := apiclient.New(srv.URL, k.Plain)
+	env, err := st.Environment(ctx, org.ID, "sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounts []string
+	for _, name := range []string{"A", "B", "C"} {
+		var out map[string]any
+		if err := c.Do(ctx, "POST", "/v1/accounts", map[string]any{"name": name}, &out); err != nil {
+			t.Fatal(err)
+		}
+		accounts = append(accounts, out["id"].(string))
+	}
+	if err := c.Do(ctx, "PATCH", "/v1/accounts/"+accounts[0], map[string]any{"name": "A2"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	fail := func(id string) {
+		if err := st.SetEventStatus(ctx, env, id, models.EventFailed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, a := range accounts {
+		evs, err := st.EventsForObject(ctx, env, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i {
+		case 0:
+			f.failed = append(f.failed, evs[0].ID)
+			f.other = evs[1].ID
+			fail(evs[0].ID)
+			fail(evs[1].ID)
+		case 1:
+			f.failed = append(f.failed, evs[0].ID)
+			fail(evs[0].ID)
+		default:
+			f.ok = evs[0].ID
+		}
+	}
+	return f
+}
+
+func (f *fixture) run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	args = append([]string{"--api", f.url, "--api-key", f.key, "--poll", "10ms"}, args...)
+	err = replaycli.Run(context.Background(), args, &o, &e)
+	return o.String(), e.String(), err
+}
+
+func TestUsageErrors(t *testing.T) {
+	f := newFixture(t)
+	for _, args := range [][]string{
+		{},
+		{"--failed", "some-id"},
+		{"--env", "staging", "--failed"},
+		{"--since", "24h", "some-id"},
+		{"--failed", "--since", "-1h"},
+		{"--no-such-flag"},
+	} {
+		if _, _, err := f.run(t, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if len(f.rp.ids) != 0 {
+		t.Fatalf("a refused command replayed %v", f.rp.ids)
+	}
+}
+
+func TestReplayByID(t *testing.T) {
+	f := newFixture(t)
+	// Flags may follow the ids; an unknown id is reported, the others still replayed.
+	out, errOut, err := f.run(t, f.failed[0], "00000000-0000-0000-0000-000000000000", "--env", "sandbox", f.ok)
+	if err == nil || !strings.Contains(errOut, "00000000-0000-0000-0000-000000000000: 404 resource_missing") {
+		t.Fatalf("err %v, stderr %q", err, errOut)
+	}
+	if !strings.Contains(out, "replayed 2 of 3 event(s)") || !strings.Contains(errOut, "[####################] 3/3") {
+		t.Errorf("stdout %q, stderr %q", out, errOut)
+	}
+	if len(f.rp.ids) != 2 || f.rp.ids[0] != f.failed[0] || f.rp.ids[1] != f.ok {
+		t.Errorf("replayed %v", f.rp.ids)
+	}
+}
+
+func TestFailedDryRunThenBulk(t *testing.T) {
+	f := newFixture(t)
+	out, _, err := f.run(t, "--failed", "--since", "1h", "--type", "account-created", "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range f.failed {
+		if !strings.Contains(out, "would replay "+id) {
+			t.Errorf("dry run does not list %s:\n%s", id, out)
+		}
+	}
+	if strings.Contains(out, f.other) || strings.Contains(out, f.ok) || !strings.Contains(out, "2 failed event(s) would be replayed") {
+		t.Errorf("dry run lists:\n%s", out)
+	}
+	if len(f.rp.ids) != 0 {
+		t.Fatalf("dry run replayed %v", f.rp.ids)
+	}
+
+	out, errOut, err := f.run(t, "--failed", "--since", "1h")
+	if err != nil {
+		t.Fatalf("bulk: %v (%s)", err, errOut)
+	}
+	if !strings.Contains(out, "matched 3, replayed 3, not replayed 0") || !strings.Contains(errOut, "] 3/3") {
+		t.Errorf("stdout %q, stderr %q", out, errOut)
+	}
+	if len(f.rp.ids) != 3 {
+		t.Errorf("replayed %v", f.rp.ids)
+	}
+	// Nothing failed is left.
+	if out, _, err := f.run(t, "--failed", "--dry-run"); err != nil || !strings.Contains(out, "0 failed event(s)") {
+		t.Errorf("after the bulk replay: %q %v", out, err)
+	}
+}

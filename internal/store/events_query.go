@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+// EventFilter narrows event lists (GET /v1/events, bulk replay, the dashboard); empty
+// fields do not filter. CreatedAfter is inclusive and CreatedBefore exclusive.
+type EventFilter struct {
+	Type, Status, ObjectID      string
+	CreatedAfter, CreatedBefore *time.Time
+}
+
+func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
+	if f.Type != "" {
+		q = q.Where("type = ?", f.Type)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ObjectID != "" {
+		q = q.Where("object_id = ?", f.ObjectID)
+	}
+	if f.CreatedAfter != nil {
+		q = q.Where("created_at >= ?", *f.CreatedAfter)
+	}
+	if f.CreatedBefore != nil {
+		q = q.Where("created_at < ?", *f.CreatedBefore)
+	}
+	return q
+}
+
+// Events lists an environment's events matching f, newest first.
+func (s *Store) Events(ctx context.Context, env Env, f EventFilter, page Page) ([]models.Event, bool, error) {
+	rows, more, err := paginate[models.Event](f.apply(s.in(ctx, env)), "events", page)
+	if err != nil {
+		return nil, false, fmt.Errorf("events: %w", err)
+	}
+	return rows, more, nil
+}
+
+// CountEvents counts an environment's events matching f.
+func (s *Store) CountEvents(ctx context.Context, env Env, f EventFilter) (int, error) {
+	var n int64
+	if err := f.apply(s.in(ctx, env)).Model(&models.Event{}).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count events: %w", err)
+	}
+	return int(n), nil
+}
+
+// EventsAfter lists up to limit events matching f, oldest first, strictly after the
+// cursor (created_at, id) when one is given: the bulk replay walks them this way.
+func (s *Store) EventsAfter(ctx context.Context, env Env, f EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.Event, error) {
+	q := f.apply(s.in(ctx, env))
+	if cursorAt != nil {
+		q = q.Where("(created_at > ?) OR (created_at = ? AND id > ?)", *cursorAt, *cursorAt, cursorID)
+	}
+	var rows []models.Event
+	if err := q.Order("created_at, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("events to replay: %w", err)
+	}
+	return rows, nil
+}
+
+// AttemptsOf returns the delivery attempts of each listed event, oldest first.
+func (s *Store) AttemptsOf(ctx context.Context, env Env, eventIDs []string) (map[string][]models.DeliveryAttempt, error) {
+	out := make(map[string][]models.DeliveryAttempt, len(eventIDs))
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	var rows []models.DeliveryAttempt
+	if err := s.in(ctx, env).Where("event_id IN ?", eventIDs).Order("started_at, number").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("attempts of events: %w", err)
+	}
+	for _, a := range rows {
+		out[a.EventID] = append(out[a.EventID], a)
+	}
+	return out, nil
+}
+
+// MarkReplayed records the new run of a replayed event and puts the event back to
+// pending, unless the new run already recorded an attempt (it may be that fast): then
+// the status that attempt set stands. One statement, so the two cannot interleave badly.
+func (s *Store) MarkReplayed(ctx context.Context, env Env, eventID, workflowID, runID string, at time.Time) error {
+	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(map[string]any{
+		"workflow_id":   workflowID,
+		"run_id":        runID,
+		"dispatched_at": gorm.Expr("COALESCE(dispatched_at, ?)", at),
+		"updated_at":    at,
+		"status": gorm.Expr("CASE WHEN EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = events.id AND a.run_id = ?) THEN status ELSE ? END",
+			runID, models.EventPending),
+	})
+	if res.Error != nil {
+		return fmt.Errorf("mark event %s replayed: %w", eventID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
+	}
+	return nil
+}

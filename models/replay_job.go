@@ -1,0 +1,31 @@
+package models
+
+import "time"
+
+// Replay job statuses.
+const (
+	ReplayJobRunning = "running"
+	ReplayJobDone    = "done"
+)
+
+// ReplayJob is one bulk replay (POST /v1/events/replay): the filter it was given, its
+// progress, and a cursor so that a job cut by a restart resumes where it stopped.
+type ReplayJob struct {
+	ID             string `gorm:"primaryKey"`
+	OrganizationID string
+	EnvironmentID  string
+	Status         string
+	FilterStatus   string
+	FilterType     string
+	CreatedAfter   *time.Time // inclusive
+	CreatedBefore  time.Time  // exclusive; frozen at creation so new events never join
+	Matched        int
+	Replayed       int
+	Failed         int        // events whose replay could not start (delivery in progress…)
+	CursorAt       *time.Time // created_at of the last event handled (oldest first)
+	CursorID       string
+	HeartbeatAt    time.Time // the owner's last progress; stale → another process resumes
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	FinishedAt     *time.Time
+}
