@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/revops/revops/internal/demo"
+	"github.com/revops/revops/internal/devstack"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/localca"
+	"github.com/revops/revops/workflows"
+)
+
+// runDev starts the whole product on one machine: an embedded Temporal server and UI,
+// SQLite, the API and the worker, with a demo organization and its keys.
+func runDev(ctx context.Context, args []string) error {
+	cfg, err := loadConfig(newFlagSet("dev"), "dev", args)
+	if err != nil {
+		return err
+	}
+	if cfg.TLSCert == "" && !isLoopback(cfg.HTTPAddr) {
+		return fmt.Errorf("dev serves plain HTTP only on loopback; %s is not (use 127.0.0.1:PORT, or give --tls-cert/--tls-key)", cfg.HTTPAddr)
+	}
+	log := newLogger(cfg).With("component", "dev")
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+
+	// Webhooks to `revops listen` use certificates of the local CA: trust it.
+	if _, err := localca.Ensure(cfg.DataDir); err != nil {
+		return err
+	}
+	if cfg.WebhookCAFile == "" {
+		cfg.WebhookCAFile = localca.CertPath(cfg.DataDir)
+	}
+
+	stack, err := devstack.Start(ctx, devstack.Options{
+		DataDir:          cfg.DataDir,
+		FrontendAddr:     cfg.TemporalAddress,
+		UIAddr:           cfg.TemporalUIAddr,
+		Namespace:        cfg.TemporalNamespace,
+		SearchAttributes: workflows.SearchAttributes,
+		Logger:           log,
+		Verbose:          cfg.TemporalVerbose,
+	})
+	if err != nil {
+		return fmt.Errorf("start embedded Temporal: %w", err)
+	}
+	defer func() {
+		if err := stack.Stop(); err != nil {
+			log.Warn("stop embedded Temporal", "err", err)
+		}
+	}()
+
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := demo.Ensure(ctx, st, keys.NewManager(st), cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("prepare demo organization: %w", err)
+	}
+	tc, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	go func() { errc <- runParts(ctx, cfg, log, st, tc, true, true, ready) }()
+	select {
+	case addr := <-ready:
+		printBanner(addr, stack.UIURL(), stack.FrontendAddr(), cfg.TemporalNamespace, cfg.DataDir, d)
+	case err := <-errc:
+		return err
+	}
+	err = <-errc
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	fmt.Println("Revops dev stopped.")
+	return err
+}
+
+func printBanner(apiAddr, uiURL, temporalAddr, namespace, dataDir string, d demo.Result) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nRevops dev is running (Ctrl-C stops it).\n")
+	fmt.Fprintf(&b, "  API:          http://%s\n", apiAddr)
+	fmt.Fprintf(&b, "  Dashboard:    http://%s/dashboard\n", apiAddr)
+	fmt.Fprintf(&b, "  Temporal UI:  %s\n", uiURL)
+	fmt.Fprintf(&b, "  Temporal:     %s (namespace %s)\n", temporalAddr, namespace)
+	fmt.Fprintf(&b, "  Data:         %s\n\n", dataDir)
+	var sandboxSecret string
+	for _, k := range d.Keys {
+		fmt.Fprintln(&b, k.Line())
+		if k.Type == "secret" && k.Env == "sandbox" {
+			sandboxSecret = k.Plain
+		}
+	}
+	if d.Password != "" {
+		fmt.Fprintf(&b, "dashboard login: %s password: %s\n", demo.Email, d.Password)
+	} else {
+		fmt.Fprintf(&b, "dashboard login: %s (password shown at first start; new one: revops orgs reset-password --email %s)\n", demo.Email, demo.Email)
+	}
+	fmt.Fprintf(&b, "\nTry: curl -H \"Authorization: Bearer %s\" http://%s/v1/whoami\n", sandboxSecret, apiAddr)
+	fmt.Print(b.String())
+}

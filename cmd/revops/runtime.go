@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/store"
+)
+
+// loadConfig parses a command's flags (fs may hold command-specific ones).
+func loadConfig(fs *flag.FlagSet, mode string, args []string) (config.Config, error) {
+	return config.Load(fs, mode, args)
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	return flag.NewFlagSet("revops "+name, flag.ContinueOnError)
+}
+
+// newLogger logs text in dev and JSON in production.
+func newLogger(cfg config.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Mode == "dev" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+// openStore opens the database and applies pending migrations.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if len(applied) > 0 {
+		log.Info("migrations applied", "migrations", strings.Join(applied, ","))
+	}
+	metrics.RegisterOutbox(st.OutboxBacklogAge)
+	return st, nil
+}
+
+// dialTemporal connects to the Temporal frontend; the SDK logs at warn and above only.
+func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
+	c, err := client.DialContext(ctx, temporalOptions(cfg, log))
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	return c, nil
+}
+
+// warnOnly drops SDK chatter below warn.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+// serveHTTP runs srv until ctx ends, then lets in-flight requests finish (up to 20 s).
+func serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener, tlsCert, tlsKey string) error {
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		if tlsCert != "" {
+			err = srv.ServeTLS(ln, tlsCert, tlsKey)
+		} else {
+			err = srv.Serve(ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			errc <- err
+		}
+		close(errc)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	return <-errc
+}
+
+// isLoopback tells whether a listen address only accepts local connections.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
