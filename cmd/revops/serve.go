@@ -30,8 +30,10 @@ func runProduction(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	withAPI, withWorker := mode != "worker", mode != "api"
-	if withAPI && cfg.TLSCert == "" && cfg.TLS != "proxy" {
-		return errors.New("refusing to serve plain HTTP: give --tls-cert/--tls-key, or set REVOPS_TLS=proxy behind a TLS-terminating proxy")
+	if withAPI {
+		if err := cfg.CheckServeTLS(); err != nil {
+			return err
+		}
 	}
 	log := newLogger(cfg).With("component", mode)
 	st, err := openStore(ctx, cfg, log)

@@ -174,3 +174,12 @@ func (c Config) IsPostgres() bool {
 
 // AckSentence is what a receiver's body must contain for a delivery to count.
 func (c Config) AckSentence() string { return c.ServiceName + " API Event Received." }
+
+// CheckServeTLS enforces CONTRACT §2 for the production API: HTTPS itself, or a
+// TLS-terminating proxy in front; never plain HTTP.
+func (c Config) CheckServeTLS() error {
+	if c.TLSCert == "" && c.TLS != "proxy" {
+		return errors.New("refusing to serve plain HTTP: give --tls-cert/--tls-key, or set REVOPS_TLS=proxy behind a TLS-terminating proxy")
+	}
+	return nil
+}

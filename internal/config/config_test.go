@@ -82,3 +82,23 @@ func TestEnvVarsAreContractNames(t *testing.T) {
 		}
 	}
 }
+
+func TestServeRefusesPlainHTTP(t *testing.T) {
+	plain, err := load(t, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.CheckServeTLS(); err == nil || !strings.Contains(err.Error(), "plain HTTP") {
+		t.Errorf("serve without TLS: %v", err)
+	}
+	proxy, _ := load(t, "serve", "--tls", "proxy")
+	certs, _ := load(t, "serve", "--tls-cert", "c.pem", "--tls-key", "k.pem")
+	for _, c := range []Config{proxy, certs} {
+		if err := c.CheckServeTLS(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	if _, err := load(t, "serve", "--tls-cert", "c.pem"); err == nil {
+		t.Error("a certificate without its key was accepted")
+	}
+}
