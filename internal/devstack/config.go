@@ -37,8 +37,8 @@ type servicePorts struct {
 
 // sqlConfig describes the SQLite file. WAL lets readers (visibility queries,
 // the UI) proceed while the single writer commits; synchronous=NORMAL is
-// crash-safe in WAL mode and avoids an fsync per transaction, which is what
-// makes a few hundred workflows/s possible on SQLite.
+// crash-safe for the process in WAL mode (a power loss may drop the last
+// commits) and avoids an fsync per transaction.
 func sqlConfig(dbPath string) *config.SQL {
 	return &config.SQL{
 		PluginName:   sqliteplugin.PluginName,
