@@ -121,6 +121,9 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: %w", env, v, err)
 		}
 	}
+	if _, fromEnv := os.LookupEnv(envOf["temporal-ui-url"]); mode == "dev" && !given["temporal-ui-url"] && !fromEnv {
+		c.TemporalUIURL = "http://" + c.TemporalUIAddr // links point at the embedded UI wherever it listens
+	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = filepath.Join(c.DataDir, "revops.db")
 	}

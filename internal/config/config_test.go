@@ -102,3 +102,17 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 		t.Error("a certificate without its key was accepted")
 	}
 }
+
+func TestDevLinksFollowTheEmbeddedUI(t *testing.T) {
+	c, err := load(t, "dev", "--temporal-ui-addr", "127.0.0.1:18233")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TemporalUIURL != "http://127.0.0.1:18233" {
+		t.Errorf("dev UI URL %q", c.TemporalUIURL)
+	}
+	t.Setenv("REVOPS_TEMPORAL_UI_URL", "https://temporal.example.com")
+	if c, _ := load(t, "dev"); c.TemporalUIURL != "https://temporal.example.com" {
+		t.Errorf("explicit UI URL overridden: %q", c.TemporalUIURL)
+	}
+}

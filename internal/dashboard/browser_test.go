@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -197,7 +200,9 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	s := newSite(t, rcv.siteArgs()...)
 	u := s.newUser("Acme Corp", "owner@acme.test")
 	ctx := newBrowser(t)
-	base := s.srv.URL
+	// The dashboard with replay buttons; the API (s.srv) still writes the events.
+	rp := &fakeReplayer{running: map[string]bool{}, store: s.store}
+	base := s.dashboardWith(rp)
 	browserLogin(t, ctx, base, u)
 
 	run(t, ctx, "a plain-HTTP URL is refused inline",
@@ -236,16 +241,73 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	}
 	e := s.createAccount(key.Plain, "Globex")
 	s.failAttempts(e, 2)
+	seeAndReplayDelivery(t, ctx, base, e)
+	if len(rp.one) != 1 || rp.one[0] != e.ID {
+		t.Fatalf("replayer calls after the Replay button: %v", rp.one)
+	}
+
+	failed := s.createAccount(key.Plain, "Initech")
+	s.failAttempts(failed, 3)
+	if err := s.store.SetEventStatus(context.Background(), store.EnvOf(failed), failed.ID, models.EventFailed); err != nil {
+		t.Fatal(err)
+	}
+	replayAllFailed(t, ctx, base, failed)
+}
+
+// seeAndReplayDelivery opens the retrying event e from the list, replays it and checks
+// the page shows the replay: notice, back to pending, the new run in the Temporal link.
+func seeAndReplayDelivery(t *testing.T, ctx context.Context, base string, e models.Event) {
+	t.Helper()
+	row := `tr[data-event-id="` + e.ID + `"]`
 	run(t, ctx, "see the delivery",
 		chromedp.Navigate(base+"/dashboard/deliveries"),
-		chromedp.WaitVisible(css(`tr[data-event-id="`+e.ID+`"]`)),
-		screenshot("deliveries"),
-		chromedp.Click(css(`tr[data-event-id="`+e.ID+`"] a`)),
+		chromedp.WaitVisible(css(row)),
+		chromedp.Click(css(row+` a`)),
 		chromedp.WaitVisible(css(`table.attempts`)),
-		screenshot("delivery"),
 	)
 	link := value(t, ctx, "temporal link", chromedp.AttributeValue(css(`#temporal-link`), "href"))
 	if !strings.Contains(link.Value, "/workflows/webhook-"+e.ID+"/run-1/history") {
 		t.Fatalf("Temporal UI link %q", link.Value)
+	}
+	if st := value(t, ctx, "status before the replay", chromedp.Text(css(`h1 .state`))); st != models.EventRetrying {
+		t.Fatalf("status before the replay %q, want retrying", st)
+	}
+	run(t, ctx, "replay it",
+		chromedp.Click(css(`#replay-event`)),
+		chromedp.WaitVisible(css(`.notice`)),
+		chromedp.WaitVisible(css(`table.attempts`)),
+		screenshot("delivery"),
+	)
+	notice := value(t, ctx, "replay notice", chromedp.Text(css(`.notice`)))
+	status := value(t, ctx, "status after the replay", chromedp.Text(css(`h1 .state`)))
+	link = value(t, ctx, "temporal link after the replay", chromedp.AttributeValue(css(`#temporal-link`), "href"))
+	if !strings.Contains(notice, "Replay started") || status != models.EventPending ||
+		!strings.Contains(link.Value, "/workflows/webhook-"+e.ID+"/replay-1/history") {
+		t.Fatalf("after the replay: notice %q, status %q, Temporal link %q", notice, status, link.Value)
+	}
+}
+
+// replayAllFailed clicks "Replay all failed" on the list, where failed is the one failed
+// event, and checks the job's notice and that the event went back to pending.
+func replayAllFailed(t *testing.T, ctx context.Context, base string, failed models.Event) {
+	t.Helper()
+	state := `tr[data-event-id="` + failed.ID + `"] .state`
+	run(t, ctx, "see the failed event",
+		chromedp.Navigate(base+"/dashboard/deliveries"),
+		chromedp.WaitVisible(css(state)),
+	)
+	if st := value(t, ctx, "failed event's status", chromedp.Text(css(state))); st != models.EventFailed {
+		t.Fatalf("status of the failed event %q", st)
+	}
+	run(t, ctx, "replay all failed",
+		chromedp.Click(css(`#replay-failed`)),
+		chromedp.WaitVisible(css(`.notice`)),
+		chromedp.WaitVisible(css(state)),
+		screenshot("deliveries"),
+	)
+	notice := value(t, ctx, "job notice", chromedp.Text(css(`.notice`)))
+	status := value(t, ctx, "status after replaying all failed", chromedp.Text(css(state)))
+	if notice != "Replay started for 1 failed event(s)." || status != models.EventPending {
+		t.Fatalf("after replaying all failed: notice %q, status %q", notice, status)
 	}
 }
