@@ -36,6 +36,8 @@ type stack struct {
 	db   *webhooktest.DB
 	rc   *webhooktest.Receiver
 	acts *activities.Activities
+	// secret signs deliveries to the receiver's endpoint.
+	secret string
 }
 
 func newStack(t *testing.T) *stack {
@@ -53,8 +55,8 @@ func newStack(t *testing.T) *stack {
 		t.Fatalf("add search attributes: %v", err)
 	}
 	s := &stack{t: t, ts: ts, db: webhooktest.New(t), rc: webhooktest.NewReceiver(t)}
-	secret, _ := signing.NewSecret()
-	if _, _, err := s.db.Store.PutWebhookEndpoint(ctx, s.db.Env, store.EndpointSettings{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true}, secret, time.Now()); err != nil {
+	s.secret, _ = signing.NewSecret()
+	if _, _, err := s.db.Store.PutWebhookEndpoint(ctx, s.db.Env, store.EndpointSettings{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true}, s.secret, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	s.acts = &activities.Activities{Store: s.db.Store, Sender: &webhook.Sender{
