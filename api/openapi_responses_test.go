@@ -1,14 +1,17 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/models"
 )
 
 // call is one request of a scenario and the documented route it must match. Paths and
@@ -18,8 +21,9 @@ type call struct {
 	key                 string // harness key name; "" none; "bogus" an unknown key
 	body                any
 	status              int
-	save                string // remember the answer's "id" under this name
+	save                string // remember the answer's "id" (a list's first "id") under this name
 	hdr                 []string
+	before              func(h *harness, ids map[string]string) // state the call needs
 }
 
 var usageBatch = map[string]any{"transaction_id": "tx-openapi-1", "mode": "increment", "event_metrics": []any{
@@ -110,44 +114,66 @@ func openapiScenario(hookURL string) []call {
 func TestResponsesMatchOpenAPI(t *testing.T) {
 	s := loadSpec(t)
 	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	f := &fakeReplayer{}
+	h := newHarness(t, trusting(t, rc), withFakeReplayer(f))
 	ids := map[string]string{}
+	seen := map[string]bool{}
+	for _, c := range append(openapiScenario(rc.URL+"/hooks"), eventsScenario(f)...) {
+		r := runCall(t, h, c, ids)
+		s.validate(t, c.route, c.method, r)
+		if c.save != "" {
+			ids[c.save] = savedID(t, r)
+		}
+		seen[c.method+" "+c.route] = true
+	}
+	// Every registered route was exercised at least once.
+	for r := range registeredRoutes(t) {
+		if !seen[r] {
+			t.Errorf("the scenario does not call %s", r)
+		}
+	}
+}
+
+// runCall sends one call, its {name}s replaced by saved ids, and requires its status.
+func runCall(t *testing.T, h *harness, c call, ids map[string]string) response {
+	t.Helper()
 	fill := func(v string) string {
 		for k, id := range ids {
 			v = strings.ReplaceAll(v, "{"+k+"}", id)
 		}
 		return v
 	}
-	seen := map[string]bool{}
-	for _, c := range openapiScenario(rc.URL + "/hooks") {
-		body := c.body
-		if m, ok := body.(map[string]any); ok {
-			b, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = []byte(fill(string(b)))
-		}
-		key := h.key[c.key]
-		if c.key == "bogus" {
-			key = "sk_sandbox_" + strings.Repeat("x", 32)
-		}
-		r := h.do(c.method, fill(c.path), key, body, c.hdr...)
-		if r.Status != c.status {
-			t.Fatalf("%s %s: status %d, want %d: %.300s", c.method, c.path, r.Status, c.status, r.Body)
-		}
-		s.validate(t, c.route, c.method, r)
-		if c.save != "" {
-			ids[c.save], _ = r.json(t)["id"].(string)
-		}
-		seen[c.method+" "+c.route] = true
+	if c.before != nil {
+		c.before(h, ids)
 	}
-	// Every registered route was exercised at least once (events: see pendingRoutes).
-	for r := range registeredRoutes(t) {
-		if !seen[r] && !pendingRoutes[r] {
-			t.Errorf("the scenario does not call %s", r)
+	body := c.body
+	if m, ok := body.(map[string]any); ok {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
 		}
+		body = []byte(fill(string(b)))
 	}
+	key := h.key[c.key]
+	if c.key == "bogus" {
+		key = "sk_sandbox_" + strings.Repeat("x", 32)
+	}
+	r := h.do(c.method, fill(c.path), key, body, c.hdr...)
+	if r.Status != c.status {
+		t.Fatalf("%s %s: status %d, want %d: %.300s", c.method, c.path, r.Status, c.status, r.Body)
+	}
+	return r
+}
+
+// savedID is an answer's "id", or the first item's of a list.
+func savedID(t *testing.T, r response) string {
+	t.Helper()
+	m := r.json(t)
+	if data, ok := m["data"].([]any); ok && len(data) > 0 {
+		m, _ = data[0].(map[string]any)
+	}
+	id, _ := m["id"].(string)
+	return id
 }
 
 // TestRateLimitedMatchesOpenAPI: a 429 carries Retry-After and the error envelope.
@@ -163,5 +189,88 @@ func TestRateLimitedMatchesOpenAPI(t *testing.T) {
 		if i == 10 {
 			t.Fatalf("no 429 after %d requests at 1 req/s", i)
 		}
+	}
+}
+
+// eventsScenario reads, filters and replays the events the other calls wrote (the
+// replayer is the fake of events_replay_test.go). Run after openapiScenario.
+func eventsScenario(f *fakeReplayer) []call {
+	const sk, unknown = "secret sandbox", "00000000-0000-4000-8000-000000000000"
+	return []call{
+		{method: "GET", path: "/v1/events?limit=2", route: "/v1/events", key: sk, status: 200, save: "event"},
+		{method: "GET", path: "/v1/events?type=account-created&status=pending&object_id={account}&created_after=2020-01-01T00:00:00Z&created_before=4102444800",
+			route: "/v1/events", key: sk, status: 200},
+		{method: "GET", path: "/v1/events/{event}", route: "/v1/events/{id}", key: sk, status: 200},
+		{method: "GET", path: "/v1/events/{event}", route: "/v1/events/{id}", key: sk, status: 200, before: dispatchedWithAttempts},
+		{method: "GET", path: "/v1/events?limit=1", route: "/v1/events", key: sk, status: 200},
+		{method: "GET", path: "/v1/events?status=lost&created_after=yesterday", route: "/v1/events", key: sk, status: 400},
+		{method: "GET", path: "/v1/events/" + unknown, route: "/v1/events/{id}", key: sk, status: 404},
+		{method: "GET", path: "/v1/events", route: "/v1/events", key: "public sandbox", status: 403},
+		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 202},
+		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 409,
+			before: func(_ *harness, ids map[string]string) { f.mu.Lock(); f.busy[ids["event"]] = true; f.mu.Unlock() }},
+		{method: "POST", path: "/v1/events/" + unknown + "/replay", route: "/v1/events/{id}/replay", key: sk, status: 404},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 202, save: "job",
+			body: map[string]any{"status": "pending", "created_after": 0, "created_before": "2100-01-01T00:00:00Z"}},
+		{method: "GET", path: "/v1/events/replay/{job}", route: "/v1/events/replay/{id}", key: sk, status: 200, before: jobDone},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 202,
+			body: map[string]any{"type": "account-deleted", "status": "failed", "created_after": "1700000000", "created_before": nil}},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 400, body: map[string]any{}},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 400,
+			body: map[string]any{"status": "failed", "created_before": "last week"}},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 415, body: []byte(`{}`), hdr: []string{"Content-Type", "text/plain"}},
+		{method: "GET", path: "/v1/events/replay/" + unknown, route: "/v1/events/replay/{id}", key: sk, status: 404},
+	}
+}
+
+// dispatchedWithAttempts gives the saved event a run and two attempts (an answer, a
+// timeout), so that the non-null branches of the Event schema are checked too.
+func dispatchedWithAttempts(h *harness, ids map[string]string) {
+	ctx, env, id := context.Background(), h.objEnv("sandbox"), ids["event"]
+	at := time.Now().Add(-time.Minute)
+	for _, a := range []models.DeliveryAttempt{
+		{EventID: id, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled, URL: "https://hooks.example/x", Method: "POST",
+			StartedAt: at, DurationMS: 120, StatusCode: 500, ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed},
+		{EventID: id, RunID: "run-1", Number: 2, Trigger: models.TriggerScheduled, URL: "https://hooks.example/x", Method: "POST",
+			StartedAt: at.Add(time.Second), DurationMS: 30000, Error: "timeout", Outcome: models.AttemptFailed},
+	} {
+		if err := h.store.RecordAttempt(ctx, env, &a); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if err := h.store.MarkDispatched(ctx, env, id, "webhook-"+id, "run-1", time.Now()); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// jobDone waits for the saved bulk replay to finish, so that its finished_at is checked
+// and no job outlives the test's database.
+func jobDone(h *harness, ids map[string]string) {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := h.do("GET", "/v1/events/replay/"+ids["job"], h.key["secret sandbox"], nil)
+		if r.Status == http.StatusOK && r.json(h.t)["status"] == "done" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("replay job not done: %d %s", r.Status, r.Body)
+		}
+	}
+}
+
+// TestReplayUnavailableMatchesOpenAPI: without a Replayer (no Temporal client) the
+// replay routes answer 503 replay_unavailable, as documented.
+func TestReplayUnavailableMatchesOpenAPI(t *testing.T) {
+	s := loadSpec(t)
+	h := newHarness(t)
+	h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{"name": "Initech"})
+	ev := savedID(t, h.do("GET", "/v1/events", h.key["secret sandbox"], nil))
+	for _, c := range []call{
+		{method: "POST", path: "/v1/events/" + ev + "/replay", route: "/v1/events/{id}/replay"},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", body: map[string]any{"status": "failed"}},
+		{method: "GET", path: "/v1/events/replay/00000000-0000-4000-8000-000000000000", route: "/v1/events/replay/{id}"},
+	} {
+		r := h.do(c.method, c.path, h.key["secret sandbox"], c.body)
+		expectError(t, r, http.StatusServiceUnavailable, "replay_unavailable")
+		s.validate(t, c.route, c.method, r)
 	}
 }
