@@ -146,11 +146,6 @@ func (s *Store) AccountsByID(ctx context.Context, env Env, ids []string) (map[st
 // Accounts lists accounts newest first.
 func (s *Store) Accounts(ctx context.Context, env Env, f AccountFilter, page Page) ([]models.Account, bool, error) {
 	q := s.in(ctx, env)
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.ExternalID != "" {
-		q = q.Where("external_id = ?", f.ExternalID)
-	}
+	q = whereEq(q, "status", f.Status, "external_id", f.ExternalID)
 	return paginate[models.Account](q, "accounts", page)
 }

@@ -162,11 +162,6 @@ func (s *Store) Deal(ctx context.Context, env Env, id string) (models.Deal, erro
 // Deals lists deals newest first.
 func (s *Store) Deals(ctx context.Context, env Env, f DealFilter, page Page) ([]models.Deal, bool, error) {
 	q := s.in(ctx, env)
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.CustomerID != "" {
-		q = q.Where("account_id = ?", f.CustomerID)
-	}
+	q = whereEq(q, "status", f.Status, "account_id", f.CustomerID)
 	return paginate[models.Deal](q, "deals", page)
 }

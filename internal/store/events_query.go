@@ -19,21 +19,8 @@ type EventFilter struct {
 }
 
 func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
-	if f.Type != "" {
-		q = q.Where("type = ?", f.Type)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.ObjectID != "" {
-		q = q.Where("object_id = ?", f.ObjectID)
-	}
-	if f.CreatedAfter != nil {
-		q = q.Where("created_at >= ?", *f.CreatedAfter)
-	}
-	if f.CreatedBefore != nil {
-		q = q.Where("created_at < ?", *f.CreatedBefore)
-	}
+	q = whereEq(q, "type", f.Type, "status", f.Status, "object_id", f.ObjectID)
+	q = whereRange(q, "created_at", f.CreatedAfter, f.CreatedBefore)
 	return q
 }
 

@@ -18,15 +18,7 @@ type UsageEventFilter struct {
 // UsageEvents lists an environment's metric rows, newest first.
 func (s *Store) UsageEvents(ctx context.Context, env Env, f UsageEventFilter, page Page) ([]models.UsageEvent, bool, error) {
 	q := s.in(ctx, env)
-	if f.AccountID != "" {
-		q = q.Where("account_id = ?", f.AccountID)
-	}
-	if f.Product != "" {
-		q = q.Where("product = ?", f.Product)
-	}
-	if f.MetricName != "" {
-		q = q.Where("metric_name = ?", f.MetricName)
-	}
+	q = whereEq(q, "account_id", f.AccountID, "product", f.Product, "metric_name", f.MetricName)
 	if f.TransactionID != "" {
 		// Through the batch's unique index and the list index (a batch's rows all carry its
 		// received_at as created_at) rather than one more index to maintain at ingest.
@@ -34,12 +26,7 @@ func (s *Store) UsageEvents(ctx context.Context, env Env, f UsageEventFilter, pa
 		q = q.Where("created_at = "+fmt.Sprintf(batch, "received_at")+" AND batch_seq = "+fmt.Sprintf(batch, "seq"),
 			env.ID, f.TransactionID, env.ID, f.TransactionID)
 	}
-	if f.From != nil {
-		q = q.Where("timestamp >= ?", *f.From)
-	}
-	if f.To != nil {
-		q = q.Where("timestamp < ?", *f.To)
-	}
+	q = whereRange(q, "timestamp", f.From, f.To)
 	rows, more, err := paginate[models.UsageEvent](q, "usage_events", page)
 	if err != nil {
 		return nil, false, fmt.Errorf("usage events: %w", err)
@@ -60,21 +47,8 @@ type UsageSummaryFilter struct {
 // Limit matched.
 func (s *Store) UsageSummary(ctx context.Context, env Env, f UsageSummaryFilter) (rows []models.UsageRollup, more bool, err error) {
 	q := s.in(ctx, env).Where("resolution = ?", f.Resolution)
-	if f.AccountID != "" {
-		q = q.Where("account_id = ?", f.AccountID)
-	}
-	if f.Product != "" {
-		q = q.Where("product = ?", f.Product)
-	}
-	if f.MetricName != "" {
-		q = q.Where("metric_name = ?", f.MetricName)
-	}
-	if f.From != nil {
-		q = q.Where("period_start >= ?", *f.From)
-	}
-	if f.To != nil {
-		q = q.Where("period_start < ?", *f.To)
-	}
+	q = whereEq(q, "account_id", f.AccountID, "product", f.Product, "metric_name", f.MetricName)
+	q = whereRange(q, "period_start", f.From, f.To)
 	err = q.Table("usage_rollups").Order("period_start, account_id, product, metric_name").Limit(f.Limit + 1).Find(&rows).Error
 	if err != nil {
 		return nil, false, fmt.Errorf("usage summary: %w", err)
