@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/revops/revops/activities"
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/devstack"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
+)
+
+// benchRig is the whole production path of a delivery on one machine: the API over
+// PostgreSQL with the real Starter as dispatcher, the embedded Temporal stack, the real
+// worker and an HTTPS receiver. The floor's no-op workflow runs on the same worker.
+type benchRig struct {
+	st     *store.Store
+	env    store.Env
+	key    string
+	ep     models.WebhookEndpoint
+	api    *httptest.Server // with the Starter as dispatcher
+	setup  *httptest.Server // without dispatcher: pre-created deals send nothing
+	http   *http.Client     // keep-alive client of both APIs
+	tc     client.Client
+	sender *webhook.Sender
+	rc     *benchReceiver
+	deals  []string
+	sample string // a real webhook body, the direct POSTs' template
+	// respLats are the API's response times of the running "ours" phase, by change.
+	respLats []time.Duration
+}
+
+func newBenchRig(b *testing.B, nDeals int) *benchRig {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	stack, err := devstack.Start(ctx, devstack.Options{
+		DataDir: b.TempDir(), FrontendAddr: "127.0.0.1:0", UIAddr: "", Namespace: "default",
+		SearchAttributes: workflows.SearchAttributes,
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		b.Fatalf("devstack: %v", err)
+	}
+	b.Cleanup(func() { _ = stack.Stop() })
+	r := &benchRig{st: testdb.New(b), rc: newBenchReceiver(b)}
+	r.tc, err = client.Dial(client.Options{HostPort: stack.FrontendAddr(), Namespace: "default",
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		b.Fatalf("dial temporal: %v", err)
+	}
+	b.Cleanup(r.tc.Close)
+	r.tenant(ctx, b)
+	r.sender = &webhook.Sender{Client: webhook.NewClientWithRoots(true, r.rc.Roots()),
+		AckSentence: webhooktest.AckSentence, Timeout: 30 * time.Second}
+	r.worker(b)
+	r.apis(b, quiet)
+	r.createDeals(b, nDeals)
+	return r
+}
+
+// tenant creates the organization, its secret sandbox key and the webhook endpoint.
+func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
+	org, _, err := orgs.Create(ctx, r.st, "Bench", "bench@acme.test")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := keys.NewManager(r.st).Create(ctx, org.ID, models.EnvSandbox, "secret")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.key = k.Plain
+	if r.env, err = r.st.Environment(ctx, org.ID, models.EnvSandbox); err != nil {
+		b.Fatal(err)
+	}
+	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
+	if r.ep, _, err = r.st.PutWebhookEndpoint(ctx, r.env, store.EndpointSettings{
+		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true}, secret, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// worker runs the production registration (and options) plus the floor's no-op pair.
+func (r *benchRig) worker(b *testing.B) {
+	w := worker.New(r.tc, workflows.TaskQueue, worker.Options{})
+	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
+	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
+	w.RegisterActivity(&benchNoop{rc: r.rc})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(w.Stop)
+}
+
+func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
+	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	km := keys.NewManager(r.st)
+	starter := &workflows.Starter{Client: r.tc, Store: r.st, Log: log}
+	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter}))
+	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log}))
+	b.Cleanup(r.api.Close)
+	b.Cleanup(r.setup.Close)
+	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+}
+
+// call sends one JSON request with the secret key and decodes the answer into out.
+func (r *benchRig) call(base, method, path string, body, out any) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, got)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(got, out)
+}
+
+// createDeals makes the draft deals the benchmark PATCHes, through the API without
+// dispatcher (their deal-created events are never sent: no sweeper runs here).
+// Ten deals per account: a change locks its deal's account (FOR UPDATE) until commit,
+// so changes to deals of one customer are serialised; the benchmark spreads them the way
+// many customers would.
+func (r *benchRig) createDeals(b *testing.B, n int) {
+	accounts := make([]string, (n+9)/10)
+	err := parallel(8, len(accounts), func(k int) error {
+		var acc struct{ ID string }
+		err := r.call(r.setup.URL, "POST", "/v1/accounts", map[string]any{"name": "Bench Co " + strconv.Itoa(k)}, &acc)
+		accounts[k] = acc.ID
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.deals = make([]string, n)
+	err = parallel(8, n, func(k int) error {
+		var d struct{ ID string }
+		err := r.call(r.setup.URL, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": accounts[k%len(accounts)]}}, &d)
+		r.deals[k] = d.ID
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// parallel runs f(0..n-1) on conc goroutines, each taking the next index when done.
+func parallel(conc, n int, f func(k int) error) error {
+	var mu sync.Mutex
+	next, firstErr := 0, error(nil)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= n || firstErr != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k, ok := take(); ok; k, ok = take() {
+				if err := f(k); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// benchReceiver acknowledges every request and wakes whoever waits for its key: the
+// deal's opportunity_id in a webhook body, the "key" member of a direct POST, or the
+// floor's workflow id (signalled by the no-op activity, no HTTP).
+type benchReceiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	waiters map[string]chan time.Time
+	ids     map[string]string // key → webhook-id
+}
+
+func newBenchReceiver(b *testing.B) *benchReceiver {
+	rc := &benchReceiver{waiters: map[string]chan time.Time{}, ids: map[string]string{}}
+	rc.Server = httptest.NewUnstartedServer(http.HandlerFunc(rc.serve))
+	rc.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut by Close at the end
+	rc.StartTLS()
+	b.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *benchReceiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	at := time.Now()
+	var msg struct {
+		Key  string `json:"key"`
+		Deal struct {
+			OpportunityID string `json:"opportunity_id"`
+		} `json:"deal"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	key := msg.Key
+	if key == "" {
+		key = msg.Deal.OpportunityID
+	}
+	rc.arrived(key, r.Header.Get("webhook-id"), at)
+	_, _ = io.WriteString(w, "ok: "+webhooktest.AckSentence)
+}
+
+// expect registers a waiter before the change is made, so no arrival is missed.
+func (rc *benchReceiver) expect(key string) chan time.Time {
+	ch := make(chan time.Time, 1)
+	rc.mu.Lock()
+	rc.waiters[key] = ch
+	rc.mu.Unlock()
+	return ch
+}
+
+func (rc *benchReceiver) arrived(key, webhookID string, at time.Time) {
+	rc.mu.Lock()
+	ch := rc.waiters[key]
+	delete(rc.waiters, key)
+	if webhookID != "" {
+		rc.ids[key] = webhookID
+	}
+	rc.mu.Unlock()
+	if ch != nil {
+		ch <- at
+	}
+}
+
+func (rc *benchReceiver) webhookID(key string) string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.ids[key]
+}
+
+// Roots trusts this receiver's certificate only.
+func (rc *benchReceiver) Roots() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(rc.Certificate())
+	return pool
+}
+
+// benchNoopWorkflow is the floor: one activity that does nothing but report.
+func benchNoopWorkflow(ctx workflow.Context, key string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
+	var a *benchNoop
+	return workflow.ExecuteActivity(ctx, a.BenchNoopActivity, key).Get(ctx, nil)
+}
+
+type benchNoop struct{ rc *benchReceiver }
+
+func (n *benchNoop) BenchNoopActivity(_ context.Context, key string) error {
+	n.rc.arrived(key, "", time.Now())
+	return nil
+}
