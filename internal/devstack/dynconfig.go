@@ -20,6 +20,13 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// worker has a free slot: skips another matching round trip per activity.
 		dynamicconfig.EnableActivityEagerExecution.Key(): true,
 
+		// The history queues poll at most 20 times a second by default, so a workflow
+		// started without eager start waited up to 50 ms for its transfer task
+		// (docs/benchmarks.md): poll as often as there is work.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      1000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 1000,
+
 		// One partition per task queue: with one matching host and two cores,
 		// extra partitions only add forwarding and empty polls between them.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
