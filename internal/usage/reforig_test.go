@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -224,7 +223,7 @@ func refValue(raw json.RawMessage, param, mode string, fs *apperr.Faults) Decima
 		fs.Invalid(param, "%s must be a JSON number, not a string.", param)
 		return Decimal{}
 	}
-	d, err := refParseDecimal(string(raw))
+	d, err := parseLong(string(raw))
 	switch err {
 	case nil:
 	case errNotNumber:
@@ -307,166 +306,9 @@ func refCanonicalHash(raw []byte) [32]byte {
 		return sha256.Sum256(raw) // not reached for validated input; still deterministic
 	}
 	var buf bytes.Buffer
-	refWriteCanonical(&buf, v)
+	writeCanonical(&buf, v)
 	return sha256.Sum256(buf.Bytes())
 }
-
-func refWriteCanonical(buf *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			refWriteString(buf, k)
-			buf.WriteByte(':')
-			refWriteCanonical(buf, x[k])
-		}
-		buf.WriteByte('}')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			refWriteCanonical(buf, e)
-		}
-		buf.WriteByte(']')
-	case json.Number:
-		buf.WriteString(refCanonicalNumber(string(x)))
-	case string:
-		refWriteString(buf, x)
-	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	default:
-		buf.WriteString("null")
-	}
-}
-
-func refWriteString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // cannot fail for a string
-	buf.Write(b)
-}
-
-// refCanonicalNumber gives equal numbers one spelling; numbers outside what Decimal holds
-// exactly keep a normalised spelling of their own text.
-func refCanonicalNumber(s string) string {
-	if d, _, err := refParseLiteral(s); err == nil {
-		return refDecimalString(&d)
-	}
-	return strings.ToLower(s)
-}
-
-// refParseDecimal reads a JSON number literal exactly. It refuses what is not a JSON number,
-// values beyond float64's finite range (1e400 is "infinite" for most JSON readers), values
-// so small they would read as 0, and more than MaxSignificantDigits significant digits.
-func refParseDecimal(s string) (Decimal, error) {
-	if !refIsJSONNumber(s) {
-		return Decimal{}, errNotNumber
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return Decimal{}, errRange
-	}
-	d, sig, err := refParseLiteral(s)
-	if sig > 0 && f == 0 {
-		return Decimal{}, errRange // so small that float64 readers would see 0
-	}
-	if err != nil {
-		return Decimal{}, err
-	}
-	return d, nil
-}
-
-// refParseLiteral reads a JSON number literal exactly and counts its significant digits.
-func refParseLiteral(s string) (d Decimal, significant int, err error) {
-	mant, exp, _ := strings.Cut(strings.ToLower(s), "e")
-	neg := strings.HasPrefix(mant, "-")
-	mant = strings.TrimPrefix(mant, "-")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(intPart+frac, "0")
-	scale := int64(len(frac))
-	if exp != "" {
-		e, err := strconv.ParseInt(exp, 10, 32)
-		if err != nil {
-			return d, 0, errRange
-		}
-		scale -= e
-	}
-	if digits == "" { // zero, whatever its exponent
-		return d, 0, nil
-	}
-	trimmed := strings.TrimRight(digits, "0")
-	scale -= int64(len(digits) - len(trimmed))
-	if len(trimmed) > MaxSignificantDigits {
-		return d, len(trimmed), errPrecision
-	}
-	if scale > 100000 || scale < -1000 {
-		return d, len(trimmed), errRange
-	}
-	d.unscaled.SetString(trimmed, 10)
-	if neg {
-		d.unscaled.Neg(&d.unscaled)
-	}
-	if scale < 0 { // keep scale ≥ 0: 12e3 is 12000
-		d.unscaled.Mul(&d.unscaled, pow10(int32(-scale)))
-		scale = 0
-	}
-	d.scale = int32(scale)
-	return d, len(trimmed), nil
-}
-
-// refIsJSONNumber checks the JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func refIsJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && refIsDigit(s[i]) {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || !refIsDigit(s[i]) {
-			return false
-		}
-		for i < len(s) && refIsDigit(s[i]) {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || !refIsDigit(s[i]) {
-			return false
-		}
-		for i < len(s) && refIsDigit(s[i]) {
-			i++
-		}
-	}
-	return i == len(s)
-}
-
-func refIsDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // refDecimalString is the canonical plain decimal form ("-12.5", "0.001", "12000"): a valid JSON
 // number and a valid SQL NUMERIC literal. Equal values give equal strings.
