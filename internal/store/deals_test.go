@@ -2,12 +2,10 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -15,27 +13,9 @@ import (
 // PostgreSQL and SQLite (whose driver drops FOR UPDATE: its one connection serialises).
 func TestDealOutboxOnBothDatabases(t *testing.T) {
 	ctx := context.Background()
-	for name, url := range map[string]string{
-		"postgres": testdb.URL(t),
-		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
-	} {
+	for name, db := range bothDatabases(t, "sandbox") {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, err := st.Environment(ctx, org.ID, "sandbox")
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, env := db.st, db.env
 			emit := func(typ string) func(models.Account) []store.Emit {
 				return func(a models.Account) []store.Emit {
 					return []store.Emit{{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}

@@ -2,12 +2,10 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -15,28 +13,9 @@ import (
 // some wait, 0 again once all are dispatched; on PostgreSQL and SQLite.
 func TestOutboxBacklogAge(t *testing.T) {
 	ctx := context.Background()
-	for name, url := range map[string]string{
-		"postgres": testdb.URL(t),
-		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
-	} {
+	for name, db := range bothDatabases(t, "live") {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			expectAge(t, st, 0, 0)
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, err := st.Environment(ctx, org.ID, "live")
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, env := db.st, db.env
 			var events []models.Event
 			for _, id := range []string{"acct-1", "acct-2"} {
 				_, evs, err := st.CreateAccount(ctx, env, models.Account{ID: id, Name: id, Status: "draft", Properties: "{}"},

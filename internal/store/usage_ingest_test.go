@@ -2,12 +2,10 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -16,21 +14,9 @@ import (
 // transaction id stays free for a corrected retry.
 func TestUsageIngestIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+	for name, db := range bothDatabases(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
+			st, env := db.st, db.env
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			dupEvent := usageWrite("t1", "increment", "h1", "1", now)
 			dupEvent.Events = append(dupEvent.Events, dupEvent.Events[0]) // same id twice

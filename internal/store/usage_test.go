@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -33,23 +31,9 @@ func usageWrite(tx, mode, hash, value string, at time.Time) store.UsageWrite {
 // ingest sequence is newer than the row's last set, a reused id with another hash is 409.
 func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 	ctx := context.Background()
-	pg := testdb.URL(t)
-	lite := filepath.Join(t.TempDir(), "revops.db")
-	for name, url := range map[string]string{"postgres": pg, "sqlite": lite} {
+	for name, db := range bothDatabases(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
+			st, env := db.st, db.env
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			value := func() string {
 				rows, _, err := st.UsageSummary(ctx, env, store.UsageSummaryFilter{Resolution: "day", Limit: 10})
@@ -85,7 +69,7 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 				t.Fatalf("reuse: %v", err)
 			}
 			// A set whose sequence is older than the row's last set does not apply.
-			raw := openRaw(t, name, url)
+			raw := openRaw(t, name, db.url)
 			if err := raw.Exec("UPDATE usage_rollups SET set_seq = 1000000").Error; err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,45 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+)
+
+// seeded is a migrated store holding one organization, and one of its environments.
+type seeded struct {
+	st  *store.Store
+	env store.Env
+	url string
+}
+
+// bothDatabases opens a fresh PostgreSQL and a fresh SQLite store, migrated, each with an
+// organization "Acme", for tests of behaviour that must hold on both.
+func bothDatabases(t *testing.T, envName string) map[string]seeded {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]seeded{}
+	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+		st, err := store.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		if _, err := st.Migrate(ctx); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		env, err := st.Environment(ctx, org.ID, envName)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = seeded{st: st, env: env, url: url}
+	}
+	return out
+}
