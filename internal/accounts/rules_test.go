@@ -19,22 +19,6 @@ func decode(t *testing.T, body string) Input {
 	return in
 }
 
-func faults(t *testing.T, err error) string {
-	t.Helper()
-	if err == nil {
-		return ""
-	}
-	var ve *apperr.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("not a validation error: %v", err)
-	}
-	var out []string
-	for _, f := range ve.Faults {
-		out = append(out, f.Param+":"+f.Code)
-	}
-	return strings.Join(out, " ")
-}
-
 func TestValidate(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -62,7 +46,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := faults(t, Validate(decode(t, c.body), c.creating))
+			got := apperr.Summary(Validate(decode(t, c.body), c.creating))
 			// property faults come from a map: compare as sets
 			if !sameFields(got, c.want) {
 				t.Fatalf("faults %q, want %q", got, c.want)
@@ -133,7 +117,7 @@ func TestApplyLimitsPropertyCount(t *testing.T) {
 		props[strings.Repeat("k", i+1)] = "v"
 	}
 	b, _ := json.Marshal(map[string]any{"properties": props})
-	if _, _, err := Apply(models.Account{Properties: "{}"}, decode(t, string(b))); faults(t, err) != "properties:parameter_invalid" {
+	if _, _, err := Apply(models.Account{Properties: "{}"}, decode(t, string(b))); apperr.Summary(err) != "properties:parameter_invalid" {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -95,3 +95,20 @@ func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 func Request(status int, code, param, format string, args ...any) error {
 	return &RequestError{Status: status, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
+
+// Summary lists "param:code" of every fault of a validation error, space-separated: a
+// compact form for tests and logs. It is "" for nil and the error's text for any other error.
+func Summary(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	out := make([]string, len(ve.Faults))
+	for i, f := range ve.Faults {
+		out[i] = f.Param + ":" + f.Code
+	}
+	return strings.Join(out, " ")
+}

@@ -20,23 +20,6 @@ func decode(t *testing.T, body string) Input {
 	return in
 }
 
-// faults returns "param:code" of every fault of err ("" for nil).
-func faults(t *testing.T, err error) string {
-	t.Helper()
-	if err == nil {
-		return ""
-	}
-	var ve *apperr.ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("not a validation error: %v", err)
-	}
-	var out []string
-	for _, f := range ve.Faults {
-		out = append(out, f.Param+":"+f.Code)
-	}
-	return strings.Join(out, " ")
-}
-
 func TestValidate(t *testing.T) {
 	const cust = `"customer":{"id":"a1"}`
 	cases := []struct {
@@ -82,7 +65,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := faults(t, Validate(decode(t, c.body), c.creating)); got != c.want {
+			if got := apperr.Summary(Validate(decode(t, c.body), c.creating)); got != c.want {
 				t.Fatalf("faults %q, want %q", got, c.want)
 			}
 		})
@@ -115,7 +98,7 @@ func TestApplyPrices(t *testing.T) {
 				t.Fatalf("field validation: %v", err)
 			}
 			_, err := Apply(c.cur, in)
-			if got := faults(t, err); got != c.want {
+			if got := apperr.Summary(err); got != c.want {
 				t.Fatalf("faults %q, want %q", got, c.want)
 			}
 		})
@@ -149,7 +132,7 @@ func TestApplyItemsReplacedWholesale(t *testing.T) {
 		"unknown id":  `{"skus":[{"id":"nope","code":"B","name":"b","quantity":"2","unit_price":"2.00"}]}`,
 		"repeated id": `{"skus":[` + strings.TrimSuffix(strings.TrimPrefix(keep, `{"skus":[`), `]}`) + `,` + strings.TrimSuffix(strings.TrimPrefix(keep, `{"skus":[`), `]}`) + `]}`,
 	} {
-		if _, err := Apply(second, decode(t, body)); faults(t, err) == "" {
+		if _, err := Apply(second, decode(t, body)); apperr.Summary(err) == "" {
 			t.Errorf("%s accepted", name)
 		}
 	}

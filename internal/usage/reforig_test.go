@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -310,26 +309,6 @@ func refCanonicalHash(raw []byte) [32]byte {
 	return sha256.Sum256(buf.Bytes())
 }
 
-// refDecimalString is the canonical plain decimal form ("-12.5", "0.001", "12000"): a valid JSON
-// number and a valid SQL NUMERIC literal. Equal values give equal strings.
-func refDecimalString(d *Decimal) string {
-	s := d.unscaled.String()
-	if d.scale == 0 {
-		return s
-	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	if pad := int(d.scale) + 1 - len(s); pad > 0 {
-		s = strings.Repeat("0", pad) + s
-	}
-	cut := len(s) - int(d.scale)
-	s = s[:cut] + "." + s[cut:]
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
 // refHash is the canonical hash of a batch: equal for requests equal by value (1, 1.0 and 1e0
 // alike; metadata by value, {} when absent; key order and whitespace ignored). A
 // refTimestamp the caller left out is not part of it, so a retry later is still a replay.
@@ -345,7 +324,7 @@ func refHash(b *Batch) string {
 		refWriteField(h, []byte(m.AccountID))
 		refWriteField(h, []byte(m.Product))
 		refWriteField(h, []byte(m.MetricName))
-		refWriteField(h, []byte(refDecimalString(&m.Value)))
+		refWriteField(h, []byte(m.Value.bigString()))
 		refWriteField(h, []byte(m.Resolution))
 		refWriteField(h, m.metaHash[:])
 		ts := "-"
