@@ -113,33 +113,32 @@ func (in Input) prices(group string) (price, currency, precision Field[string]) 
 	return in.OriginalNetPrice, in.OriginalNetPriceCurrency, in.OriginalNetPricePrecision
 }
 
-func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
+// validateItems checks a replace-wholesale list (skus, terms): absent is fine, null or too
+// long is one fault, and each item is checked by each with its param prefix.
+func validateItems[T any](fs *apperr.Faults, name string, f Field[[]T], each func(p string, item T)) {
 	if !f.Set {
 		return
 	}
 	if f.Null || len(f.Value) > MaxItems {
-		fs.Invalid("skus", "skus must be an array of at most %d items ([] removes them all).", MaxItems)
+		fs.Invalid(name, "%s must be an array of at most %d items ([] removes them all).", name, MaxItems)
 		return
 	}
-	for i, s := range f.Value {
-		p := fmt.Sprintf("skus[%d]", i)
+	for i, item := range f.Value {
+		each(fmt.Sprintf("%s[%d]", name, i), item)
+	}
+}
+
+func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
+	validateItems(fs, "skus", f, func(p string, s SkuInput) {
 		requireText(fs, p+".code", s.Code)
 		requireText(fs, p+".name", s.Name)
 		requireDecimal(fs, p+".quantity", s.Quantity)
 		requireDecimal(fs, p+".unit_price", s.UnitPrice)
-	}
+	})
 }
 
 func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
-	if !f.Set {
-		return
-	}
-	if f.Null || len(f.Value) > MaxItems {
-		fs.Invalid("terms", "terms must be an array of at most %d items ([] removes them all).", MaxItems)
-		return
-	}
-	for i, t := range f.Value {
-		p := fmt.Sprintf("terms[%d]", i)
+	validateItems(fs, "terms", f, func(p string, t TermInput) {
 		requireText(fs, p+".name", t.Name)
 		if t.Description != nil && utf8.RuneCountInString(*t.Description) > 5000 {
 			fs.Invalid(p+".description", "%s.description must be at most 5000 characters.", p)
@@ -161,7 +160,7 @@ func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
 		case !billingFrequencies[*t.BillingFrequency]:
 			fs.Invalid(p+".billing_frequency", "%s.billing_frequency must be monthly, quarterly, annual or one_time.", p)
 		}
-	}
+	})
 }
 
 func requireText(fs *apperr.Faults, param string, v *string) {
