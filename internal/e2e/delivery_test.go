@@ -105,12 +105,31 @@ func (s *stack) waitStatus(evs []models.Event, status string, within time.Durati
 			}
 		}
 		if pending == 0 {
+			s.waitClosed(evs, status)
 			return
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("%d of %d events not %s after %v", pending, len(evs), status, within)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitClosed waits, for a final status, until each event's run has closed too: the
+// activity records the status a moment before its run ends, and a replay in that moment
+// is (rightly) refused as still in progress.
+func (s *stack) waitClosed(evs []models.Event, status string) {
+	if status != models.EventDelivered && status != models.EventFailed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := s.ts.GetDefaultClient()
+	for _, e := range evs {
+		_ = c.GetWorkflow(ctx, workflows.WorkflowID(e.ID), "").Get(ctx, nil) // a failed run returns its error
+	}
+	if ctx.Err() != nil {
+		s.t.Fatalf("runs of %d events still open after %s", len(evs), status)
 	}
 }
 
