@@ -80,6 +80,9 @@ func TestReplay(t *testing.T) {
 	c := s.ts.GetDefaultClient()
 	fast := s.starter(c)
 	fast.RetryInterval = 50 * time.Millisecond // six attempts fail within a second
+	// Bulk replay starts 8 runs at once; under -race on a loaded 2-core machine a start can
+	// take seconds, and a start cut by its timeout would count as not replayed.
+	fast.StartTimeout = 15 * time.Second
 	rapi := s.api(fast)
 	host := strings.TrimPrefix(s.rc.URL, "https://")
 
