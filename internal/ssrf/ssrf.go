@@ -1,5 +1,6 @@
 // Package ssrf keeps webhook requests away from the service's own network: loopback,
-// private, link-local, CGNAT, multicast and cloud-metadata addresses are refused when a
+// private, link-local, CGNAT, multicast, IPv4-embedding (NAT64, 6to4) and cloud-metadata
+// addresses are refused when a
 // URL is saved (by resolving its host) and again at dial time, on the address actually
 // dialled, so a DNS answer that changes after the save (DNS rebinding) is caught too.
 package ssrf
@@ -17,11 +18,24 @@ import (
 // ErrNotAllowed is a destination webhooks may not reach.
 var ErrNotAllowed = errors.New("destination not allowed")
 
-// metadata are the cloud instance-metadata addresses. They stay refused even with
-// AllowPrivate: no legitimate receiver lives there, and they hold credentials.
+// metadata are the cloud instance-metadata and credential endpoints. They stay refused
+// even with AllowPrivate: no legitimate receiver lives there, and they hold credentials.
 var metadata = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("169.254.169.254"), // AWS, GCP, Azure, OpenStack, …
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
+	netip.MustParseAddr("169.254.170.2"),   // AWS ECS task credentials
+	netip.MustParseAddr("169.254.170.23"),  // AWS EKS Pod Identity
+	netip.MustParseAddr("fd00:ec2::23"),    // AWS EKS Pod Identity over IPv6
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+}
+
+// embedding are IPv6 ranges whose last 32 bits carry an IPv4 address that a translator
+// or tunnel may deliver to: 64:ff9b::a9fe:a9fe reaches 169.254.169.254 through NAT64.
+// The whole ranges are refused like private ones; the embedded address is also held to
+// the metadata list, which AllowPrivate does not lift.
+var embedding = []netip.Prefix{
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 well-known prefix (RFC 6052)
+	netip.MustParsePrefix("::/96"),        // IPv4-compatible (deprecated, RFC 4291)
 }
 
 // private are the ranges a public receiver never uses (beyond what netip classifies).
@@ -31,7 +45,10 @@ var private = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
 	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may translate to any IPv4, private included
 	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("2002::/16"),       // 6to4: tunnels to the IPv4 address it embeds
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 	netip.MustParsePrefix("::ffff:0:0/96"),   // mapped (only reached if not unmapped)
@@ -45,14 +62,17 @@ var private = []netip.Prefix{
 // Check tells why ip may not be dialled, or returns nil. allowPrivate lets loopback and
 // private networks through (revops dev, local receivers) but never metadata addresses.
 func Check(ip netip.Addr, allowPrivate bool) error {
-	ip = ip.Unmap()
+	// A zone (fe80::1%eth0) names the interface, not another host: drop it, or the
+	// comparisons below and netip.Prefix.Contains (false for any zoned address) miss.
+	ip = ip.WithZone("").Unmap()
 	if !ip.IsValid() {
 		return fmt.Errorf("%w: invalid address", ErrNotAllowed)
 	}
-	for _, m := range metadata {
-		if ip == m {
-			return fmt.Errorf("%w: %s is a cloud metadata address", ErrNotAllowed, ip)
-		}
+	if isMetadata(ip) {
+		return fmt.Errorf("%w: %s is a cloud metadata address", ErrNotAllowed, ip)
+	}
+	if v4, ok := embeddedIPv4(ip); ok && isMetadata(v4) {
+		return fmt.Errorf("%w: %s embeds the cloud metadata address %s", ErrNotAllowed, ip, v4)
 	}
 	if allowPrivate {
 		return nil
@@ -76,6 +96,34 @@ func Check(ip netip.Addr, allowPrivate bool) error {
 	}
 	return nil
 }
+
+func isMetadata(ip netip.Addr) bool {
+	for _, m := range metadata {
+		if ip == m {
+			return true
+		}
+	}
+	return false
+}
+
+// embeddedIPv4 is the IPv4 address a NAT64, IPv4-compatible or 6to4 address leads to.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	for _, p := range embedding {
+		if p.Contains(ip) {
+			return netip.AddrFrom4([4]byte(b[12:16])), true
+		}
+	}
+	if sixToFour.Contains(ip) {
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
+var sixToFour = netip.MustParsePrefix("2002::/16")
 
 // Control is a net.Dialer Control function refusing addresses Check refuses. It runs
 // after name resolution, on the very address about to be connected.

@@ -43,6 +43,40 @@ func TestCheck(t *testing.T) {
 		{"169.254.169.254", true, true},
 		{"::ffff:169.254.169.254", true, true},
 		{"fd00:ec2::254", true, true},
+		// More credential endpoints: ECS task role, EKS Pod Identity, Alibaba Cloud.
+		{"169.254.170.2", true, true},
+		{"169.254.170.23", true, true},
+		{"fd00:ec2::23", true, true},
+		{"100.100.100.200", true, true},
+		{"::ffff:100.100.100.200", true, true},
+		// Zones name an interface, not a host: they must not hide an address.
+		{"fe80::1%eth0", true, false},
+		{"fd00:ec2::254%eth0", true, true},
+		{"fd00:ec2::23%en0", true, true},
+		{"fd12:3456::1%1", true, false},
+		{"ff02::1%eth0", true, false},
+		{"2606:4700:4700::1111%eth0", false, false},
+		// NAT64 (RFC 6052 well-known prefix) may translate to anything, private included.
+		{"64:ff9b::a00:1", true, false},    // 10.0.0.1
+		{"64:ff9b::7f00:1", true, false},   // 127.0.0.1
+		{"64:ff9b::808:808", true, false},  // 8.8.8.8: still a translator in our network
+		{"64:ff9b::a9fe:a9fe", true, true}, // 169.254.169.254
+		{"64:ff9b::a9fe:aa02", true, true}, // 169.254.170.2
+		{"64:ff9b::6464:64c8", true, true}, // 100.100.100.200
+		{"64:ff9b:1::a00:1", true, false},  // local-use NAT64
+		// 6to4 tunnels to the IPv4 address in bits 16–47.
+		{"2002:a00:1::1", true, false},    // 10.0.0.1
+		{"2002:808:808::1", true, false},  // 8.8.8.8
+		{"2002:a9fe:a9fe::1", true, true}, // 169.254.169.254
+		{"2002:6464:64c8::", true, true},  // 100.100.100.200
+		// IPv4-compatible (deprecated) addresses.
+		{"::a00:1", true, false},         // 10.0.0.1
+		{"::808:808", true, false},       // 8.8.8.8
+		{"::a9fe:a9fe", true, true},      // 169.254.169.254
+		{"::a9fe:a9fe%eth0", true, true}, // zoned, same address
+		// Just outside the new ranges.
+		{"64:ff9b::1:a00:1", false, false}, // outside the /96
+		{"2003::1", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ip, func(t *testing.T) {
@@ -79,6 +113,7 @@ func TestCheckHost(t *testing.T) {
 		"mixed.test":  {"93.184.216.34", "10.1.2.3"},
 		"local.test":  {"127.0.0.1"},
 		"meta.test":   {"169.254.169.254"},
+		"nat64.test":  {"64:ff9b::a00:1"},
 	}
 	tests := []struct {
 		host         string
@@ -95,6 +130,11 @@ func TestCheckHost(t *testing.T) {
 		{"10.0.0.8", false, ErrNotAllowed},
 		{"8.8.4.4", false, nil},
 		{"::1", false, ErrNotAllowed},
+		{"fe80::1%eth0", false, ErrNotAllowed},
+		{"fd00:ec2::254%eth0", true, ErrNotAllowed},
+		{"64:ff9b::a9fe:a9fe", true, ErrNotAllowed},
+		{"nat64.test", false, ErrNotAllowed},
+		{"nat64.test", true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.host, func(t *testing.T) {
