@@ -38,6 +38,10 @@ type Config struct {
 	WebhookCAFile        string
 	WebhookAllowPrivate  bool
 
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client (throttles,
+	// logs); a request from anywhere else is its own client (CONTRACT §12).
+	TrustedProxies Prefixes
+
 	MetricsAddr string
 	RateLimit   float64 // requests per second per key; burst is twice that; 0 disables
 	LogLevel    string
@@ -61,6 +65,7 @@ var envOf = map[string]string{
 	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
 	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
 	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
+	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
 	"metrics-addr":           "REVOPS_METRICS_ADDR",
 	"rate-limit":             "REVOPS_RATE_LIMIT",
 	"log-level":              "REVOPS_LOG_LEVEL",
@@ -99,7 +104,8 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.DurationVar(&c.WebhookRetryInterval, "webhook-retry-interval", time.Hour, "interval between webhook delivery attempts (shorten only for demos and tests)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", "", "extra PEM roots trusted for webhook TLS")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations (default true in dev only)")
+	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client address")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9090", "Prometheus metrics listen address (empty: off)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that; 0 turns it off")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -113,9 +119,6 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 		v, ok := os.LookupEnv(env)
 		if !ok || given[name] {
 			continue
-		}
-		if mode == "dev" && name == "webhook-allow-private" {
-			continue // dev always allows local receivers (CONTRACT §8)
 		}
 		if err := fs.Set(name, v); err != nil {
 			return Config{}, fmt.Errorf("%s=%q: %w", env, v, err)
