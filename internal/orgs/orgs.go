@@ -50,7 +50,8 @@ func HashPassword(password string) (string, error) {
 	return string(h), nil
 }
 
-// ResetPassword gives the user a new random password and returns it.
+// ResetPassword gives the user a new random password and returns it; the user's sessions
+// end with the old password (CONTRACT §15).
 func ResetPassword(ctx context.Context, st *store.Store, email string) (string, error) {
 	u, err := st.UserByEmail(ctx, strings.ToLower(email))
 	if err != nil {
@@ -61,5 +62,5 @@ func ResetPassword(ctx context.Context, st *store.Store, email string) (string, 
 	if err != nil {
 		return "", err
 	}
-	return password, st.SetUserPassword(ctx, u.ID, hash)
+	return password, st.ResetUserPassword(ctx, u.ID, hash)
 }

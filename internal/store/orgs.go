@@ -114,15 +114,3 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (models.Organizat
 	}
 	return u, nil
 }
-
-// SetUserPassword replaces a user's password hash.
-func (s *Store) SetUserPassword(ctx context.Context, userID, passwordHash string) error {
-	res := s.db.WithContext(ctx).Model(&models.OrganizationUser{}).Where("id = ?", userID).Update("password_hash", passwordHash)
-	if res.Error != nil {
-		return fmt.Errorf("set password: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("user %s: %w", userID, apperr.ErrNotFound)
-	}
-	return nil
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
@@ -64,6 +66,25 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
+}
+
+// ResetUserPassword replaces a user's password hash and ends every session of the user in
+// the same transaction: whoever knew the old password (or held a session opened with it)
+// is out as soon as the new one exists.
+func (s *Store) ResetUserPassword(ctx context.Context, userID, passwordHash string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.OrganizationUser{}).Where("id = ?", userID).Update("password_hash", passwordHash)
+		if res.Error != nil {
+			return fmt.Errorf("set password: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("user %s: %w", userID, apperr.ErrNotFound)
+		}
+		if err := tx.Where("user_id = ?", userID).Delete(&models.DashboardSession{}).Error; err != nil {
+			return fmt.Errorf("end sessions of user %s: %w", userID, err)
+		}
+		return nil
+	})
 }
 
 // User loads a dashboard user by id.
