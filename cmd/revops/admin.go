@@ -101,7 +101,7 @@ func runOrgs(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "dashboard login: %s password: %s\n", *email, password)
+		fmt.Fprintf(stdout, "dashboard login: %s password: %s\n(every dashboard session of this user has ended)\n", *email, password)
 	}
 	return nil
 }
