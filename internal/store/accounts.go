@@ -51,8 +51,10 @@ func (s *Store) CreateAccount(ctx context.Context, env Env, a models.Account, em
 			return fmt.Errorf("create account: %w", err)
 		}
 		var err error
-		events, err = writeEvents(tx, env, at, emit(a))
-		return err
+		if events, err = writeEvents(tx, env, at, emit(a)); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, a)
 	})
 	if err != nil {
 		return models.Account{}, nil, err
@@ -79,15 +81,17 @@ func (s *Store) UpdateAccount(ctx context.Context, env Env, id string, decide Ac
 		}
 		if next == nil {
 			out = cur
-			return nil
+			return keepAnswer(ctx, tx, out)
 		}
 		next.UpdatedAt = at
 		if err := saveAccount(tx, env, *next); err != nil {
 			return err
 		}
 		out = *next
-		events, err = writeEvents(tx, env, at, emits)
-		return err
+		if events, err = writeEvents(tx, env, at, emits); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, out)
 	})
 	if err != nil {
 		return models.Account{}, nil, err

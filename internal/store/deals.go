@@ -76,6 +76,13 @@ func (s *Store) UpdateDeal(ctx context.Context, env Env, id, customerID string, 
 	return s.changeDeal(ctx, env, id, customerID, decide)
 }
 
+// DealResult is what a deal change leaves: the deal and its customer account, the
+// result an idempotent request's answer is rendered from.
+type DealResult struct {
+	Deal    models.Deal
+	Account models.Account
+}
+
 func (s *Store) changeDeal(ctx context.Context, env Env, id, customerID string, decide DealDecision) (models.Deal, models.Account, []models.Event, error) {
 	var (
 		deal   models.Deal
@@ -107,7 +114,7 @@ func (s *Store) changeDeal(ctx context.Context, env Env, id, customerID string, 
 		}
 		deal, acct = cur, customer
 		if ch.Deal == nil {
-			return nil
+			return keepAnswer(ctx, tx, DealResult{Deal: deal, Account: acct})
 		}
 		if err := writeDeal(tx, env, id == "", ch.Deal, at); err != nil {
 			return err
@@ -120,8 +127,10 @@ func (s *Store) changeDeal(ctx context.Context, env Env, id, customerID string, 
 			}
 			acct = *ch.Account
 		}
-		events, err = writeEvents(tx, env, at, ch.Events)
-		return err
+		if events, err = writeEvents(tx, env, at, ch.Events); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, DealResult{Deal: deal, Account: acct})
 	})
 	if err != nil {
 		return models.Deal{}, models.Account{}, nil, err

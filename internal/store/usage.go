@@ -87,9 +87,21 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageRe
 	b := w.Batch
 	b.EnvironmentID = env.ID
 	var err error
-	if s.dialect == "postgres" {
-		b.Seq, err = s.ingestPostgres(ctx, &b, &w) // one statement (usage_pg.go)
-	} else {
+	switch {
+	case s.dialect == "postgres" && !answering(ctx):
+		b.Seq, err = s.ingestPostgres(ctx, s.db.WithContext(ctx), &b, &w) // one statement (usage_pg.go)
+	case s.dialect == "postgres":
+		// An Idempotency-Key's answer must commit with the batch: the one statement
+		// goes into a transaction with it.
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			seq, err := s.ingestPostgres(ctx, tx, &b, &w)
+			if err != nil {
+				return err
+			}
+			b.Seq = seq
+			return keepAnswer(ctx, tx, UsageResult{Batch: b})
+		})
+	default:
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			seq, err := insertBatch(tx, &b)
 			if err != nil {
@@ -99,7 +111,10 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageRe
 			if err := insertEvents(tx, env, &b, w.Events); err != nil {
 				return err
 			}
-			return upsertRollups(tx, env, &b, w.Rollups)
+			if err := upsertRollups(tx, env, &b, w.Rollups); err != nil {
+				return err
+			}
+			return keepAnswer(ctx, tx, UsageResult{Batch: b})
 		})
 	}
 	if errors.Is(err, errUsageDuplicate) {

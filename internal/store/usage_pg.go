@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/revops/revops/models"
 )
 
@@ -59,7 +61,7 @@ var (
 )
 
 // ingestPostgres runs ingestUsageSQL; errUsageDuplicate when the transaction id is taken.
-func (s *Store) ingestPostgres(ctx context.Context, b *models.UsageBatch, w *UsageWrite) (int64, error) {
+func (s *Store) ingestPostgres(ctx context.Context, db *gorm.DB, b *models.UsageBatch, w *UsageWrite) (int64, error) {
 	n := len(w.Events)
 	ids, accts, prods, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	vals, ress, metas, tss := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
@@ -80,7 +82,7 @@ func (s *Store) ingestPostgres(ctx context.Context, b *models.UsageBatch, w *Usa
 		query = ingestSetSQL
 	}
 	var seq int64
-	err := s.db.WithContext(ctx).Statement.ConnPool.QueryRowContext(ctx, query,
+	err := db.Statement.ConnPool.QueryRowContext(ctx, query,
 		b.EnvironmentID, b.TransactionID, b.Mode, b.BodyHash, b.Response, b.MetricsCount, b.ReceivedAt,
 		ids, accts, prods, names, vals, ress, metas, tss,
 		rAccts, rProds, rNames, rRess, rPeriods, rVals).Scan(&seq)

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+)
+
+func init() {
+	register(migration{version: 50, name: "idempotency_keys", sql: `
+CREATE TABLE idempotency_keys (
+	environment_id TEXT NOT NULL REFERENCES environments(id),
+	idempotency_key TEXT NOT NULL,
+	method TEXT NOT NULL,
+	path TEXT NOT NULL,
+	fingerprint TEXT NOT NULL,
+	claim TEXT NOT NULL,
+	status INTEGER,
+	response TEXT,
+	claimed_at {{ts}} NOT NULL,
+	completed_at {{ts}},
+	expires_at {{ts}} NOT NULL,
+	created_at {{ts}} NOT NULL,
+	PRIMARY KEY (environment_id, idempotency_key)
+);
+CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at)`})
+}
+
+const (
+	// IdempotencyClaimLapse is how long an uncompleted claim blocks its key (CONTRACT
+	// §14): a request that crashed never blocks its key for longer.
+	IdempotencyClaimLapse = 60 * time.Second
+	// IdempotencyKeyLife is how long a completed answer is replayed.
+	IdempotencyKeyLife = 24 * time.Hour
+)
+
+// IdempotentRequest is what a key is bound to: a second use must match all of it.
+type IdempotentRequest struct {
+	Key, Method, Path string
+	Fingerprint       string // the body by value (internal/fingerprint)
+}
+
+// ClaimOutcome is what claiming a key found.
+type ClaimOutcome int
+
+// The outcomes of ClaimIdempotencyKey.
+const (
+	ClaimOwned  ClaimOutcome = iota // this request runs; Claim.Answer completes it
+	ClaimReplay                     // answered before: Claim.Status and Claim.Body
+	ClaimReused                     // the key belongs to another method, path or body
+	ClaimInUse                      // the first request with this key is still running
+)
+
+// Claim is the result of ClaimIdempotencyKey.
+type Claim struct {
+	Outcome ClaimOutcome
+	Status  int    // ClaimReplay
+	Body    []byte // ClaimReplay
+	Answer  *Answer
+}
+
+// idempotencyRow is a row of idempotency_keys.
+type idempotencyRow struct {
+	EnvironmentID  string
+	IdempotencyKey string
+	Method         string
+	Path           string
+	Fingerprint    string
+	Claim          string
+	Status         *int
+	Response       *string
+	ClaimedAt      time.Time
+	CompletedAt    *time.Time
+	ExpiresAt      time.Time
+	CreatedAt      time.Time
+}
+
+func (idempotencyRow) TableName() string { return "idempotency_keys" }
+
+// ClaimIdempotencyKey binds key to req for this request, atomically: the first request
+// inserts the row; a later one replays the kept answer, is told the key is reused or in
+// use, or takes over a claim that lapsed (or an answer older than 24 h) with a
+// conditional update, so two requests can never both own a key.
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req IdempotentRequest) (Claim, error) {
+	db := s.db.WithContext(ctx)
+	for range 3 { // a row may vanish (released) or be taken between our statements
+		now := changeTime()
+		token := rand.Text()
+		res := db.Exec(`INSERT INTO idempotency_keys
+			(environment_id, idempotency_key, method, path, fingerprint, claim, claimed_at, expires_at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (environment_id, idempotency_key) DO NOTHING`,
+			env.ID, req.Key, req.Method, req.Path, req.Fingerprint, token, now, now.Add(IdempotencyKeyLife), now)
+		if res.Error != nil {
+			return Claim{}, fmt.Errorf("claim idempotency key: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return owned(env, req.Key, token), nil
+		}
+		var row idempotencyRow
+		err := scope(db, env).Where("idempotency_key = ?", req.Key).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			continue
+		}
+		if err != nil {
+			return Claim{}, fmt.Errorf("read idempotency key: %w", err)
+		}
+		completed := row.CompletedAt != nil
+		// Ages are judged here, in Go, not in SQL: SQLite compares times as text.
+		live := (completed && now.Before(row.ExpiresAt)) || (!completed && now.Sub(row.ClaimedAt) < IdempotencyClaimLapse)
+		if live {
+			switch {
+			case row.Method != req.Method || row.Path != req.Path || row.Fingerprint != req.Fingerprint:
+				return Claim{Outcome: ClaimReused}, nil
+			case completed && row.Status != nil && row.Response != nil:
+				return Claim{Outcome: ClaimReplay, Status: *row.Status, Body: []byte(*row.Response)}, nil
+			default:
+				return Claim{Outcome: ClaimInUse}, nil
+			}
+		}
+		// Take over only the row as read: same claim, and still (un)completed as it was.
+		q := scope(db.Model(&idempotencyRow{}), env).Where("idempotency_key = ? AND claim = ?", req.Key, row.Claim)
+		if completed {
+			q = q.Where("completed_at IS NOT NULL")
+		} else {
+			q = q.Where("completed_at IS NULL")
+		}
+		res = q.Updates(map[string]any{
+			"method": req.Method, "path": req.Path, "fingerprint": req.Fingerprint, "claim": token,
+			"status": nil, "response": nil, "claimed_at": now, "completed_at": nil,
+			"expires_at": now.Add(IdempotencyKeyLife), "created_at": now,
+		})
+		if res.Error != nil {
+			return Claim{}, fmt.Errorf("take over idempotency key: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return owned(env, req.Key, token), nil
+		}
+	}
+	return Claim{Outcome: ClaimInUse}, nil
+}
+
+func owned(env Env, key, token string) Claim {
+	return Claim{Outcome: ClaimOwned, Answer: &Answer{env: env, key: key, token: token}}
+}
+
+// ErrIdempotencyClaimLost: the request ran past the 60 s lapse and another request took
+// its key over; its change rolls back so that nothing is done twice.
+var ErrIdempotencyClaimLost = apperr.Conflict("idempotency_key_in_use",
+	"Another request with this Idempotency-Key took it over while this one ran past 60 s; nothing was changed.")
+
+// Answer is an owned claim: how the request will answer, and whether that answer is kept.
+// The API sets Render; every write transaction calls keepAnswer just before it commits,
+// so the answer of a change is stored with the change or not at all.
+type Answer struct {
+	env        Env
+	key, token string
+	render     func(result any) (status int, body []byte, err error)
+	kept       bool
+	status     int
+	body       []byte
+}
+
+// Render tells how the change's result (what the store function returns) becomes the
+// response's status and body.
+func (a *Answer) Render(fn func(result any) (status int, body []byte, err error)) { a.render = fn }
+
+// Kept returns the answer stored by the change's transaction, if one was.
+func (a *Answer) Kept() (status int, body []byte, ok bool) { return a.status, a.body, a.kept }
+
+type answerKey struct{}
+
+// WithAnswer makes the store keep a's answer inside the request's write transaction.
+func WithAnswer(ctx context.Context, a *Answer) context.Context {
+	return context.WithValue(ctx, answerKey{}, a)
+}
+
+// keepAnswer writes the request's answer in tx, the transaction of the change it
+// answers, when the request has an owned Idempotency-Key. A non-2xx rendering is not
+// kept; a claim lost to a takeover fails the transaction.
+func keepAnswer(ctx context.Context, tx *gorm.DB, result any) error {
+	a, _ := ctx.Value(answerKey{}).(*Answer)
+	if a == nil || a.render == nil || a.kept {
+		return nil
+	}
+	status, body, err := a.render(result)
+	if err != nil {
+		return fmt.Errorf("render idempotent answer: %w", err)
+	}
+	if status < 200 || status > 299 {
+		return nil
+	}
+	if err := complete(tx, a.env, a.key, a.token, status, body); err != nil {
+		return err
+	}
+	a.kept, a.status, a.body = true, status, body
+	return nil
+}
+
+func complete(db *gorm.DB, env Env, key, token string, status int, body []byte) error {
+	res := scope(db.Model(&idempotencyRow{}), env).
+		Where("idempotency_key = ? AND claim = ? AND completed_at IS NULL", key, token).
+		Updates(map[string]any{"status": status, "response": string(body), "completed_at": changeTime()})
+	if res.Error != nil {
+		return fmt.Errorf("keep idempotent answer: %w", res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return ErrIdempotencyClaimLost
+	}
+	return nil
+}
+
+// CompleteIdempotencyKey keeps a 2xx answer of a request that had no write transaction
+// of its own (or answered without one): right after the operation, not with it.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, a *Answer, status int, body []byte) error {
+	if err := complete(s.db.WithContext(ctx), a.env, a.key, a.token, status, body); err != nil {
+		return err
+	}
+	a.kept, a.status, a.body = true, status, body
+	return nil
+}
+
+// ReleaseIdempotencyKey frees the key of a request that did not answer 2xx, so that a
+// retry runs again. A kept answer is never released.
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, a *Answer) error {
+	err := scope(s.db.WithContext(ctx), a.env).
+		Where("idempotency_key = ? AND claim = ? AND completed_at IS NULL", a.key, a.token).
+		Delete(&idempotencyRow{}).Error
+	if err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	return nil
+}
+
+// answering tells whether the request has an owned key whose answer a write must keep.
+func answering(ctx context.Context) bool {
+	a, _ := ctx.Value(answerKey{}).(*Answer)
+	return a != nil && a.render != nil && !a.kept
+}
