@@ -33,6 +33,7 @@ func (s *Server) createAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	keepAs(c, http.StatusCreated, accounts.ToObject)
 	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in)
 	s.renderAccount(c, http.StatusCreated, a, events, err)
 }
@@ -43,6 +44,7 @@ func (s *Server) updateAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	keepAs(c, http.StatusOK, accounts.ToObject)
 	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
 	s.renderAccount(c, http.StatusOK, a, events, err)
 }
@@ -54,6 +56,7 @@ func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, 
 			fail(c, err)
 			return
 		}
+		keepAs(c, http.StatusOK, accounts.ToObject)
 		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 		s.renderAccount(c, http.StatusOK, a, events, err)
 	}

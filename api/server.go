@@ -22,10 +22,15 @@ import (
 type Check struct {
 	Name  string
 	Check func(ctx context.Context) error
+	// Optional dependencies are reported ("unreachable") without making the process
+	// unready: usage and object changes keep working without them (Temporal, CONTRACT §10).
+	Optional bool
 }
 
 // Dispatcher starts the delivery of events right after the change that made them has
-// committed. It logs its own failures: the sweeper starts whatever it could not.
+// committed. It logs its own failures: the sweeper starts whatever it could not. It may
+// block (it talks to Temporal): the API calls it through a DispatchQueue, never in the
+// request.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, events []models.Event)
 }
@@ -37,7 +42,7 @@ type Deps struct {
 	Keys     *keys.Manager
 	Log      *slog.Logger
 	Ready    []Check
-	Dispatch Dispatcher // nil: events wait for the sweeper
+	Dispatch Dispatcher // nil: events wait for the sweeper; wrapped in a DispatchQueue unless it is one
 	Replay   Replayer   // nil: no replays (503 replay_unavailable, no dashboard buttons)
 }
 
@@ -57,6 +62,9 @@ func New(d Deps) http.Handler {
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if _, queued := s.dispatch.(*DispatchQueue); s.dispatch != nil && !queued {
+		s.dispatch = NewDispatchQueue(s.dispatch, s.log)
 	}
 	s.replay = newReplays(d.Replay, s.store, s.log)
 	gin.SetMode(gin.ReleaseMode)
@@ -80,7 +88,7 @@ func New(d Deps) http.Handler {
 	v1 := r.Group("/v1")
 	v1.GET("/whoami", lim.handle, s.whoami)
 	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
-	secret := v1.Group("", requireSecret, lim.handle)
+	secret := v1.Group("", requireSecret, lim.handle, s.idempotent)
 	s.routes(secret)
 	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log, Replay: s.dashboardReplayer()})
 	return r
@@ -95,7 +103,7 @@ func (s *Server) routes(v1 *gin.RouterGroup) {
 	s.eventRoutes(v1)
 }
 
-// dispatched hands committed events to the dispatcher, if any.
+// dispatched hands committed events to the dispatcher's queue, if any: it returns at once.
 func (s *Server) dispatched(c *gin.Context, events []models.Event) {
 	countEmitted(events)
 	if s.dispatch != nil && len(events) > 0 {
@@ -113,7 +121,12 @@ func (s *Server) readyz(c *gin.Context) {
 	checks := gin.H{}
 	var down []string
 	for _, ch := range s.ready {
-		if err := ch.Check(ctx); err != nil {
+		err := ch.Check(ctx)
+		if err != nil && ch.Optional {
+			checks[ch.Name] = "unreachable" // its own monitor logs the outage, once
+			continue
+		}
+		if err != nil {
 			checks[ch.Name] = "down"
 			down = append(down, ch.Name)
 			s.log.Warn("readiness check failed", "dependency", ch.Name, "err", err)

@@ -55,6 +55,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	keepAs(c, http.StatusCreated, func(r store.UsageResult) json.RawMessage { return json.RawMessage(r.Batch.Response) })
 	res, err := s.store.IngestUsage(c.Request.Context(), env, w)
 	if err != nil {
 		fail(c, err)

@@ -1,0 +1,212 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/fingerprint"
+	"github.com/revops/revops/internal/store"
+)
+
+const (
+	headerIdempotencyKey = "Idempotency-Key"
+	ctxAnswer            = "revops.idempotent_answer"
+	// claimWait is how long a request waits for the first request with its key to
+	// finish before it answers 409 idempotency_key_in_use: identical retries that
+	// arrive together get the first answer, not an error.
+	claimWait = 5 * time.Second
+	claimPoll = 25 * time.Millisecond
+)
+
+// idempotent implements CONTRACT §14 for POST, PATCH and DELETE. It runs after the rate
+// limit and after the body's content type and size checks (§3), before the handler.
+// The owned claim travels in the request context: the store keeps the answer inside
+// the change's transaction (store.Answer); a handler without one has its 2xx kept
+// right after it answered.
+func (s *Server) idempotent(c *gin.Context) {
+	m := c.Request.Method
+	values := c.Request.Header.Values(headerIdempotencyKey)
+	if (m != http.MethodPost && m != http.MethodPatch && m != http.MethodDelete) || len(values) == 0 {
+		c.Next()
+		return
+	}
+	body, err := readBody(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body)) // the handler reads it again
+	if len(values) > 1 || !validIdempotencyKey(values[0]) {
+		abort(c, http.StatusBadRequest, typeInvalidRequest, "parameter_invalid",
+			"Idempotency-Key must be one header of 1 to 255 printable ASCII characters.", headerIdempotencyKey)
+		return
+	}
+	env := principal(c).Env
+	claim, err := s.claimKey(c.Request.Context(), env, store.IdempotentRequest{
+		Key: values[0], Method: m, Path: c.Request.URL.Path, Fingerprint: fingerprint.Of(body),
+	})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	switch claim.Outcome {
+	case store.ClaimReplay:
+		c.Header("Idempotent-Replayed", "true")
+		c.Data(claim.Status, "application/json; charset=utf-8", claim.Body)
+		c.Abort()
+		return
+	case store.ClaimReused:
+		abort(c, http.StatusConflict, typeInvalidRequest, "idempotency_key_reused",
+			"This Idempotency-Key was already used with another method, path or body; use a new key for a new request.", "")
+		return
+	case store.ClaimInUse:
+		abort(c, http.StatusConflict, typeInvalidRequest, "idempotency_key_in_use",
+			"A request with this Idempotency-Key is still running; retry once it has answered.", "")
+		return
+	}
+	s.runOwned(c, claim.Answer)
+}
+
+// claimKey claims the key, waiting while its first request still runs.
+func (s *Server) claimKey(ctx context.Context, env store.Env, req store.IdempotentRequest) (store.Claim, error) {
+	deadline := time.Now().Add(claimWait)
+	for {
+		claim, err := s.store.ClaimIdempotencyKey(ctx, env, req)
+		if err != nil || claim.Outcome != store.ClaimInUse || time.Now().After(deadline) {
+			return claim, err
+		}
+		select {
+		case <-ctx.Done():
+			return claim, nil
+		case <-time.After(claimPoll):
+		}
+	}
+}
+
+// runOwned runs the handler with the claim and sends what was kept, so that the first
+// answer and every replay are the same bytes.
+func (s *Server) runOwned(c *gin.Context, a *store.Answer) {
+	c.Set(ctxAnswer, a)
+	c.Request = c.Request.WithContext(store.WithAnswer(c.Request.Context(), a))
+	buf := &bufferedWriter{ResponseWriter: c.Writer, status: http.StatusOK}
+	c.Writer = buf
+	// The key's bookkeeping outlives a client that hung up: a change may have committed.
+	bg, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 5*time.Second)
+	defer cancel()
+	defer func() {
+		c.Writer = buf.ResponseWriter
+		if r := recover(); r != nil {
+			s.releaseKey(c, bg, a)
+			panic(r)
+		}
+	}()
+	c.Next()
+	c.Writer = buf.ResponseWriter
+	if buf.status < 200 || buf.status > 299 {
+		s.releaseKey(c, bg, a)
+		buf.send(c)
+		return
+	}
+	status, body, kept := a.Kept()
+	if !kept {
+		// No write transaction kept it (no change, or a route without one): keep it now.
+		if err := s.store.CompleteIdempotencyKey(bg, a, buf.status, buf.body.Bytes()); err != nil {
+			logger(c).Error("keep idempotent answer", "err", err)
+		}
+		buf.send(c)
+		return
+	}
+	c.Data(status, "application/json; charset=utf-8", body)
+}
+
+func (s *Server) releaseKey(c *gin.Context, ctx context.Context, a *store.Answer) {
+	if err := s.store.ReleaseIdempotencyKey(ctx, a); err != nil {
+		logger(c).Error("release idempotency key", "err", err)
+	}
+}
+
+// keepAs tells the store how to render an idempotent request's answer from the result
+// of its change (what the store function returns), so that the answer is written in
+// the change's own transaction. Handlers call it before their business call; without
+// an Idempotency-Key it does nothing.
+func keepAs[T, R any](c *gin.Context, status int, render func(T) R) {
+	v, ok := c.Get(ctxAnswer)
+	a, _ := v.(*store.Answer)
+	if !ok || a == nil {
+		return
+	}
+	a.Render(func(result any) (int, []byte, error) {
+		r, ok := result.(T)
+		if !ok {
+			return 0, nil, fmt.Errorf("idempotent answer: result is %T, want %T", result, r)
+		}
+		body, err := answerJSON(render(r))
+		return status, body, err
+	})
+}
+
+// answerJSON encodes a kept answer: JSON without HTML escaping (CONTRACT: messages carry
+// < and > as they are), no trailing newline.
+func answerJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// validIdempotencyKey: 1–255 printable ASCII characters (CONTRACT §14).
+func validIdempotencyKey(k string) bool {
+	if len(k) < 1 || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// bufferedWriter holds the handler's response until the key's bookkeeping is done.
+type bufferedWriter struct {
+	gin.ResponseWriter
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (w *bufferedWriter) WriteHeader(code int) {
+	if code > 0 && !w.wrote {
+		w.status = code
+	}
+}
+func (w *bufferedWriter) WriteHeaderNow() { w.wrote = true }
+func (w *bufferedWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.body.Write(b)
+}
+func (w *bufferedWriter) WriteString(s string) (int, error) {
+	w.wrote = true
+	return w.body.WriteString(s)
+}
+func (w *bufferedWriter) Status() int   { return w.status }
+func (w *bufferedWriter) Size() int     { return w.body.Len() }
+func (w *bufferedWriter) Written() bool { return w.wrote }
+func (w *bufferedWriter) Flush()        {}
+
+// send writes the held response to the real writer.
+func (w *bufferedWriter) send(c *gin.Context) {
+	c.Writer.WriteHeader(w.status)
+	c.Writer.WriteHeaderNow()
+	_, _ = c.Writer.Write(w.body.Bytes())
+}
