@@ -70,7 +70,7 @@ func (s *Server) renderAccount(c *gin.Context, status int, a models.Account, eve
 		return
 	}
 	s.dispatched(c, events)
-	c.JSON(status, accounts.ToObject(a))
+	render(c, status, accounts.ToObject(a))
 }
 
 func (s *Server) getAccount(c *gin.Context) {
@@ -79,7 +79,7 @@ func (s *Server) getAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, accounts.ToObject(a))
+	render(c, http.StatusOK, accounts.ToObject(a))
 }
 
 func (s *Server) listAccounts(c *gin.Context) {
@@ -102,7 +102,7 @@ func (s *Server) listAccounts(c *gin.Context) {
 	for i, a := range rows {
 		out[i] = accounts.ToObject(a)
 	}
-	c.JSON(http.StatusOK, newList(out, more))
+	render(c, http.StatusOK, newList(out, more))
 }
 
 // oneOf checks an optional query filter against its allowed values.

@@ -91,7 +91,7 @@ func (s *Server) renderDeal(c *gin.Context, status int, d deals.Object, events [
 		return
 	}
 	s.dispatched(c, events)
-	c.JSON(status, d)
+	render(c, status, d)
 }
 
 func (s *Server) getDeal(c *gin.Context) {
@@ -100,7 +100,7 @@ func (s *Server) getDeal(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, d)
+	render(c, http.StatusOK, d)
 }
 
 func (s *Server) listDeals(c *gin.Context) {
@@ -119,5 +119,5 @@ func (s *Server) listDeals(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(out, more))
+	render(c, http.StatusOK, newList(out, more))
 }

@@ -35,7 +35,7 @@ type errorDetail struct {
 
 // abort ends the request with an error envelope.
 func abort(c *gin.Context, status int, typ, code, message, param string) {
-	c.AbortWithStatusJSON(status, errorBody{Error: errorDetail{
+	abortJSON(c, status, errorBody{Error: errorDetail{
 		Type: typ, Code: code, Message: message, Param: param, RequestID: requestID(c),
 	}})
 }
@@ -65,7 +65,7 @@ func fail(c *gin.Context, err error) {
 	switch {
 	case errors.As(err, &verr):
 		first := verr.Faults[0]
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: errorDetail{
+		abortJSON(c, http.StatusBadRequest, errorBody{Error: errorDetail{
 			Type: typeInvalidRequest, Code: first.Code, Message: first.Message, Param: first.Param,
 			RequestID: requestID(c), Errors: verr.Faults,
 		}})

@@ -136,7 +136,7 @@ func (s *Server) listEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(out, more))
+	render(c, http.StatusOK, newList(out, more))
 }
 
 // withAttempts converts events, loading their attempts in one query.
@@ -172,5 +172,5 @@ func (s *Server) renderEvent(c *gin.Context, status int, env store.Env, e models
 		fail(c, err)
 		return
 	}
-	c.JSON(status, out[0])
+	render(c, status, out[0])
 }

@@ -169,7 +169,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, toReplayJobObject(j))
+	render(c, http.StatusAccepted, toReplayJobObject(j))
 }
 
 func (s *Server) getReplayJob(c *gin.Context) {
@@ -183,5 +183,5 @@ func (s *Server) getReplayJob(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toReplayJobObject(j))
+	render(c, http.StatusOK, toReplayJobObject(j))
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -19,7 +20,23 @@ func observeRequests(c *gin.Context) {
 	if route == "" {
 		route = "unmatched"
 	}
-	metrics.HTTPRequest(c.Request.Method, route, c.Writer.Status(), time.Since(start))
+	metrics.HTTPRequest(methodLabel(c.Request.Method), route, c.Writer.Status(), time.Since(start))
+}
+
+// knownMethods are the methods counted under their own name; a client may send any
+// token as a method, and each new label value would be a new series kept forever.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+	http.MethodConnect: true, http.MethodTrace: true,
+}
+
+// methodLabel is the method label of revops_http_*: the method, or OTHER (CONTRACT §15).
+func methodLabel(m string) string {
+	if knownMethods[m] {
+		return m
+	}
+	return "OTHER"
 }
 
 // countEmitted counts committed events by type (revops_events_emitted_total).

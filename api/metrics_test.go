@@ -67,3 +67,31 @@ func TestAPIMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownMethodsCountAsOther: any token is a valid HTTP method, so labelling series
+// with it would let clients create series without bound (CONTRACT §15).
+func TestUnknownMethodsCountAsOther(t *testing.T) {
+	h := newHarness(t)
+	sk := h.key["secret sandbox"]
+	before := metricstest.Scrape(t)
+	for _, m := range []string{"BREW", "get", "X-" + strings.Repeat("A", 200), "PROPFIND"} {
+		if r := h.do(m, "/v1/accounts", sk, nil); r.Status != http.StatusMethodNotAllowed {
+			t.Fatalf("%.10s: %d, want 405: %s", m, r.Status, r.Body)
+		}
+	}
+	h.do("DELETE", "/v1/accounts", sk, nil)
+	after := metricstest.Scrape(t)
+	for series, want := range map[string]float64{
+		`revops_http_requests_total{method="OTHER",route="unmatched",status="405"}`:  4,
+		`revops_http_requests_total{method="DELETE",route="unmatched",status="405"}`: 1,
+	} {
+		if d := after.Value(t, series) - before.Value(t, series); d != want {
+			t.Errorf("%s grew by %v, want %v", series, d, want)
+		}
+	}
+	for _, line := range after.Series("revops_http_") {
+		if strings.Contains(line, "BREW") || strings.Contains(line, `method="get"`) || strings.Contains(line, "PROPFIND") {
+			t.Errorf("a client's method became a label: %s", line)
+		}
+	}
+}

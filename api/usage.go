@@ -73,12 +73,12 @@ func (s *Server) ingestUsage(c *gin.Context) {
 	}
 	replay.Duplicate = true
 	c.Header("Idempotent-Replayed", "true")
-	c.JSON(http.StatusOK, replay)
+	render(c, http.StatusOK, replay)
 }
 
 // toUsageWrite converts a valid batch into the rows the store writes.
 func toUsageWrite(b *usage.Batch, env store.Env, now time.Time) (store.UsageWrite, error) {
-	resp, err := json.Marshal(usageBatchResponse{
+	resp, err := marshalJSON(usageBatchResponse{
 		Object: "usage_event_batch", TransactionID: b.TransactionID, Mode: b.Mode, Environment: env.Name,
 		MetricsAccepted: len(b.Metrics), ReceivedAt: now.Format(time.RFC3339Nano),
 	})
@@ -155,7 +155,7 @@ func (s *Server) listUsageEvents(c *gin.Context) {
 	for i, r := range rows {
 		out[i] = toUsageEventResponse(r)
 	}
-	c.JSON(http.StatusOK, newList(out, more))
+	render(c, http.StatusOK, newList(out, more))
 }
 
 type usageSummaryRow struct {
@@ -200,7 +200,7 @@ func (s *Server) usageSummary(c *gin.Context) {
 			Resolution: r.Resolution, PeriodStart: r.PeriodStart.UTC().Format(time.RFC3339),
 			Value: json.Number(usage.Canonical(r.Value))}
 	}
-	c.JSON(http.StatusOK, newList(out, more))
+	render(c, http.StatusOK, newList(out, more))
 }
 
 // timeQuery reads an optional time query parameter: RFC 3339 or integer Unix seconds.

@@ -78,7 +78,7 @@ func (h *webhookHandlers) get(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toWebhookEndpoint(ep, false))
+	render(c, http.StatusOK, toWebhookEndpoint(ep, false))
 }
 
 func (h *webhookHandlers) put(c *gin.Context) {
@@ -93,7 +93,7 @@ func (h *webhookHandlers) put(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toWebhookEndpoint(ep, created))
+	render(c, http.StatusOK, toWebhookEndpoint(ep, created))
 }
 
 func (h *webhookHandlers) secret(c *gin.Context) {
@@ -102,7 +102,7 @@ func (h *webhookHandlers) secret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toWebhookSecret(ep))
+	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
 func (h *webhookHandlers) rotate(c *gin.Context) {
@@ -115,7 +115,7 @@ func (h *webhookHandlers) rotate(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toWebhookSecret(ep))
+	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
 func (h *webhookHandlers) test(c *gin.Context) {
@@ -129,7 +129,7 @@ func (h *webhookHandlers) test(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toWebhookTest(res))
+	render(c, http.StatusOK, toWebhookTest(res))
 }
 
 func toWebhookEndpoint(ep models.WebhookEndpoint, withSecret bool) webhookEndpointObject {
