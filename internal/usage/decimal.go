@@ -292,6 +292,25 @@ func (d *Decimal) String() string {
 	return d.bigString()
 }
 
+// textLen is len(d.String()), counted without writing the usual int64 value out.
+func (d *Decimal) textLen() int {
+	if !d.unscaled.IsInt64() {
+		return len(d.bigString()) // ≥ 19 digits and at most MaxSignificantDigits: short anyway
+	}
+	v := d.unscaled.Int64()
+	n := 1
+	for u := absInt64(v); u >= 10; u /= 10 {
+		n++
+	}
+	if d.scale > 0 {
+		n = max(n, int(d.scale)+1) + 1 // digits, padded to 0.00ddd, and the point
+	}
+	if v < 0 {
+		n++
+	}
+	return n
+}
+
 // appendText appends String's text.
 func (d *Decimal) appendText(dst []byte) []byte {
 	if d.unscaled.IsInt64() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 var testNow = time.Date(2025, 3, 12, 15, 4, 5, 0, time.UTC)
@@ -69,7 +70,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"empty account", body("set", `"account_id":""`), "event_metrics[0].account_id", apperr.CodeParameterInvalid},
 		{"long product", body("set", `"product":"`+long+`"`), "event_metrics[0].product", apperr.CodeParameterInvalid},
 		{"long transaction", strings.Replace(body("set"), `"tx_1"`, `"`+long+`"`, 1), "transaction_id", apperr.CodeParameterInvalid},
-		{"control char", body("set", `"metric_name":"a\u0007b"`), "event_metrics[0].metric_name", apperr.CodeParameterInvalid},
+		{"control char", body("set", `"metric_name":"a\u0007b"`), "event_metrics[0].metric_name", textcheck.Code},
 		{"numeric id", body("set", `"account_id":12`), "event_metrics[0].account_id", apperr.CodeParameterInvalid},
 		{"old timestamp", body("set", `"timestamp":"2025-02-01T00:00:00Z"`), "event_metrics[0].timestamp", apperr.CodeParameterInvalid},
 		{"future timestamp", body("set", fmt.Sprintf(`"timestamp":%d`, testNow.Add(6*time.Minute).Unix())), "event_metrics[0].timestamp", apperr.CodeParameterInvalid},
@@ -140,7 +141,7 @@ func TestDecodeAccepts(t *testing.T) {
 		{"zero in set", body("set", `"metric_value":0`), "0", testNow, false},
 		{"exponent", body("set", `"metric_value":12E3`), "12000", testNow, false},
 		{"small", body("set", `"metric_value":1e-7`), "0.0000001", testNow, false},
-		{"max float", body("set", `"metric_value":1.7976931348623157e308`), "17976931348623157" + strings.Repeat("0", 292), testNow, false},
+		{"64 characters written out", body("set", `"metric_value":1.7976931348623157e63`), "17976931348623157" + strings.Repeat("0", 47), testNow, false},
 		{"rfc3339", body("set", `"timestamp":"2025-03-12T16:04:05+01:00"`), "5", testNow, true},
 		{"unix", body("set", fmt.Sprintf(`"timestamp":%d`, testNow.Unix())), "5", testNow, true},
 		{"null metadata", body("set", `"metadata":null`), "5", testNow, false},

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/jsonnum"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 // The rules of one member, applied to its bytes as scanned (nil when absent).
@@ -24,18 +26,20 @@ func required(raw []byte, p param, fs *apperr.Faults) bool {
 
 func isNull(raw []byte) bool { return len(raw) == 0 || string(raw) == "null" }
 
-// text decodes a JSON string member.
+// text decodes a JSON string member; it must be valid UTF-8 without NUL (CONTRACT §15).
 func text(raw []byte, p param, fs *apperr.Faults) (string, bool) {
 	if raw[0] != '"' {
 		fs.Invalid(p.String(), "%s must be a string.", p)
 		return "", false
 	}
-	if bytes.IndexByte(raw, '\\') < 0 { // fast path: nothing to unescape
-		if !utf8.Valid(raw[1 : len(raw)-1]) {
-			fs.Invalid(p.String(), "%s must be valid UTF-8.", p)
-			return "", false
-		}
-		return string(raw[1 : len(raw)-1]), true
+	content := raw[1 : len(raw)-1]
+	escaped := bytes.IndexByte(content, '\\') >= 0
+	if err := stringFault(content, escaped); err != nil {
+		fs.Add(p.String(), textcheck.Code, "%s %v.", p, err)
+		return "", false
+	}
+	if !escaped { // fast path: nothing to unescape
+		return string(content), true
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -56,6 +60,10 @@ func identifier(raw []byte, p param, fs *apperr.Faults) string {
 	}
 	if printableASCII(s) && len(s) >= 1 && len(s) <= MaxIDLength { // the usual case, in one loop
 		return s
+	}
+	if err := textcheck.Line(s); err != nil {
+		fs.Add(p.String(), textcheck.Code, "%s %v.", p, err)
+		return ""
 	}
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength {
 		fs.Invalid(p.String(), "%s must be 1 to %d characters long (it has %d).", p, MaxIDLength, n)
@@ -99,6 +107,9 @@ func value(raw []byte, p param, mode string, fs *apperr.Faults) Decimal {
 	if err == nil && mode == ModeSet && d.Sign() < 0 {
 		fs.Invalid(p.String(), "%s may be negative only in increment mode.", p)
 	}
+	if n := d.textLen(); err == nil && n > jsonnum.MaxText {
+		fs.Add(p.String(), jsonnum.Code, "%s must be at most %d characters written out in plain decimal (it has %d).", p, jsonnum.MaxText, n)
+	}
 	return d
 }
 
@@ -109,8 +120,10 @@ var (
 )
 
 // metadata checks the optional metadata object and returns it compact, with its
-// canonical hash; absent or null means {}. Metrics of a batch often carry the same
-// metadata: a repeat of the previous metric's bytes shares its result.
+// canonical hash; absent or null means {}. Its strings and numbers must meet CONTRACT §15
+// (the first that does not is reported, by its path), and its size counts numbers as
+// PostgreSQL prints them. Metrics of a batch often carry the same metadata: a repeat of
+// the previous metric's bytes shares its result.
 func (d *decoder) metadata(raw []byte, p param, fs *apperr.Faults) ([]byte, [32]byte) {
 	if isNull(raw) || string(raw) == "{}" {
 		return emptyMeta, emptyMetaHash
@@ -122,9 +135,15 @@ func (d *decoder) metadata(raw []byte, p param, fs *apperr.Faults) ([]byte, [32]
 	if d.lastMeta != nil && bytes.Equal(raw, d.lastMeta) {
 		return d.lastMetaCompact, d.lastMetaHash
 	}
+	grow, fault := checkMetadata(raw)
+	if fault != nil {
+		name := fault.param(p)
+		fs.Add(name, fault.code(), "%s", fault.message(name))
+		return nil, [32]byte{}
+	}
 	c := compact(make([]byte, 0, len(raw)), raw)
-	if len(c) > MaxMetadataBytes {
-		fs.Invalid(p.String(), "%s is %d bytes encoded; the limit is %d.", p, len(c), MaxMetadataBytes)
+	if size := len(c) + grow; size > MaxMetadataBytes { // as stored: numbers written out
+		fs.Invalid(p.String(), "%s is %d bytes encoded; the limit is %d.", p, size, MaxMetadataBytes)
 		return nil, [32]byte{}
 	}
 	c = c[:len(c):len(c)] // shared by the metrics that repeat it: appends must copy

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/jsonnum"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 // FuzzDecode: Decode never panics, fails only with the two client error types, and
@@ -21,6 +23,9 @@ func FuzzDecode(f *testing.F) {
 		body("set", `"timestamp":"2025-03-12T15:00:00Z"`), body("set", `"metric_value":1e400`),
 		`{"transaction_id":"t","mode":"set","event_metrics":[]}`, `{}`, `[]`, `"x"`, `{"a":1,"a":2}`,
 		body("increment", `"account_id":"\u00e9\ud800"`), body("increment", `"metric_value":-0.0e-5`),
+		body("increment", `"metadata":{"a":1e131000,"b":[1e-99999]}`), body("increment", `"metadata":{"a":1e63,"b":0e-62,"c":1e-16384}`),
+		body("increment", `"metadata":{"k":"\u0000","\ud800":"\ud83d\ude00"}`), body("set", `"metric_value":1e64`),
+		body("set", `"product":"a\tb"`), body("increment", `"metadata":{"n":1e99999999999999999999}`),
 	} {
 		f.Add([]byte(s))
 	}
@@ -70,6 +75,12 @@ func checkAccepted(t *testing.T, b Batch, data []byte) {
 		if err := json.Unmarshal(m.Metadata, &meta); err != nil || len(m.Metadata) > MaxMetadataBytes {
 			t.Fatalf("accepted metadata %q", m.Metadata)
 		}
+		if p, _, msg, grow := refMetaCheck(m.Metadata, "metadata"); p != "" || len(m.Metadata)+grow > MaxMetadataBytes {
+			t.Fatalf("accepted metadata %q: %s (%d bytes stored)", m.Metadata, msg, len(m.Metadata)+grow)
+		}
+		if len(m.Value.String()) > jsonnum.MaxText {
+			t.Fatalf("accepted value %s", m.Value.String())
+		}
 		if _, ok := meta.(map[string]any); !ok {
 			t.Fatalf("accepted non-object metadata %q", m.Metadata)
 		}
@@ -85,6 +96,9 @@ func checkAccepted(t *testing.T, b Batch, data []byte) {
 func checkID(t *testing.T, s string) {
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength || !utf8.ValidString(s) {
 		t.Fatalf("accepted id %q", s)
+	}
+	if err := textcheck.Line(s); err != nil {
+		t.Fatalf("accepted id %q: %v", s, err)
 	}
 	for _, r := range s {
 		if !unicode.IsPrint(r) {

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 var (
@@ -177,13 +178,12 @@ func refText(raw json.RawMessage, param string, fs *apperr.Faults) (string, bool
 		fs.Invalid(param, "%s must be a string.", param)
 		return "", false
 	}
+	if err := refStringFault(raw); err != nil {
+		fs.Add(param, textcheck.Code, "%s %v.", param, err)
+		return "", false
+	}
 	if bytes.IndexByte(raw, '\\') < 0 { // fast path: nothing to unescape
-		s := string(raw[1 : len(raw)-1])
-		if !utf8.ValidString(s) {
-			fs.Invalid(param, "%s must be valid UTF-8.", param)
-			return "", false
-		}
-		return s, true
+		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -202,6 +202,12 @@ func refIdentifier(m map[string]json.RawMessage, name, param string, fs *apperr.
 	s, ok := refText(raw, param, fs)
 	if !ok {
 		return "", false
+	}
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f {
+			fs.Add(param, textcheck.Code, "%s %v.", param, textcheck.ErrControl)
+			return "", false
+		}
 	}
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength {
 		fs.Invalid(param, "%s must be 1 to %d characters long (it has %d).", param, MaxIDLength, n)
@@ -235,6 +241,9 @@ func refValue(raw json.RawMessage, param, mode string, fs *apperr.Faults) Decima
 	if err == nil && mode == ModeSet && d.Sign() < 0 {
 		fs.Invalid(param, "%s may be negative only in increment mode.", param)
 	}
+	if n := len(d.bigString()); err == nil && n > 64 {
+		fs.Add(param, "invalid_number", "%s must be at most 64 characters written out in plain decimal (it has %d).", param, n)
+	}
 	return d
 }
 
@@ -250,13 +259,18 @@ func refMetadata(raw json.RawMessage, param string, fs *apperr.Faults) ([]byte, 
 		fs.Invalid(param, "%s must be a JSON object.", param)
 		return nil, [32]byte{}
 	}
+	faultParam, code, msg, grow := refMetaCheck(raw, param)
+	if faultParam != "" {
+		fs.Add(faultParam, code, "%s", msg)
+		return nil, [32]byte{}
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		fs.Invalid(param, "%s must be a JSON object.", param)
 		return nil, [32]byte{}
 	}
-	if buf.Len() > MaxMetadataBytes {
-		fs.Invalid(param, "%s is %d bytes encoded; the limit is %d.", param, buf.Len(), MaxMetadataBytes)
+	if buf.Len()+grow > MaxMetadataBytes {
+		fs.Invalid(param, "%s is %d bytes encoded; the limit is %d.", param, buf.Len()+grow, MaxMetadataBytes)
 		return nil, [32]byte{}
 	}
 	return buf.Bytes(), refCanonicalHash(buf.Bytes())

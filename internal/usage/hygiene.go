@@ -1,0 +1,184 @@
+package usage
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/revops/revops/internal/jsonnum"
+	"github.com/revops/revops/internal/textcheck"
+)
+
+// CONTRACT §15 inside the body: strings PostgreSQL can store, and numbers it does not
+// blow up when it prints them. Everything here reads the bytes as scanned; nothing is
+// decoded or written out to be checked.
+
+// stringFault applies textcheck.Text to the content of a JSON string (between its
+// quotes) as PostgreSQL reads it: the bytes must be valid UTF-8 and no escape may be
+// \u0000 or half of a surrogate pair (jsonb refuses both; encoding/json would quietly
+// turn a half into U+FFFD). A raw NUL cannot occur: the scanner refuses control bytes.
+func stringFault(content []byte, escaped bool) error {
+	if !utf8.Valid(content) {
+		return textcheck.ErrInvalidUTF8
+	}
+	if !escaped {
+		return nil
+	}
+	for i := 0; i < len(content); i++ {
+		if content[i] != '\\' {
+			continue
+		}
+		if i++; content[i] != 'u' {
+			continue // a one-letter escape, \\ included: skipped whole
+		}
+		r := hex4(content[i+1:])
+		i += 4
+		switch {
+		case r == 0:
+			return textcheck.ErrNUL
+		case r >= 0xdc00 && r <= 0xdfff:
+			return textcheck.ErrInvalidUTF8 // a low half without its high half
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+6 >= len(content) || content[i+1] != '\\' || content[i+2] != 'u' {
+				return textcheck.ErrInvalidUTF8
+			}
+			if lo := hex4(content[i+3:]); lo < 0xdc00 || lo > 0xdfff {
+				return textcheck.ErrInvalidUTF8
+			}
+			i += 6
+		}
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits the scanner checked after \u.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		default:
+			c = c | 0x20 - 'a' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// metaFault is the first value of a metadata object that breaks CONTRACT §15.
+type metaFault struct {
+	path []pathSeg // from the metadata object down to the value
+	key  bool      // the member's name is at fault, not its value
+	err  error     // textcheck.Err* or jsonnum.Err*
+	n    int       // the number's length written out
+}
+
+// pathSeg is one step of a path: a member name as scanned, or an array index.
+type pathSeg struct {
+	key     []byte
+	escaped bool
+	index   int // -1 for a member
+}
+
+// param names the faulty value below the metadata param p: metadata.a.b[2].
+func (f *metaFault) param(p param) string {
+	var b strings.Builder
+	b.WriteString(p.String())
+	for _, s := range f.path {
+		if s.index >= 0 {
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+		} else {
+			b.WriteString("." + keyName(s.key, s.escaped))
+		}
+	}
+	return b.String()
+}
+
+// message explains the fault for param name.
+func (f *metaFault) message(name string) string {
+	switch {
+	case f.err == jsonnum.ErrTooLong && f.n == 0:
+		return name + " must be a finite number of at most " + strconv.Itoa(jsonnum.MaxText) +
+			" characters written out; its exponent has more than " + strconv.Itoa(jsonnum.MaxExponentDigits) + " digits."
+	case f.err == jsonnum.ErrTooLong:
+		return name + " must be a finite number of at most " + strconv.Itoa(jsonnum.MaxText) +
+			" characters written out in plain decimal (it has " + strconv.Itoa(f.n) + ")."
+	case f.key:
+		return "The name of " + name + " " + f.err.Error() + "."
+	}
+	return name + " " + f.err.Error() + "."
+}
+
+// code is the CONTRACT §4 code of the fault.
+func (f *metaFault) code() string {
+	if f.err == jsonnum.ErrTooLong {
+		return jsonnum.Code
+	}
+	return textcheck.Code
+}
+
+// metaWalk walks a metadata object the scanner already validated, stopping at the first
+// fault. grow counts what storage adds when it prints numbers in full (PostgreSQL writes
+// 1e3 as 1000), so that the size limit holds for what a read returns.
+type metaWalk struct {
+	s     scanner
+	path  []pathSeg
+	grow  int
+	fault *metaFault
+}
+
+func checkMetadata(raw []byte) (grow int, fault *metaFault) {
+	w := metaWalk{s: scanner{data: raw}}
+	w.value()
+	return w.grow, w.fault
+}
+
+func (w *metaWalk) fail(key bool, err error, n int) bool {
+	w.fault = &metaFault{path: append([]pathSeg(nil), w.path...), key: key, err: err, n: n}
+	return false
+}
+
+// value walks one value; false stops the walk (at a fault: the input is valid JSON).
+func (w *metaWalk) value() bool {
+	switch c := w.s.peek(); {
+	case c == '{':
+		return w.s.object(func(key []byte, escaped bool) bool {
+			w.path = append(w.path, pathSeg{key: key, escaped: escaped, index: -1})
+			if err := stringFault(key, escaped); err != nil {
+				return w.fail(true, err, 0)
+			}
+			ok := w.value()
+			w.path = w.path[:len(w.path)-1]
+			return ok
+		})
+	case c == '[':
+		return w.s.array(func(i int) bool {
+			w.path = append(w.path, pathSeg{index: i})
+			ok := w.value()
+			w.path = w.path[:len(w.path)-1]
+			return ok
+		})
+	case c == '"':
+		content, escaped, _ := w.s.str()
+		if err := stringFault(content, escaped); err != nil {
+			return w.fail(false, err, 0)
+		}
+		return true
+	case c == '-' || isDigit(c):
+		start := w.s.pos
+		w.s.number()
+		lit := w.s.data[start:w.s.pos]
+		n, err := jsonnum.TextLen(lit)
+		if err == nil && n > jsonnum.MaxText {
+			err = jsonnum.ErrTooLong
+		}
+		if err != nil {
+			return w.fail(false, err, n)
+		}
+		w.grow += max(0, n-len(lit))
+		return true
+	}
+	_, ok := w.s.value() // true, false, null
+	return ok
+}
