@@ -49,17 +49,19 @@ type handler struct {
 func Routes(r gin.IRouter, d Deps) {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(5, time.Minute), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	g := r.Group("/dashboard", securityHeaders)
+	g := r.Group("/dashboard", securityHeaders, h.readForm)
 	g.GET("/static/*file", staticFiles())
-	g.GET("/login", h.loginForm)
-	g.POST("/login", h.login)
+	g.GET("/login", h.checkInput, h.loginForm)
+	g.POST("/login", h.checkInput, h.login)
 
-	in := g.Group("", h.requireSession, h.checkCSRF)
+	// The session comes first so that strangers are sent to the login page whatever they
+	// send, and the CSRF token before the input check so forged forms get no further.
+	in := g.Group("", h.requireSession, h.checkCSRF, h.checkInput)
 	in.GET("", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, "/dashboard/api-keys") })
 	in.POST("/logout", h.logout)
 	in.POST("/environment", h.switchEnvironment)

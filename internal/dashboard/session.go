@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +26,8 @@ const (
 	sessionCookie = "revops_session"
 	loginCookie   = "revops_login_csrf" // double-submit token of the login form (no session yet)
 	sessionTTL    = 12 * time.Hour
+
+	maxEmailLength = 254 // RFC 5321's limit on a forward path
 )
 
 // viewer is the signed-in user of a request.
@@ -156,15 +158,24 @@ func (h *handler) login(c *gin.Context) {
 		return
 	}
 	email := strings.ToLower(strings.TrimSpace(c.PostForm("email")))
-	key := email + "|" + h.clientIP(c)
-	if wait := h.throttle.wait(key); wait > 0 {
+	if len(email) > maxEmailLength {
+		h.showLogin(c, http.StatusBadRequest, "", fmt.Sprintf("An email address has at most %d characters.", maxEmailLength))
+		return
+	}
+	ctx, client := c.Request.Context(), clientIP(c.Request, h.cfg.TrustedProxies)
+	wait, err := h.throttle.attempt(ctx, email, client)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if wait > 0 {
+		c.Header("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
 		h.showLogin(c, http.StatusTooManyRequests, email,
 			fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", int(wait.Seconds()+0.999)))
 		return
 	}
-	u, err := h.checkPassword(c.Request.Context(), email, c.PostForm("password"))
+	u, err := h.checkPassword(ctx, email, c.PostForm("password"))
 	if errors.Is(err, errBadCredentials) {
-		h.throttle.failed(key)
 		h.showLogin(c, http.StatusUnauthorized, email, "Incorrect email or password.")
 		return
 	}
@@ -172,7 +183,10 @@ func (h *handler) login(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.throttle.succeeded(key)
+	if err := h.throttle.succeeded(ctx, email, client); err != nil {
+		h.fail(c, err)
+		return
+	}
 	if err := h.startSession(c, u); err != nil {
 		h.fail(c, err)
 		return
@@ -215,19 +229,6 @@ func (h *handler) startSession(c *gin.Context, u models.OrganizationUser) error 
 	}
 	h.setCookie(c, sessionCookie, token, "/dashboard", int(sessionTTL.Seconds()))
 	return nil
-}
-
-// clientIP is the peer address, or the proxy's X-Forwarded-For only when a proxy is
-// configured: otherwise anyone could pick a new "address" per guess.
-func (h *handler) clientIP(c *gin.Context) string {
-	if h.cfg.TLS == "proxy" {
-		return c.ClientIP()
-	}
-	host, _, err := net.SplitHostPort(c.Request.RemoteAddr)
-	if err != nil {
-		return c.Request.RemoteAddr
-	}
-	return host
 }
 
 func (h *handler) logout(c *gin.Context) {

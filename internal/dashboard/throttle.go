@@ -1,82 +1,98 @@
 package dashboard
 
 import (
-	"sync"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/netip"
 	"time"
+
+	"github.com/revops/revops/internal/store"
 )
 
-// throttle locks out a login key (email + client address) after too many failed attempts,
-// so a password cannot be guessed quickly. It is in memory: a restart forgets it, which only
-// gives an attacker one more short window.
+// loginLimit is one throttle rule: at most max attempts per window for one scope.
+type loginLimit struct {
+	max    int
+	window time.Duration
+}
+
+var (
+	// perEmail slows guessing one user's password to five tries a minute, whatever the
+	// number of addresses the guesses come from.
+	perEmail = loginLimit{max: 5, window: time.Minute}
+	// perClient bounds one client guessing across many emails; higher than perEmail so
+	// that colleagues behind one NAT who mistype are not locked out together.
+	perClient = loginLimit{max: 20, window: time.Minute}
+)
+
+// throttle limits login attempts per email and per client address. Its counters live in
+// the database, so every replica sees the same counts, and an attempt is counted before
+// its password is checked (one atomic statement), so racing attempts cannot slip past the
+// limit together. A successful login is taken back from its client's count and clears its
+// email's, as the old in-memory throttle forgot a key after a success.
 type throttle struct {
-	maxFailures int           // failures that trigger a lockout
-	lockout     time.Duration // how long a lockout lasts
-	window      time.Duration // failures older than this are forgotten
-	now         func() time.Time
-
-	mu   sync.Mutex
-	keys map[string]*failures
+	store *store.Store
+	now   func() time.Time
+	email loginLimit
+	ip    loginLimit
 }
 
-type failures struct {
-	count       int
-	last        time.Time
-	lockedUntil time.Time
+func newThrottle(st *store.Store) *throttle {
+	return &throttle{store: st, now: time.Now, email: perEmail, ip: perClient}
 }
 
-func newThrottle(maxFailures int, lockout time.Duration) *throttle {
-	return &throttle{maxFailures: maxFailures, lockout: lockout, window: 15 * time.Minute, now: time.Now, keys: map[string]*failures{}}
-}
-
-// wait tells how long key is still locked out (0: it may try).
-func (t *throttle) wait(key string) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.keys[key]
-	if !ok {
-		return 0
+// attempt counts one login attempt of email from client and tells how long to wait when
+// it is over a limit (0: it may go ahead).
+func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr) (time.Duration, error) {
+	now := t.now().UTC()
+	var wait time.Duration
+	opened := false
+	for _, s := range []struct {
+		scope string
+		limit loginLimit
+	}{{emailScope(email), t.email}, {clientScope(client), t.ip}} {
+		w, err := t.store.CountLoginAttempt(ctx, s.scope, now, s.limit.window)
+		if err != nil {
+			return 0, err
+		}
+		if w.Attempts > s.limit.max {
+			wait = max(wait, w.Start.Add(s.limit.window).Sub(now))
+		}
+		opened = opened || w.Attempts == 1
 	}
-	if d := f.lockedUntil.Sub(t.now()); d > 0 {
-		return d
-	}
-	return 0
-}
-
-// failed records a failed attempt; the maxFailures-th one within the window locks key out.
-func (t *throttle) failed(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	t.prune(now)
-	f, ok := t.keys[key]
-	if !ok || now.Sub(f.last) > t.window {
-		f = &failures{}
-		t.keys[key] = f
-	}
-	f.count++
-	f.last = now
-	if f.count >= t.maxFailures {
-		f.lockedUntil = now.Add(t.lockout)
-		f.count = 0
-	}
-}
-
-// succeeded forgets key's failures.
-func (t *throttle) succeeded(key string) {
-	t.mu.Lock()
-	delete(t.keys, key)
-	t.mu.Unlock()
-}
-
-// prune drops stale entries once the map grows, so a flood of distinct keys cannot
-// exhaust memory. Called with mu held.
-func (t *throttle) prune(now time.Time) {
-	if len(t.keys) < 10_000 {
-		return
-	}
-	for k, f := range t.keys {
-		if now.Sub(f.last) > t.window && now.After(f.lockedUntil) {
-			delete(t.keys, k)
+	if opened {
+		// A new window began: a cheap moment to forget windows long over.
+		if err := t.store.PruneLoginAttempts(ctx, now.Add(-max(t.email.window, t.ip.window))); err != nil {
+			return 0, err
 		}
 	}
+	if wait > 0 && wait < time.Second {
+		wait = time.Second
+	}
+	return wait, nil
+}
+
+// succeeded forgets email's attempts and takes this one back from client's count.
+func (t *throttle) succeeded(ctx context.Context, email string, client netip.Addr) error {
+	if err := t.store.ClearLoginAttempts(ctx, emailScope(email)); err != nil {
+		return err
+	}
+	return t.store.UncountLoginAttempt(ctx, clientScope(client))
+}
+
+// emailScope keys an email by its hash: the table then holds no addresses, nor what
+// people type by mistake into the email field (their password, often).
+func emailScope(email string) string {
+	sum := sha256.Sum256([]byte(email))
+	return "email:" + hex.EncodeToString(sum[:16])
+}
+
+// clientScope keys an IPv6 client by its /64, the block one subscriber is given: counting
+// single IPv6 addresses would give an attacker 2^64 fresh counters.
+func clientScope(ip netip.Addr) string {
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		return "ip:" + netip.PrefixFrom(ip, 64).Masked().String()
+	}
+	return "ip:" + ip.String()
 }

@@ -124,6 +124,22 @@ func (h *handler) saveWebhook(c *gin.Context) {
 	h.showWebhooks(c, http.StatusOK, d, notice, "")
 }
 
+// showWebhookFault shows the settings form again as typed, with msg under field param.
+func (h *handler) showWebhookFault(c *gin.Context, param, msg string) {
+	d, _, err := h.webhookView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.Form = webhookForm{URL: printable(c.PostForm("url")), Method: printable(c.PostForm("method")), Enabled: c.PostForm("enabled") == "on"}
+	if param != "url" && param != "method" {
+		h.showWebhooks(c, http.StatusBadRequest, d, "", "The settings were not saved. "+msg)
+		return
+	}
+	d.FieldErrors = map[string]string{param: msg}
+	h.showWebhooks(c, http.StatusBadRequest, d, "", "The settings were not saved: correct the fields below.")
+}
+
 // fieldErrors turns validation and url_not_allowed errors into messages per field;
 // nil when err is not a client mistake about the fields.
 func fieldErrors(err error) map[string]string {
