@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/jsonnum"
 	"github.com/revops/revops/models"
 )
 
@@ -76,7 +77,11 @@ func validateProperties(fs *apperr.Faults, f Field[map[string]any]) {
 			continue
 		}
 		switch v := v.(type) {
-		case nil, bool, json.Number:
+		case nil, bool:
+		case json.Number:
+			if n, err := jsonnum.TextLen(v); err != nil || n > jsonnum.MaxText {
+				fs.Add(param, jsonnum.Code, "%s must be a finite number of at most %d characters written out in plain decimal.", param, jsonnum.MaxText)
+			}
 		case string:
 			if utf8.RuneCountInString(v) > MaxPropertyValLen {
 				fs.Invalid(param, "%s must be at most %d characters.", param, MaxPropertyValLen)

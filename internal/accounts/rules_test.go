@@ -41,6 +41,13 @@ func TestValidate(t *testing.T) {
 		{"empty external id", `{"external_id":""}`, false, "external_id:parameter_invalid"},
 		{"properties null", `{"properties":null}`, false, "properties:parameter_invalid"},
 		{"property null removes", `{"properties":{"tier":null}}`, false, ""},
+		// CONTRACT §15: a property number is at most 64 characters written out; 1e400 was
+		// stored and printed in full, 1e99999999 made the change check build 10^99999999.
+		{"property 1e400", `{"properties":{"n":1e400}}`, false, "properties.n:invalid_number"},
+		{"property 1e-99999", `{"properties":{"n":1e-99999}}`, false, "properties.n:invalid_number"},
+		{"property exponent of twenty digits", `{"properties":{"n":1e99999999999999999999}}`, false, "properties.n:invalid_number"},
+		{"property 64 characters", `{"properties":{"a":1e63,"b":-1e62,"c":1e-62}}`, false, ""},
+		{"property 65 characters", `{"properties":{"a":1e64,"b":1e-63}}`, false, "properties.a:invalid_number properties.b:invalid_number"},
 		{"nested property", `{"properties":{"a":{"b":1},"c":[1]}}`, false, "properties.a:parameter_invalid properties.c:parameter_invalid"},
 		{"long property name", `{"properties":{"` + strings.Repeat("k", 41) + `":1}}`, false, "properties." + strings.Repeat("k", 41) + ":parameter_invalid"},
 	}

@@ -29,7 +29,7 @@ var (
 
 // Check tells whether lit is a JSON number whose plain decimal text is at most MaxText
 // characters. Its cost is linear in len(lit) whatever the exponent.
-func Check[T string | []byte](lit T) error {
+func Check[T ~string | ~[]byte](lit T) error {
 	n, err := TextLen(lit)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func Check[T string | []byte](lit T) error {
 // stays 1.50, 1.5e-3 is 0.0015, 15e1 is 150, -0.0e-2 is 0.000). It fails with
 // ErrNotNumber when lit is not a JSON number and ErrTooLong when the exponent has more
 // than MaxExponentDigits significant digits.
-func TextLen[T string | []byte](lit T) (int, error) {
+func TextLen[T ~string | ~[]byte](lit T) (int, error) {
 	i, neg := 0, len(lit) > 0 && lit[0] == '-'
 	if neg {
 		i++
