@@ -109,7 +109,12 @@ func (s *Server) listDeals(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := store.DealFilter{Status: c.Query("status"), CustomerID: c.Query("customer")}
+	customer, err := idQuery(c, "customer")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := store.DealFilter{Status: c.Query("status"), CustomerID: customer}
 	if err := oneOf("status", f.Status, deals.Statuses[1:]...); err != nil {
 		fail(c, err)
 		return

@@ -88,12 +88,13 @@ func nonEmpty(s string) *string {
 
 // eventFilter reads and checks the list filters of GET /v1/events.
 func eventFilter(c *gin.Context) (store.EventFilter, error) {
-	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: c.Query("object_id")}
+	objectID, err := idQuery(c, "object_id")
+	if err != nil {
+		return store.EventFilter{}, err
+	}
+	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID}
 	var fs apperr.Faults
 	checkEventFilter(&fs, f.Type, f.Status)
-	if len(f.ObjectID) > 255 {
-		fs.Invalid("object_id", "object_id must be at most 255 characters.")
-	}
 	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", &fs), timeQuery(c, "created_before", &fs)
 	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
 	return f, fs.Err()

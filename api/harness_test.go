@@ -9,7 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
@@ -27,6 +31,8 @@ type harness struct {
 	store *store.Store
 	keys  *keys.Manager
 	orgID string
+	dbURL string   // the database behind the API: a PostgreSQL URL or a SQLite file
+	raw   *gorm.DB // a second connection to it, for tests that read tables directly
 	// keys by "<type> <env>": "secret sandbox" → sk_sandbox_…
 	key map[string]string
 }
@@ -35,12 +41,23 @@ type harnessOption func(*config.Config, *api.Deps)
 
 func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()
+	return newHarnessOn(t, "postgres", opts...)
+}
+
+// newHarnessOn is newHarness on db: "postgres" (a fresh database) or "sqlite" (a fresh
+// file), for rules that must hold on both (CONTRACT §15).
+func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
+	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := testdb.New(t)
+	url := filepath.Join(t.TempDir(), "revops.db")
+	if db == "postgres" {
+		url = testdb.URL(t)
+	}
+	st := openStore(t, url)
 	km := keys.NewManager(st)
 	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
@@ -49,9 +66,25 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	deps.Config = cfg
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
-	h := &harness{t: t, srv: srv, store: st, keys: km, key: map[string]string{}}
+	h := &harness{t: t, srv: srv, store: st, keys: km, dbURL: url, key: map[string]string{}}
 	h.orgID = h.newOrg("Acme", "owner@acme.test")
 	return h
+}
+
+// openStore opens and migrates the store at url; it is closed at cleanup.
+func openStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatalf("open test store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return st
 }
 
 // newOrg creates an organization with one key of each kind and returns its id; the keys of

@@ -24,9 +24,18 @@ func newList[T any](data []T, hasMore bool) listResponse[T] {
 	return listResponse[T]{Object: "list", Data: data, HasMore: hasMore}
 }
 
-// pageParams reads ?limit= and ?starting_after=.
+// pageParams checks the whole query string (every list route calls it first) and
+// reads ?limit= and ?starting_after=.
 func pageParams(c *gin.Context) (store.Page, error) {
-	p := store.Page{Limit: 20, StartingAfter: c.Query("starting_after")}
+	p := store.Page{Limit: 20}
+	if err := checkQuery(c); err != nil {
+		return p, err
+	}
+	after, err := idQuery(c, "starting_after")
+	if err != nil {
+		return p, err
+	}
+	p.StartingAfter = after
 	if v, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {

@@ -88,7 +88,7 @@ func New(d Deps) http.Handler {
 	v1 := r.Group("/v1")
 	v1.GET("/whoami", lim.handle, s.whoami)
 	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
-	secret := v1.Group("", requireSecret, lim.handle, s.idempotent)
+	secret := v1.Group("", requireSecret, lim.handle, pathIDs, s.idempotent)
 	s.routes(secret)
 	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log, Replay: s.dashboardReplayer()})
 	return r

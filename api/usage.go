@@ -168,6 +168,10 @@ type usageSummaryRow struct {
 }
 
 func (s *Server) usageSummary(c *gin.Context) {
+	if err := checkQuery(c); err != nil {
+		fail(c, err)
+		return
+	}
 	f := store.UsageSummaryFilter{Resolution: c.Query("resolution"), AccountID: c.Query("account_id"),
 		Product: c.Query("product"), MetricName: c.Query("metric_name"), Limit: 1000}
 	var fs apperr.Faults
