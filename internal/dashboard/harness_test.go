@@ -37,11 +37,17 @@ type user struct {
 
 func newSite(t *testing.T, args ...string) *site {
 	t.Helper()
+	return newSiteOn(t, testdb.New(t), args...)
+}
+
+// newSiteOn serves the dashboard over st: a SQLite store, or a second replica's
+// connection to a database another site uses.
+func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
+	t.Helper()
 	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0"}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := testdb.New(t)
 	km := keys.NewManager(st)
 	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := httptest.NewServer(api.New(deps))

@@ -1,0 +1,147 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+)
+
+// replicas are two dashboards, each with its own connection pool, over one PostgreSQL
+// database: what two API replicas behind a load balancer are.
+func replicas(t *testing.T, args ...string) (a, b *site) {
+	t.Helper()
+	dbURL := testdb.URL(t)
+	ctx := context.Background()
+	open := func() *store.Store {
+		st, err := store.Open(ctx, dbURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		if _, err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	return newSiteOn(t, open(), args...), newSiteOn(t, open(), args...)
+}
+
+// loginAs posts a login from a fresh browser with extra headers (X-Forwarded-For).
+func loginAs(s *site, email, password string, hdr ...string) page {
+	c := s.client()
+	tok := c.csrf("/dashboard/login")
+	return c.post("/dashboard/login", url.Values{"csrf_token": {tok}, "email": {email}, "password": {password}}, hdr...)
+}
+
+// perClientLimit is the dashboard's per-client limit of login attempts a minute.
+const perClientLimit = 20
+
+func TestThrottleSharedAcrossReplicas(t *testing.T) {
+	a, b := replicas(t)
+	u := a.newUser("Acme", "owner@acme.test")
+	for i := range 5 {
+		if p := loginAs(a, u.email, "wrong"); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d on replica A: %d", i+1, p.status)
+		}
+	}
+	p := loginAs(b, u.email, u.password)
+	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed attempts") || p.header.Get("Retry-After") == "" {
+		t.Fatalf("replica B after five failures on A: %d, want 429 with Retry-After: %.300s", p.status, p.body)
+	}
+}
+
+// One client guessing across many emails is stopped by its per-client count, whichever
+// replica it reaches; the forged X-Forwarded-For it sends does not give it a new count.
+func TestThrottlePerClientIgnoresUntrustedForwardedFor(t *testing.T) {
+	a, b := replicas(t)
+	u := a.newUser("Acme", "owner@acme.test")
+	for i := range perClientLimit {
+		s := []*site{a, b}[i%2]
+		if p := loginAs(s, fmt.Sprintf("guess%d@acme.test", i), "wrong", "X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i)); p.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i+1, p.status)
+		}
+	}
+	if p := loginAs(b, u.email, u.password, "X-Forwarded-For", "198.51.100.200"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("attempt %d from the same peer with a new forged address: %d, want 429", perClientLimit+1, p.status)
+	}
+}
+
+// Behind a trusted proxy the client is the right-most untrusted X-Forwarded-For address:
+// clients behind it are counted apart, and a forged left part changes nothing.
+func TestThrottleBehindTrustedProxy(t *testing.T) {
+	a, b := replicas(t, "--trusted-proxies", "127.0.0.1/32,::1/128") // the test servers' peer is the "proxy"
+	u := a.newUser("Acme", "owner@acme.test")
+	for i := range perClientLimit {
+		s := []*site{a, b}[i%2]
+		if p := loginAs(s, fmt.Sprintf("guess%d@acme.test", i), "wrong", "X-Forwarded-For", "198.51.100.7"); p.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i+1, p.status)
+		}
+	}
+	for _, tc := range []struct {
+		xff    string
+		status int
+	}{
+		{"198.51.100.7", http.StatusTooManyRequests},
+		{"203.0.113.1, 198.51.100.7", http.StatusTooManyRequests}, // forged left part
+		{"198.51.100.7, 127.0.0.1", http.StatusTooManyRequests},   // a second trusted hop
+		{"198.51.100.8", http.StatusSeeOther},                     // another client behind the proxy
+	} {
+		if p := loginAs(b, u.email, u.password, "X-Forwarded-For", tc.xff); p.status != tc.status {
+			t.Errorf("X-Forwarded-For %q: %d, want %d", tc.xff, p.status, tc.status)
+		}
+	}
+}
+
+// Thirty simultaneous guesses at one password, spread over two replicas: exactly five get
+// their password checked, the rest are refused unchecked.
+func TestThrottleHoldsUnderConcurrency(t *testing.T) {
+	a, b := replicas(t)
+	u := a.newUser("Acme", "owner@acme.test")
+	const n = 30
+	type attempt struct {
+		c    *client
+		site *site
+		tok  string
+	}
+	attempts := make([]attempt, n)
+	for i := range attempts {
+		s := []*site{a, b}[i%2]
+		c := s.client()
+		attempts[i] = attempt{c: c, site: s, tok: c.csrf("/dashboard/login")}
+	}
+	statuses := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, at := range attempts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			form := url.Values{"csrf_token": {at.tok}, "email": {u.email}, "password": {"wrong"}}
+			res, err := at.c.http.PostForm(at.c.base+"/dashboard/login", form)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			_ = res.Body.Close()
+			statuses[i] = res.StatusCode
+		}()
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for i, st := range statuses {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		counts[st]++
+	}
+	if counts[http.StatusUnauthorized] != 5 || counts[http.StatusTooManyRequests] != n-5 {
+		t.Fatalf("statuses %v: want 5 checked (401) and %d refused (429)", counts, n-5)
+	}
+}
