@@ -9,6 +9,12 @@ import (
 
 // Register puts the delivery workflow and its activities on a worker of TaskQueue.
 func Register(w worker.Registry, acts *activities.Activities) {
-	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: WorkflowName})
+	RegisterWorkflows(w)
 	w.RegisterActivity(acts)
+}
+
+// RegisterWorkflows registers the workflows under their names; the worker and the
+// replay test of recorded histories (a WorkflowReplayer has no activities) share it.
+func RegisterWorkflows(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: WorkflowName})
 }

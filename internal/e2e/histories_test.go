@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
+)
+
+// recordEnv names the directory the recorder writes to, e.g.
+// REVOPS_RECORD_HISTORIES=$PWD/workflows/testdata/histories/v2. Recording is a release
+// step, not a test: the fixtures it writes are committed and replayed by
+// workflows.TestReplayRecordedHistories with every later workflow code (CONTRACT §10).
+const recordEnv = "REVOPS_RECORD_HISTORIES"
+
+// TestRecordHistories records real WebhookDelivery histories of the code as it is: real
+// Temporal server, real worker registration, real activities on PostgreSQL, a real HTTPS
+// receiver. One history per scenario a deployed run can be in.
+func TestRecordHistories(t *testing.T) {
+	dir := os.Getenv(recordEnv)
+	if dir == "" {
+		t.Skip(recordEnv + " not set: nothing to record")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newStack(t)
+	w := s.worker()
+	defer w.Stop()
+	c := s.ts.GetDefaultClient()
+	st := s.starter(c)
+	ctx := context.Background()
+
+	// The receiver's answer per event: fail the first n requests, then acknowledge.
+	var mu sync.Mutex
+	failFirst, seen := map[string]int{}, map[string]int{}
+	s.rc.SetRespond(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("webhook-id")
+		mu.Lock()
+		seen[id]++
+		fail := seen[id] <= failFirst[id]
+		mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, webhooktest.AckSentence)
+	})
+	deliver := func(name string, failures int, wantStatus string) models.Event {
+		t.Helper()
+		ev := s.events(1)[0]
+		mu.Lock()
+		failFirst[ev.ID] = failures
+		mu.Unlock()
+		if err := st.Start(ctx, ev); err != nil {
+			t.Fatalf("%s: start: %v", name, err)
+		}
+		ev = s.db.Load(t, ev.ID)
+		s.record(c, dir, name, ev.WorkflowID, ev.RunID, wantStatus)
+		return ev
+	}
+
+	deliver("delivered_first_attempt", 0, models.EventDelivered)
+	deliver("retried_then_delivered", 2, models.EventDelivered)
+	failed := deliver("failed_all_attempts", workflows.MaxAttempts, models.EventFailed)
+
+	// A manual replay of the failed event: a new run of the same workflow id, trigger
+	// manual, which the receiver now acknowledges.
+	if err := st.Replay(ctx, failed); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	replayed := s.db.Load(t, failed.ID)
+	if replayed.RunID == failed.RunID {
+		t.Fatal("replay did not record a new run")
+	}
+	s.record(c, dir, "replayed_after_failure", replayed.WorkflowID, replayed.RunID, models.EventDelivered)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if got := seen[failed.ID]; got != workflows.MaxAttempts+1 {
+		t.Errorf("failed then replayed event sent %d times, want %d", got, workflows.MaxAttempts+1)
+	}
+}
+
+// record waits for the run to close with the event in wantStatus, then writes its
+// history as JSON (the format worker.WorkflowReplayer reads) to dir/name.json, after
+// checking that no signing secret is in it.
+func (s *stack) record(c client.Client, dir, name, workflowID, runID, wantStatus string) {
+	t := s.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_ = c.GetWorkflow(ctx, workflowID, runID).Get(ctx, nil) // a failed run returns its error
+	if ctx.Err() != nil {
+		t.Fatalf("%s: run %s still open", name, runID)
+	}
+	ev, _, err := s.db.Store.EventByID(ctx, workflowID[len("webhook-"):])
+	if err != nil || ev.Status != wantStatus {
+		t.Fatalf("%s: event status %q (err %v), want %s", name, ev.Status, err, wantStatus)
+	}
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("%s: read history: %v", name, err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	js, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secretIn(js, s.secret) {
+		t.Fatalf("%s: the history holds a signing secret", name)
+	}
+	path := filepath.Join(dir, name+".json")
+	if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %s: %d events", path, len(hist.Events))
+}
+
+// secretIn tells whether the history JSON holds the secret or any signing secret, in
+// its text or in a payload (payload data is base64 in JSON).
+func secretIn(js []byte, secret string) bool {
+	texts := [][]byte{js}
+	for _, m := range regexp.MustCompile(`"data":\s*"([^"]*)"`).FindAllSubmatch(js, -1) {
+		if b, err := base64.StdEncoding.DecodeString(string(m[1])); err == nil {
+			texts = append(texts, b)
+		}
+	}
+	for _, text := range texts {
+		if bytes.Contains(text, []byte(secret)) || bytes.Contains(text, []byte("whsec_")) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,34 @@
+package workflows
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+)
+
+// Every history recorded from a released workflow code (testdata/histories/<release>/,
+// written by the recorder in internal/e2e) replays against the code of today: a deploy
+// never breaks the runs still open (CONTRACT §10). A non-deterministic change fails here.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no recorded histories in testdata/histories")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
+			replayer := worker.NewWorkflowReplayer()
+			RegisterWorkflows(replayer)
+			logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			if err := replayer.ReplayWorkflowHistoryFromJSONFile(logger, file); err != nil {
+				t.Fatalf("replay %s: %v", file, err)
+			}
+		})
+	}
+}
