@@ -30,6 +30,7 @@ const (
 	MaxGETURL      = 16 << 10         // a GET URL longer than this is never sent
 	maxResponse    = 64 << 10         // what is read of a response to find the sentence
 	maxExcerpt     = 1 << 10          // what is kept of it
+	maxReason      = 256              // what is kept of a transport error's text
 	UserAgent      = "Revops-Webhooks/1"
 )
 
@@ -127,17 +128,21 @@ func (s *Sender) timeout() time.Duration {
 	return DefaultTimeout
 }
 
-// Send makes one attempt. The deadline covers connecting, the request, the response
-// headers and reading the body.
+// Send makes one attempt. The deadline (Timeout, or the earlier deadline of ctx) covers
+// connecting, the request, the response headers and reading the body.
 func (s *Sender) Send(ctx context.Context, m Message) Result {
 	start := time.Now()
 	req, perm := s.request(m)
 	if perm != "" {
 		return Result{Reason: perm, Permanent: true}
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	timeout := s.timeout()
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d) // the caller's budget: the activity keeps a reserve to record
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res := s.exchange(req.WithContext(ctx))
+	res := s.exchange(req.WithContext(ctx), timeout)
 	res.Duration = time.Since(start)
 	return res
 }
@@ -175,10 +180,10 @@ func (s *Sender) request(m Message) (*http.Request, string) {
 	return req, ""
 }
 
-func (s *Sender) exchange(req *http.Request) Result {
+func (s *Sender) exchange(req *http.Request, timeout time.Duration) Result {
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return Result{Reason: s.reason(err)}
+		return Result{Reason: reason(err, timeout)}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	res := Result{StatusCode: resp.StatusCode}
@@ -186,7 +191,7 @@ func (s *Sender) exchange(req *http.Request) Result {
 	res.Excerpt = excerpt(body)
 	switch {
 	case err != nil:
-		res.Reason = s.reason(err)
+		res.Reason = reason(err, timeout)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		res.Reason = fmt.Sprintf("redirect not followed (status %d)", resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:
@@ -197,8 +202,14 @@ func (s *Sender) exchange(req *http.Request) Result {
 	return res
 }
 
-// reason turns a transport error into a short message without URL or secret.
-func (s *Sender) reason(err error) string {
+// reason turns a transport error into a short message without URL or secret. Transport
+// errors may quote what the receiver sent (a malformed status line), so the text is
+// made storable like an excerpt.
+func reason(err error, timeout time.Duration) string {
+	return clip(transportReason(err, timeout), maxReason)
+}
+
+func transportReason(err error, timeout time.Duration) string {
 	var (
 		certErr    *tls.CertificateVerificationError
 		unknownCA  x509.UnknownAuthorityError
@@ -208,7 +219,7 @@ func (s *Sender) reason(err error) string {
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "timeout after " + s.timeout().String()
+		return "timeout after " + timeout.Round(time.Millisecond).String()
 	case errors.Is(err, ssrf.ErrNotAllowed):
 		return "destination not allowed"
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -230,11 +241,7 @@ func (s *Sender) reason(err error) string {
 	if errors.As(err, &uerr) {
 		err = uerr.Err // url.Error would repeat the URL, query string included
 	}
-	msg := err.Error()
-	if len(msg) > 200 {
-		msg = msg[:200]
-	}
-	return "request failed: " + msg
+	return "request failed: " + err.Error()
 }
 
 func isTimeout(err error) bool {
@@ -242,12 +249,24 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-// excerpt keeps at most the first KiB of a response, cut on a character boundary.
-func excerpt(b []byte) string {
-	s := strings.ToValidUTF8(string(b[:min(len(b), maxExcerpt+utf8.UTFMax)]), "\uFFFD")
-	for len(s) > maxExcerpt {
+// excerpt keeps at most the first KiB of a response.
+func excerpt(b []byte) string { return clip(string(b), maxExcerpt) }
+
+// clip makes s storable and keeps at most its first n bytes, cut on a character
+// boundary. A character split by the first slice becomes a U+FFFD past n, cut away.
+func clip(s string, n int) string {
+	s = storable(s[:min(len(s), n+utf8.UTFMax)])
+	for len(s) > n {
 		_, size := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-size]
 	}
 	return s
+}
+
+// storable replaces NUL and invalid UTF-8 (each run of bad bytes) with U+FFFD: what a
+// receiver sends back is stored and put into Temporal history, and PostgreSQL text and
+// protobuf strings refuse both, so a receiver could otherwise make its own attempt
+// unrecordable (CONTRACT §15).
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
