@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,28 +158,5 @@ func TestHTTPSRequiredBehindProxy(t *testing.T) {
 	expectError(t, h.do("GET", "/v1/whoami", "", nil), 403, "https_required")
 	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
 		t.Errorf("healthz behind proxy: %d", r.Status)
-	}
-}
-
-func TestHealthAndReadiness(t *testing.T) {
-	var down atomic.Bool
-	h := newHarness(t, func(_ *config.Config, d *api.Deps) {
-		d.Ready = []api.Check{{Name: "temporal", Check: func(context.Context) error {
-			if down.Load() {
-				return context.DeadlineExceeded
-			}
-			return nil
-		}}}
-	})
-	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
-		t.Errorf("healthz %d", r.Status)
-	}
-	if r := h.do("GET", "/readyz", "", nil); r.Status != 200 {
-		t.Errorf("readyz %d %s", r.Status, r.Body)
-	}
-	down.Store(true)
-	r := h.do("GET", "/readyz", "", nil)
-	if r.Status != 503 || !strings.Contains(string(r.Body), "temporal") {
-		t.Errorf("readyz with temporal down: %d %s", r.Status, r.Body)
 	}
 }

@@ -16,10 +16,13 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// objRecorder is a Dispatcher that remembers what the API handed it after commit.
+// objRecorder is a Dispatcher that remembers what the API handed it after commit. The
+// API hands events over through a queue (off the request path): ids waits until the
+// queue has passed on what it holds.
 type objRecorder struct {
 	mu     sync.Mutex
 	events []models.Event
+	queue  *api.DispatchQueue
 }
 
 func (r *objRecorder) Dispatch(_ context.Context, events []models.Event) {
@@ -29,6 +32,9 @@ func (r *objRecorder) Dispatch(_ context.Context, events []models.Event) {
 }
 
 func (r *objRecorder) ids() []string {
+	if r.queue != nil {
+		r.queue.Idle()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]string, len(r.events))
@@ -39,7 +45,10 @@ func (r *objRecorder) ids() []string {
 }
 
 func withObjDispatcher(r *objRecorder) harnessOption {
-	return func(_ *config.Config, d *api.Deps) { d.Dispatch = r }
+	return func(_ *config.Config, d *api.Deps) {
+		r.queue = api.NewDispatchQueue(r, nil)
+		d.Dispatch = r.queue
+	}
 }
 
 const skSandbox = "secret sandbox"

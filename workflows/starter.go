@@ -36,6 +36,20 @@ type Starter struct {
 	RetryInterval time.Duration // put into every input; 0 means DefaultRetryInterval
 	SweepAge      time.Duration // events younger than this are left to Dispatch; default 5s
 	StartTimeout  time.Duration // per start; default 5s
+	// Health, when set, says whether Temporal answered its last health check: while it
+	// did not, Dispatch and the sweeper leave events in the outbox and Replay refuses at
+	// once, instead of each waiting out StartTimeout. nil: always try.
+	Health Reachability
+}
+
+// Reachability is what the starter asks of a Temporal health monitor (health.Monitor).
+type Reachability interface {
+	Reachable() bool
+}
+
+// reachable is true unless a health monitor says Temporal is away.
+func (s *Starter) reachable() bool {
+	return s.Health == nil || s.Health.Reachable()
 }
 
 func (s *Starter) log() *slog.Logger {
@@ -52,14 +66,20 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// Dispatch starts the delivery of freshly committed events. It outlives the request
-// (context.WithoutCancel: the client may hang up once its change is committed) and only
-// logs failures: the sweeper starts whatever it could not.
+// Dispatch starts the delivery of freshly committed events, in the caller: the API
+// calls it off the request path (api.DispatchQueue, which also detaches ctx from the
+// request and cancels it at shutdown). It only logs failures and stops at the first one
+// (Temporal is likely away, and each start would wait StartTimeout): the sweeper starts
+// whatever it could not.
 func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
-	ctx = context.WithoutCancel(ctx)
-	for _, e := range events {
+	if !s.reachable() {
+		s.log().Debug("Temporal unreachable; events left to the sweeper", "events", len(events))
+		return
+	}
+	for i, e := range events {
 		if err := s.Start(ctx, e); err != nil {
-			s.log().Warn("webhook delivery not started; the sweeper will retry", "event_id", e.ID, "err", err)
+			s.log().Warn("webhook delivery not started; the sweeper will retry", "event_id", e.ID, "left", len(events)-i, "err", err)
+			return
 		}
 	}
 }
@@ -144,16 +164,32 @@ func (s *Starter) Sweep(ctx context.Context) (int, error) {
 	}
 }
 
-// RunSweeper sweeps every interval until ctx ends.
+// RunSweeper sweeps every interval until ctx ends. While the health monitor says
+// Temporal is away it does not try; a streak of failed sweeps is logged when it starts
+// and when it ends, not at every tick.
 func (s *Starter) RunSweeper(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	failing := false
 	for {
-		n, err := s.Sweep(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.log().Warn("webhook sweeper", "started", n, "err", err)
-		} else if n > 0 {
-			s.log().Info("webhook sweeper started deliveries", "started", n)
+		if s.reachable() {
+			n, err := s.Sweep(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil && !failing:
+				failing = true
+				s.log().Warn("webhook sweeper cannot start deliveries; retrying every interval", "started", n, "every", every, "err", err)
+			case err != nil:
+				s.log().Debug("webhook sweeper", "started", n, "err", err)
+			default:
+				if failing {
+					failing = false
+					s.log().Info("webhook sweeper starts deliveries again")
+				}
+				if n > 0 {
+					s.log().Info("webhook sweeper started deliveries", "started", n)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/demo"
 	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/keys"
@@ -72,7 +73,7 @@ func runDev(ctx context.Context, args []string) error {
 
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- runParts(ctx, cfg, log, st, tc, true, true, ready) }()
+	go func() { errc <- app.Run(ctx, cfg, log, st, tc, app.Parts{API: true, Worker: true, Ready: ready}) }()
 	select {
 	case addr := <-ready:
 		printBanner(addr, stack.UIURL(), stack.FrontendAddr(), cfg.TemporalNamespace, cfg.DataDir, d)

@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
@@ -59,46 +57,11 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 
 // dialTemporal connects to the Temporal frontend; the SDK logs at warn and above only.
 func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
-	c, err := client.DialContext(ctx, temporalOptions(cfg, log))
+	c, err := client.DialContext(ctx, app.TemporalOptions(cfg, log))
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	return c, nil
-}
-
-// warnOnly drops SDK chatter below warn.
-type warnOnly struct{ slog.Handler }
-
-func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
-}
-
-// serveHTTP runs srv until ctx ends, then lets in-flight requests finish (up to 20 s).
-func serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener, tlsCert, tlsKey string) error {
-	errc := make(chan error, 1)
-	go func() {
-		var err error
-		if tlsCert != "" {
-			err = srv.ServeTLS(ln, tlsCert, tlsKey)
-		} else {
-			err = srv.Serve(ln)
-		}
-		if !errors.Is(err, http.ErrServerClosed) {
-			errc <- err
-		}
-		close(errc)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("graceful shutdown: %w", err)
-	}
-	return <-errc
 }
 
 // isLoopback tells whether a listen address only accepts local connections.

@@ -1,0 +1,153 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/models"
+)
+
+// Bounds of a DispatchQueue. A batch is the events of one change; a start takes
+// milliseconds while Temporal answers, so a few goroutines keep up with the API, and the
+// queue only fills when Temporal is slow or away — then the outbox and the sweeper take
+// over, and dropping is safe.
+const (
+	dispatchQueueSize = 1024
+	dispatchWorkers   = 4
+)
+
+// DispatchQueue keeps the start of workflows off the request path (CONTRACT §10: a
+// response never waits for Temporal): Dispatch queues the committed events and returns
+// at once; a few goroutines, started on demand and gone when the queue is empty, hand
+// them to the underlying Dispatcher. A full queue drops, counted and logged once per
+// streak: the events stay undispatched in the outbox and the sweeper starts them.
+type DispatchQueue struct {
+	next  Dispatcher
+	log   *slog.Logger
+	items chan dispatchItem
+
+	// stop is cancelled by Close: in-flight starts end and queued ones are dropped.
+	stop     context.Context
+	cancel   context.CancelFunc
+	mu       sync.Mutex
+	emptied  *sync.Cond // signalled when the last worker ends
+	running  int
+	closed   bool
+	wg       sync.WaitGroup
+	dropping atomic.Bool
+}
+
+type dispatchItem struct {
+	ctx    context.Context // the request's, without its cancellation: values only
+	events []models.Event
+}
+
+// NewDispatchQueue queues for next; Close it at shutdown.
+func NewDispatchQueue(next Dispatcher, log *slog.Logger) *DispatchQueue {
+	if log == nil {
+		log = slog.Default()
+	}
+	stop, cancel := context.WithCancel(context.Background())
+	q := &DispatchQueue{next: next, log: log, items: make(chan dispatchItem, dispatchQueueSize), stop: stop, cancel: cancel}
+	q.emptied = sync.NewCond(&q.mu)
+	return q
+}
+
+// Dispatch queues the events and returns without waiting.
+func (q *DispatchQueue) Dispatch(ctx context.Context, events []models.Event) {
+	if len(events) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		q.drop(len(events), "shutting down")
+		return
+	}
+	select {
+	case q.items <- dispatchItem{ctx: context.WithoutCancel(ctx), events: events}:
+		if q.dropping.Swap(false) {
+			q.log.Info("workflow start queue accepts events again")
+		}
+	default:
+		q.drop(len(events), "queue full")
+		return
+	}
+	if q.running < dispatchWorkers {
+		q.running++
+		q.wg.Add(1)
+		go q.work()
+	}
+}
+
+func (q *DispatchQueue) drop(n int, why string) {
+	metrics.DispatchDropped(n)
+	if !q.dropping.Swap(true) {
+		q.log.Warn("workflow starts left to the outbox sweeper", "reason", why, "events", n)
+	}
+}
+
+// work drains the queue and ends when it is empty (checked under the lock Dispatch
+// holds while it decides to start a worker, so no item is ever left without one).
+func (q *DispatchQueue) work() {
+	defer q.wg.Done()
+	for {
+		q.mu.Lock()
+		var it dispatchItem
+		select {
+		case it = <-q.items:
+		default:
+			q.running--
+			if q.running == 0 {
+				q.emptied.Broadcast()
+			}
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		if q.stop.Err() != nil {
+			q.drop(len(it.events), "shutting down")
+			continue
+		}
+		q.dispatch(it)
+	}
+}
+
+func (q *DispatchQueue) dispatch(it dispatchItem) {
+	ctx, cancel := context.WithCancel(it.ctx)
+	defer cancel()
+	defer context.AfterFunc(q.stop, cancel)()
+	q.next.Dispatch(ctx, it.events)
+}
+
+// Close stops accepting events and waits until the queued ones are handed over or ctx
+// ends; then it cancels the starts still in flight, drops what is left (the sweeper of
+// the next process starts it) and waits for its goroutines.
+func (q *DispatchQueue) Close(ctx context.Context) {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		q.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	q.cancel()
+	<-done
+}
+
+// Idle waits until every batch queued so far has been handed over (tests).
+func (q *DispatchQueue) Idle() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.running > 0 {
+		q.emptied.Wait()
+	}
+}

@@ -1,0 +1,173 @@
+// Package app wires the long-running parts of Revops — the API, the webhook worker and
+// its outbox sweeper, the metrics listener and the Temporal health monitor — for the
+// commands that run them (serve, api, worker, dev) and for the end-to-end tests that
+// start them exactly as those commands do. It is the wiring layer: it sits above api,
+// workflows and activities, and cmd/revops only parses flags and calls it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/revops/revops/activities"
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/health"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/workflows"
+)
+
+// Defaults of Parts' intervals.
+const (
+	DefaultSweepEvery  = 5 * time.Second  // how often the worker looks for events without a workflow
+	DefaultWorkerRetry = 30 * time.Second // longest wait between attempts to start the worker
+	// dispatchGrace is how long shutdown lets queued workflow starts finish.
+	dispatchGrace = 5 * time.Second
+)
+
+// Parts says what a process runs and how often it polls.
+type Parts struct {
+	API    bool
+	Worker bool // the webhook worker and the outbox sweeper
+	// Ready receives the API's address once it listens (nil: nobody waits).
+	Ready chan<- string
+	// Intervals, shortened by tests; zero means the default.
+	SweepEvery  time.Duration // DefaultSweepEvery
+	HealthEvery time.Duration // health.DefaultEvery
+	WorkerRetry time.Duration // DefaultWorkerRetry
+}
+
+// TemporalOptions are the client options of every command; the SDK logs at warn and
+// above only.
+func TemporalOptions(cfg config.Config, log *slog.Logger) client.Options {
+	return client.Options{
+		HostPort:       cfg.TemporalAddress,
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         sdklog.NewStructuredLogger(slog.New(warnOnly{log.Handler()})),
+		MetricsHandler: metrics.TemporalHandler(),
+	}
+}
+
+// warnOnly drops SDK chatter below warn.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+// Run runs the parts until ctx ends, whether or not Temporal answers: tc may be a lazy
+// client (client.NewLazyClient) of a Temporal that is away; the API then serves, events
+// wait in the outbox, and the worker connects once Temporal is back.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, p Parts) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	report := func(err error) {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			cancel()
+		}
+	}
+	goRun := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	// Every exit waits for what was started, so nothing outlives the store and client
+	// that the caller closes after Run.
+	defer wg.Wait()
+	defer cancel()
+
+	if cfg.MetricsAddr != "" {
+		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics listener on %s: %w", cfg.MetricsAddr, err)
+		}
+		log.Info("metrics listening", "addr", addr.String())
+		goRun(func() { report(<-merr) })
+	}
+
+	mon := &health.Monitor{
+		Name: "Temporal",
+		Probe: func(ctx context.Context) error {
+			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		},
+		Every: p.HealthEvery,
+		Log:   log.With("temporal_address", cfg.TemporalAddress),
+		// The gauge is per process: each replica says what it sees.
+		OnChange: metrics.TemporalReachable,
+	}
+	goRun(func() { mon.Run(ctx) })
+	starter := &workflows.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
+
+	if p.Worker {
+		sender, err := webhook.NewSender(cfg.WebhookAllowPrivate, cfg.WebhookCAFile, cfg.AckSentence())
+		if err != nil {
+			return fmt.Errorf("webhook sender: %w", err)
+		}
+		acts := &activities.Activities{Store: st, Sender: sender}
+		goRun(func() { runWorker(ctx, tc, acts, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
+		goRun(func() { starter.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
+	}
+	if p.API {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		}
+		queue := api.NewDispatchQueue(starter, log)
+		handler := api.New(api.Deps{
+			Config:   cfg,
+			Store:    st,
+			Keys:     keys.NewManager(st),
+			Log:      log,
+			Dispatch: queue,
+			Replay:   starter,
+			Ready: []api.Check{
+				{Name: "database", Check: st.Ping},
+				{Name: "temporal", Check: mon.Check, Optional: true},
+			},
+		})
+		srv := NewHTTPServer(handler, log)
+		goRun(func() {
+			report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
+			// The server has answered its last request: let the starts it queued finish.
+			grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
+			defer cancelGrace()
+			queue.Close(grace)
+		})
+		log.Info("API listening", "addr", ln.Addr().String())
+		if p.Ready != nil {
+			p.Ready <- ln.Addr().String()
+		}
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
