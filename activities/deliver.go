@@ -18,18 +18,16 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Store is what the delivery activity needs of the database.
+// Store is what the delivery activities need of the database.
 type Store interface {
 	EventByID(ctx context.Context, id string) (models.Event, store.Env, error)
 	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error)
-	RecordAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt) error
-	SetEventStatus(ctx context.Context, env store.Env, eventID, status string) error
+	DeliveredInRun(ctx context.Context, env store.Env, eventID, runID string) (bool, error)
+	RecordDelivery(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error
+	MarkDeliveryFailed(ctx context.Context, eventID string) error
 }
 
 var _ Store = (*store.Store)(nil)
-
-// recordTimeout bounds writing an attempt's record once the exchange is over.
-const recordTimeout = 10 * time.Second
 
 // Activities are the worker's activities.
 type Activities struct {
@@ -61,15 +59,25 @@ func (a *Activities) now() time.Time {
 
 // DeliverWebhook makes one delivery attempt of an event to its environment's endpoint as
 // configured now, records it, and sets the event's status. Temporal's retry policy
-// repeats it; a returned error is a short reason, without URL or secret.
+// repeats it; a returned error is a short reason, without URL or secret. An attempt of a
+// run that has already delivered (its completion was lost or late) sends nothing.
 func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error {
 	info := activity.GetInfo(ctx)
+	log := activity.GetLogger(ctx)
 	ev, env, err := a.Store.EventByID(ctx, in.EventID)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("load event: %w", err)
+	}
+	done, err := a.Store.DeliveredInRun(ctx, env, ev.ID, info.WorkflowExecution.RunID)
+	if err != nil {
+		return fmt.Errorf("check earlier attempts: %w", err)
+	}
+	if done {
+		log.Info("webhook already delivered by this run; not sent again", "event_id", ev.ID, "attempt", info.Attempt)
+		return nil
 	}
 	ep, err := a.Store.WebhookEndpoint(ctx, env)
 	if errors.Is(err, apperr.ErrNotFound) || (err == nil && !ep.Enabled) {
@@ -79,11 +87,14 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 		return fmt.Errorf("load webhook endpoint: %w", err)
 	}
 
+	reserve := recordReserve(ctx)
+	sendCtx, cancel := withReserve(ctx, reserve)
 	now := a.now()
-	res := a.Sender.Send(ctx, webhook.Message{
+	res := a.Sender.Send(sendCtx, webhook.Message{
 		URL: ep.URL, Method: ep.Method, ID: ev.ID, Body: []byte(ev.Payload),
 		Secrets: webhook.SigningSecrets(ep, now), At: now,
 	})
+	cancel()
 	att := newAttempt(ev, in, info, now)
 	att.URL, att.Method = redact(ep.URL), ep.Method
 	att.DurationMS, att.StatusCode = res.Duration.Milliseconds(), res.StatusCode
@@ -95,10 +106,14 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 			status = models.EventFailed
 		}
 	}
-	activity.GetLogger(ctx).Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
+	log.Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
 		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
-	if err := a.finish(ctx, env, &att, status); err != nil {
-		return err
+	if err := a.record(ctx, env, &att, status, reserve); err != nil {
+		// The send is never repeated for its record: a successful one ends the activity
+		// successfully (a retry would send again), and a failed one is retried as the
+		// failure it was. The log line is then the attempt's only trace.
+		log.Error("webhook attempt not recorded", "event_id", ev.ID, "attempt", info.Attempt,
+			"status_code", res.StatusCode, "outcome", att.Outcome, "status", status, "err", err)
 	}
 	observe(ev.Type, &att, status)
 	switch {
@@ -111,28 +126,15 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 	}
 }
 
-// skip records that no enabled endpoint was there when the attempt was due.
+// skip records that no enabled endpoint was there when the attempt was due. Nothing was
+// sent, so a failed record fails the attempt and Temporal retries it.
 func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
-	if err := a.finish(ctx, env, &att, models.EventSkipped); err != nil {
+	if err := a.record(ctx, env, &att, models.EventSkipped, recordReserve(ctx)); err != nil {
 		return err
 	}
 	observe(ev.Type, &att, models.EventSkipped)
-	return nil
-}
-
-// finish writes the attempt and the event status with a context detached from the
-// activity's, so that an attempt cut by the deadline is still recorded.
-func (a *Activities) finish(ctx context.Context, env store.Env, att *models.DeliveryAttempt, status string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	if err := a.Store.RecordAttempt(ctx, env, att); err != nil {
-		return fmt.Errorf("record attempt: %w", err)
-	}
-	if err := a.Store.SetEventStatus(ctx, env, att.EventID, status); err != nil {
-		return fmt.Errorf("set event status: %w", err)
-	}
 	return nil
 }
 

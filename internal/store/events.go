@@ -9,7 +9,9 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -110,3 +112,59 @@ func (s *Store) EventsForObject(ctx context.Context, env Env, objectID string) (
 // changeTime is the time of a change, at the database's precision (microseconds), so that what
 // a response shows equals what a later read shows.
 func changeTime() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// RecordDelivery writes one delivery attempt and its event's resulting status in one
+// transaction, so that an attempt is never recorded without its status nor the reverse.
+// The attempt's id is set by the caller before a retried write: a write whose commit
+// succeeded but whose answer was lost is then not recorded twice.
+func (s *Store) RecordDelivery(ctx context.Context, env Env, a *models.DeliveryAttempt, status string) error {
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	a.EnvironmentID = env.ID
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now().UTC()
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a).Error; err != nil {
+			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
+		}
+		res := scope(tx, env).Model(&models.Event{}).Where("id = ?", a.EventID).
+			Updates(map[string]any{"status": status, "updated_at": time.Now().UTC()})
+		if res.Error != nil {
+			return fmt.Errorf("set status of event %s: %w", a.EventID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("event %s: %w", a.EventID, apperr.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// DeliveredInRun tells whether a run of the event's workflow has recorded a successful
+// attempt: a later attempt of that run (its completion was lost, or came too late) must
+// not send again. A new run (a replay) delivers anew, whatever the event's status says.
+func (s *Store) DeliveredInRun(ctx context.Context, env Env, eventID, runID string) (bool, error) {
+	var n int64
+	err := s.in(ctx, env).Model(&models.DeliveryAttempt{}).
+		Where("event_id = ? AND run_id = ? AND outcome = ?", eventID, runID, models.AttemptSucceeded).
+		Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("attempts of %s in run %s: %w", eventID, runID, err)
+	}
+	return n > 0, nil
+}
+
+// MarkDeliveryFailed sets the event failed if its delivery is still under way (pending or
+// retrying): the delivery workflow calls it when its run ends without delivery, so that
+// no event stays retrying after its run closed. A final status is left as it is. The id
+// comes from the workflow input, as for EventByID.
+func (s *Store) MarkDeliveryFailed(ctx context.Context, eventID string) error {
+	res := s.db.WithContext(ctx).Model(&models.Event{}).
+		Where("id = ? AND status IN ?", eventID, []string{models.EventPending, models.EventRetrying}).
+		Updates(map[string]any{"status": models.EventFailed, "updated_at": time.Now().UTC()})
+	if res.Error != nil {
+		return fmt.Errorf("mark event %s failed: %w", eventID, res.Error)
+	}
+	return nil
+}
