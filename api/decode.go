@@ -64,6 +64,9 @@ func bindJSON(c *gin.Context, dst any) error {
 	if body == nil {
 		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
+	if err := checkStrings(body); err != nil {
+		return err
+	}
 	return decodeStrict(body, dst)
 }
 

@@ -112,7 +112,14 @@ func toReplayJobObject(j models.ReplayJob) replayJobObject {
 func toReplayFilter(r replayRequest) (store.EventFilter, error) {
 	f := store.EventFilter{Status: r.Status, Type: r.Type}
 	var fs apperr.Faults
-	checkEventFilter(&fs, f.Type, f.Status)
+	typ, status := f.Type, f.Status
+	if !lineOK(&fs, "type", typ) {
+		typ = ""
+	}
+	if !lineOK(&fs, "status", status) {
+		status = ""
+	}
+	checkEventFilter(&fs, typ, status)
 	f.CreatedAfter = timeValue(r.CreatedAfter, "created_after", &fs)
 	f.CreatedBefore = timeValue(r.CreatedBefore, "created_before", &fs)
 	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
@@ -134,6 +141,9 @@ func timeValue(raw json.RawMessage, name string, fs *apperr.Faults) *time.Time {
 	if raw[0] == '"' {
 		if err := json.Unmarshal(raw, &text); err != nil {
 			text = ""
+		}
+		if !lineOK(fs, name, text) {
+			return nil
 		}
 	}
 	if t, err := time.Parse(time.RFC3339Nano, text); err == nil {

@@ -63,6 +63,9 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 	if body == nil {
 		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
+	if err := checkStrings(body); err != nil {
+		return err
+	}
 	var raw map[string]json.RawMessage
 	if err := decodeStrict(body, &raw); err != nil {
 		return err
@@ -82,6 +85,9 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 func bindNoParams(c *gin.Context) error {
 	body, err := readBody(c)
 	if err != nil || body == nil {
+		return err
+	}
+	if err := checkStrings(body); err != nil {
 		return err
 	}
 	var none struct{}

@@ -78,26 +78,28 @@ func Validate(in Input, creating bool) error {
 		fs.Invalid("customer", "customer must be an object such as {\"id\": \"<account id>\"}.")
 	case c.Set && c.Value.ID == "":
 		fs.Missing("customer.id")
+	case c.Set:
+		accounts.LineOK(&fs, "customer.id", c.Value.ID)
 	}
-	if f := in.ContractActivatesDate; f.Set && !f.Null && !ValidDate(f.Value) {
+	if f := in.ContractActivatesDate; f.Set && !f.Null && lineOK(&fs, "contract_activates_date", &f.Value) && !ValidDate(f.Value) {
 		fs.Invalid("contract_activates_date", "contract_activates_date must be a date as YYYY-MM-DD, or null.")
 	}
 	for _, p := range []string{"net_price", "original_net_price"} {
 		price, currency, precision := in.prices(p)
-		if price.Set && !price.Null && !decimalSyntax.MatchString(price.Value) {
+		if price.Set && !price.Null && lineOK(&fs, p, &price.Value) && !decimalSyntax.MatchString(price.Value) {
 			fs.Invalid(p, "%s must be a decimal string such as \"19999.00\" (no sign, no exponent), or null.", p)
 		}
-		if currency.Set && !currency.Null && !ValidCurrency(currency.Value) {
+		if currency.Set && !currency.Null && lineOK(&fs, p+"_currency", &currency.Value) && !ValidCurrency(currency.Value) {
 			fs.Invalid(p+"_currency", "%s_currency %q is not an ISO 4217 currency code (upper case, such as \"USD\").", p, currency.Value)
 		}
-		if precision.Set && !precision.Null && !ValidPrecision(precision.Value) {
+		if precision.Set && !precision.Null && lineOK(&fs, p+"_precision", &precision.Value) && !ValidPrecision(precision.Value) {
 			fs.Invalid(p+"_precision", "%s_precision must be one of \"0\" to \"6\", or null.", p)
 		}
 	}
-	if f := in.OpportunityID; f.Set && !f.Null && (f.Value == "" || utf8.RuneCountInString(f.Value) > MaxTextLen) {
+	if f := in.OpportunityID; f.Set && !f.Null && lineOK(&fs, "opportunity_id", &f.Value) && (f.Value == "" || utf8.RuneCountInString(f.Value) > MaxTextLen) {
 		fs.Invalid("opportunity_id", "opportunity_id must be 1 to %d characters, or null.", MaxTextLen)
 	}
-	if f := in.SignedContractURL; f.Set && !f.Null && !ValidHTTPSURL(f.Value) {
+	if f := in.SignedContractURL; f.Set && !f.Null && lineOK(&fs, "signed_contract_url", &f.Value) && !ValidHTTPSURL(f.Value) {
 		fs.Invalid("signed_contract_url", "signed_contract_url must be an https:// URL of at most %d characters, or null.", MaxURLLen)
 	}
 	validateSkus(&fs, in.Skus)
@@ -130,6 +132,7 @@ func validateItems[T any](fs *apperr.Faults, name string, f Field[[]T], each fun
 
 func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
 	validateItems(fs, "skus", f, func(p string, s SkuInput) {
+		lineOK(fs, p+".id", s.ID)
 		requireText(fs, p+".code", s.Code)
 		requireText(fs, p+".name", s.Name)
 		requireDecimal(fs, p+".quantity", s.Quantity)
@@ -139,15 +142,16 @@ func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
 
 func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
 	validateItems(fs, "terms", f, func(p string, t TermInput) {
+		lineOK(fs, p+".id", t.ID)
 		requireText(fs, p+".name", t.Name)
-		if t.Description != nil && utf8.RuneCountInString(*t.Description) > 5000 {
+		if t.Description != nil && accounts.TextOK(fs, p+".description", *t.Description) && utf8.RuneCountInString(*t.Description) > 5000 {
 			fs.Invalid(p+".description", "%s.description must be at most 5000 characters.", p)
 		}
 		for _, d := range []struct {
 			name string
 			v    *string
 		}{{"start_date", t.StartDate}, {"end_date", t.EndDate}} {
-			if d.v != nil && !ValidDate(*d.v) {
+			if d.v != nil && lineOK(fs, p+"."+d.name, d.v) && !ValidDate(*d.v) {
 				fs.Invalid(p+"."+d.name, "%s.%s must be a date as YYYY-MM-DD, or null.", p, d.name)
 			}
 		}
@@ -157,6 +161,7 @@ func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
 		switch {
 		case t.BillingFrequency == nil:
 			fs.Missing(p + ".billing_frequency")
+		case !lineOK(fs, p+".billing_frequency", t.BillingFrequency):
 		case !billingFrequencies[*t.BillingFrequency]:
 			fs.Invalid(p+".billing_frequency", "%s.billing_frequency must be monthly, quarterly, annual or one_time.", p)
 		}
@@ -167,6 +172,7 @@ func requireText(fs *apperr.Faults, param string, v *string) {
 	switch {
 	case v == nil:
 		fs.Missing(param)
+	case !lineOK(fs, param, v):
 	case strings.TrimSpace(*v) == "" || utf8.RuneCountInString(*v) > MaxTextLen:
 		fs.Invalid(param, "%s must be 1 to %d characters.", param, MaxTextLen)
 	}
@@ -176,9 +182,16 @@ func requireDecimal(fs *apperr.Faults, param string, v *string) {
 	switch {
 	case v == nil:
 		fs.Missing(param)
+	case !lineOK(fs, param, v):
 	case !itemDecimal.MatchString(*v):
 		fs.Invalid(param, "%s must be a decimal string with at most 6 fractional digits, such as \"12.50\".", param)
 	}
+}
+
+// lineOK applies CONTRACT §15's one-line string rule to an optional string (every
+// string of a deal but a term's description): nil passes.
+func lineOK(fs *apperr.Faults, param string, v *string) bool {
+	return v == nil || accounts.LineOK(fs, param, *v)
 }
 
 var (

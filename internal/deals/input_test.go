@@ -168,3 +168,77 @@ func TestCurrencies(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestValidateStrings: CONTRACT §15 — every string of a deal refuses NUL, invalid UTF-8
+// and control characters with invalid_string, before its own rule; a term's description
+// is free text (tabs and newlines kept).
+func TestValidateStrings(t *testing.T) {
+	s := func(v string) *string { return &v }
+	sku := func(k, v string) SkuInput {
+		it := SkuInput{Code: s("c"), Name: s("n"), Quantity: s("1"), UnitPrice: s("2")}
+		for name, p := range map[string]**string{"id": &it.ID, "code": &it.Code, "name": &it.Name, "quantity": &it.Quantity, "unit_price": &it.UnitPrice} {
+			if name == k {
+				*p = s(v)
+			}
+		}
+		return it
+	}
+	term := func(k, v string) TermInput {
+		it := TermInput{Name: s("n"), BillingFrequency: s("monthly")}
+		for name, p := range map[string]**string{"id": &it.ID, "name": &it.Name, "description": &it.Description,
+			"start_date": &it.StartDate, "end_date": &it.EndDate, "billing_frequency": &it.BillingFrequency} {
+			if name == k {
+				*p = s(v)
+			}
+		}
+		return it
+	}
+	var cases []struct {
+		name string
+		in   Input
+		want string
+	}
+	add := func(name string, in Input, want string) {
+		cases = append(cases, struct {
+			name string
+			in   Input
+			want string
+		}{name, in, want})
+	}
+	for _, bad := range []string{"a\x00", "a\xff", "\xc0\x80", "a\nb", "a\tb", "\x1b[0m", "a\x7f", "a\u0085"} {
+		add("customer.id "+bad, Input{Customer: Field[CustomerRef]{Set: true, Value: CustomerRef{ID: bad}}}, "customer.id:invalid_string")
+		for param, f := range map[string]func(*Input) *Field[string]{
+			"contract_activates_date":      func(in *Input) *Field[string] { return &in.ContractActivatesDate },
+			"net_price":                    func(in *Input) *Field[string] { return &in.NetPrice },
+			"net_price_currency":           func(in *Input) *Field[string] { return &in.NetPriceCurrency },
+			"net_price_precision":          func(in *Input) *Field[string] { return &in.NetPricePrecision },
+			"original_net_price":           func(in *Input) *Field[string] { return &in.OriginalNetPrice },
+			"original_net_price_currency":  func(in *Input) *Field[string] { return &in.OriginalNetPriceCurrency },
+			"original_net_price_precision": func(in *Input) *Field[string] { return &in.OriginalNetPricePrecision },
+			"opportunity_id":               func(in *Input) *Field[string] { return &in.OpportunityID },
+			"signed_contract_url":          func(in *Input) *Field[string] { return &in.SignedContractURL },
+		} {
+			var in Input
+			*f(&in) = Field[string]{Set: true, Value: bad}
+			add(param+" "+bad, in, param+":invalid_string")
+		}
+		for _, k := range []string{"id", "code", "name", "quantity", "unit_price"} {
+			add("skus "+k+" "+bad, Input{Skus: Field[[]SkuInput]{Set: true, Value: []SkuInput{sku(k, bad)}}}, "skus[0]."+k+":invalid_string")
+		}
+		for _, k := range []string{"id", "name", "start_date", "end_date", "billing_frequency"} {
+			add("terms "+k+" "+bad, Input{Terms: Field[[]TermInput]{Set: true, Value: []TermInput{term(k, bad)}}}, "terms[0]."+k+":invalid_string")
+		}
+		want := "terms[0].description:invalid_string"
+		if bad == "a\nb" || bad == "a\tb" || bad == "\x1b[0m" || bad == "a\x7f" || bad == "a\u0085" {
+			want = ""
+		}
+		add("terms description "+bad, Input{Terms: Field[[]TermInput]{Set: true, Value: []TermInput{term("description", bad)}}}, want)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := apperr.Summary(Validate(c.in, false)); got != c.want {
+				t.Fatalf("faults %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/ssrf"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
 )
 
@@ -54,6 +55,7 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 	switch {
 	case in.URL == nil || *in.URL == "":
 		fs.Missing("url")
+	case !lineOK(&fs, "url", *in.URL):
 	case len(*in.URL) > MaxURLLength:
 		fs.Invalid("url", "url must be at most %d characters.", MaxURLLength)
 	default:
@@ -63,7 +65,7 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 		}
 		set.URL = *in.URL
 	}
-	if in.Method != nil {
+	if in.Method != nil && lineOK(&fs, "method", *in.Method) {
 		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
 			fs.Invalid("method", "method must be POST or GET.")
 		}
@@ -73,6 +75,16 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 		set.Enabled = *in.Enabled
 	}
 	return set, fs.Err()
+}
+
+// lineOK records an invalid_string fault unless s passes CONTRACT §15's rule for URLs
+// and identifiers (url.Parse refuses ASCII controls but takes C1 controls, NUL aside).
+func lineOK(fs *apperr.Faults, param, s string) bool {
+	if err := textcheck.Line(s); err != nil {
+		fs.Add(param, textcheck.Code, "%s %v.", param, err)
+		return false
+	}
+	return true
 }
 
 // checkDestination is the save-time SSRF check.
@@ -135,7 +147,7 @@ func (s *Settings) Test(ctx context.Context, env store.Env, eventType string) (T
 	var fs apperr.Faults
 	if eventType == "" {
 		fs.Missing("type")
-	} else if !KnownType(eventType) {
+	} else if lineOK(&fs, "type", eventType) && !KnownType(eventType) {
 		fs.Invalid("type", "type must be one of %v.", EventTypes)
 	}
 	if err := fs.Err(); err != nil {

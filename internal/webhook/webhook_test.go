@@ -27,6 +27,13 @@ func TestValidateEndpoint(t *testing.T) {
 		{"2048 chars ok", EndpointInput{URL: str("https://e.com/" + strings.Repeat("a", 2048-14))}, nil},
 		{"2049 chars", EndpointInput{URL: str("https://e.com/" + strings.Repeat("a", 2049-14))}, []string{"url:parameter_invalid"}},
 		{"every fault", EndpointInput{URL: str("ftp://x"), Method: str("DELETE")}, []string{"url:parameter_invalid", "method:parameter_invalid"}},
+		// CONTRACT §15: NUL, invalid UTF-8 and control characters (C1 ones pass url.Parse).
+		{"url NUL", EndpointInput{URL: str("https://e.com/\x00")}, []string{"url:invalid_string"}},
+		{"url invalid UTF-8", EndpointInput{URL: str("https://e.com/\xff")}, []string{"url:invalid_string"}},
+		{"url newline", EndpointInput{URL: str("https://e.com/a\nb")}, []string{"url:invalid_string"}},
+		{"url C1", EndpointInput{URL: str("https://e.com/\u0085")}, []string{"url:invalid_string"}},
+		{"url non-ASCII path", EndpointInput{URL: str("https://e.com/zürich")}, nil},
+		{"method NUL", EndpointInput{URL: str("https://e.com/"), Method: str("POST\x00")}, []string{"method:invalid_string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
