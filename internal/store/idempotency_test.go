@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -162,4 +163,97 @@ func TestClaimIsAtomic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every write that answers an API request keeps the answer in its own transaction: with
+// the claim lost, each one rolls back whole; with it, the answer is rendered from the
+// write's own result.
+func TestEveryWriteKeepsItsAnswer(t *testing.T) {
+	for name, db := range bothDatabases(t, "sandbox") {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st, env := db.st, db.env
+			if err := createAccount(ctx, db, "Customer"); err != nil {
+				t.Fatal(err)
+			}
+			rows, _, err := st.Accounts(ctx, env, store.AccountFilter{}, store.Page{Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			customer := rows[0]
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			writes := []struct {
+				name    string
+				write   func(ctx context.Context) error
+				changed func() bool
+				render  func(any) (int, []byte, error)
+			}{
+				{"account update", func(ctx context.Context) error {
+					_, _, err := st.UpdateAccount(ctx, env, customer.ID, func(cur models.Account, _ time.Time) (*models.Account, []store.Emit, error) {
+						cur.Name = "Renamed"
+						return &cur, nil, nil
+					})
+					return err
+				}, func() bool {
+					a, err := st.Account(ctx, env, customer.ID)
+					return err != nil || a.Name == "Renamed"
+				}, func(r any) (int, []byte, error) {
+					a, ok := r.(models.Account)
+					return 200, []byte(strconv.Quote(a.Name)), okErr(ok)
+				}},
+				{"deal create", func(ctx context.Context) error {
+					_, _, _, err := st.CreateDeal(ctx, env, customer.ID, func(c models.Account, at time.Time) (store.DealChange, error) {
+						return store.DealChange{Deal: &models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]"}}, nil
+					})
+					return err
+				}, func() bool {
+					_, err := st.Deal(ctx, env, "deal-1")
+					return err == nil
+				}, func(r any) (int, []byte, error) {
+					d, ok := r.(store.DealResult)
+					return 201, []byte(strconv.Quote(d.Deal.ID + "/" + d.Account.Name)), okErr(ok)
+				}},
+				{"usage ingest", func(ctx context.Context) error {
+					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now))
+					return err
+				}, func() bool {
+					b, _, _, err := st.UsageCounts(ctx, env)
+					return err != nil || b > 0
+				}, func(r any) (int, []byte, error) {
+					u, ok := r.(store.UsageResult)
+					return 201, []byte(strconv.Quote(u.Batch.TransactionID)), okErr(ok)
+				}},
+			}
+			for _, w := range writes {
+				lost := claimKey(t, db, "lost "+w.name, "fp")
+				lost.Answer.Render(w.render)
+				if err := st.ReleaseIdempotencyKey(ctx, lost.Answer); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.write(store.WithAnswer(ctx, lost.Answer)); !errors.Is(err, store.ErrIdempotencyClaimLost) {
+					t.Fatalf("%s with its claim lost: %v", w.name, err)
+				}
+				if w.changed() {
+					t.Fatalf("%s committed without its answer", w.name)
+				}
+				c := claimKey(t, db, w.name, "fp")
+				c.Answer.Render(w.render)
+				if err := w.write(store.WithAnswer(ctx, c.Answer)); err != nil {
+					t.Fatalf("%s: %v", w.name, err)
+				}
+				replay := claimKey(t, db, w.name, "fp")
+				if !w.changed() || replay.Outcome != store.ClaimReplay {
+					t.Fatalf("%s: changed %v, second claim %+v", w.name, w.changed(), replay)
+				}
+				t.Logf("%s kept %d %s", w.name, replay.Status, replay.Body)
+			}
+		})
+	}
+}
+
+func okErr(ok bool) error {
+	if !ok {
+		return errors.New("unexpected result type")
+	}
+	return nil
 }
