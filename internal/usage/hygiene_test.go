@@ -100,15 +100,16 @@ func TestMetadataSizeCountsNumbersWrittenOut(t *testing.T) {
 }
 
 // TestRefusedNumbersAreNotWrittenOut: refusing 1e-99999 and 1e131000 costs about what
-// reading their bytes costs — before, each built and hashed a 100,000-character string.
+// reading their bytes costs — before, each built and hashed a 100,000-character string,
+// 2 MB per call for this body. Now a call allocates about 50 KB (the metric table and
+// twenty faults); the bound leaves room for -race.
 func TestRefusedNumbersAreNotWrittenOut(t *testing.T) {
 	for _, n := range []string{"1e-99999", "1e131000", "-1.5e-999999"} {
 		parts := make([]string, 20)
 		for i := range parts {
 			parts[i] = n
 		}
-		// In an array every number is read: the walk stops at the first fault of an
-		// object, so a second metadata copy per metric makes each one count.
+		// Twenty metrics with the same metadata: each is refused at its first number.
 		var metrics []string
 		for range 20 {
 			metrics = append(metrics, metricWith(`"metadata":{"a":[`+strings.Join(parts, ",")+`]}`))
@@ -123,7 +124,7 @@ func TestRefusedNumbersAreNotWrittenOut(t *testing.T) {
 			}
 		}
 		runtime.ReadMemStats(&after)
-		if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 64<<10 {
+		if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 256<<10 {
 			t.Errorf("%s: Decode allocated %d bytes per call for a %d-byte body", n, per, len(data))
 		}
 	}
