@@ -25,7 +25,7 @@ func (s *Server) whoami(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, whoamiResponse{
+	render(c, http.StatusOK, whoamiResponse{
 		Object: "api_key", Environment: p.Env.Name, Type: p.Type,
 		Organization: organizationRef{ID: org.ID, Name: org.Name},
 	})
