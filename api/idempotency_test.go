@@ -16,6 +16,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/fingerprint"
 	"github.com/revops/revops/internal/store"
 )
@@ -249,5 +251,29 @@ func TestIdempotencyKeyHeaderIsValidated(t *testing.T) {
 	ok := h.do("POST", "/v1/accounts", h.key[skSandbox], []byte(`{"name":"Good key"}`), "Idempotency-Key", strings.Repeat("k", 255))
 	if ok.Status != http.StatusCreated {
 		t.Fatalf("255 characters: %d %s", ok.Status, ok.Body)
+	}
+}
+
+// A retried rotation with its key learns the secret the first call made, and rotates once:
+// the previous secret is still the original one.
+func TestIdempotentSecretRotation(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.WebhookAllowPrivate = true })
+	sk := h.key[skSandbox]
+	put := h.do("PUT", "/v1/webhook_endpoint", sk, map[string]any{"url": "https://127.0.0.1:9443/hooks"})
+	if put.Status != http.StatusOK {
+		t.Fatalf("PUT: %d %s", put.Status, put.Body)
+	}
+	original := put.json(t)["secret"]
+	first := h.do("POST", "/v1/webhook_endpoint/rotate_secret", sk, nil, "Idempotency-Key", "rotate-1")
+	again := h.do("POST", "/v1/webhook_endpoint/rotate_secret", sk, nil, "Idempotency-Key", "rotate-1")
+	if first.Status != http.StatusOK || !bytes.Equal(first.Body, again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("rotations: %d %s / %d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+	ep, err := h.store.WebhookEndpoint(context.Background(), h.objEnv("sandbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.Secret != first.json(t)["secret"] || ep.PreviousSecret != original {
+		t.Fatalf("rotated more than once: previous secret is not the original one")
 	}
 }

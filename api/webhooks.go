@@ -110,6 +110,7 @@ func (h *webhookHandlers) rotate(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	keepAs(c, http.StatusOK, toWebhookSecret)
 	ep, err := h.settings.Rotate(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)

@@ -117,7 +117,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, env Env, newSecret stri
 		if res.Error != nil {
 			return fmt.Errorf("rotate webhook secret: %w", res.Error)
 		}
-		return nil
+		return keepAnswer(ctx, tx, ep)
 	})
 	return ep, err
 }
