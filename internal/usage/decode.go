@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 // Members of a metric object, in the order their faults are reported.
@@ -27,13 +29,13 @@ const (
 type rawMetric struct {
 	object  bool
 	fields  [numMetricFields]span
-	unknown []string
+	unknown []unknownName
 }
 
 // decoder holds what the scan found; validation then reads only those values.
 type decoder struct {
 	s                         scanner
-	unknown                   []string
+	unknown                   []unknownName
 	txID, mode, metricsRaw    span
 	metrics                   []rawMetric
 	count                     int // elements of event_metrics, also past MaxMetrics
@@ -106,7 +108,7 @@ func (d *decoder) topMember(key []byte, escaped bool) bool {
 		}
 		d.metricsRaw = span{start, d.s.pos}
 	default:
-		d.unknown = append(d.unknown, name)
+		d.unknown = append(d.unknown, unknownName{name, stringFault(key, escaped)})
 		_, ok = d.s.value()
 	}
 	return ok
@@ -129,7 +131,7 @@ func (d *decoder) element(int) bool {
 	m := &d.metrics[len(d.metrics)-1]
 	return d.s.object(func(key []byte, escaped bool) bool {
 		sp, ok := d.s.value()
-		name := ""
+		name, raw := "", key
 		if escaped || !utf8.Valid(key) {
 			name = keyName(key, escaped)
 			key = []byte(name)
@@ -140,7 +142,7 @@ func (d *decoder) element(int) bool {
 			if name == "" {
 				name = string(key)
 			}
-			m.unknown = append(m.unknown, name)
+			m.unknown = append(m.unknown, unknownName{name, stringFault(raw, escaped)})
 		}
 		return ok
 	})
@@ -259,15 +261,32 @@ func (p param) String() string {
 // metricAt names the metric itself: event_metrics[3].
 func metricAt(i int) string { return "event_metrics[" + strconv.Itoa(i) + "]" }
 
+// unknownName is a member that is not known, by its decoded name; err is set when its
+// name as sent is not a string PostgreSQL could store (CONTRACT §15).
+type unknownName struct {
+	name string
+	err  error
+}
+
 // reportUnknown reports members that are not known, each once, in name order so errors
-// are stable.
-func reportUnknown(names []string, index int, fs *apperr.Faults) {
+// are stable. A name that breaks CONTRACT §15 (in any of its spellings) is invalid_string.
+func reportUnknown(names []unknownName, index int, fs *apperr.Faults) {
 	if len(names) == 0 {
 		return
 	}
-	slices.Sort(names)
-	for _, k := range slices.Compact(names) {
+	slices.SortStableFunc(names, func(a, b unknownName) int { return strings.Compare(a.name, b.name) })
+	for i := 0; i < len(names); {
+		k, err := names[i].name, names[i].err
+		for i++; i < len(names) && names[i].name == k; i++ {
+			if err == nil {
+				err = names[i].err
+			}
+		}
 		p := param{index, k}.String()
+		if err != nil {
+			fs.Add(p, textcheck.Code, "The name of %s %v.", p, err)
+			continue
+		}
 		fs.Add(p, apperr.CodeUnknownParameter, "Unknown parameter %s.", p)
 	}
 }

@@ -45,7 +45,7 @@ func TestDecodeHygiene(t *testing.T) {
 		{"nested path", body("increment", `"metadata":{"a":[1,{"b":"x","c":1e99}]}`), "event_metrics[0].metadata.a[1].c:invalid_number"},
 		{"first fault only", body("increment", `"metadata":{"a":1e99,"b":1e99}`), "event_metrics[0].metadata.a:invalid_number"},
 		{"duplicate key still stored", body("increment", `"metadata":{"a":1e99,"a":1}`), "event_metrics[0].metadata.a:invalid_number"},
-		{"every metric", `{"transaction_id":"t","mode":"set","event_metrics":[` + metricWith(`"metadata":{"a":1e99}`) + `,` + metricWith(`"metadata":{"a":1e99}`) + `]}`,
+		{"every metric", batchOf(metricWith(`"metadata":{"a":1e99}`), metricWith(`"metadata":{"a":1e99}`)),
 			"event_metrics[0].metadata.a:invalid_number event_metrics[1].metadata.a:invalid_number"},
 		{"metric_value 64 characters", body("set", `"metric_value":1e63`), ""},
 		{"metric_value 65 characters", body("set", `"metric_value":1e64`), "event_metrics[0].metric_value:invalid_number"},
@@ -67,6 +67,11 @@ func TestDecodeHygiene(t *testing.T) {
 		{"surrogate half in metric_name", body("set", `"metric_name":"m\udfff"`), "event_metrics[0].metric_name:invalid_string"},
 		{"C1 control in metric_name", body("set", `"metric_name":"m`+"\u0085"+`"`), "event_metrics[0].metric_name:invalid_string"},
 		{"NUL in mode", strings.Replace(body("set"), `"mode":"set"`, `"mode":"set\u0000"`, 1), "mode:invalid_string"},
+		{"unknown member named NUL", strings.Replace(body("set"), `"mode"`, `"\u0000":1,"mode"`, 1), "\x00:invalid_string"},
+		{"unknown metric member with invalid UTF-8", batchOf(metricWith(`"` + "\xff" + `":1`)), "event_metrics[0].\ufffd:invalid_string"},
+		{"unknown metric member with a surrogate half", batchOf(metricWith(`"\udbff":1`)), "event_metrics[0].\ufffd:invalid_string"},
+		{"unknown member named U+FFFD", batchOf(metricWith(`"\ufffd":1`)), "event_metrics[0].\ufffd:unknown_parameter"},
+		{"one bad spelling of a name", batchOf(metricWith(`"\ufffd":1,"` + "\xff" + `":2`)), "event_metrics[0].\ufffd:invalid_string"},
 		{"zero-width space is not printable", body("set", `"account_id":"a`+"\u200b"+`"`), "event_metrics[0].account_id:parameter_invalid"},
 	}
 	for _, c := range cases {
@@ -77,6 +82,10 @@ func TestDecodeHygiene(t *testing.T) {
 			}
 		})
 	}
+}
+
+func batchOf(metrics ...string) string {
+	return `{"transaction_id":"t","mode":"set","event_metrics":[` + strings.Join(metrics, ",") + `]}`
 }
 
 func metricWith(extra string) string {
@@ -115,7 +124,7 @@ func TestRefusedNumbersAreNotWrittenOut(t *testing.T) {
 		for range 20 {
 			metrics = append(metrics, metricWith(`"metadata":{"a":[`+strings.Join(parts, ",")+`]}`))
 		}
-		data := []byte(`{"transaction_id":"t","mode":"set","event_metrics":[` + strings.Join(metrics, ",") + `]}`)
+		data := []byte(batchOf(metrics...))
 		const runs = 10
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -31,6 +31,8 @@ func referenceBodies() []string {
 		metrics(1000, one), metrics(1001, one), metrics(1001, "1"), metrics(3, `null`), metrics(2, `{}`),
 		metrics(2, `{"x":1,"x":2,"a\u0301":3,"metric_value":null}`), metrics(1, `{"":1}`), `{"":1}`, metrics(1, `{"\u0061ccount_id":"a"}`),
 		`{"a":` + deep(9999) + `}`, `{"a":` + deep(10000) + `}`, deep(10001), `{"a":` + strings.Repeat("{\"b\":", 10000) + "1" + strings.Repeat("}", 10000) + `}`,
+		`{"\u0000":1,"mode":"set","transaction_id":"t","\ud800x":2,"event_metrics":[` + one + `]}`, `{"` + "\xff" + `":1,"\ufffd":2,"\ud800":3}`,
+		metrics(2, `{"\u0000":1,"`+"\xfe"+`":2,"\ufffd":3,"ok\\u0000":4,"metric_value":1}`),
 		`{"a":"\u12"}`, `{"a":"\x"}`, `{"a":"` + "\x01" + `"}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a" 1}`, `{"a":1,}`, `[1,]`,
 	}
 	for _, v := range []string{"0", "-0", "-0.0e-5", "00", "0.10", "2.50", "1200", "12E3", "1e-7", "-1.5E+2", "123456789012345678",

@@ -185,3 +185,41 @@ func refMetaCheck(raw []byte, param string) (faultParam, code, msg string, grow 
 		}
 	}
 }
+
+// refKeyFaults returns the member names of the object obj whose spelling breaks CONTRACT
+// §15, decoded as encoding/json decodes them (a name is bad if any spelling of it is).
+func refKeyFaults(obj []byte) map[string]error {
+	bad := map[string]error{}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber() // 1e400 is no float64, and no reason to stop
+	depth, expectKey := 0, false // expectKey: the next string at depth 1 is a member name
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return bad
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+				expectKey = depth == 1 && v == '{'
+			} else {
+				depth--
+				expectKey = depth == 1
+			}
+		case string:
+			if depth == 1 && expectKey {
+				seg := obj[before:dec.InputOffset()]
+				if err := refStringFault(seg[bytes.IndexByte(seg, '"'):]); err != nil && bad[v] == nil {
+					bad[v] = err
+				}
+				expectKey = false
+				continue
+			}
+			expectKey = depth == 1
+		default:
+			expectKey = depth == 1
+		}
+	}
+}

@@ -43,7 +43,7 @@ func refDecode(body []byte, now time.Time) (Batch, error) {
 		return b, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
 	var fs apperr.Faults
-	refUnknown(top, refBatchFields, "", &fs)
+	refUnknown(top, refBatchFields, "", refKeyFaults(trimmed), &fs)
 	b.TransactionID, _ = refIdentifier(top, "transaction_id", "transaction_id", &fs)
 	if raw, ok := refRequired(top, "mode", "mode", &fs); ok {
 		mode, ok := refText(raw, "mode", &fs)
@@ -69,9 +69,11 @@ func refMetrics(raw json.RawMessage, mode string, now time.Time, fs *apperr.Faul
 	// Fast path: one decoding pass when every element is an object (the usual case).
 	var objs []map[string]json.RawMessage
 	if json.Unmarshal(raw, &objs) == nil && !slices.ContainsFunc(objs, refIsNilMap) && len(objs) > 0 && len(objs) <= MaxMetrics {
+		var items []json.RawMessage
+		_ = json.Unmarshal(raw, &items) // valid: objs decoded
 		out := make([]Metric, len(objs))
 		for i, fields := range objs {
-			out[i] = refMetric(fields, fmt.Sprintf("event_metrics[%d]", i), mode, now, fs)
+			out[i] = refMetric(fields, items[i], fmt.Sprintf("event_metrics[%d]", i), mode, now, fs)
 		}
 		return out
 	}
@@ -96,14 +98,14 @@ func refMetrics(raw json.RawMessage, mode string, now time.Time, fs *apperr.Faul
 			fs.Invalid(at, "%s must be a metric object.", at)
 			continue
 		}
-		out[i] = refMetric(fields, at, mode, now, fs)
+		out[i] = refMetric(fields, item, at, mode, now, fs)
 	}
 	return out
 }
 
-func refMetric(fields map[string]json.RawMessage, at, mode string, now time.Time, fs *apperr.Faults) Metric {
+func refMetric(fields map[string]json.RawMessage, raw json.RawMessage, at, mode string, now time.Time, fs *apperr.Faults) Metric {
 	var m Metric
-	refUnknown(fields, refMetricFields, at+".", fs)
+	refUnknown(fields, refMetricFields, at+".", refKeyFaults(raw), fs)
 	m.AccountID, _ = refIdentifier(fields, "account_id", at+".account_id", fs)
 	m.Product, _ = refIdentifier(fields, "product", at+".product", fs)
 	m.MetricName, _ = refIdentifier(fields, "metric_name", at+".metric_name", fs)
@@ -139,8 +141,9 @@ func refObject(raw []byte) (map[string]json.RawMessage, bool) {
 	return m, true
 }
 
-// refUnknown reports members that are not in known, in name order so errors are stable.
-func refUnknown(m map[string]json.RawMessage, known []string, prefix string, fs *apperr.Faults) {
+// refUnknown reports members that are not in known, in name order so errors are stable;
+// a name in bad (sent in a spelling that breaks CONTRACT §15) is invalid_string.
+func refUnknown(m map[string]json.RawMessage, known []string, prefix string, bad map[string]error, fs *apperr.Faults) {
 	var extra []string
 	for k := range m {
 		found := false
@@ -156,6 +159,10 @@ func refUnknown(m map[string]json.RawMessage, known []string, prefix string, fs 
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
+		if err := bad[k]; err != nil {
+			fs.Add(prefix+k, textcheck.Code, "The name of %s%s %v.", prefix, k, err)
+			continue
+		}
 		fs.Add(prefix+k, apperr.CodeUnknownParameter, "Unknown parameter %s%s.", prefix, k)
 	}
 }
