@@ -191,7 +191,7 @@ func refMetaCheck(raw []byte, param string) (faultParam, code, msg string, grow 
 func refKeyFaults(obj []byte) map[string]error {
 	bad := map[string]error{}
 	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber() // 1e400 is no float64, and no reason to stop
+	dec.UseNumber()              // 1e400 is no float64, and no reason to stop
 	depth, expectKey := 0, false // expectKey: the next string at depth 1 is a member name
 	for {
 		before := dec.InputOffset()
