@@ -10,13 +10,14 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Bounds of a DispatchQueue. A batch is the events of one change; a start takes
-// milliseconds while Temporal answers, so a few goroutines keep up with the API, and the
-// queue only fills when Temporal is slow or away — then the outbox and the sweeper take
-// over, and dropping is safe.
+// Bounds of a DispatchQueue. A batch is the events of one change. A start waits on
+// Temporal (and, with eager start, runs the first workflow task here), so starts run
+// side by side, as they did when each request made its own: up to dispatchWorkers at
+// once, goroutines that end when the queue is empty. The queue only fills when Temporal
+// is slow or away — then the outbox and the sweeper take over, and dropping is safe.
 const (
 	dispatchQueueSize = 1024
-	dispatchWorkers   = 4
+	dispatchWorkers   = 32
 )
 
 // DispatchQueue keeps the start of workflows off the request path (CONTRACT §10: a

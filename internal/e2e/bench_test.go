@@ -273,7 +273,7 @@ func report(b *testing.B, n int, rows []benchRow, load0, load1 string) {
 			b.ReportMetric(ms(p.res.pct(0.5)), prefix+"p50_ms")
 			b.ReportMetric(ms(p.res.pct(0.99)), prefix+"p99_ms")
 		}
-		fmt.Fprintf(&t, "%-8d ours: API response p50 %.2f ms, p99 %.2f ms (the change and the start of its delivery)\n",
+		fmt.Fprintf(&t, "%-8d ours: API response p50 %.2f ms, p99 %.2f ms (the change; its start is queued off the request path)\n",
 			row.conc, ms(pct(row.ours.resp, 0.5)), ms(pct(row.ours.resp, 0.99)))
 		thr := row.ours.perSecond() / row.floor.perSecond()
 		p50 := ms(row.ours.pct(0.5)) / ms(row.floor.pct(0.5))
