@@ -74,9 +74,22 @@ func (s *Store) AttemptsOf(ctx context.Context, env Env, eventIDs []string) (map
 
 // MarkReplayed records the new run of a replayed event and puts the event back to
 // pending, unless the new run already recorded an attempt (it may be that fast): then
-// the status that attempt set stands. One statement, so the two cannot interleave badly.
+// the status that attempt set stands. The row is locked first, in its own statement: an
+// attempt being recorded holds that lock until it commits, and under READ COMMITTED
+// only a statement begun after that commit sees the attempt (one UPDATE that waited for
+// the lock would still judge EXISTS by its older snapshot and undo a delivered status).
 func (s *Store) MarkReplayed(ctx context.Context, env Env, eventID, workflowID, runID string, at time.Time) error {
-	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(map[string]any{
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		lock := scope(tx, env).Model(&models.Event{}).Where("id = ?", eventID).Update("updated_at", at)
+		if lock.Error != nil {
+			return fmt.Errorf("mark event %s replayed: %w", eventID, lock.Error)
+		}
+		return markReplayed(tx, env, eventID, workflowID, runID, at)
+	})
+}
+
+func markReplayed(tx *gorm.DB, env Env, eventID, workflowID, runID string, at time.Time) error {
+	res := scope(tx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(map[string]any{
 		"workflow_id":   workflowID,
 		"run_id":        runID,
 		"dispatched_at": gorm.Expr("COALESCE(dispatched_at, ?)", at),
