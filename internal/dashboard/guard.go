@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/textcheck"
@@ -17,8 +19,10 @@ import (
 // URL with its token, is a few KiB.
 const maxFormBytes = 64 << 10
 
-// maxIDLength bounds path ids: no id Revops makes comes near it.
-const maxIDLength = 128
+// isID tells whether s can be an object id: every id is a canonical UUID, as in the API.
+func isID(s string) bool {
+	return len(s) == 36 && uuid.Validate(s) == nil
+}
 
 // readForm reads a POST body once, before anyone else does: only URL-encoded forms (every
 // dashboard form; multipart would let a client make the server buffer files), at most
@@ -46,20 +50,30 @@ func (h *handler) readForm(c *gin.Context) {
 	c.Next()
 }
 
-// checkInput applies the string rule of CONTRACT §15 to everything a request names: a path
-// id that cannot be an id is not found; query and form strings must be valid UTF-8 without
-// NUL, and all but the password must be free of control characters too. A fault is shown
+// checkInput applies CONTRACT §15 to everything a request names: a path id that cannot be
+// an id is not found; query and form strings must be valid UTF-8 without NUL, and all but
+// the password free of control characters too. A fault is shown
 // on the form it came from (see formFault), never passed on to the store.
 func (h *handler) checkInput(c *gin.Context) {
 	for _, p := range c.Params {
-		if textcheck.Line(p.Value) != nil || (p.Key == "id" && len(p.Value) > maxIDLength) {
+		if textcheck.Line(p.Value) != nil || (p.Key == "id" && !isID(p.Value)) {
 			h.fail(c, fmt.Errorf("path %s: %w", p.Key, apperr.ErrNotFound))
 			c.Abort()
 			return
 		}
 	}
-	for k, vs := range c.Request.URL.Query() {
-		if err := checkField(k, vs); err != nil {
+	query, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		// net/url would drop the malformed pair and answer as if it were not there.
+		h.refuse(c, http.StatusBadRequest, "The query string is malformed.")
+		return
+	}
+	for k, vs := range query {
+		err := checkField(k, vs)
+		if err == nil && k == "starting_after" && vs[0] != "" && !isID(vs[0]) {
+			err = errors.New("starting_after is not an id.")
+		}
+		if err != nil {
 			h.refuse(c, http.StatusBadRequest, "The query parameter "+err.Error())
 			return
 		}

@@ -63,7 +63,7 @@ func TestHostileFormInput(t *testing.T) {
 				{"NUL in a field name", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "x\x00": {"1"}},
 					400, "name contains a NUL character"},
 				{"NUL in a key type", "/dashboard/api-keys", url.Values{"type": {"secret\x00"}}, 400, "type contains a NUL character"},
-				{"bad UTF-8 in an expiry", "/dashboard/api-keys/key_x/roll", url.Values{"expires_in": {"\xc0\xaf"}}, 400, "expires_in is not valid UTF-8"},
+				{"bad UTF-8 in an expiry", "/dashboard/api-keys/00000000-0000-4000-8000-000000000000/roll", url.Values{"expires_in": {"\xc0\xaf"}}, 400, "expires_in is not valid UTF-8"},
 				{"NUL in an environment", "/dashboard/environment", url.Values{"environment": {"live\x00"}, "next": {"/dashboard/api-keys"}},
 					400, "environment contains a NUL character"},
 				{"control in next", "/dashboard/environment", url.Values{"environment": {"live"}, "next": {"/dashboard/\r\nx"}},

@@ -99,49 +99,67 @@ func TestThrottleBehindTrustedProxy(t *testing.T) {
 	}
 }
 
-// Thirty simultaneous guesses at one password, spread over two replicas: exactly five get
-// their password checked, the rest are refused unchecked.
+// Thirty simultaneous guesses spread over two replicas: exactly as many get their password
+// checked as the limit allows, the rest are refused unchecked. Each limit is raced on its
+// own: one email from thirty clients, and thirty emails from one client.
 func TestThrottleHoldsUnderConcurrency(t *testing.T) {
-	a, b := replicas(t)
+	a, b := replicas(t, "--trusted-proxies", "127.0.0.1/32,::1/128")
 	u := a.newUser("Acme", "owner@acme.test")
 	const n = 30
-	type attempt struct {
-		c    *client
-		site *site
-		tok  string
-	}
-	attempts := make([]attempt, n)
-	for i := range attempts {
-		s := []*site{a, b}[i%2]
-		c := s.client()
-		attempts[i] = attempt{c: c, site: s, tok: c.csrf("/dashboard/login")}
-	}
-	statuses := make([]int, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, at := range attempts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			form := url.Values{"csrf_token": {at.tok}, "email": {u.email}, "password": {"wrong"}}
-			res, err := at.c.http.PostForm(at.c.base+"/dashboard/login", form)
-			if err != nil {
-				errs[i] = err
-				return
+	for _, tc := range []struct {
+		name    string
+		email   func(i int) string
+		client  func(i int) string
+		checked int
+	}{
+		{"one email", func(int) string { return u.email }, func(i int) string { return fmt.Sprintf("198.51.100.%d", i) }, 5},
+		{"one client", func(i int) string { return fmt.Sprintf("guess%d@acme.test", i) }, func(int) string { return "203.0.113.5" }, perClientLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type attempt struct {
+				c   *client
+				tok string
 			}
-			_ = res.Body.Close()
-			statuses[i] = res.StatusCode
-		}()
-	}
-	wg.Wait()
-	counts := map[int]int{}
-	for i, st := range statuses {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
-		counts[st]++
-	}
-	if counts[http.StatusUnauthorized] != 5 || counts[http.StatusTooManyRequests] != n-5 {
-		t.Fatalf("statuses %v: want 5 checked (401) and %d refused (429)", counts, n-5)
+			attempts := make([]attempt, n)
+			for i := range attempts {
+				c := []*site{a, b}[i%2].client()
+				attempts[i] = attempt{c: c, tok: c.csrf("/dashboard/login")}
+			}
+			statuses := make([]int, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i, at := range attempts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					form := url.Values{"csrf_token": {at.tok}, "email": {tc.email(i)}, "password": {"wrong"}}
+					req, err := http.NewRequest(http.MethodPost, at.c.base+"/dashboard/login", strings.NewReader(form.Encode()))
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+					req.Header.Set("X-Forwarded-For", tc.client(i))
+					res, err := at.c.http.Do(req)
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					_ = res.Body.Close()
+					statuses[i] = res.StatusCode
+				}()
+			}
+			wg.Wait()
+			counts := map[int]int{}
+			for i, st := range statuses {
+				if errs[i] != nil {
+					t.Fatal(errs[i])
+				}
+				counts[st]++
+			}
+			if counts[http.StatusUnauthorized] != tc.checked || counts[http.StatusTooManyRequests] != n-tc.checked {
+				t.Fatalf("statuses %v: want %d checked (401) and %d refused (429)", counts, tc.checked, n-tc.checked)
+			}
+		})
 	}
 }
