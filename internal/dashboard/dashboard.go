@@ -54,6 +54,9 @@ func Routes(r gin.IRouter, d Deps) {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	if d.Config.TLS == "proxy" && len(d.Config.TrustedProxies) == 0 {
+		h.log.Warn("REVOPS_TLS=proxy without REVOPS_TRUSTED_PROXIES: the dashboard sees every login as coming from the proxy, so its per-client throttle counts all clients together; list the proxy's addresses in REVOPS_TRUSTED_PROXIES")
+	}
 	g := r.Group("/dashboard", securityHeaders, h.readForm)
 	g.GET("/static/*file", staticFiles())
 	g.GET("/login", h.checkInput, h.loginForm)
