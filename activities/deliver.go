@@ -57,34 +57,47 @@ func (a *Activities) now() time.Time {
 	return time.Now().UTC()
 }
 
+// DeliverResult is what a successful attempt hands the workflow: nothing, unless its
+// record could not be written.
+type DeliverResult struct {
+	// Unrecorded is a successful attempt whose record failed: the workflow records it
+	// through RecordDelivered, under its own retries, instead of sending again.
+	Unrecorded *UnrecordedAttempt `json:",omitempty"`
+}
+
 // DeliverWebhook makes one delivery attempt of an event to its environment's endpoint as
 // configured now, records it, and sets the event's status. Temporal's retry policy
 // repeats it; a returned error is a short reason, without URL or secret. An attempt of a
 // run that has already delivered (its completion was lost or late) sends nothing.
-func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error {
+func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResult, error) {
+	unrecorded, err := a.deliver(ctx, in)
+	return DeliverResult{Unrecorded: unrecorded}, err
+}
+
+func (a *Activities) deliver(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
 	info := activity.GetInfo(ctx)
 	log := activity.GetLogger(ctx)
 	ev, env, err := a.Store.EventByID(ctx, in.EventID)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
+		return nil, temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
 	}
 	if err != nil {
-		return fmt.Errorf("load event: %w", err)
+		return nil, fmt.Errorf("load event: %w", err)
 	}
 	done, err := a.Store.DeliveredInRun(ctx, env, ev.ID, info.WorkflowExecution.RunID)
 	if err != nil {
-		return fmt.Errorf("check earlier attempts: %w", err)
+		return nil, fmt.Errorf("check earlier attempts: %w", err)
 	}
 	if done {
 		log.Info("webhook already delivered by this run; not sent again", "event_id", ev.ID, "attempt", info.Attempt)
-		return nil
+		return nil, nil
 	}
 	ep, err := a.Store.WebhookEndpoint(ctx, env)
 	if errors.Is(err, apperr.ErrNotFound) || (err == nil && !ep.Enabled) {
-		return a.skip(ctx, env, ev, in, info)
+		return nil, a.skip(ctx, env, ev, in, info)
 	}
 	if err != nil {
-		return fmt.Errorf("load webhook endpoint: %w", err)
+		return nil, fmt.Errorf("load webhook endpoint: %w", err)
 	}
 
 	reserve := recordReserve(ctx)
@@ -108,21 +121,25 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) error 
 	}
 	log.Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
 		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
+	observe(ev.Type, &att, status)
+	var unrecorded *UnrecordedAttempt
 	if err := a.record(ctx, env, &att, status, reserve); err != nil {
-		// The send is never repeated for its record: a successful one ends the activity
-		// successfully (a retry would send again), and a failed one is retried as the
-		// failure it was. The log line is then the attempt's only trace.
+		// The send is never repeated for its record: a successful one ends the attempt
+		// successfully and hands its record to the workflow; a failed one is retried as
+		// the failure it was (the workflow marks the event failed after the last).
 		log.Error("webhook attempt not recorded", "event_id", ev.ID, "attempt", info.Attempt,
 			"status_code", res.StatusCode, "outcome", att.Outcome, "status", status, "err", err)
+		if res.OK() {
+			unrecorded = unrecordedOf(&att)
+		}
 	}
-	observe(ev.Type, &att, status)
 	switch {
 	case res.OK():
-		return nil
+		return unrecorded, nil
 	case res.Permanent:
-		return temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
+		return nil, temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
 	default:
-		return temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
+		return nil, temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
 	}
 }
 

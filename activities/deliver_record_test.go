@@ -162,13 +162,17 @@ func TestRecordFailuresNeverResend(t *testing.T) {
 			f.endpoint(t, f.rc.URL, http.MethodPost, true)
 			ev := f.db.Event(t, "deal-signed", map[string]any{"id": "d"}, time.Time{})
 
-			err := f.deliver(t, ev, 6)
+			res, err := f.deliverResult(t, ev)
 			var appErr *temporal.ApplicationError
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (!errors.As(err, &appErr) || appErr.Message() != tt.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 			if n := len(f.rc.Received()); n != 1 {
 				t.Errorf("receiver got %d requests, want 1", n)
+			}
+			// Only a success the attempt could not record is handed to the workflow.
+			if handed := res.Unrecorded != nil; handed != (tt.wantErr == "" && tt.attempts == 0) {
+				t.Errorf("result %+v: unrecorded attempt handed to the workflow = %v", res, handed)
 			}
 			if as := f.attempts(t, ev); len(as) != tt.attempts {
 				t.Errorf("%d attempts recorded, want %d", len(as), tt.attempts)
@@ -180,6 +184,55 @@ func TestRecordFailuresNeverResend(t *testing.T) {
 				t.Errorf("record tried %d times, want retries", fs.calls)
 			}
 		})
+	}
+}
+
+// deliverResult runs the activity once and decodes its result.
+func (f *fixture) deliverResult(t *testing.T, ev models.Event) (activities.DeliverResult, error) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(f.acts)
+	var res activities.DeliverResult
+	val, err := env.ExecuteActivity(f.acts.DeliverWebhook, activities.DeliverInput{EventID: ev.ID, Trigger: models.TriggerScheduled, MaxAttempts: 6})
+	if err == nil {
+		if derr := val.Get(&res); derr != nil {
+			t.Fatal(derr)
+		}
+	}
+	return res, err
+}
+
+// A successful attempt the activity could not record is written by RecordDelivered
+// (the workflow's, retried until the database answers): once, with the endpoint's URL,
+// even when an earlier write of the same attempt did commit.
+func TestRecordDeliveredWritesTheAttemptOnce(t *testing.T) {
+	f := newFixture(t)
+	f.endpoint(t, f.rc.URL+"/hooks", http.MethodPost, true)
+	ev := f.db.Event(t, "deal-signed", map[string]any{"id": "d"}, time.Time{})
+	in := activities.RecordDeliveredInput{EventID: ev.ID, Attempt: activities.UnrecordedAttempt{
+		ID: "6f1c3f0e-5a43-4d57-9d7e-0c4b5ad1e001", Number: 2, Trigger: models.TriggerScheduled, Method: http.MethodPost,
+		StartedAt: time.Now().UTC().Truncate(time.Millisecond), DurationMS: 42, StatusCode: 200,
+	}}
+	for range 2 { // the second run: the first one's completion was lost
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(f.acts)
+		if _, err := env.ExecuteActivity(f.acts.RecordDelivered, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := f.attempts(t, ev)
+	if len(as) != 1 {
+		t.Fatalf("%d attempts recorded, want 1", len(as))
+	}
+	a := as[0]
+	if a.ID != in.Attempt.ID || a.Number != 2 || a.Outcome != models.AttemptSucceeded || a.StatusCode != 200 || a.DurationMS != 42 ||
+		a.URL != f.rc.URL+"/hooks" || a.RunID == "" {
+		t.Errorf("attempt recorded as %+v", a)
+	}
+	if st := f.db.Load(t, ev.ID).Status; st != models.EventDelivered {
+		t.Errorf("status %s, want delivered", st)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -77,4 +78,49 @@ type MarkFailedInput struct {
 // its run closed.
 func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
 	return a.Store.MarkDeliveryFailed(ctx, in.EventID)
+}
+
+// UnrecordedAttempt is a successful attempt whose record failed, carried in the
+// workflow history to RecordDelivered: ids and figures only. The URL (its path and query
+// may hold tokens) and the receiver's answer stay out of history; the record takes the
+// endpoint's URL as configured when it is written.
+type UnrecordedAttempt struct {
+	ID         string // the id the failed writes used: one that committed unseen is not doubled
+	Number     int
+	Trigger    string
+	Method     string
+	StartedAt  time.Time
+	DurationMS int64
+	StatusCode int
+}
+
+func unrecordedOf(att *models.DeliveryAttempt) *UnrecordedAttempt {
+	return &UnrecordedAttempt{ID: att.ID, Number: att.Number, Trigger: att.Trigger, Method: att.Method,
+		StartedAt: att.StartedAt, DurationMS: att.DurationMS, StatusCode: att.StatusCode}
+}
+
+// RecordDeliveredInput is a delivered event's attempt that DeliverWebhook could not record.
+type RecordDeliveredInput struct {
+	EventID string
+	Attempt UnrecordedAttempt
+}
+
+// RecordDelivered writes a successful attempt that DeliverWebhook could not record, and
+// sets the event delivered. The workflow runs it under its own retries, so the record
+// waits out a database outage instead of the send being repeated.
+func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInput) error {
+	ev, env, err := a.Store.EventByID(ctx, in.EventID)
+	if err != nil {
+		return fmt.Errorf("load event: %w", err)
+	}
+	u := in.Attempt
+	att := models.DeliveryAttempt{
+		ID: u.ID, EventID: ev.ID, RunID: activity.GetInfo(ctx).WorkflowExecution.RunID, Number: u.Number,
+		Trigger: u.Trigger, Method: u.Method, StartedAt: u.StartedAt, DurationMS: u.DurationMS,
+		StatusCode: u.StatusCode, Outcome: models.AttemptSucceeded,
+	}
+	if ep, err := a.Store.WebhookEndpoint(ctx, env); err == nil {
+		att.URL = redact(ep.URL)
+	}
+	return a.Store.RecordDelivery(ctx, env, &att, models.EventDelivered)
 }

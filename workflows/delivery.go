@@ -19,6 +19,27 @@ const (
 	AttemptTimeout       = 30 * time.Second
 )
 
+// Bookkeeping activities (MarkDeliveryFailed, RecordDelivered) write one row each: they
+// are retried until the database answers, so that the event's status always ends as
+// its run did (CONTRACT §10).
+var bookkeeping = workflow.ActivityOptions{
+	StartToCloseTimeout: 10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    time.Minute,
+		MaximumAttempts:    0, // unlimited
+	},
+}
+
+// Workflow changes, each guarded by workflow.GetVersion so that runs started by an
+// earlier release replay (testdata/histories/<release>/).
+const (
+	// changeSettleInWorkflow: the workflow marks the event failed when the delivery
+	// finally fails, and records a successful attempt the activity could not record.
+	changeSettleInWorkflow = "mark-failed-in-workflow"
+)
+
 // DeliveryInput starts the delivery of one event. It carries ids and names only: the
 // body and the signing secrets are read by the activity, so they never enter history.
 type DeliveryInput struct {
@@ -40,7 +61,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if interval <= 0 {
 		interval = DefaultRetryInterval
 	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	deliverCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: AttemptTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    interval,
@@ -50,7 +71,34 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		},
 	})
 	var a *activities.Activities
-	return workflow.ExecuteActivity(ctx, a.DeliverWebhook, activities.DeliverInput{
+	var res activities.DeliverResult
+	err := workflow.ExecuteActivity(deliverCtx, a.DeliverWebhook, activities.DeliverInput{
 		EventID: in.EventID, Trigger: in.Trigger, MaxAttempts: MaxAttempts,
-	}).Get(ctx, nil)
+	}).Get(deliverCtx, &res)
+	if workflow.GetVersion(ctx, changeSettleInWorkflow, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return err
+	}
+	return settle(ctx, in.EventID, res, err)
+}
+
+// settle makes the event's status say how the delivery ended, then returns the
+// delivery's error: the run still ends Failed when the delivery did. It runs even when
+// the run is being cancelled, so that no event stays retrying after its run closed.
+func settle(ctx workflow.Context, eventID string, res activities.DeliverResult, deliveryErr error) error {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	ctx = workflow.WithActivityOptions(ctx, bookkeeping)
+	var a *activities.Activities
+	if deliveryErr == nil {
+		if res.Unrecorded == nil {
+			return nil
+		}
+		return workflow.ExecuteActivity(ctx, a.RecordDelivered, activities.RecordDeliveredInput{
+			EventID: eventID, Attempt: *res.Unrecorded,
+		}).Get(ctx, nil)
+	}
+	err := workflow.ExecuteActivity(ctx, a.MarkDeliveryFailed, activities.MarkFailedInput{EventID: eventID}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("event not marked failed", "event_id", eventID, "err", err)
+	}
+	return deliveryErr
 }

@@ -41,6 +41,8 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newStack(t)
+	faults := &faultyStore{Store: s.db.Store}
+	s.acts.Store = faults
 	w := s.worker()
 	defer w.Stop()
 	c := s.ts.GetDefaultClient()
@@ -90,6 +92,12 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal("replay did not record a new run")
 	}
 	s.record(c, dir, "replayed_after_failure", replayed.WorkflowID, replayed.RunID, models.EventDelivered)
+
+	// Since the "mark-failed-in-workflow" change: a success whose record failed is
+	// recorded by the workflow.
+	faults.set(failFor(4 * time.Second))
+	deliver("delivered_record_failed", 0, models.EventDelivered)
+	faults.set(nil)
 
 	mu.Lock()
 	defer mu.Unlock()
