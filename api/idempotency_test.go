@@ -210,6 +210,19 @@ func TestIdempotencyRules(t *testing.T) {
 				t.Fatalf("live: %d %s", live.Status, live.Body)
 			}
 
+			// An answer no write transaction kept (here usage's duplicate:true, as the
+			// transaction_id was taken by an earlier request) is kept right after it.
+			at := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+			batch := string(usageBody("tx-seen", "increment", metricJSON("a", "calls", "1", "hour", fmt.Sprintf(`"timestamp":%q`, at))))
+			if r := h.do("POST", "/v1/usage/events", sk, []byte(batch)); r.Status != http.StatusCreated {
+				t.Fatalf("usage: %d %s", r.Status, r.Body)
+			}
+			dup := post("k-dup", "/v1/usage/events", batch)
+			if dup.Status != http.StatusOK || dup.json(t)["duplicate"] != true {
+				t.Fatalf("duplicate usage: %d %s", dup.Status, dup.Body)
+			}
+			replayOf(dup, post("k-dup", "/v1/usage/events", batch))
+
 			// A claim still running → in use (after the wait); once it is older than
 			// 60 s it lapses and the next request takes it over and runs.
 			env := h.objEnv("sandbox")
