@@ -10,8 +10,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -112,21 +112,33 @@ func Number(lit string) string {
 	if trimmed == "" {
 		return "0" // zero, whatever its sign or exponent
 	}
-	// value = trimmed × 10^(e − len(frac) + trailing zeros); big.Int, since the
-	// exponent's text may be longer than any machine integer.
-	e := new(big.Int)
+	// value = trimmed × 10^(e − len(frac) + trailing zeros). An exponent of more than
+	// 18 digits is no number any route accepts: it keeps its own spelling (equal only
+	// to itself) rather than costing big-number arithmetic on hostile input.
+	var e int64
 	if hasExp {
-		if _, ok := e.SetString(strings.TrimPrefix(exp, "+"), 10); !ok {
-			return lit
+		neg := strings.HasPrefix(exp, "-")
+		mag := strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+		if len(mag) > 18 || !digitsOnly(mag) || strings.Count(exp, "-")+strings.Count(exp, "+") > 1 {
+			return strings.ToLower(lit)
+		}
+		if mag != "" {
+			v, err := strconv.ParseInt(mag, 10, 64)
+			if err != nil {
+				return strings.ToLower(lit)
+			}
+			e = v
+			if neg {
+				e = -v
+			}
 		}
 	}
-	e.Sub(e, big.NewInt(int64(len(frac))))
-	e.Add(e, big.NewInt(int64(len(digits)-len(trimmed))))
+	e += int64(len(digits)-len(trimmed)) - int64(len(frac)) // |…| ≤ 1 MiB: no overflow
 	sign := ""
 	if neg {
 		sign = "-"
 	}
-	return sign + trimmed + "e" + e.String()
+	return sign + trimmed + "e" + strconv.FormatInt(e, 10)
 }
 
 func digitsOnly(s string) bool {

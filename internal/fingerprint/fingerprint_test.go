@@ -57,3 +57,19 @@ func TestNumberNeverExpands(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// A number whose exponent has a million digits costs no big-number arithmetic, and still
+// equals only itself.
+func TestHugeExponentIsCheap(t *testing.T) {
+	huge := "1e" + strings.Repeat("9", 1<<20)
+	body := []byte(`{"n":` + huge + `}`)
+	if Of(body) != Of([]byte(`{ "n" : `+huge+` }`)) || Of(body) == Of([]byte(`{"n":1e`+strings.Repeat("9", 1<<20-1)+`8}`)) {
+		t.Fatal("huge exponents compared wrongly")
+	}
+	if got := Number("1e+05"); got != "1e5" {
+		t.Errorf("Number(1e+05) = %s", got)
+	}
+	if got := Number("12.50e-3"); got != "125e-4" {
+		t.Errorf("Number(12.50e-3) = %s", got)
+	}
+}
