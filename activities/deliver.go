@@ -109,16 +109,7 @@ func (a *Activities) deliver(ctx context.Context, in DeliverInput) (*UnrecordedA
 	})
 	cancel()
 	att := newAttempt(ev, in, info, now)
-	att.URL, att.Method = redact(ep.URL), ep.Method
-	att.DurationMS, att.StatusCode = res.Duration.Milliseconds(), res.StatusCode
-	att.ResponseExcerpt, att.Error, att.Outcome = res.Excerpt, res.Reason, models.AttemptSucceeded
-	status := models.EventDelivered
-	if !res.OK() {
-		att.Outcome, status = models.AttemptFailed, models.EventRetrying
-		if res.Permanent || info.Attempt >= maxAttempts(in, info) {
-			status = models.EventFailed
-		}
-	}
+	status := judge(&att, ep, res, info.Attempt >= maxAttempts(in, info))
 	log.Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
 		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
 	observe(ev.Type, &att, status)
@@ -153,6 +144,24 @@ func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, i
 	}
 	observe(ev.Type, &att, models.EventSkipped)
 	return nil
+}
+
+// judge fills the attempt's record from the sender's result and returns the event's
+// status after it.
+func judge(att *models.DeliveryAttempt, ep models.WebhookEndpoint, res webhook.Result, last bool) string {
+	att.URL, att.Method = redact(ep.URL), ep.Method
+	att.DurationMS, att.StatusCode = res.Duration.Milliseconds(), res.StatusCode
+	att.ResponseExcerpt, att.Error, att.Outcome = res.Excerpt, res.Reason, models.AttemptSucceeded
+	switch {
+	case res.OK():
+		return models.EventDelivered
+	case res.Permanent || last:
+		att.Outcome = models.AttemptFailed
+		return models.EventFailed
+	default:
+		att.Outcome = models.AttemptFailed
+		return models.EventRetrying
+	}
 }
 
 func newAttempt(ev models.Event, in DeliverInput, info activity.Info, now time.Time) models.DeliveryAttempt {

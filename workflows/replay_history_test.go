@@ -21,6 +21,18 @@ func TestReplayRecordedHistories(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no recorded histories in testdata/histories")
 	}
+	// Each release records every scenario a deployed run can be in (a later one may add some).
+	releases, err := os.ReadDir(filepath.Join("testdata", "histories"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range releases {
+		for _, scenario := range []string{"delivered_first_attempt", "retried_then_delivered", "failed_all_attempts", "replayed_after_failure"} {
+			if _, err := os.Stat(filepath.Join("testdata", "histories", rel.Name(), scenario+".json")); rel.IsDir() && err != nil {
+				t.Errorf("release %s has no %s history", rel.Name(), scenario)
+			}
+		}
+	}
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			replayer := worker.NewWorkflowReplayer()
