@@ -234,6 +234,16 @@ func TestRecordDeliveredWritesTheAttemptOnce(t *testing.T) {
 	if st := f.db.Load(t, ev.ID).Status; st != models.EventDelivered {
 		t.Errorf("status %s, want delivered", st)
 	}
+
+	// An event that is not there will not appear: the workflow's unlimited retries stop.
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(f.acts)
+	_, err := env.ExecuteActivity(f.acts.RecordDelivered, activities.RecordDeliveredInput{EventID: "9d0c1a52-0000-4000-8000-000000000000", Attempt: in.Attempt})
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || !appErr.NonRetryable() {
+		t.Fatalf("record for a missing event: %v, want a non-retryable error", err)
+	}
 }
 
 // The workflow's own activity marks a delivery failed whatever the last attempt could

@@ -2,12 +2,15 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -110,6 +113,10 @@ type RecordDeliveredInput struct {
 // waits out a database outage instead of the send being repeated.
 func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInput) error {
 	ev, env, err := a.Store.EventByID(ctx, in.EventID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		// Nothing to record against; retrying forever would not change that.
+		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
+	}
 	if err != nil {
 		return fmt.Errorf("load event: %w", err)
 	}
