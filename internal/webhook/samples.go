@@ -4,23 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/revops/revops/internal/catalog"
 )
 
-// EventTypes are the webhook event names of the seed.
-var EventTypes = []string{
-	"deal-created", "deal-updated", "deal-signed", "deal-active",
-	"account-created", "account-updated", "account-deleted",
-}
+// EventTypes are the webhook event names of the seed, the types the manual test has a
+// sample for: the catalog's non-operational types.
+var EventTypes = catalog.SeedTypes()
 
-// KnownType tells whether t is an event name.
-func KnownType(t string) bool {
-	for _, k := range EventTypes {
-		if k == t {
-			return true
-		}
-	}
-	return false
-}
+// KnownType tells whether t is a type of the seed (one the manual test can send).
+func KnownType(t string) bool { return catalog.Known(t) && !catalog.Operational(t) }
 
 // sampleAccount and sampleDeal are fixed, obviously fictitious objects in the shapes of
 // CONTRACT §6 and §7, so receivers can test their parsing.
