@@ -8,16 +8,18 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/revops/revops/internal/webhook"
 )
 
-// Timeouts of the API's HTTP server (CONTRACT §15). Writing may take as long as the
-// dashboard's webhook test send (30 s) plus rendering; reading a request, headers and a
-// body of at most 1 MiB, never that long; an idle keep-alive connection is closed after
-// IdleTimeout.
+// Timeouts of the API's HTTP server (CONTRACT §15). A response may take as long as the
+// dashboard's webhook test send (webhook.DefaultTimeout, 30 s) plus its own work, so
+// WriteTimeout leaves 30 s more; reading a request, headers and a body of at most 1 MiB,
+// never takes that long; an idle keep-alive connection is closed after IdleTimeout.
 const (
 	ReadHeaderTimeout = 10 * time.Second
 	ReadTimeout       = 30 * time.Second
-	WriteTimeout      = 60 * time.Second
+	WriteTimeout      = webhook.DefaultTimeout + 30*time.Second
 	IdleTimeout       = 120 * time.Second
 )
 
