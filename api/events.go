@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/catalog"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 
@@ -101,8 +101,8 @@ func eventFilter(c *gin.Context) (store.EventFilter, error) {
 }
 
 func checkEventFilter(fs *apperr.Faults, typ, status string) {
-	if typ != "" && !slices.Contains(webhook.EventTypes, typ) {
-		fs.Invalid("type", "type must be one of %v.", webhook.EventTypes)
+	if typ != "" && !catalog.Known(typ) {
+		fs.Invalid("type", "type must be one of %v.", catalog.Names())
 	}
 	if status != "" && !slices.Contains(eventStatuses, status) {
 		fs.Invalid("status", "status must be one of %v.", eventStatuses)

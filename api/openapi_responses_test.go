@@ -106,6 +106,10 @@ func openapiScenario(hookURL string) []call {
 		{method: "GET", path: "/v1/webhook_endpoint/secret", route: "/v1/webhook_endpoint/secret", key: sk, status: 200},
 		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
 		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+
+		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: sk, status: 200},
+		{method: "GET", path: "/v1/event_types?limit=%zz", route: "/v1/event_types", key: sk, status: 400},
+		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: pk, status: 403},
 	}
 }
 

@@ -101,6 +101,7 @@ func (s *Server) routes(v1 *gin.RouterGroup) {
 	s.usageRoutes(v1)
 	s.webhookRoutes(v1)
 	s.eventRoutes(v1)
+	s.eventTypeRoutes(v1)
 }
 
 // dispatched hands committed events to the dispatcher's queue, if any: it returns at once.

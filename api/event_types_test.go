@@ -1,0 +1,119 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/catalog/catalogtest"
+)
+
+// TestEventTypesListed: GET /v1/event_types is the catalog, secret keys only.
+func TestEventTypesListed(t *testing.T) {
+	h := newHarness(t)
+	r := h.do("GET", "/v1/event_types", h.key["secret live"], nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	var list struct {
+		Object  string `json:"object"`
+		HasMore bool   `json:"has_more"`
+		Data    []struct {
+			Object      string          `json:"object"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &list); err != nil || list.Object != "list" || list.HasMore {
+		t.Fatalf("not a one-page list (err %v): %.300s", err, r.Body)
+	}
+	var names []string
+	for _, et := range list.Data {
+		names = append(names, et.Name)
+		want, _ := catalog.Lookup(et.Name)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, et.Schema); err != nil {
+			t.Fatal(err)
+		}
+		if et.Object != "event_type" || et.Description != want.Description || !bytes.Equal(compact.Bytes(), want.Schema) {
+			t.Errorf("%s: served %s %q with a schema of %d bytes, the catalog has %q and %d bytes",
+				et.Name, et.Object, et.Description, compact.Len(), want.Description, len(want.Schema))
+		}
+		if _, err := catalogtest.Compile(et.Schema); err != nil {
+			t.Errorf("%s: served schema does not compile: %v", et.Name, err)
+		}
+	}
+	if !slices.Equal(names, catalog.Names()) {
+		t.Errorf("served %v, want %v", names, catalog.Names())
+	}
+	expectError(t, h.do("GET", "/v1/event_types", h.key["public sandbox"], nil), http.StatusForbidden, "secret_key_required")
+	expectError(t, h.do("GET", "/v1/event_types", "", nil), http.StatusUnauthorized, "missing_api_key")
+}
+
+// TestEventPayloadsMatchCatalog drives the API through changes that emit every type of
+// the seed and validates each event's stored payload (the exact body a delivery sends,
+// CONTRACT §9) against the catalog's schema of its type: the check of the e2e receivers,
+// without Temporal.
+func TestEventPayloadsMatchCatalog(t *testing.T) {
+	h := newHarness(t)
+	acc := h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{
+		"name": "Initech", "external_id": "init-1", "domain": "Initech.Example", "billing_email": "ap@initech.example",
+		"properties": map[string]any{"tier": "gold", "seats": 25, "ratio": 0.5, "sla": true},
+	})["id"].(string)
+	h.mustObj(http.StatusOK, "PATCH", "/v1/accounts/"+acc, map[string]any{"properties": map[string]any{"sla": nil, "seats": 30}})
+	bare := h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{"name": "Bare"})["id"].(string)
+	priced := h.mustObj(http.StatusCreated, "POST", "/v1/deals", pricedDealBody(acc))["id"].(string)
+	for _, action := range []string{"submit", "approve", "sign", "activate"} {
+		h.mustObj(http.StatusOK, "POST", "/v1/deals/"+priced+"/"+action, nil)
+	}
+	// A deal with nothing but its customer: every nullable member null, no items.
+	empty := h.mustObj(http.StatusCreated, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": bare}, "submit": true})["id"].(string)
+	h.mustObj(http.StatusOK, "POST", "/v1/deals/"+empty+"/void", nil)
+	h.mustObj(http.StatusOK, "DELETE", "/v1/accounts/"+bare, nil)
+
+	seen := map[string]int{}
+	for _, obj := range []string{acc, bare, priced, empty} {
+		for _, ev := range h.objEvents(obj) {
+			r := h.do("GET", "/v1/events/"+ev.ID, h.key[skSandbox], nil)
+			var got struct {
+				Type    string          `json:"type"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if err := json.Unmarshal(r.Body, &got); r.Status != http.StatusOK || err != nil {
+				t.Fatalf("GET /v1/events/%s: %d %s", ev.ID, r.Status, r.Body)
+			}
+			typ, err := catalogtest.Validate(got.Payload)
+			if err != nil || typ != got.Type {
+				t.Errorf("event %s (%s): %v\n%s", ev.ID, got.Type, err, got.Payload)
+			}
+			if !bytes.Equal(got.Payload, []byte(ev.Payload)) {
+				t.Errorf("event %s: served payload differs from the stored body", ev.ID)
+			}
+			seen[typ]++
+		}
+	}
+	for _, typ := range catalog.SeedTypes() {
+		if seen[typ] == 0 {
+			t.Errorf("no %s event: the scenario no longer covers every type", typ)
+		}
+	}
+
+	// The check has teeth on real payloads too: the same deal without its status fails.
+	ev := h.objEvents(priced)[0]
+	var body map[string]map[string]any
+	if err := json.Unmarshal([]byte(ev.Payload), &body); err != nil {
+		t.Fatal(err)
+	}
+	delete(body["deal"], "status")
+	bad, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalogtest.ValidateAs(ev.Type, bad); err == nil {
+		t.Errorf("a %s body without the deal's status passes: %s", ev.Type, bad)
+	}
+}
