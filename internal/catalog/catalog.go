@@ -30,6 +30,16 @@ type EventType struct {
 	Schema json.RawMessage
 }
 
+// DisabledEndpoint is the "webhook_endpoint" member of an endpoint-disabled body: the
+// URL's host only, never the URL (paths and queries may hold tokens).
+type DisabledEndpoint struct {
+	ID             string  `json:"id"`
+	Description    *string `json:"description"`
+	Host           string  `json:"host"`            // url.URL.Host: host and port, if any
+	DisabledReason string  `json:"disabled_reason"` // "failing"
+	FailingSince   string  `json:"failing_since"`   // RFC 3339, UTC
+}
+
 // types is the catalog in the order it is shown: the seed's types, then the operational ones.
 var types = []EventType{
 	seedType("deal-created", "A deal was created (sent once per deal, ever).", "deal", dealStatuses[:2]),

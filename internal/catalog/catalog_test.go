@@ -143,9 +143,9 @@ func bodies(t *testing.T) map[string][]byte {
 		"account-created": frame(t, "account-created", "account", accounts.ToObject(acc)),
 		"account-updated": frame(t, "account-updated", "account", accounts.ToObject(bare)),
 		"account-deleted": frame(t, "account-deleted", "account", accounts.ToObject(gone)),
-		"endpoint-disabled": frame(t, "endpoint-disabled", "webhook_endpoint", map[string]any{
-			"id": "5a6b7c8d-9e0f-4a1b-8c2d-4e5f6a7b8c9d", "description": "billing", "host": "hooks.example.com:8443",
-			"disabled_reason": "failing", "failing_since": "2026-11-18T09:30:00Z",
+		"endpoint-disabled": frame(t, "endpoint-disabled", "webhook_endpoint", catalog.DisabledEndpoint{
+			ID: "5a6b7c8d-9e0f-4a1b-8c2d-4e5f6a7b8c9d", Description: ptr("billing"), Host: "hooks.example.com:8443",
+			DisabledReason: "failing", FailingSince: at.Add(-120 * time.Hour).Format(time.RFC3339Nano),
 		}),
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/catalog/catalogtest"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 )
 
@@ -29,7 +30,8 @@ func (w wantHook) String() string { return w.typ + " " + w.key + " " + w.id + " 
 var unixDigits = regexp.MustCompile(`^[0-9]+$`)
 
 // TestEventTypesThroughAPI drives the real API through changes that emit all seven
-// event types and checks every webhook the receiver gets: shape, headers, signature.
+// event types and checks every webhook the receiver gets: shape, headers, signature, and
+// the body against the catalog's JSON Schema of its type.
 func TestEventTypesThroughAPI(t *testing.T) {
 	s := newStack(t)
 	w := s.worker()
@@ -167,6 +169,10 @@ func checkHook(t *testing.T, r webhooktest.Received, secret string) wantHook {
 	}
 	if err := verifyStandardWebhook(secret, id, ts, r.Body, r.Header.Get("webhook-signature")); err != nil {
 		t.Errorf("%s %s: %v", typ, id, err)
+	}
+	// The body as received, against GET /v1/event_types's schema of its type.
+	if err := catalogtest.ValidateAs(typ, r.Body); err != nil {
+		t.Errorf("%s %s: %v\n%s", typ, id, err, r.Body)
 	}
 	oid, _ := obj["id"].(string)
 	status, _ := obj["status"].(string)

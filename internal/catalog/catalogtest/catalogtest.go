@@ -48,7 +48,13 @@ func Compile(doc []byte) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	const url = "urn:revops:catalogtest:schema"
+	// Load it under its own $id, so that failures name the type's schema.
+	url := "urn:revops:catalogtest:schema"
+	if m, ok := inst.(map[string]any); ok {
+		if id, ok := m["$id"].(string); ok && id != "" {
+			url = id
+		}
+	}
 	if err := c.AddResource(url, inst); err != nil {
 		return nil, err
 	}
