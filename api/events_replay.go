@@ -18,7 +18,7 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Replayer starts a new delivery run of an event (CONTRACT §9/§10): *workflows.Starter
+// Replayer starts a new delivery run of an event (CONTRACT §9/§10): *dispatch.Starter
 // implements it. It answers a ConflictError delivery_in_progress while a run is under way.
 type Replayer interface {
 	Replay(ctx context.Context, e models.Event) error

@@ -20,12 +20,12 @@ import (
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/health"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
-	"github.com/revops/revops/workflows"
 )
 
 // Defaults of Parts' intervals.
@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		OnChange: metrics.TemporalReachable,
 	}
 	goRun(func() { mon.Run(ctx) })
-	starter := &workflows.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
+	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
 
 	if p.Worker {
 		sender, err := webhook.NewSender(cfg.WebhookAllowPrivate, cfg.WebhookCAFile, cfg.AckSentence())

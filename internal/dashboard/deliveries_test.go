@@ -121,7 +121,7 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 
 // fakeReplayer stands in for the webhook engine's replay (which needs Temporal) to test
 // the buttons. With a store it also does to the database what a real replay does
-// (workflows.Starter.Replay: MarkReplayed, so the event goes back to pending with a new
+// (dispatch.Starter.Replay: MarkReplayed, so the event goes back to pending with a new
 // run), and ReplayFailed replays the environment's failed events, as the replay job does.
 type fakeReplayer struct {
 	mu      sync.Mutex

@@ -1,4 +1,4 @@
-package workflows
+package dispatch
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
 )
 
 // CodeDeliveryInProgress is the 409 code of a replay while a delivery runs (CONTRACT §4).
@@ -38,20 +39,20 @@ func (s *Starter) Replay(ctx context.Context, e models.Event) error {
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true // else the SDK hands back the running run
 	in := s.input(e)
 	in.Trigger = models.TriggerManual
-	run, err := s.Client.ExecuteWorkflow(startCtx, opts, WorkflowName, in)
+	run, err := s.Client.ExecuteWorkflow(startCtx, opts, workflows.WorkflowName, in)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return apperr.Conflict(CodeDeliveryInProgress, "Event %s is being delivered now; replay it once this delivery has ended.", e.ID)
 	}
 	if isUnreachable(err) {
-		return fmt.Errorf("replay workflow %s: %w (%w)", WorkflowID(e.ID), errTemporalAway(e.ID), err)
+		return fmt.Errorf("replay workflow %s: %w (%w)", workflows.WorkflowID(e.ID), errTemporalAway(e.ID), err)
 	}
 	if err != nil {
-		return fmt.Errorf("replay workflow %s: %w", WorkflowID(e.ID), err)
+		return fmt.Errorf("replay workflow %s: %w", workflows.WorkflowID(e.ID), err)
 	}
 	// The run exists now: record it even if the caller has gone.
 	markCtx, cancelMark := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelMark()
-	return s.Store.MarkReplayed(markCtx, store.EnvOf(e), e.ID, WorkflowID(e.ID), run.GetRunID(), time.Now().UTC())
+	return s.Store.MarkReplayed(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), run.GetRunID(), time.Now().UTC())
 }
 
 // errTemporalAway answers a replay while Temporal cannot be reached: 503, the code of a

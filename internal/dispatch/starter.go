@@ -1,4 +1,9 @@
-package workflows
+// Package dispatch is the client side of webhook deliveries: it starts the delivery
+// workflow of committed events (right after commit, and the outbox sweeper for what that
+// missed), reaches it again for replays, and writes the run summaries shown in the
+// Temporal UI. It reads and marks the database; the workflow code and the names both
+// sides share stay in package workflows.
+package dispatch
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
 )
 
 // StarterStore is what the starter needs of the database.
@@ -33,7 +39,7 @@ type Starter struct {
 	Client        client.Client
 	Store         StarterStore
 	Log           *slog.Logger
-	RetryInterval time.Duration // put into every input; 0 means DefaultRetryInterval
+	RetryInterval time.Duration // put into every input; 0 means workflows.DefaultRetryInterval
 	SweepAge      time.Duration // events younger than this are left to Dispatch; default 5s
 	StartTimeout  time.Duration // per start; default 5s
 	// Health, when set, says whether Temporal answered its last health check: while it
@@ -90,26 +96,26 @@ func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled), WorkflowName, s.input(e))
+	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled), workflows.WorkflowName, s.input(e))
 	runID := ""
 	switch {
 	case err == nil:
 		runID = run.GetRunID()
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
 	default:
-		return fmt.Errorf("start workflow %s: %w", WorkflowID(e.ID), err)
+		return fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(e.ID), err)
 	}
 	markCtx, cancelMark := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelMark()
-	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, WorkflowID(e.ID), runID, time.Now().UTC())
+	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
 // options are the start options of a scheduled delivery; Replay adjusts the policies.
 func (s *Starter) options(ctx context.Context, e models.Event, trigger string) client.StartWorkflowOptions {
 	summary, details := s.describe(ctx, e, trigger)
 	return client.StartWorkflowOptions{
-		ID:                    WorkflowID(e.ID),
-		TaskQueue:             TaskQueue,
+		ID:                    workflows.WorkflowID(e.ID),
+		TaskQueue:             workflows.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		// When this client also runs the worker (`revops serve`, `revops dev`), the
 		// first workflow task comes back in the start response and runs here, instead
@@ -123,21 +129,21 @@ func (s *Starter) options(ctx context.Context, e models.Event, trigger string) c
 	}
 }
 
-func (s *Starter) input(e models.Event) DeliveryInput {
-	return DeliveryInput{
+func (s *Starter) input(e models.Event) workflows.DeliveryInput {
+	return workflows.DeliveryInput{
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
-		RetryInterval: orDefault(s.RetryInterval, DefaultRetryInterval),
+		RetryInterval: orDefault(s.RetryInterval, workflows.DefaultRetryInterval),
 	}
 }
 
 // SearchAttributesOf are the keyword attributes every run of an event carries.
 func SearchAttributesOf(e models.Event) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
-		temporal.NewSearchAttributeKeyKeyword(AttrEventType).ValueSet(e.Type),
-		temporal.NewSearchAttributeKeyKeyword(AttrObjectID).ValueSet(e.ObjectID),
-		temporal.NewSearchAttributeKeyKeyword(AttrEnvironment).ValueSet(e.Environment),
-		temporal.NewSearchAttributeKeyKeyword(AttrOrganizationID).ValueSet(e.OrganizationID),
+		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEventType).ValueSet(e.Type),
+		temporal.NewSearchAttributeKeyKeyword(workflows.AttrObjectID).ValueSet(e.ObjectID),
+		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment).ValueSet(e.Environment),
+		temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID).ValueSet(e.OrganizationID),
 	)
 }
 

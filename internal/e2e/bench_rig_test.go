@@ -26,6 +26,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/store"
@@ -125,7 +126,7 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 		b.Fatal(err)
 	}
 	km := keys.NewManager(r.st)
-	starter := &workflows.Starter{Client: r.tc, Store: r.st, Log: log}
+	starter := &dispatch.Starter{Client: r.tc, Store: r.st, Log: log}
 	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter}))
 	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log}))
 	b.Cleanup(r.api.Close)

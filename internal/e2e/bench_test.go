@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
@@ -169,7 +170,7 @@ func (r *benchRig) startNoopAttrs(_ int, key string) error {
 		ID: key, TaskQueue: workflows.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		EnableEagerStart:      true,
-		TypedSearchAttributes: workflows.SearchAttributesOf(ev),
+		TypedSearchAttributes: dispatch.SearchAttributesOf(ev),
 		StaticSummary:         "deal-updated · deal " + ev.ObjectID[:8] + " → 127.0.0.1:43210",
 		StaticDetails:         strings.Repeat("d", 330),
 	}, "BenchNoop", key)

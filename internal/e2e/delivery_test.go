@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
@@ -75,13 +76,13 @@ func (s *stack) worker() worker.Worker {
 	return w
 }
 
-func (s *stack) starter(c client.Client) *workflows.Starter {
+func (s *stack) starter(c client.Client) *dispatch.Starter {
 	return s.starterEvery(c, retryInterval)
 }
 
 // starterEvery starts deliveries whose attempts come every interval.
-func (s *stack) starterEvery(c client.Client, interval time.Duration) *workflows.Starter {
-	return &workflows.Starter{Client: c, Store: s.db.Store, RetryInterval: interval,
+func (s *stack) starterEvery(c client.Client, interval time.Duration) *dispatch.Starter {
+	return &dispatch.Starter{Client: c, Store: s.db.Store, RetryInterval: interval,
 		SweepAge: time.Millisecond, StartTimeout: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 

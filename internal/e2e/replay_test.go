@@ -21,6 +21,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/replaycli"
 	"github.com/revops/revops/models"
@@ -33,7 +34,7 @@ type replayAPI struct {
 	URL, Key string
 }
 
-func (s *stack) api(st *workflows.Starter) replayAPI {
+func (s *stack) api(st *dispatch.Starter) replayAPI {
 	s.t.Helper()
 	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
 	if err != nil {
@@ -92,7 +93,7 @@ func TestReplay(t *testing.T) {
 	t.Run("cli", func(t *testing.T) { replayCLI(t, s, fast, rapi) })
 }
 
-func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *workflows.Starter, rapi replayAPI, host string) {
+func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *dispatch.Starter, rapi replayAPI, host string) {
 	ctx := context.Background()
 	s.failing()
 	evs := s.events(1)
@@ -157,7 +158,7 @@ func replayWhileRunning(t *testing.T, s *stack, c client.Client, rapi replayAPI)
 	waitRunStatus(t, c, workflows.WorkflowID(evs[0].ID), enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED)
 }
 
-func bulkReplay(t *testing.T, s *stack, st *workflows.Starter, rapi replayAPI) {
+func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	ctx := context.Background()
 	since := time.Now().UTC().Add(-time.Second)
 	s.failing()
@@ -206,7 +207,7 @@ func waitListed(t *testing.T, c client.Client, query string, want int) {
 }
 
 // The `revops webhooks replay` command against the real API and Temporal.
-func replayCLI(t *testing.T, s *stack, st *workflows.Starter, rapi replayAPI) {
+func replayCLI(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	ctx := context.Background()
 	s.failing()
 	evs := s.events(3)

@@ -16,7 +16,7 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Starter starts a new delivery run of one event (workflows.Starter.Replay): a
+// Starter starts a new delivery run of one event (dispatch.Starter.Replay): a
 // ConflictError delivery_in_progress while a run of it is under way.
 type Starter interface {
 	Replay(ctx context.Context, e models.Event) error
