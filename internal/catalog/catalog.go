@@ -42,12 +42,12 @@ type DisabledEndpoint struct {
 
 // types is the catalog in the order it is shown: the seed's types, then the operational ones.
 var types = []EventType{
-	seedType("deal-created", "A deal was created (sent once per deal, ever).", "deal", dealStatuses[:2]),
+	seedType("deal-created", "A deal was created (sent once per deal, ever).", "deal", []string{"draft", "pending_approval"}),
 	seedType("deal-updated", "A deal changed: an edit, or any move of its status (submit, approve, sign, activate, void).", "deal", dealStatuses),
 	seedType("deal-signed", "All parties signed the deal (sent once per deal, ever).", "deal", []string{"signed"}),
 	seedType("deal-active", "A signed deal was activated for billing.", "deal", []string{"active"}),
 	seedType("account-created", "An account was created.", "account", []string{"draft"}),
-	seedType("account-updated", "An account's fields, properties or status changed (it becomes active with its first active deal).", "account", []string{"draft", "active"}),
+	seedType("account-updated", "An account's fields, properties or status changed (activation included: deprovisioning sends account-deleted).", "account", []string{"draft", "active"}),
 	seedType("account-deleted", "An account was deprovisioned (a soft delete: the object stays readable).", "account", []string{"deprovisioned"}),
 	endpointDisabledType("Operational: a webhook endpoint was disabled because its attempts kept failing " +
 		"(REVOPS_WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it: \"*\" does not match it."),
