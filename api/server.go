@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/buildinfo"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/keys"
@@ -112,8 +113,10 @@ func (s *Server) dispatched(c *gin.Context, events []models.Event) {
 	}
 }
 
+// healthz also names the build (version, revision, Temporal server and SDK), so an
+// operator sees which release each replica runs.
 func (s *Server) healthz(c *gin.Context) {
-	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	c.JSON(http.StatusOK, gin.H{"status": "ok", "build": buildinfo.Read()})
 }
 
 func (s *Server) readyz(c *gin.Context) {
