@@ -26,10 +26,13 @@ type Event struct {
 	Status         string
 	Seq            int64      // order of events written in one change
 	DispatchedAt   *time.Time // when a workflow was started for it (nil: the sweeper will)
-	WorkflowID     string
-	RunID          string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// RedispatchAt is set by a replay (store.ReplayDeliveries): the event's workflow must
+	// be reached again (SignalWithStart); cleared once the dispatcher or sweeper did.
+	RedispatchAt *time.Time
+	WorkflowID   string
+	RunID        string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Attempt outcomes and triggers.
@@ -47,6 +50,8 @@ type DeliveryAttempt struct {
 	ID              string `gorm:"primaryKey"`
 	EventID         string
 	EnvironmentID   string
+	DeliveryID      string // the delivery it belongs to ("" only while being recorded by old code)
+	EndpointID      string // the delivery's endpoint
 	RunID           string
 	Number          int // 1..6 within a run
 	Trigger         string
@@ -59,19 +64,4 @@ type DeliveryAttempt struct {
 	Error           string
 	Outcome         string
 	CreatedAt       time.Time
-}
-
-// WebhookEndpoint is an environment's delivery settings (one per environment).
-type WebhookEndpoint struct {
-	ID             string `gorm:"primaryKey"`
-	OrganizationID string
-	EnvironmentID  string // unique
-	URL            string
-	Method         string // POST or GET
-	Enabled        bool
-	Secret         string     // whsec_…; never logged, never in workflow history
-	PreviousSecret string     // still signs until PreviousUntil (rotation overlap)
-	PreviousUntil  *time.Time //
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
 }

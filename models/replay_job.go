@@ -17,15 +17,17 @@ type ReplayJob struct {
 	Status         string
 	FilterStatus   string
 	FilterType     string
-	CreatedAfter   *time.Time // inclusive
-	CreatedBefore  time.Time  // exclusive; frozen at creation so new events never join
-	Matched        int
-	Replayed       int
-	Failed         int        // events whose replay could not start (delivery in progress…)
-	CursorAt       *time.Time // created_at of the last event handled (oldest first)
-	CursorID       string
-	HeartbeatAt    time.Time // the owner's last progress; stale → another process resumes
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	FinishedAt     *time.Time
+	// FilterEndpointID limits the job to deliveries to one endpoint (CONTRACT §13).
+	FilterEndpointID string
+	CreatedAfter     *time.Time // inclusive
+	CreatedBefore    time.Time  // exclusive; frozen at creation so new events never join
+	Matched          int
+	Replayed         int
+	Failed           int        // events whose replay could not start (delivery in progress…)
+	CursorAt         *time.Time // created_at of the last event handled (oldest first)
+	CursorID         string
+	HeartbeatAt      time.Time // the owner's last progress; stale → another process resumes
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	FinishedAt       *time.Time
 }

@@ -9,9 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -57,7 +55,8 @@ type webhookEvent struct {
 }
 
 // writeEvents inserts the events of one change inside its transaction (the outbox), in
-// the order given, and returns the rows written.
+// the order given, with their deliveries (CONTRACT §13), and returns the events written:
+// each pending, or skipped when no enabled endpoint subscribes to its type.
 func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit) ([]models.Event, error) {
 	events := make([]models.Event, 0, len(emits))
 	for i, e := range emits {
@@ -77,8 +76,17 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit) ([]models.Ev
 	if len(events) == 0 {
 		return nil, nil
 	}
+	deliveries, err := newDeliveries(tx, env, now, events)
+	if err != nil {
+		return nil, err
+	}
 	if err := tx.Create(&events).Error; err != nil {
 		return nil, fmt.Errorf("write events: %w", err)
+	}
+	if len(deliveries) > 0 {
+		if err := tx.Create(&deliveries).Error; err != nil {
+			return nil, fmt.Errorf("write deliveries: %w", err)
+		}
 	}
 	return events, nil
 }
@@ -113,34 +121,6 @@ func (s *Store) EventsForObject(ctx context.Context, env Env, objectID string) (
 // a response shows equals what a later read shows.
 func changeTime() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// RecordDelivery writes one delivery attempt and its event's resulting status in one
-// transaction, so that an attempt is never recorded without its status nor the reverse.
-// The attempt's id is set by the caller before a retried write: a write whose commit
-// succeeded but whose answer was lost is then not recorded twice.
-func (s *Store) RecordDelivery(ctx context.Context, env Env, a *models.DeliveryAttempt, status string) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	a.EnvironmentID = env.ID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now().UTC()
-	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a).Error; err != nil {
-			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
-		}
-		res := scope(tx, env).Model(&models.Event{}).Where("id = ?", a.EventID).
-			Updates(map[string]any{"status": status, "updated_at": time.Now().UTC()})
-		if res.Error != nil {
-			return fmt.Errorf("set status of event %s: %w", a.EventID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("event %s: %w", a.EventID, apperr.ErrNotFound)
-		}
-		return nil
-	})
-}
-
 // DeliveredInRun tells whether a run of the event's workflow has recorded a successful
 // attempt: a later attempt of that run (its completion was lost, or came too late) must
 // not send again. A new run (a replay) delivers anew, whatever the event's status says.
@@ -153,18 +133,4 @@ func (s *Store) DeliveredInRun(ctx context.Context, env Env, eventID, runID stri
 		return false, fmt.Errorf("attempts of %s in run %s: %w", eventID, runID, err)
 	}
 	return n > 0, nil
-}
-
-// MarkDeliveryFailed sets the event failed if its delivery is still under way (pending or
-// retrying): the delivery workflow calls it when its run ends without delivery, so that
-// no event stays retrying after its run closed. A final status is left as it is. The id
-// comes from the workflow input, as for EventByID.
-func (s *Store) MarkDeliveryFailed(ctx context.Context, eventID string) error {
-	res := s.db.WithContext(ctx).Model(&models.Event{}).
-		Where("id = ? AND status IN ?", eventID, []string{models.EventPending, models.EventRetrying}).
-		Updates(map[string]any{"status": models.EventFailed, "updated_at": time.Now().UTC()})
-	if res.Error != nil {
-		return fmt.Errorf("mark event %s failed: %w", eventID, res.Error)
-	}
-	return nil
 }

@@ -12,13 +12,25 @@ import (
 )
 
 // EventFilter narrows event lists (GET /v1/events, bulk replay, the dashboard); empty
-// fields do not filter. CreatedAfter is inclusive and CreatedBefore exclusive.
+// fields do not filter. CreatedAfter is inclusive and CreatedBefore exclusive. With
+// EndpointID, events match when they have a delivery to that endpoint, and Status
+// applies to that delivery instead of the event.
 type EventFilter struct {
 	Type, Status, ObjectID      string
+	EndpointID                  string
 	CreatedAfter, CreatedBefore *time.Time
 }
 
 func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
+	if f.EndpointID != "" {
+		sub := "EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.endpoint_id = ?"
+		if f.Status != "" {
+			q = q.Where(sub+" AND d.status = ?)", f.EndpointID, f.Status)
+		} else {
+			q = q.Where(sub+")", f.EndpointID)
+		}
+		f.Status = ""
+	}
 	q = whereEq(q, "type", f.Type, "status", f.Status, "object_id", f.ObjectID)
 	q = whereRange(q, "created_at", f.CreatedAfter, f.CreatedBefore)
 	return q
@@ -89,13 +101,30 @@ func (s *Store) MarkReplayed(ctx context.Context, env Env, eventID, workflowID, 
 }
 
 func markReplayed(tx *gorm.DB, env Env, eventID, workflowID, runID string, at time.Time) error {
+	var n int64
+	if err := scope(tx.Model(&models.WebhookDelivery{}), env).Where("event_id = ?", eventID).Count(&n).Error; err != nil {
+		return fmt.Errorf("deliveries of %s: %w", eventID, err)
+	}
+	status := gorm.Expr("CASE WHEN EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = events.id AND a.run_id = ?) THEN status ELSE ? END",
+		runID, models.EventPending)
+	if n > 0 {
+		// The single-endpoint releases' replay: every delivery goes again, unless the new
+		// run already recorded an attempt; deliveries of deleted endpoints stay skipped.
+		res := scope(tx.Model(&models.WebhookDelivery{}), env).
+			Where("event_id = ? AND NOT (status = ? AND last_error = ?)", eventID, models.EventSkipped, models.DeliveryEndpointDeleted).
+			Where("NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = ? AND a.run_id = ?)", eventID, runID).
+			Updates(map[string]any{"status": models.EventPending, "last_error": "", "updated_at": at})
+		if res.Error != nil {
+			return fmt.Errorf("replay deliveries of %s: %w", eventID, res.Error)
+		}
+		status = gorm.Expr(summarySQL)
+	}
 	res := scope(tx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(map[string]any{
 		"workflow_id":   workflowID,
 		"run_id":        runID,
 		"dispatched_at": gorm.Expr("COALESCE(dispatched_at, ?)", at),
 		"updated_at":    at,
-		"status": gorm.Expr("CASE WHEN EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = events.id AND a.run_id = ?) THEN status ELSE ? END",
-			runID, models.EventPending),
+		"status":        status,
 	})
 	if res.Error != nil {
 		return fmt.Errorf("mark event %s replayed: %w", eventID, res.Error)

@@ -38,7 +38,8 @@ CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'r
 // JobFilter is the event filter a replay job was created with.
 func JobFilter(j models.ReplayJob) EventFilter {
 	before := j.CreatedBefore
-	return EventFilter{Status: j.FilterStatus, Type: j.FilterType, CreatedAfter: j.CreatedAfter, CreatedBefore: &before}
+	return EventFilter{Status: j.FilterStatus, Type: j.FilterType, EndpointID: j.FilterEndpointID,
+		CreatedAfter: j.CreatedAfter, CreatedBefore: &before}
 }
 
 // JobEnv is the environment of a replay job (without its name, which queries don't need).
@@ -59,7 +60,7 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 	}
 	j := models.ReplayJob{
 		ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
-		Status: models.ReplayJobRunning, FilterStatus: f.Status, FilterType: f.Type,
+		Status: models.ReplayJobRunning, FilterStatus: f.Status, FilterType: f.Type, FilterEndpointID: f.EndpointID,
 		CreatedAfter: f.CreatedAfter, CreatedBefore: *f.CreatedBefore, Matched: matched,
 		HeartbeatAt: now, CreatedAt: now, UpdatedAt: now,
 	}

@@ -2,11 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
@@ -47,67 +51,280 @@ CREATE TABLE delivery_attempts (
 CREATE INDEX delivery_attempts_event ON delivery_attempts (event_id, started_at)`})
 }
 
-// EndpointSettings is what a PUT of the webhook endpoint sets.
+// MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
+const MaxEndpoints = 16
+
+// CodeTooManyEndpoints is the error code of the 17th endpoint.
+const CodeTooManyEndpoints = "too_many_endpoints"
+
+// EndpointSettings is what a PUT of the singular endpoint (CONTRACT §8) sets.
 type EndpointSettings struct {
 	URL     string
 	Method  string
 	Enabled bool
 }
 
-// WebhookEndpoint loads an environment's endpoint (ErrNotFound before the first PUT).
-func (s *Store) WebhookEndpoint(ctx context.Context, env Env) (models.WebhookEndpoint, error) {
+// EndpointPatch is a PATCH of an endpoint; nil fields are left as they are.
+type EndpointPatch struct {
+	URL, Method, Description *string
+	EventTypes               []string // nil: unchanged
+	RetryPolicy              *models.RetryPolicy
+	Enabled                  *bool
+}
+
+// lockEnv serialises the endpoint writes of one environment (the count of §13's limit
+// and the singular PUT's "create when none"): PostgreSQL locks the environment's row;
+// a SQLite write transaction is exclusive already (_txlock=immediate).
+func (s *Store) lockEnv(tx *gorm.DB, env Env) error {
+	if s.dialect != "postgres" {
+		return nil
+	}
+	var id string
+	if err := tx.Raw("SELECT id FROM environments WHERE id = ? FOR UPDATE", env.ID).Scan(&id).Error; err != nil {
+		return fmt.Errorf("lock environment: %w", err)
+	}
+	return nil
+}
+
+// forUpdate locks the rows a query reads until the transaction ends (PostgreSQL; SQLite
+// transactions are exclusive).
+func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
+	if s.dialect != "postgres" {
+		return q
+	}
+	return q.Clauses(clause.Locking{Strength: "UPDATE"})
+}
+
+// CreateWebhookEndpoint stores a new endpoint (ID, timestamps and the disabled reason are
+// set here), refusing a 17th one of the environment even under concurrent creates.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error) {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockEnv(tx, env); err != nil {
+			return err
+		}
+		var n int64
+		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Count(&n).Error; err != nil {
+			return fmt.Errorf("count webhook endpoints: %w", err)
+		}
+		if n >= MaxEndpoints {
+			return apperr.Request(http.StatusBadRequest, CodeTooManyEndpoints, "",
+				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
+		}
+		var err error
+		ep, err = createEndpoint(tx, env, ep, now)
+		if err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, ep)
+	})
+	return ep, err
+}
+
+func createEndpoint(tx *gorm.DB, env Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error) {
+	ep.ID, ep.OrganizationID, ep.EnvironmentID = uuid.NewString(), env.OrganizationID, env.ID
+	ep.CreatedAt, ep.UpdatedAt, ep.FailingSince = now, now, nil
+	ep.DisabledReason, ep.EnabledAt = "", &now
+	if !ep.Enabled {
+		ep.EnabledAt = nil
+		ep.DisabledReason = models.DisabledManual
+	}
+	if len(ep.EventTypes) == 0 {
+		ep.EventTypes = []string{"*"}
+	}
+	if ep.RetryPolicy == (models.RetryPolicy{}) {
+		ep.RetryPolicy = models.DefaultRetryPolicy
+	}
+	// Select("*") writes Enabled=false too (GORM skips zero values otherwise).
+	if err := tx.Select("*").Create(&ep).Error; err != nil {
+		return ep, fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return ep, nil
+}
+
+// WebhookEndpoints lists an environment's endpoints, newest first (CONTRACT §9).
+func (s *Store) WebhookEndpoints(ctx context.Context, env Env, page Page) ([]models.WebhookEndpoint, bool, error) {
+	rows, more, err := paginate[models.WebhookEndpoint](s.in(ctx, env), "webhook_endpoints", page)
+	if err != nil {
+		return nil, false, fmt.Errorf("webhook endpoints: %w", err)
+	}
+	return rows, more, nil
+}
+
+// AllWebhookEndpoints lists every endpoint of the environment, oldest first (at most
+// MaxEndpoints): the dashboard and the outbox need them all.
+func (s *Store) AllWebhookEndpoints(ctx context.Context, env Env) ([]models.WebhookEndpoint, error) {
+	var eps []models.WebhookEndpoint
+	if err := s.in(ctx, env).Order("created_at, id").Find(&eps).Error; err != nil {
+		return nil, fmt.Errorf("webhook endpoints: %w", err)
+	}
+	return eps, nil
+}
+
+// WebhookEndpointByID loads one endpoint of the environment.
+func (s *Store) WebhookEndpointByID(ctx context.Context, env Env, id string) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
-	if err := s.in(ctx, env).Take(&ep).Error; err != nil {
+	if err := s.in(ctx, env).Where("id = ?", id).Take(&ep).Error; err != nil {
+		return ep, notFound(err, "webhook endpoint "+id)
+	}
+	return ep, nil
+}
+
+// WebhookEndpoint loads the environment's oldest endpoint, the one the §8 singular routes
+// act on (ErrNotFound when there is none).
+func (s *Store) WebhookEndpoint(ctx context.Context, env Env) (models.WebhookEndpoint, error) {
+	return oldestEndpoint(s.in(ctx, env))
+}
+
+func isNotFound(err error) bool { return errors.Is(err, apperr.ErrNotFound) }
+
+func oldestEndpoint(q *gorm.DB) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	if err := q.Order("created_at, id").Take(&ep).Error; err != nil {
 		return ep, notFound(err, "webhook endpoint")
 	}
 	return ep, nil
 }
 
-// PutWebhookEndpoint replaces an environment's settings, creating the endpoint with
-// newSecret on the first call (created tells which). The secret is kept on later calls.
-func (s *Store) PutWebhookEndpoint(ctx context.Context, env Env, set EndpointSettings, newSecret string, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
-	for try := 0; try < 2; try++ {
-		ep, created, err = s.putEndpointOnce(ctx, env, set, newSecret, now)
-		if err == nil || !isUniqueViolation(err) {
-			break
-		}
-		// A concurrent first PUT created it: the second try updates that row.
+// enabledChange is the columns that move an endpoint to enabled or disabled by hand:
+// enabling clears the reason and restarts the failing window; disabling says "manual"
+// (an endpoint already disabled keeps its reason).
+func enabledChange(cur models.WebhookEndpoint, enabled bool, now time.Time) map[string]any {
+	switch {
+	case enabled && !cur.Enabled:
+		return map[string]any{"enabled": true, "disabled_reason": "", "failing_since": nil, "enabled_at": now}
+	case !enabled && cur.Enabled:
+		return map[string]any{"enabled": false, "disabled_reason": models.DisabledManual}
 	}
+	return map[string]any{}
+}
+
+// UpdateWebhookEndpoint applies a PATCH to one endpoint.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
+			return notFound(err, "webhook endpoint "+id)
+		}
+		set := map[string]any{"updated_at": now}
+		if p.Enabled != nil {
+			for k, v := range enabledChange(ep, *p.Enabled, now) {
+				set[k] = v
+			}
+		}
+		for col, v := range map[string]*string{"url": p.URL, "method": p.Method, "description": p.Description} {
+			if v != nil {
+				set[col] = *v
+			}
+		}
+		if p.EventTypes != nil {
+			b, err := json.Marshal(p.EventTypes)
+			if err != nil {
+				return fmt.Errorf("encode event types: %w", err)
+			}
+			set["event_types"] = string(b)
+		}
+		if r := p.RetryPolicy; r != nil {
+			set["retry_initial_interval_ms"], set["retry_backoff_coefficient"] = r.InitialIntervalMS, r.BackoffCoefficient
+			set["retry_maximum_interval_ms"], set["retry_maximum_attempts"] = r.MaximumIntervalMS, r.MaximumAttempts
+		}
+		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", id).Updates(set).Error; err != nil {
+			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
+		}
+		if err := scope(tx, env).Where("id = ?", id).Take(&ep).Error; err != nil {
+			return fmt.Errorf("reload webhook endpoint %s: %w", id, err)
+		}
+		return keepAnswer(ctx, tx, ep)
+	})
+	return ep, err
+}
+
+// DeleteWebhookEndpoint removes an endpoint. Its unfinished deliveries end skipped
+// (endpoint_deleted) and their events' statuses are summarised again, in the same
+// transaction; its past deliveries and attempts stay.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, now time.Time) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
+			return notFound(err, "webhook endpoint "+id)
+		}
+		if err := scope(tx, env).Where("id = ?", id).Delete(&models.WebhookEndpoint{}).Error; err != nil {
+			return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+		}
+		var eventIDs []string
+		unfinished := scope(tx.Model(&models.WebhookDelivery{}), env).
+			Where("endpoint_id = ? AND status IN ?", id, unfinishedStatuses)
+		if err := unfinished.Session(&gorm.Session{}).Pluck("event_id", &eventIDs).Error; err != nil {
+			return fmt.Errorf("unfinished deliveries of %s: %w", id, err)
+		}
+		if err := unfinished.Updates(map[string]any{
+			"status": models.EventSkipped, "last_error": models.DeliveryEndpointDeleted, "updated_at": now,
+		}).Error; err != nil {
+			return fmt.Errorf("skip deliveries of %s: %w", id, err)
+		}
+		for _, eventID := range eventIDs {
+			if err := summarizeEvent(tx, eventID, now); err != nil {
+				return err
+			}
+		}
+		return keepAnswer(ctx, tx, ep)
+	})
+	return ep, err
+}
+
+// PutWebhookEndpoint is the §8 singular PUT: it creates the environment's first endpoint
+// with newSecret (created tells so), or replaces the oldest one's url, method and
+// enabled, keeping its id, secret, event types, retry policy and description.
+func (s *Store) PutWebhookEndpoint(ctx context.Context, env Env, set EndpointSettings, newSecret string, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockEnv(tx, env); err != nil {
+			return err
+		}
+		cur, err := oldestEndpoint(scope(tx, env))
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+		if err != nil {
+			created = true
+			ep, err = createEndpoint(tx, env, models.WebhookEndpoint{
+				URL: set.URL, Method: set.Method, Enabled: set.Enabled, Secret: newSecret,
+			}, now)
+			return err
+		}
+		cols := enabledChange(cur, set.Enabled, now)
+		cols["url"], cols["method"], cols["updated_at"] = set.URL, set.Method, now
+		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", cur.ID).Updates(cols).Error; err != nil {
+			return fmt.Errorf("update webhook endpoint: %w", err)
+		}
+		ep, err = oldestEndpoint(scope(tx, env))
+		return err
+	})
 	return ep, created, err
 }
 
-func (s *Store) putEndpointOnce(ctx context.Context, env Env, set EndpointSettings, newSecret string, now time.Time) (models.WebhookEndpoint, bool, error) {
-	res := s.in(ctx, env).Model(&models.WebhookEndpoint{}).Updates(map[string]any{
-		"url": set.URL, "method": set.Method, "enabled": set.Enabled, "updated_at": now,
-	})
-	if res.Error != nil {
-		return models.WebhookEndpoint{}, false, fmt.Errorf("update webhook endpoint: %w", res.Error)
-	}
-	if res.RowsAffected > 0 {
-		ep, err := s.WebhookEndpoint(ctx, env)
-		return ep, false, err
-	}
-	ep := models.WebhookEndpoint{
-		ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
-		URL: set.URL, Method: set.Method, Enabled: set.Enabled, Secret: newSecret,
-		CreatedAt: now, UpdatedAt: now,
-	}
-	// Select("*") writes Enabled=false too (GORM skips zero values otherwise).
-	if err := s.db.WithContext(ctx).Select("*").Create(&ep).Error; err != nil {
-		if isUniqueViolation(err) {
-			return ep, false, err
-		}
-		return ep, false, fmt.Errorf("create webhook endpoint: %w", err)
-	}
-	return ep, true, nil
+// RotateWebhookSecret rotates the secret of the environment's oldest endpoint (§8).
+func (s *Store) RotateWebhookSecret(ctx context.Context, env Env, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
+	return s.rotate(ctx, env, "", newSecret, now, overlap)
 }
 
-// RotateWebhookSecret makes newSecret current; the old one keeps signing until now+overlap.
-func (s *Store) RotateWebhookSecret(ctx context.Context, env Env, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
+// RotateEndpointSecret makes newSecret the endpoint's current secret; the old one keeps
+// signing until now+overlap.
+func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
+	return s.rotate(ctx, env, id, newSecret, now, overlap)
+}
+
+// rotate acts on endpoint id, or on the oldest endpoint when id is "".
+func (s *Store) rotate(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := scope(tx, env).Take(&ep).Error; err != nil {
-			return notFound(err, "webhook endpoint")
+		q := s.forUpdate(scope(tx, env))
+		var err error
+		if id == "" {
+			ep, err = oldestEndpoint(q)
+		} else if err = q.Where("id = ?", id).Take(&ep).Error; err != nil {
+			err = notFound(err, "webhook endpoint "+id)
+		}
+		if err != nil {
+			return err
 		}
 		until := now.Add(overlap)
 		ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, newSecret, now
@@ -120,86 +337,4 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, env Env, newSecret stri
 		return keepAnswer(ctx, tx, ep)
 	})
 	return ep, err
-}
-
-// EnvOf is the environment an event belongs to.
-func EnvOf(e models.Event) Env {
-	return Env{OrganizationID: e.OrganizationID, ID: e.EnvironmentID, Name: e.Environment}
-}
-
-// EventByID loads an event by id alone, for the delivery activity: its id comes from the
-// workflow input, which the starter built from the stored row, never from a client.
-func (s *Store) EventByID(ctx context.Context, id string) (models.Event, Env, error) {
-	var e models.Event
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&e).Error; err != nil {
-		return e, Env{}, notFound(err, "event "+id)
-	}
-	return e, EnvOf(e), nil
-}
-
-// RecordAttempt stores one delivery attempt.
-func (s *Store) RecordAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	a.EnvironmentID = env.ID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now().UTC()
-	}
-	if err := s.db.WithContext(ctx).Create(a).Error; err != nil {
-		return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
-	}
-	return nil
-}
-
-// DeliveryAttempts lists an event's attempts, oldest first.
-func (s *Store) DeliveryAttempts(ctx context.Context, env Env, eventID string) ([]models.DeliveryAttempt, error) {
-	var as []models.DeliveryAttempt
-	if err := s.in(ctx, env).Where("event_id = ?", eventID).Order("started_at, number").Find(&as).Error; err != nil {
-		return nil, fmt.Errorf("attempts of %s: %w", eventID, err)
-	}
-	return as, nil
-}
-
-// SetEventStatus sets an event's delivery status.
-func (s *Store) SetEventStatus(ctx context.Context, env Env, eventID, status string) error {
-	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).
-		Updates(map[string]any{"status": status, "updated_at": time.Now().UTC()})
-	if res.Error != nil {
-		return fmt.Errorf("set status of event %s: %w", eventID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
-}
-
-// MarkDispatched records that a workflow runs for the event. runID "" (the run was
-// started earlier, by someone else) keeps the run id already stored.
-func (s *Store) MarkDispatched(ctx context.Context, env Env, eventID, workflowID, runID string, at time.Time) error {
-	set := map[string]any{"dispatched_at": at, "workflow_id": workflowID}
-	if runID != "" {
-		set["run_id"] = runID
-	}
-	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(set)
-	if res.Error != nil {
-		return fmt.Errorf("mark event %s dispatched: %w", eventID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
-}
-
-// UndispatchedEvents lists, oldest first, up to limit events of every environment created
-// before `before` that have no workflow yet. Only the sweeper calls it: it works for all
-// tenants, so it is deliberately not environment-scoped.
-func (s *Store) UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error) {
-	var events []models.Event
-	err := s.db.WithContext(ctx).Where("dispatched_at IS NULL AND created_at < ?", before).
-		Order("created_at, seq").Limit(limit).Find(&events).Error
-	if err != nil {
-		return nil, fmt.Errorf("list undispatched events: %w", err)
-	}
-	return events, nil
 }

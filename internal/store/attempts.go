@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+// EnvOf is the environment an event belongs to.
+func EnvOf(e models.Event) Env {
+	return Env{OrganizationID: e.OrganizationID, ID: e.EnvironmentID, Name: e.Environment}
+}
+
+// EventByID loads an event by id alone, for the delivery activity: its id comes from the
+// workflow input, which the starter built from the stored row, never from a client.
+func (s *Store) EventByID(ctx context.Context, id string) (models.Event, Env, error) {
+	var e models.Event
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&e).Error; err != nil {
+		return e, Env{}, notFound(err, "event "+id)
+	}
+	return e, EnvOf(e), nil
+}
+
+// RecordAttempt stores one delivery attempt as given (tests and tools; deliveries
+// record theirs with RecordDeliveryAttempt).
+func (s *Store) RecordAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt) error {
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	a.EnvironmentID = env.ID
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now().UTC()
+	}
+	if err := s.db.WithContext(ctx).Create(a).Error; err != nil {
+		return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
+	}
+	return nil
+}
+
+// DeliveryAttempts lists an event's attempts, oldest first.
+func (s *Store) DeliveryAttempts(ctx context.Context, env Env, eventID string) ([]models.DeliveryAttempt, error) {
+	var as []models.DeliveryAttempt
+	if err := s.in(ctx, env).Where("event_id = ?", eventID).Order("started_at, number").Find(&as).Error; err != nil {
+		return nil, fmt.Errorf("attempts of %s: %w", eventID, err)
+	}
+	return as, nil
+}
+
+// MarkDispatched records that a workflow runs for the event. runID "" (the run was
+// started earlier, by someone else) keeps the run id already stored.
+func (s *Store) MarkDispatched(ctx context.Context, env Env, eventID, workflowID, runID string, at time.Time) error {
+	set := map[string]any{"dispatched_at": at, "workflow_id": workflowID}
+	if runID != "" {
+		set["run_id"] = runID
+	}
+	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(set)
+	if res.Error != nil {
+		return fmt.Errorf("mark event %s dispatched: %w", eventID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
+	}
+	return nil
+}
+
+// UndispatchedEvents lists, oldest first, up to limit events of every environment created
+// before `before` that have no workflow yet. Only the sweeper calls it: it works for all
+// tenants, so it is deliberately not environment-scoped.
+func (s *Store) UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error) {
+	var events []models.Event
+	err := s.db.WithContext(ctx).Where("dispatched_at IS NULL AND created_at < ?", before).
+		Order("created_at, seq").Limit(limit).Find(&events).Error
+	if err != nil {
+		return nil, fmt.Errorf("list undispatched events: %w", err)
+	}
+	return events, nil
+}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/models"
+)
+
+// unfinishedStatuses are the delivery statuses a workflow still works on.
+var unfinishedStatuses = []string{models.EventPending, models.EventRetrying}
+
+// summaryOrder is the precedence of an event's status over its deliveries' (CONTRACT
+// §13): the first status any delivery has wins; none of them (no delivery, or all
+// skipped) is skipped. SummarizeDeliveries and the SQL of summarizeEvent both read it.
+var summaryOrder = []string{models.EventFailed, models.EventRetrying, models.EventPending, models.EventDelivered}
+
+// SummarizeDeliveries is an event's status given its deliveries' statuses.
+func SummarizeDeliveries(statuses []string) string {
+	for _, want := range summaryOrder {
+		for _, s := range statuses {
+			if s == want {
+				return want
+			}
+		}
+	}
+	return models.EventSkipped
+}
+
+// summarySQL is SummarizeDeliveries as an SQL expression over the events row.
+var summarySQL = func() string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	for _, st := range summaryOrder {
+		fmt.Fprintf(&b, " WHEN EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status = '%s') THEN '%s'", st, st)
+	}
+	fmt.Fprintf(&b, " ELSE '%s' END", models.EventSkipped)
+	return b.String()
+}()
+
+// summarizeEvent sets the event's status to the summary of its deliveries. Callers lock
+// the event row (lockEvents) before they change a delivery, so that this statement,
+// begun after that lock, sees every committed delivery of the event (READ COMMITTED).
+func summarizeEvent(tx *gorm.DB, eventID string, now time.Time) error {
+	res := tx.Model(&models.Event{}).Where("id = ?", eventID).
+		Updates(map[string]any{"status": gorm.Expr(summarySQL), "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("summarize event %s: %w", eventID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
+	}
+	return nil
+}
+
+// lockEvents locks event rows in id order (PostgreSQL; SQLite transactions are
+// exclusive): every change of a delivery's status locks its event first, so two
+// changes of one event's deliveries never summarise from stale rows nor deadlock.
+func (s *Store) lockEvents(tx *gorm.DB, ids ...string) error {
+	if s.dialect != "postgres" || len(ids) == 0 {
+		return nil
+	}
+	var got []string
+	if err := tx.Raw("SELECT id FROM events WHERE id IN ? ORDER BY id FOR UPDATE", ids).Scan(&got).Error; err != nil {
+		return fmt.Errorf("lock events: %w", err)
+	}
+	return nil
+}
+
+// newDeliveries are the deliveries of events just written: one per endpoint of the
+// environment that is enabled and subscribed to the event's type, with a copy of the
+// endpoint's retry policy. An event with none is skipped at once.
+func newDeliveries(tx *gorm.DB, env Env, now time.Time, events []models.Event) ([]models.WebhookDelivery, error) {
+	var eps []models.WebhookEndpoint
+	if err := scope(tx, env).Where("enabled = ?", true).Order("created_at, id").Find(&eps).Error; err != nil {
+		return nil, fmt.Errorf("endpoints of the change's events: %w", err)
+	}
+	var out []models.WebhookDelivery
+	for i := range events {
+		ev := &events[i]
+		ev.Status = models.EventSkipped
+		for _, ep := range eps {
+			if !catalog.Matches(ep.EventTypes, ev.Type) {
+				continue
+			}
+			ev.Status = models.EventPending
+			out = append(out, newDelivery(*ev, ep, now))
+		}
+	}
+	return out, nil
+}
+
+func newDelivery(ev models.Event, ep models.WebhookEndpoint, now time.Time) models.WebhookDelivery {
+	return models.WebhookDelivery{
+		ID: uuid.NewString(), EventID: ev.ID, EnvironmentID: ev.EnvironmentID, EndpointID: ep.ID,
+		Status: models.EventPending, RetryPolicy: ep.RetryPolicy, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// EventDeliveries lists an event's deliveries, oldest first.
+func (s *Store) EventDeliveries(ctx context.Context, env Env, eventID string) ([]models.WebhookDelivery, error) {
+	m, err := s.DeliveriesOf(ctx, env, []string{eventID})
+	return m[eventID], err
+}
+
+// DeliveriesOf returns the deliveries of each listed event, oldest first.
+func (s *Store) DeliveriesOf(ctx context.Context, env Env, eventIDs []string) (map[string][]models.WebhookDelivery, error) {
+	out := make(map[string][]models.WebhookDelivery, len(eventIDs))
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
+	var rows []models.WebhookDelivery
+	if err := s.in(ctx, env).Where("event_id IN ?", eventIDs).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("deliveries of events: %w", err)
+	}
+	for _, d := range rows {
+		out[d.EventID] = append(out[d.EventID], d)
+	}
+	return out, nil
+}
+
+// PendingDeliveries lists the event's deliveries that are pending (not yet started by a
+// workflow run, or replayed), oldest first, each with its endpoint id and retry policy.
+// The fan-out workflow asks for them when it starts and after each replay signal. The id
+// comes from the workflow input, as for EventByID.
+func (s *Store) PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error) {
+	var rows []models.WebhookDelivery
+	err := s.db.WithContext(ctx).Where("event_id = ? AND status = ?", eventID, models.EventPending).
+		Order("created_at, id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("pending deliveries of %s: %w", eventID, err)
+	}
+	return rows, nil
+}
+
+// DeliveryTarget is what one attempt of a delivery needs.
+type DeliveryTarget struct {
+	Delivery models.WebhookDelivery
+	Event    models.Event
+	Env      Env
+	Endpoint *models.WebhookEndpoint // nil: the endpoint was deleted
+}
+
+// DeliveryForAttempt loads a delivery, its event and its endpoint (nil when deleted) for
+// an attempt of DeliverWebhook. The attempt sends nothing when the delivery is already
+// delivered (a lost or late completion) or skipped (endpoint deleted), and ends the
+// delivery failed with endpoint_disabled when the endpoint is disabled (CONTRACT §13).
+// ErrNotFound: the delivery or its event is gone.
+func (s *Store) DeliveryForAttempt(ctx context.Context, deliveryID string) (DeliveryTarget, error) {
+	var t DeliveryTarget
+	db := s.db.WithContext(ctx)
+	if err := db.Where("id = ?", deliveryID).Take(&t.Delivery).Error; err != nil {
+		return t, notFound(err, "delivery "+deliveryID)
+	}
+	if err := db.Where("id = ?", t.Delivery.EventID).Take(&t.Event).Error; err != nil {
+		return t, notFound(err, "event "+t.Delivery.EventID)
+	}
+	t.Env = EnvOf(t.Event)
+	var ep models.WebhookEndpoint
+	err := scope(db, t.Env).Where("id = ?", t.Delivery.EndpointID).Take(&ep).Error
+	switch {
+	case err == nil:
+		t.Endpoint = &ep
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return t, fmt.Errorf("endpoint of delivery %s: %w", deliveryID, err)
+	}
+	return t, nil
+}
+
+// SetEventStatus sets an event's status and that of all its deliveries (tests and
+// tools: deliveries change status through the functions of their workflow).
+func (s *Store) SetEventStatus(ctx context.Context, env Env, eventID, status string) error {
+	now := time.Now().UTC()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockEvents(tx, eventID); err != nil {
+			return err
+		}
+		if err := scope(tx.Model(&models.WebhookDelivery{}), env).Where("event_id = ?", eventID).
+			Updates(map[string]any{"status": status, "updated_at": now}).Error; err != nil {
+			return fmt.Errorf("set status of deliveries of %s: %w", eventID, err)
+		}
+		res := scope(tx.Model(&models.Event{}), env).Where("id = ?", eventID).
+			Updates(map[string]any{"status": status, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("set status of event %s: %w", eventID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
+		}
+		return nil
+	})
+}

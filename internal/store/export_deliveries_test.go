@@ -1,0 +1,26 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// MigrateWithout applies every migration but the listed versions: a database as the
+// release before them left it.
+func (s *Store) MigrateWithout(ctx context.Context, skip ...int) ([]string, error) {
+	saved := migrations
+	defer func() { migrations = saved }()
+	migrations = slices.DeleteFunc(slices.Clone(saved), func(m migration) bool { return slices.Contains(skip, m.version) })
+	return s.Migrate(ctx)
+}
+
+// ExecForTest runs a statement of a test's setup.
+func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error {
+	return s.db.WithContext(ctx).Exec(sql, args...).Error
+}
+
+// SummarizeEventForTest sets the event's status to the summary of its deliveries in SQL.
+func (s *Store) SummarizeEventForTest(ctx context.Context, eventID string) error {
+	return summarizeEvent(s.db.WithContext(ctx), eventID, time.Now().UTC())
+}
