@@ -35,8 +35,11 @@ type Config struct {
 	TLSKey  string
 
 	WebhookRetryInterval time.Duration
-	WebhookCAFile        string
-	WebhookAllowPrivate  bool
+	// WebhookDisableAfter disables an endpoint whose attempts have all failed for this
+	// long (CONTRACT §13); 0 never does.
+	WebhookDisableAfter time.Duration
+	WebhookCAFile       string
+	WebhookAllowPrivate bool
 
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client (throttles,
 	// logs); a request from anywhere else is its own client (CONTRACT §12).
@@ -63,6 +66,7 @@ var envOf = map[string]string{
 	"tls-cert":               "REVOPS_TLS_CERT",
 	"tls-key":                "REVOPS_TLS_KEY",
 	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
+	"webhook-disable-after":  "REVOPS_WEBHOOK_DISABLE_AFTER",
 	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
 	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
 	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
@@ -103,6 +107,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.DurationVar(&c.WebhookRetryInterval, "webhook-retry-interval", time.Hour, "interval between webhook delivery attempts (shorten only for demos and tests)")
+	fs.DurationVar(&c.WebhookDisableAfter, "webhook-disable-after", 120*time.Hour, "disable a webhook endpoint whose attempts have all failed for this long (0: never)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", "", "extra PEM roots trusted for webhook TLS")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations (default true in dev only)")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client address")
@@ -154,6 +159,9 @@ func (c Config) validate() error {
 	}
 	if c.WebhookRetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))
+	}
+	if c.WebhookDisableAfter < 0 {
+		errs = append(errs, fmt.Errorf("webhook disable after %v: must be 0 (never) or positive", c.WebhookDisableAfter))
 	}
 	if strings.TrimSpace(c.ServiceName) == "" {
 		errs = append(errs, errors.New("service name is empty"))

@@ -22,7 +22,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "127.0.0.1:8080" || !c.WebhookAllowPrivate || c.WebhookRetryInterval != time.Hour || c.DatabaseURL != ".revops/revops.db" {
+	if c.HTTPAddr != "127.0.0.1:8080" || !c.WebhookAllowPrivate || c.WebhookRetryInterval != time.Hour || c.WebhookDisableAfter != 120*time.Hour || c.DatabaseURL != ".revops/revops.db" {
 		t.Errorf("dev defaults: %+v", c)
 	}
 	s, err := load(t, "serve")
@@ -37,6 +37,7 @@ func TestDefaults(t *testing.T) {
 func TestEnvAndFlagPrecedence(t *testing.T) {
 	t.Setenv("REVOPS_HTTP_ADDR", "127.0.0.1:9999")
 	t.Setenv("REVOPS_WEBHOOK_RETRY_INTERVAL", "2s")
+	t.Setenv("REVOPS_WEBHOOK_DISABLE_AFTER", "0")
 	t.Setenv("REVOPS_SERVICE_NAME", "Acme")
 	c, err := load(t, "serve", "--http-addr", "127.0.0.1:1111")
 	if err != nil {
@@ -45,7 +46,7 @@ func TestEnvAndFlagPrecedence(t *testing.T) {
 	if c.HTTPAddr != "127.0.0.1:1111" {
 		t.Errorf("flag should win: %s", c.HTTPAddr)
 	}
-	if c.WebhookRetryInterval != 2*time.Second || c.AckSentence() != "Acme API Event Received." {
+	if c.WebhookRetryInterval != 2*time.Second || c.WebhookDisableAfter != 0 || c.AckSentence() != "Acme API Event Received." {
 		t.Errorf("env not applied: %+v", c)
 	}
 }
@@ -56,6 +57,8 @@ func TestInvalidValues(t *testing.T) {
 	}{
 		{"REVOPS_WEBHOOK_RETRY_INTERVAL", "soon", "REVOPS_WEBHOOK_RETRY_INTERVAL"},
 		{"REVOPS_RATE_LIMIT", "-1", "rate limit"},
+		{"REVOPS_WEBHOOK_DISABLE_AFTER", "-1h", "disable after"},
+		{"REVOPS_WEBHOOK_DISABLE_AFTER", "never", "REVOPS_WEBHOOK_DISABLE_AFTER"},
 		{"REVOPS_LOG_LEVEL", "loud", "log level"},
 		{"REVOPS_TLS", "on", "tls"},
 		{"REVOPS_WEBHOOK_ALLOW_PRIVATE", "maybe", "REVOPS_WEBHOOK_ALLOW_PRIVATE"},
@@ -83,7 +86,7 @@ func TestEnvVarsAreContractNames(t *testing.T) {
 		"REVOPS_TEMPORAL_NAMESPACE", "REVOPS_TEMPORAL_UI_ADDR", "REVOPS_TEMPORAL_UI_URL", "REVOPS_SERVICE_NAME", "REVOPS_TLS",
 		"REVOPS_TLS_CERT", "REVOPS_TLS_KEY", "REVOPS_WEBHOOK_RETRY_INTERVAL", "REVOPS_WEBHOOK_CA_FILE",
 		"REVOPS_WEBHOOK_ALLOW_PRIVATE", "REVOPS_METRICS_ADDR", "REVOPS_RATE_LIMIT", "REVOPS_LOG_LEVEL", "REVOPS_PUBLIC_URL",
-		"REVOPS_TRUSTED_PROXIES"} {
+		"REVOPS_TRUSTED_PROXIES", "REVOPS_WEBHOOK_DISABLE_AFTER"} {
 		if !strings.Contains(vars, want) {
 			t.Errorf("missing %s", want)
 		}
