@@ -23,8 +23,13 @@ type Store interface {
 	EventByID(ctx context.Context, id string) (models.Event, store.Env, error)
 	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error)
 	DeliveredInRun(ctx context.Context, env store.Env, eventID, runID string) (bool, error)
+	// RecordDelivery writes an attempt and its delivery's status (the attempt's
+	// DeliveryID, or the event's only delivery when it has none).
 	RecordDelivery(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error
-	MarkDeliveryFailed(ctx context.Context, eventID string) error
+	MarkEventFailed(ctx context.Context, eventID string) error
+	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
+	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
+	MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, disableAfter time.Duration) (disabled bool, err error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -34,20 +39,28 @@ type Activities struct {
 	Store  Store
 	Sender *webhook.Sender // HTTP client (SSRF-guarded, no redirects), ack sentence, timeout
 	Now    func() time.Time
+	// DisableAfter disables an endpoint whose attempts have all failed for this long
+	// (REVOPS_WEBHOOK_DISABLE_AFTER; 0: never), judged when one of its deliveries fails.
+	DisableAfter time.Duration
 }
 
-// DeliverInput names the event to deliver: ids only, never the body or a secret, since
+// DeliverInput names the delivery to make: ids only, never the body or a secret, since
 // it is stored in the workflow history.
 type DeliverInput struct {
-	EventID     string
+	EventID string
+	// DeliveryID is the delivery (one endpoint) of the fan-out; runs of the
+	// single-endpoint releases have none and send to the environment's oldest endpoint.
+	DeliveryID  string `json:",omitempty"`
 	Trigger     string // models.TriggerScheduled or models.TriggerManual
 	MaxAttempts int32  // the retry policy's, to know which attempt is the last
 }
 
 // Error types of the activity's application errors.
 const (
-	ErrTypeDeliveryFailed = "delivery_failed"
-	ErrTypeEventMissing   = "event_not_found"
+	ErrTypeDeliveryFailed   = "delivery_failed"
+	ErrTypeEventMissing     = "event_not_found"
+	ErrTypeDeliveryMissing  = "delivery_not_found"
+	ErrTypeEndpointDisabled = models.DeliveryEndpointDisabled
 )
 
 func (a *Activities) now() time.Time {
@@ -65,16 +78,25 @@ type DeliverResult struct {
 	Unrecorded *UnrecordedAttempt `json:",omitempty"`
 }
 
-// DeliverWebhook makes one delivery attempt of an event to its environment's endpoint as
-// configured now, records it, and sets the event's status. Temporal's retry policy
-// repeats it; a returned error is a short reason, without URL or secret. An attempt of a
-// run that has already delivered (its completion was lost or late) sends nothing.
+// DeliverWebhook makes one attempt of a delivery to its endpoint as configured now,
+// signed with that endpoint's secrets, records it, and sets the delivery's status (and so
+// the event's). Temporal's retry policy repeats it; a returned error is a short reason,
+// without URL or secret. An attempt of a delivery already delivered (its completion was
+// lost or late) sends nothing.
 func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResult, error) {
-	unrecorded, err := a.deliver(ctx, in)
+	var unrecorded *UnrecordedAttempt
+	var err error
+	if in.DeliveryID != "" {
+		unrecorded, err = a.deliverOne(ctx, in)
+	} else {
+		unrecorded, err = a.deliverEvent(ctx, in)
+	}
 	return DeliverResult{Unrecorded: unrecorded}, err
 }
 
-func (a *Activities) deliver(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
+// deliverEvent is an attempt of a run of the single-endpoint releases: the event goes to
+// the environment's oldest endpoint, and the store records it on that delivery.
+func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
 	info := activity.GetInfo(ctx)
 	log := activity.GetLogger(ctx)
 	ev, env, err := a.Store.EventByID(ctx, in.EventID)
@@ -99,7 +121,13 @@ func (a *Activities) deliver(ctx context.Context, in DeliverInput) (*UnrecordedA
 	if err != nil {
 		return nil, fmt.Errorf("load webhook endpoint: %w", err)
 	}
+	return a.send(ctx, env, ev, ep, in, info)
+}
 
+// send makes the HTTP exchange of an attempt to ep and records it. The exchange gets the
+// attempt's remaining time less the record's reserve (CONTRACT §10).
+func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, ep models.WebhookEndpoint, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
+	log := activity.GetLogger(ctx)
 	reserve := recordReserve(ctx)
 	sendCtx, cancel := withReserve(ctx, reserve)
 	now := a.now()
@@ -109,8 +137,9 @@ func (a *Activities) deliver(ctx context.Context, in DeliverInput) (*UnrecordedA
 	})
 	cancel()
 	att := newAttempt(ev, in, info, now)
+	att.EndpointID = ep.ID
 	status := judge(&att, ep, res, info.Attempt >= maxAttempts(in, info))
-	log.Info("webhook attempt", "event_id", ev.ID, "attempt", info.Attempt,
+	log.Info("webhook attempt", "event_id", ev.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt,
 		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
 	observe(ev.Type, &att, status)
 	var unrecorded *UnrecordedAttempt
@@ -170,7 +199,7 @@ func newAttempt(ev models.Event, in DeliverInput, info activity.Info, now time.T
 		trigger = models.TriggerScheduled
 	}
 	return models.DeliveryAttempt{
-		EventID: ev.ID, RunID: info.WorkflowExecution.RunID, Number: int(info.Attempt),
+		EventID: ev.ID, DeliveryID: in.DeliveryID, RunID: info.WorkflowExecution.RunID, Number: int(info.Attempt),
 		Trigger: trigger, StartedAt: now,
 	}
 }

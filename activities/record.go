@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -70,17 +71,39 @@ func (a *Activities) record(ctx context.Context, env store.Env, att *models.Deli
 	}
 }
 
-// MarkFailedInput names the event whose delivery run ends without delivery.
+// MarkFailedInput names the delivery whose activity series ended without delivery.
 type MarkFailedInput struct {
 	EventID string
+	// DeliveryID is the fan-out's delivery; "" in runs of the single-endpoint releases,
+	// which mark the event's unfinished deliveries.
+	DeliveryID string `json:",omitempty"`
+	// Reason is the delivery's error when its last attempt could not say it
+	// (endpoint_disabled); "" keeps the last attempt's.
+	Reason string `json:",omitempty"`
 }
 
-// MarkDeliveryFailed sets the event failed unless it already has a final status. The
-// workflow runs it, under its own retry policy, once DeliverWebhook has finally failed:
-// the last attempt's own record may have failed, and no event may stay retrying after
-// its run closed.
+// MarkDeliveryFailed ends the delivery failed unless it already has a final status, and
+// lets the store judge automatic disabling of its endpoint (CONTRACT §13). The workflow
+// runs it, under its own retry policy, once DeliverWebhook has finally failed: the last
+// attempt's own record may have failed, and no delivery may stay retrying after its
+// run closed.
 func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
-	return a.Store.MarkDeliveryFailed(ctx, in.EventID)
+	if in.DeliveryID == "" {
+		return a.Store.MarkEventFailed(ctx, in.EventID)
+	}
+	disabled, err := a.Store.MarkDeliveryFailed(ctx, in.DeliveryID, in.Reason, a.DisableAfter)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return temporal.NewNonRetryableApplicationError("delivery not found", ErrTypeDeliveryMissing, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("mark delivery failed: %w", err)
+	}
+	if disabled {
+		metrics.EndpointDisabled()
+		activity.GetLogger(ctx).Warn("webhook endpoint disabled: its attempts have failed for too long",
+			"event_id", in.EventID, "delivery_id", in.DeliveryID, "disable_after", a.DisableAfter)
+	}
+	return nil
 }
 
 // UnrecordedAttempt is a successful attempt whose record failed, carried in the
@@ -104,8 +127,9 @@ func unrecordedOf(att *models.DeliveryAttempt) *UnrecordedAttempt {
 
 // RecordDeliveredInput is a delivered event's attempt that DeliverWebhook could not record.
 type RecordDeliveredInput struct {
-	EventID string
-	Attempt UnrecordedAttempt
+	EventID    string
+	DeliveryID string `json:",omitempty"` // "" in runs of the single-endpoint releases
+	Attempt    UnrecordedAttempt
 }
 
 // RecordDelivered writes a successful attempt that DeliverWebhook could not record, and
@@ -122,12 +146,27 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 	}
 	u := in.Attempt
 	att := models.DeliveryAttempt{
-		ID: u.ID, EventID: ev.ID, RunID: activity.GetInfo(ctx).WorkflowExecution.RunID, Number: u.Number,
+		ID: u.ID, EventID: ev.ID, DeliveryID: in.DeliveryID, RunID: activity.GetInfo(ctx).WorkflowExecution.RunID, Number: u.Number,
 		Trigger: u.Trigger, Method: u.Method, StartedAt: u.StartedAt, DurationMS: u.DurationMS,
 		StatusCode: u.StatusCode, Outcome: models.AttemptSucceeded,
 	}
-	if ep, err := a.Store.WebhookEndpoint(ctx, env); err == nil {
-		att.URL = redact(ep.URL)
+	if ep, err := a.endpointOf(ctx, env, in.DeliveryID); err == nil {
+		att.EndpointID, att.URL = ep.ID, redact(ep.URL)
 	}
 	return a.Store.RecordDelivery(ctx, env, &att, models.EventDelivered)
+}
+
+// endpointOf is the endpoint of a delivery, or the environment's oldest for "".
+func (a *Activities) endpointOf(ctx context.Context, env store.Env, deliveryID string) (models.WebhookEndpoint, error) {
+	if deliveryID == "" {
+		return a.Store.WebhookEndpoint(ctx, env)
+	}
+	t, err := a.Store.DeliveryForAttempt(ctx, deliveryID)
+	if err != nil {
+		return models.WebhookEndpoint{}, err
+	}
+	if t.Endpoint == nil {
+		return models.WebhookEndpoint{}, apperr.ErrNotFound
+	}
+	return *t.Endpoint, nil
 }

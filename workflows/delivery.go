@@ -38,6 +38,9 @@ const (
 	// changeSettleInWorkflow: the workflow marks the event failed when the delivery
 	// finally fails, and records a successful attempt the activity could not record.
 	changeSettleInWorkflow = "mark-failed-in-workflow"
+	// changeFanOut: one DeliverWebhook series per delivery of the event, each under its
+	// own retry policy, concurrently, and replays reach the open run by signal.
+	changeFanOut = "fanout"
 )
 
 // DeliveryInput starts the delivery of one event. It carries ids and names only: the
@@ -49,14 +52,27 @@ type DeliveryInput struct {
 	Environment    string
 	OrganizationID string
 	Trigger        string // models.TriggerScheduled or models.TriggerManual
-	// RetryInterval is the time between attempts, fixed at start so that replays of the
-	// history stay deterministic; zero means DefaultRetryInterval.
+	// RetryInterval is the interval of the default retry policy (REVOPS_WEBHOOK_RETRY_
+	// INTERVAL), fixed at start so that replays of the history stay deterministic; zero
+	// means DefaultRetryInterval. The single-endpoint path retries at it; the fan-out
+	// uses it for deliveries under the default policy (retryPolicyOf).
 	RetryInterval time.Duration
 }
 
-// WebhookDelivery delivers one event: one activity, retried hourly up to six attempts.
-// A delivery that ends failed returns the error, so the run ends Failed in the UI.
+// WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT
+// §13). Runs started by the single-endpoint releases keep their code path (change
+// changeFanOut); new runs fan out (fanout.go). A run whose delivery ended failed returns
+// the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
+	if workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return singleDelivery(ctx, in)
+	}
+	return fanOut(ctx, in)
+}
+
+// singleDelivery is the code of the single-endpoint releases: one activity, retried
+// hourly up to six attempts, to the environment's (oldest) endpoint.
+func singleDelivery(ctx workflow.Context, in DeliveryInput) error {
 	interval := in.RetryInterval
 	if interval <= 0 {
 		interval = DefaultRetryInterval
@@ -78,13 +94,14 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if workflow.GetVersion(ctx, changeSettleInWorkflow, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
 	}
-	return settle(ctx, in.EventID, res, err)
+	return settle(ctx, activities.MarkFailedInput{EventID: in.EventID}, res, err)
 }
 
-// settle makes the event's status say how the delivery ended, then returns the
-// delivery's error: the run still ends Failed when the delivery did. It runs even when
-// the run is being cancelled, so that no event stays retrying after its run closed.
-func settle(ctx workflow.Context, eventID string, res activities.DeliverResult, deliveryErr error) error {
+// settle makes the status of the delivery (mark.DeliveryID; "" on the single-endpoint
+// path: the event's) say how its activity series ended, then returns the series' error:
+// the run still ends Failed when the delivery did. It runs even when the run is being
+// cancelled, so that no delivery stays retrying after its run closed.
+func settle(ctx workflow.Context, mark activities.MarkFailedInput, res activities.DeliverResult, deliveryErr error) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	ctx = workflow.WithActivityOptions(ctx, bookkeeping)
 	var a *activities.Activities
@@ -93,12 +110,12 @@ func settle(ctx workflow.Context, eventID string, res activities.DeliverResult, 
 			return nil
 		}
 		return workflow.ExecuteActivity(ctx, a.RecordDelivered, activities.RecordDeliveredInput{
-			EventID: eventID, Attempt: *res.Unrecorded,
+			EventID: mark.EventID, DeliveryID: mark.DeliveryID, Attempt: *res.Unrecorded,
 		}).Get(ctx, nil)
 	}
-	err := workflow.ExecuteActivity(ctx, a.MarkDeliveryFailed, activities.MarkFailedInput{EventID: eventID}).Get(ctx, nil)
+	err := workflow.ExecuteActivity(ctx, a.MarkDeliveryFailed, mark).Get(ctx, nil)
 	if err != nil {
-		workflow.GetLogger(ctx).Error("event not marked failed", "event_id", eventID, "err", err)
+		workflow.GetLogger(ctx).Error("delivery not marked failed", "event_id", mark.EventID, "delivery_id", mark.DeliveryID, "err", err)
 	}
 	return deliveryErr
 }

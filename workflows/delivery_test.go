@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 )
@@ -23,10 +24,13 @@ type attemptLog struct {
 	markFail int // MarkDeliveryFailed fails this many times first
 }
 
+// newEnv runs the single-endpoint code path, which runs started by the releases before
+// the fan-out keep (change changeFanOut); fanout_test.go tests the fan-out.
 func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	Register(env, &activities.Activities{})
+	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	log := &attemptLog{env: env}
 	var a *activities.Activities
 	env.OnActivity(a.MarkDeliveryFailed, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MarkFailedInput) error {

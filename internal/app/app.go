@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("webhook sender: %w", err)
 		}
-		acts := &activities.Activities{Store: st, Sender: sender}
+		acts := &activities.Activities{Store: st, Sender: sender, DisableAfter: cfg.WebhookDisableAfter}
 		goRun(func() { runWorker(ctx, tc, acts, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
 		goRun(func() { starter.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
 	}

@@ -49,6 +49,10 @@ var (
 		Name: "revops_webhook_events_final_total",
 		Help: "Webhook events that reached a final status (delivered, failed, skipped), by type and status.",
 	}, []string{"type", "status"})
+	endpointsDisabled = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "revops_webhook_endpoints_disabled",
+		Help: "Webhook endpoints disabled automatically because their attempts kept failing (CONTRACT §13).",
+	})
 )
 
 // HTTPRequest records one answered request; route is the route template or "unmatched".
@@ -77,6 +81,11 @@ func DeliveryAttempt(outcome string, d time.Duration) {
 // EventFinal counts an event reaching its final status.
 func EventFinal(eventType, status string) {
 	eventsFinal.WithLabelValues(eventType, status).Inc()
+}
+
+// EndpointDisabled counts one endpoint disabled automatically.
+func EndpointDisabled() {
+	endpointsDisabled.Inc()
 }
 
 // outboxTimeout bounds the query a scrape triggers, so a slow database cannot hang scrapes.

@@ -1,0 +1,82 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// PendingInput names the event whose pending deliveries the workflow asks for.
+type PendingInput struct {
+	EventID string
+}
+
+// Delivery is one pending delivery as the fan-out workflow runs it: ids and the retry
+// policy the delivery copied from its endpoint when it was created.
+type Delivery struct {
+	ID         string
+	EndpointID string
+	Policy     models.RetryPolicy
+}
+
+// PendingDeliveries lists the event's deliveries that are pending: all of them when its
+// run starts, the replayed ones after a replay signal (CONTRACT §13).
+func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]Delivery, error) {
+	ds, err := a.Store.PendingDeliveries(ctx, in.EventID)
+	if err != nil {
+		return nil, fmt.Errorf("pending deliveries: %w", err)
+	}
+	out := make([]Delivery, len(ds))
+	for i, d := range ds {
+		out[i] = Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy}
+	}
+	return out, nil
+}
+
+// deliverOne is an attempt of one delivery of the fan-out. It sends nothing when the
+// delivery is already delivered (a completion lost or late: check before send), skipped
+// or its endpoint deleted; when the endpoint is disabled it records an attempt that was
+// not sent and ends the delivery failed with endpoint_disabled, without retry.
+func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
+	info := activity.GetInfo(ctx)
+	log := activity.GetLogger(ctx)
+	t, err := a.Store.DeliveryForAttempt(ctx, in.DeliveryID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return nil, temporal.NewNonRetryableApplicationError("delivery not found", ErrTypeDeliveryMissing, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load delivery: %w", err)
+	}
+	switch {
+	case t.Endpoint == nil || t.Delivery.Status == models.EventSkipped:
+		log.Info("webhook endpoint deleted; delivery not sent", "event_id", t.Event.ID, "delivery_id", in.DeliveryID)
+		return nil, nil
+	case t.Delivery.Status == models.EventDelivered:
+		log.Info("webhook already delivered; not sent again", "event_id", t.Event.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt)
+		return nil, nil
+	case !t.Endpoint.Enabled:
+		return nil, a.endpointDisabled(ctx, t, in, info)
+	}
+	return a.send(ctx, t.Env, t.Event, *t.Endpoint, in, info)
+}
+
+// endpointDisabled records that the attempt fell due while its endpoint was disabled:
+// nothing sent, the delivery failed with endpoint_disabled (replayable once the endpoint
+// is back). A failed record fails the attempt and Temporal retries it: nothing was sent.
+func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
+	att := newAttempt(t.Event, in, info, a.now())
+	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact(t.Endpoint.URL), t.Endpoint.Method
+	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled
+	if err := a.record(ctx, t.Env, &att, models.EventFailed, recordReserve(ctx)); err != nil {
+		return err
+	}
+	observe(t.Event.Type, &att, models.EventFailed)
+	return temporal.NewNonRetryableApplicationError("webhook endpoint disabled", ErrTypeEndpointDisabled, nil)
+}

@@ -1,0 +1,172 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/revops/revops/activities"
+	"github.com/revops/revops/models"
+)
+
+// SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
+// (CONTRACT §13): the open run starts the event's pending deliveries it is not running.
+const SignalReplay = "replay"
+
+// ErrTypeDeliveriesFailed is the type of the error a fan-out run ends with when one of
+// its deliveries ended failed.
+const ErrTypeDeliveriesFailed = "deliveries_failed"
+
+// fanout is the state of one fan-out run. Workflow code runs one coroutine at a time, so
+// its fields need no lock; its maps are only looked
+// up, never ranged over (determinism).
+type fanout struct {
+	in      DeliveryInput
+	running map[string]bool  // delivery ids whose activity series is under way
+	done    workflow.Channel // a delivery's id when its series and bookkeeping end
+	// failed holds the error of each delivery whose last series in this run ended
+	// failed (a replayed one that then succeeds leaves it); ids in first-failure order.
+	failed   map[string]error
+	failedID []string
+}
+
+// fanOut runs every pending delivery of the event concurrently, each as its own
+// DeliverWebhook series under its own retry policy; a replay signal starts the ones that
+// became pending since. Before it returns it drains the signals that came meanwhile, so a
+// replay signalled to this run is never lost with it.
+func fanOut(ctx workflow.Context, in DeliveryInput) error {
+	r := &fanout{in: in, running: map[string]bool{}, failed: map[string]error{}, done: workflow.NewChannel(ctx)}
+	replays := workflow.GetSignalChannel(ctx, SignalReplay)
+	drain(replays) // a signal that came with the start: the first look covers it
+	if err := r.startPending(ctx, in.Trigger); err != nil {
+		return err
+	}
+	for {
+		var err error
+		for len(r.running) > 0 && err == nil {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(r.done, func(c workflow.ReceiveChannel, _ bool) {
+				var id string
+				c.Receive(ctx, &id)
+				delete(r.running, id)
+			})
+			sel.AddReceive(replays, func(c workflow.ReceiveChannel, _ bool) {
+				c.Receive(ctx, nil)
+				drain(c)
+				err = r.startPending(ctx, models.TriggerManual)
+			})
+			sel.Select(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		if !drain(replays) {
+			return r.result()
+		}
+		if err := r.startPending(ctx, models.TriggerManual); err != nil {
+			return err
+		}
+		if len(r.running) == 0 {
+			return r.result()
+		}
+	}
+}
+
+// drain empties the signal channel and tells whether it held anything.
+func drain(c workflow.ReceiveChannel) bool {
+	got := false
+	for c.ReceiveAsync(nil) {
+		got = true
+	}
+	return got
+}
+
+// startPending asks the database for the event's pending deliveries and starts a series
+// for each one not already running here.
+func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
+	var a *activities.Activities
+	var pending []activities.Delivery
+	bctx := workflow.WithActivityOptions(ctx, bookkeeping)
+	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
+		return fmt.Errorf("pending deliveries: %w", err)
+	}
+	for _, d := range pending {
+		if r.running[d.ID] {
+			continue
+		}
+		r.running[d.ID] = true
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			r.ended(d.ID, r.deliver(ctx, d, trigger))
+			r.done.Send(ctx, d.ID)
+		})
+	}
+	return nil
+}
+
+// deliver runs one delivery's DeliverWebhook series under the delivery's own retry
+// policy, then settles it: marked failed (which also judges automatic disabling) or its
+// unrecorded success recorded.
+func (r *fanout) deliver(ctx workflow.Context, d activities.Delivery, trigger string) error {
+	policy := retryPolicyOf(d.Policy, r.in.RetryInterval)
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: AttemptTimeout,
+		RetryPolicy:         policy,
+	})
+	var a *activities.Activities
+	var res activities.DeliverResult
+	err := workflow.ExecuteActivity(actx, a.DeliverWebhook, activities.DeliverInput{
+		EventID: r.in.EventID, DeliveryID: d.ID, Trigger: trigger, MaxAttempts: policy.MaximumAttempts,
+	}).Get(actx, &res)
+	mark := activities.MarkFailedInput{EventID: r.in.EventID, DeliveryID: d.ID}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeEndpointDisabled {
+		mark.Reason = models.DeliveryEndpointDisabled
+	}
+	return settle(ctx, mark, res, err)
+}
+
+// ended notes how a delivery's series ended.
+func (r *fanout) ended(id string, err error) {
+	if err == nil {
+		delete(r.failed, id)
+		return
+	}
+	if _, seen := r.failed[id]; !seen {
+		r.failedID = append(r.failedID, id)
+	}
+	r.failed[id] = err
+}
+
+// result is the run's outcome: Failed (CONTRACT §13) when a delivery ended failed, with
+// the first such delivery's error as the cause.
+func (r *fanout) result() error {
+	for _, id := range r.failedID {
+		if err, ok := r.failed[id]; ok {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%d deliveries failed", len(r.failed)), ErrTypeDeliveriesFailed, err)
+		}
+	}
+	return nil
+}
+
+// retryPolicyOf is the Temporal retry policy of a delivery: the copy it took of its
+// endpoint's. A delivery under the default policy retries at the configured interval of
+// the default policy (REVOPS_WEBHOOK_RETRY_INTERVAL, fixed in the input), which demos
+// and tests shorten.
+func retryPolicyOf(p models.RetryPolicy, defaultInterval time.Duration) *temporal.RetryPolicy {
+	if p.MaximumAttempts <= 0 {
+		p = models.DefaultRetryPolicy // a row without a policy: never expected, never unbounded
+	}
+	if p == models.DefaultRetryPolicy && defaultInterval > 0 {
+		p.InitialIntervalMS, p.MaximumIntervalMS = defaultInterval.Milliseconds(), defaultInterval.Milliseconds()
+	}
+	return &temporal.RetryPolicy{
+		InitialInterval:    p.InitialInterval(),
+		BackoffCoefficient: p.BackoffCoefficient,
+		MaximumInterval:    p.MaximumInterval(),
+		MaximumAttempts:    int32(p.MaximumAttempts),
+	}
+}
