@@ -1,5 +1,5 @@
 // Package ssrf keeps webhook requests away from the service's own network: loopback,
-// private, link-local, CGNAT, multicast, IPv4-embedding (NAT64, 6to4) and cloud-metadata
+// private, link-local, CGNAT, multicast, IPv4-embedding (NAT64, 6to4, SIIT) and cloud-metadata
 // addresses are refused when a
 // URL is saved (by resolving its host) and again at dial time, on the address actually
 // dialled, so a DNS answer that changes after the save (DNS rebinding) is caught too.
@@ -34,9 +34,19 @@ var metadata = []netip.Addr{
 // The whole ranges are refused like private ones; the embedded address is also held to
 // the metadata list, which AllowPrivate does not lift.
 var embedding = []netip.Prefix{
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 well-known prefix (RFC 6052)
-	netip.MustParsePrefix("::/96"),        // IPv4-compatible (deprecated, RFC 4291)
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 well-known prefix (RFC 6052)
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated, RFC 4291)
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // SIIT IPv4-translated (RFC 2765)
 }
+
+// localNAT64 is the local-use NAT64 prefix (RFC 8215). An operator may carve any RFC 6052
+// prefix of /48 or longer out of it, so the IPv4 address may sit in any of the layouts
+// of nat64Layouts.
+var localNAT64 = netip.MustParsePrefix("64:ff9b:1::/48")
+
+// nat64Layouts are the byte positions of the embedded IPv4 address for RFC 6052 prefixes
+// of /48, /56, /64 and /96 (bits 64–71 are skipped).
+var nat64Layouts = [][4]int{{6, 7, 9, 10}, {7, 9, 10, 11}, {9, 10, 11, 12}, {12, 13, 14, 15}}
 
 // private are the ranges a public receiver never uses (beyond what netip classifies).
 var private = []netip.Prefix{
@@ -52,6 +62,7 @@ var private = []netip.Prefix{
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 	netip.MustParsePrefix("::ffff:0:0/96"),   // mapped (only reached if not unmapped)
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // SIIT: translates to the IPv4 it embeds
 	netip.MustParsePrefix("100::/64"),        // discard-only
 	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
@@ -71,8 +82,10 @@ func Check(ip netip.Addr, allowPrivate bool) error {
 	if isMetadata(ip) {
 		return fmt.Errorf("%w: %s is a cloud metadata address", ErrNotAllowed, ip)
 	}
-	if v4, ok := embeddedIPv4(ip); ok && isMetadata(v4) {
-		return fmt.Errorf("%w: %s embeds the cloud metadata address %s", ErrNotAllowed, ip, v4)
+	for _, v4 := range embeddedIPv4(ip) {
+		if isMetadata(v4) {
+			return fmt.Errorf("%w: %s embeds the cloud metadata address %s", ErrNotAllowed, ip, v4)
+		}
 	}
 	if allowPrivate {
 		return nil
@@ -106,21 +119,30 @@ func isMetadata(ip netip.Addr) bool {
 	return false
 }
 
-// embeddedIPv4 is the IPv4 address a NAT64, IPv4-compatible or 6to4 address leads to.
-func embeddedIPv4(ip netip.Addr) (netip.Addr, bool) {
+// embeddedIPv4 is every IPv4 address a NAT64, IPv4-compatible, SIIT or 6to4 address may
+// lead to.
+func embeddedIPv4(ip netip.Addr) []netip.Addr {
 	if !ip.Is6() {
-		return netip.Addr{}, false
+		return nil
 	}
 	b := ip.As16()
+	at := func(i [4]int) netip.Addr { return netip.AddrFrom4([4]byte{b[i[0]], b[i[1]], b[i[2]], b[i[3]]}) }
+	switch {
+	case localNAT64.Contains(ip):
+		out := make([]netip.Addr, 0, len(nat64Layouts))
+		for _, l := range nat64Layouts {
+			out = append(out, at(l))
+		}
+		return out
+	case sixToFour.Contains(ip):
+		return []netip.Addr{at([4]int{2, 3, 4, 5})}
+	}
 	for _, p := range embedding {
 		if p.Contains(ip) {
-			return netip.AddrFrom4([4]byte(b[12:16])), true
+			return []netip.Addr{at([4]int{12, 13, 14, 15})}
 		}
 	}
-	if sixToFour.Contains(ip) {
-		return netip.AddrFrom4([4]byte(b[2:6])), true
-	}
-	return netip.Addr{}, false
+	return nil
 }
 
 var sixToFour = netip.MustParsePrefix("2002::/16")

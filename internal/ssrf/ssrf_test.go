@@ -64,6 +64,21 @@ func TestCheck(t *testing.T) {
 		{"64:ff9b::a9fe:aa02", true, true}, // 169.254.170.2
 		{"64:ff9b::6464:64c8", true, true}, // 100.100.100.200
 		{"64:ff9b:1::a00:1", true, false},  // local-use NAT64
+		// Local-use NAT64 (RFC 8215) may use any RFC 6052 prefix length inside its /48;
+		// the metadata address is refused in each layout.
+		{"64:ff9b:1::a9fe:a9fe", true, true},       // /96
+		{"64:ff9b:1:a9fe:a9:fe00::", true, true},   // /48: bits 48–63 and 72–87
+		{"64:ff9b:1:a9:fe:a9fe::", true, true},     // /56: bits 56–63 and 72–95
+		{"64:ff9b:1:0:a9:fea9:fe00:0", true, true}, // /64: bits 72–103
+		{"64:ff9b:1:ffff::6464:64c8", true, true},  // /96 under another /64
+		{"64:ff9b:1::808:808", true, false},        // 8.8.8.8: a translator in our network
+		{"64:ff9b:1:808:8:800::", true, false},     // /48 layout of 8.8.8.8
+		{"64:ff9b:2::a9fe:a9fe", false, false},     // outside the /48
+		// SIIT IPv4-translated addresses (RFC 2765) carry IPv4 in their last 32 bits.
+		{"::ffff:0:a00:1", true, false},   // 10.0.0.1
+		{"::ffff:0:808:808", true, false}, // 8.8.8.8
+		{"::ffff:0:a9fe:a9fe", true, true},
+		{"::ffff:0:a9fe:aa17", true, true}, // 169.254.170.23
 		// 6to4 tunnels to the IPv4 address in bits 16–47.
 		{"2002:a00:1::1", true, false},    // 10.0.0.1
 		{"2002:808:808::1", true, false},  // 8.8.8.8
