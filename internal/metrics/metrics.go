@@ -12,6 +12,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Timeouts of the metrics listener. A scrape is one small GET and an answer rendered
+// from memory: no phase needs long, and a stalled client must not keep its connection.
+// (internal/app's NewHTTPServer imports this package, hence its own values here.)
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+)
+
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+	}
+}
+
 // Serve exposes /metrics on addr until ctx ends.
 func Serve(ctx context.Context, addr string) (net.Addr, <-chan error, error) {
 	ln, err := net.Listen("tcp", addr)
@@ -20,7 +40,7 @@ func Serve(ctx context.Context, addr string) (net.Addr, <-chan error, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := newServer(mux)
 	errc := make(chan error, 1)
 	go func() {
 		err := srv.Serve(ln)
