@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/catalog/catalogtest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -78,6 +79,9 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 				if body.Endpoint[k] != v {
 					t.Fatalf("notice %s = %v, want %v (body %s)", k, body.Endpoint[k], v, notices[0].Payload)
 				}
+			}
+			if typ, err := catalogtest.Validate([]byte(notices[0].Payload)); err != nil || typ != "endpoint-disabled" {
+				t.Fatalf("notice does not match the catalog's schema: %s %v", typ, err)
 			}
 			for _, leak := range []string{"secret-path", "sk_token", "key=", "user", "pw@"} {
 				if strings.Contains(notices[0].Payload, leak) {

@@ -244,18 +244,10 @@ func lastAttemptAt(tx *gorm.DB, env Env, endpointID, outcome, order string, afte
 	return &at[0], nil
 }
 
-// endpointDisabledBody is the webhook_endpoint member of an endpoint-disabled event: the
-// URL's host only, never the URL (its path and query may hold tokens).
-type endpointDisabledBody struct {
-	ID             string  `json:"id"`
-	Description    *string `json:"description"`
-	Host           string  `json:"host"`
-	DisabledReason string  `json:"disabled_reason"`
-	FailingSince   string  `json:"failing_since"`
-}
-
+// endpointDisabledEmit is the endpoint-disabled event of an endpoint: the URL's host
+// only, never the URL (its path and query may hold tokens, its user information a password).
 func endpointDisabledEmit(ep models.WebhookEndpoint) Emit {
-	body := endpointDisabledBody{ID: ep.ID, DisabledReason: ep.DisabledReason}
+	body := catalog.DisabledEndpoint{ID: ep.ID, DisabledReason: ep.DisabledReason}
 	if ep.Description != "" {
 		body.Description = &ep.Description
 	}

@@ -52,18 +52,8 @@ type EndpointInput struct {
 func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 	var fs apperr.Faults
 	set := store.EndpointSettings{Method: http.MethodPost, Enabled: true}
-	switch {
-	case in.URL == nil || *in.URL == "":
-		fs.Missing("url")
-	case !lineOK(&fs, "url", *in.URL):
-	case len(*in.URL) > MaxURLLength:
-		fs.Invalid("url", "url must be at most %d characters.", MaxURLLength)
-	default:
-		u, err := url.Parse(*in.URL)
-		if err != nil || u.Scheme != "https" || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
-			fs.Invalid("url", "url must be an absolute URL beginning with https://.")
-		}
-		set.URL = *in.URL
+	if u, ok := checkURL(&fs, in.URL); ok {
+		set.URL = u
 	}
 	if in.Method != nil && lineOK(&fs, "method", *in.Method) {
 		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
@@ -144,19 +134,29 @@ type TestResult struct {
 // Test sends a sample of eventType to the endpoint now, enabled or not, signed like
 // any delivery.
 func (s *Settings) Test(ctx context.Context, env store.Env, eventType string) (TestResult, error) {
-	var fs apperr.Faults
-	if eventType == "" {
-		fs.Missing("type")
-	} else if lineOK(&fs, "type", eventType) && !KnownType(eventType) {
-		fs.Invalid("type", "type must be one of %v.", EventTypes)
-	}
-	if err := fs.Err(); err != nil {
+	if err := checkTestType(eventType); err != nil {
 		return TestResult{}, err
 	}
 	ep, err := s.Store.WebhookEndpoint(ctx, env)
 	if err != nil {
 		return TestResult{}, err
 	}
+	return s.send(ctx, ep, eventType)
+}
+
+// checkTestType: a type of the seed (the §8 test body has no operational shape).
+func checkTestType(eventType string) error {
+	var fs apperr.Faults
+	if eventType == "" {
+		fs.Missing("type")
+	} else if lineOK(&fs, "type", eventType) && !KnownType(eventType) {
+		fs.Invalid("type", "type must be one of %v.", EventTypes)
+	}
+	return fs.Err()
+}
+
+// send sends the test body of eventType to ep now, signed like any delivery.
+func (s *Settings) send(ctx context.Context, ep models.WebhookEndpoint, eventType string) (TestResult, error) {
 	body, err := TestBody(eventType)
 	if err != nil {
 		return TestResult{}, fmt.Errorf("test body: %w", err)
