@@ -18,50 +18,46 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Replayer starts a new delivery run of an event (CONTRACT §9/§10): *dispatch.Starter
-// implements it. It answers a ConflictError delivery_in_progress while a run is under way.
-type Replayer interface {
-	Replay(ctx context.Context, e models.Event) error
-}
-
 // resumeEvery is how often the API looks for replay jobs orphaned by a dead process.
 const resumeEvery = time.Minute
 
-// newReplays builds the replay service of a process that can start workflows (nil
-// without a Replayer) and starts resuming the jobs other processes left unfinished.
-func newReplays(r Replayer, st *store.Store, log *slog.Logger) *replay.Service {
-	if r == nil {
-		return nil
+// newReplays builds the replay service: replays are decided in the database and handed
+// to the dispatcher (nil: the sweeper reaches the workflows), so every API process
+// offers them (CONTRACT §13). A process with a dispatcher also resumes the jobs other
+// processes left unfinished.
+func newReplays(d Dispatcher, st *store.Store, log *slog.Logger) *replay.Service {
+	svc := &replay.Service{Store: st, Log: log}
+	if d != nil {
+		svc.Dispatch = d
+		go svc.RunResumer(context.Background(), resumeEvery)
 	}
-	svc := &replay.Service{Store: st, Starter: r, Log: log}
-	go svc.RunResumer(context.Background(), resumeEvery)
 	return svc
 }
 
-// dashboardReplayer is the dashboard's replay buttons' engine (nil hides them).
+// dashboardReplayer is the dashboard's replay buttons' engine.
 func (s *Server) dashboardReplayer() dashboard.Replayer {
-	if s.replay == nil {
-		return nil
-	}
 	return s.replay
 }
 
-func (s *Server) replays() (*replay.Service, error) {
-	if s.replay == nil {
-		return nil, apperr.Request(http.StatusServiceUnavailable, "replay_unavailable", "",
-			"Replays are not available from this API process (it has no Temporal client).")
-	}
-	return s.replay, nil
+// replayOneRequest is the optional body of an event's replay: one endpoint's delivery.
+type replayOneRequest struct {
+	EndpointID string `json:"endpoint_id"`
 }
 
 func (s *Server) replayEvent(c *gin.Context) {
-	svc, err := s.replays()
-	if err != nil {
+	var req replayOneRequest
+	if err := bindOptionalJSON(c, &req); err != nil {
+		fail(c, err)
+		return
+	}
+	var fs apperr.Faults
+	checkEndpointID(&fs, req.EndpointID)
+	if err := fs.Err(); err != nil {
 		fail(c, err)
 		return
 	}
 	env := principal(c).Env
-	e, err := svc.One(c.Request.Context(), env, c.Param("id"))
+	e, err := s.replay.One(c.Request.Context(), env, c.Param("id"), req.EndpointID)
 	if err != nil {
 		fail(c, err)
 		return
@@ -69,10 +65,26 @@ func (s *Server) replayEvent(c *gin.Context) {
 	s.renderEvent(c, http.StatusAccepted, env, e)
 }
 
+// bindOptionalJSON is bindJSON for a body that may be absent (dst left as it is).
+func bindOptionalJSON(c *gin.Context, dst any) error {
+	if c.Request.ContentLength == 0 {
+		return nil
+	}
+	return bindJSON(c, dst)
+}
+
+// checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
+func checkEndpointID(fs *apperr.Faults, id string) {
+	if lineOK(fs, "endpoint_id", id) && id != "" && !isID(id) {
+		fs.Invalid("endpoint_id", "endpoint_id must be the id of a webhook endpoint.")
+	}
+}
+
 // replayRequest is the filter of a bulk replay; times are RFC 3339 or Unix seconds.
 type replayRequest struct {
 	Status        string          `json:"status"`
 	Type          string          `json:"type"`
+	EndpointID    string          `json:"endpoint_id"`
 	CreatedAfter  json.RawMessage `json:"created_after"`
 	CreatedBefore json.RawMessage `json:"created_before"`
 }
@@ -91,7 +103,7 @@ type replayJobObject struct {
 
 func toReplayJobObject(j models.ReplayJob) replayJobObject {
 	filter := map[string]any{"created_before": j.CreatedBefore.UTC().Format(time.RFC3339Nano)}
-	for k, v := range map[string]string{"status": j.FilterStatus, "type": j.FilterType} {
+	for k, v := range map[string]string{"status": j.FilterStatus, "type": j.FilterType, "endpoint_id": j.FilterEndpointID} {
 		if v != "" {
 			filter[k] = v
 		}
@@ -108,9 +120,10 @@ func toReplayJobObject(j models.ReplayJob) replayJobObject {
 }
 
 // toReplayFilter checks a bulk replay's filter: at least one criterion, so that an
-// empty body never replays a whole environment by accident.
+// empty body never replays a whole environment by accident. With endpoint_id, status
+// is that endpoint's delivery's (CONTRACT §13).
 func toReplayFilter(r replayRequest) (store.EventFilter, error) {
-	f := store.EventFilter{Status: r.Status, Type: r.Type}
+	f := store.EventFilter{Status: r.Status, Type: r.Type, EndpointID: r.EndpointID}
 	var fs apperr.Faults
 	typ, status := f.Type, f.Status
 	if !lineOK(&fs, "type", typ) {
@@ -120,12 +133,13 @@ func toReplayFilter(r replayRequest) (store.EventFilter, error) {
 		status = ""
 	}
 	checkEventFilter(&fs, typ, status)
+	checkEndpointID(&fs, f.EndpointID)
 	f.CreatedAfter = timeValue(r.CreatedAfter, "created_after", &fs)
 	f.CreatedBefore = timeValue(r.CreatedBefore, "created_before", &fs)
 	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
 	if f == (store.EventFilter{}) && len(fs) == 0 {
 		fs.Missing("status")
-		fs[0].Message = "Give at least one filter: status, type, created_after or created_before."
+		fs[0].Message = "Give at least one filter: status, type, endpoint_id, created_after or created_before."
 	}
 	return f, fs.Err()
 }
@@ -169,12 +183,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	svc, err := s.replays()
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	j, err := svc.StartJob(c.Request.Context(), principal(c).Env, f)
+	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f)
 	if err != nil {
 		fail(c, err)
 		return
@@ -183,12 +192,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 }
 
 func (s *Server) getReplayJob(c *gin.Context) {
-	svc, err := s.replays()
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	j, err := svc.Job(c.Request.Context(), principal(c).Env, c.Param("id"))
+	j, err := s.replay.Job(c.Request.Context(), principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return

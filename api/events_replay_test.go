@@ -8,62 +8,73 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
-// fakeReplayer stands in for Temporal in the API's replay tests (the real one is tested
-// in internal/e2e): it puts the event back to pending, as MarkReplayed does, and refuses
-// the events marked busy as a running delivery would.
-type fakeReplayer struct {
-	st   *store.Store
-	mu   sync.Mutex
-	busy map[string]bool
-	got  map[string]int
+// fakeDispatcher stands in for the dispatcher in the API's replay tests (the real one
+// is tested in internal/e2e): it counts the events a replay hands over. The database
+// decides the replays (store.ReplayDeliveries).
+type fakeDispatcher struct {
+	q   *api.DispatchQueue // in front of it, as in production
+	mu  sync.Mutex
+	got map[string]int
 }
 
-func (f *fakeReplayer) Replay(ctx context.Context, e models.Event) error {
+func (f *fakeDispatcher) Dispatch(_ context.Context, evs []models.Event) {
 	f.mu.Lock()
-	busy := f.busy[e.ID]
-	if !busy {
-		f.got[e.ID]++
+	defer f.mu.Unlock()
+	for _, e := range evs {
+		if e.RedispatchAt != nil {
+			f.got[e.ID]++
+		}
 	}
-	f.mu.Unlock()
-	if busy {
-		return apperr.Conflict("delivery_in_progress", "busy")
-	}
-	return f.st.SetEventStatus(ctx, store.EnvOf(e), e.ID, models.EventPending)
 }
 
-func withFakeReplayer(f *fakeReplayer) harnessOption {
+func (f *fakeDispatcher) count(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got[id]
+}
+
+func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
-		f.st, f.busy, f.got = d.Store, map[string]bool{}, map[string]int{}
-		d.Replay = f
+		f.got = map[string]int{}
+		f.q = api.NewDispatchQueue(f, nil)
+		d.Dispatch = f.q
 	}
 }
 
+// A replay is decided in the database and answered 202 at once, the event handed to
+// the dispatcher; a delivery still pending is a 409; an endpoint_id that is no id is a
+// 400 that changes nothing.
 func TestReplayOne(t *testing.T) {
-	f := &fakeReplayer{}
-	h := newHarness(t, withFakeReplayer(f))
+	f := &fakeDispatcher{}
+	h := newHarness(t, withFakeDispatcher(f))
 	_, all := eventsFixture(h)
 	failed, _ := listIDs(h, "status=failed")
 	o := h.mustObj(http.StatusAccepted, "POST", "/v1/events/"+failed[0]+"/replay", nil)
-	if o["object"] != "event" || o["id"] != failed[0] || o["status"] != "pending" || f.got[failed[0]] != 1 {
-		t.Fatalf("replay answered %v; replays %v", o, f.got)
+	if o["object"] != "event" || o["id"] != failed[0] || o["status"] != "pending" {
+		t.Fatalf("replay answered %v", o)
 	}
-	f.busy[all[0]] = true
-	expectError(t, h.do("POST", "/v1/events/"+all[0]+"/replay", h.key[skSandbox], nil), http.StatusConflict, "delivery_in_progress")
+	f.q.Idle()
+	if f.count(failed[0]) != 1 {
+		t.Fatalf("replayed event handed to the dispatcher %d times, want 1", f.count(failed[0]))
+	}
+	// The replayed delivery is pending now: a second replay is refused.
+	expectError(t, h.do("POST", "/v1/events/"+failed[0]+"/replay", h.key[skSandbox], nil), http.StatusConflict, "delivery_in_progress")
 	expectError(t, h.do("POST", "/v1/events/"+all[2]+"/replay", h.key["secret live"], nil), http.StatusNotFound, "resource_missing")
-	if f.got[all[2]] != 0 {
-		t.Error("an event of another environment was replayed")
+	expectError(t, h.do("POST", "/v1/events/"+all[2]+"/replay", h.key[skSandbox], map[string]any{"endpoint_id": "not an id"}), http.StatusBadRequest, "parameter_invalid")
+	expectError(t, h.do("POST", "/v1/events/"+all[2]+"/replay", h.key[skSandbox], map[string]any{"endpoint": "x"}), http.StatusBadRequest, "unknown_parameter")
+	f.q.Idle()
+	if f.count(all[2]) != 0 {
+		t.Error("a refused replay was dispatched")
 	}
 }
 
 func TestBulkReplayValidation(t *testing.T) {
-	f := &fakeReplayer{}
-	h := newHarness(t, withFakeReplayer(f))
+	f := &fakeDispatcher{}
+	h := newHarness(t, withFakeDispatcher(f))
 	tests := []struct {
 		name string
 		body any
@@ -77,6 +88,7 @@ func TestBulkReplayValidation(t *testing.T) {
 		{"empty range", map[string]any{"created_after": 200, "created_before": "100"}, "parameter_invalid"},
 		{"unknown field", map[string]any{"status": "failed", "since": "24h"}, "unknown_parameter"},
 		{"not JSON", []byte("{"), "invalid_json"},
+		{"endpoint_id not an id", map[string]any{"endpoint_id": "../x"}, "parameter_invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,11 +101,16 @@ func TestBulkReplayValidation(t *testing.T) {
 	}
 }
 
-// More failed events than one batch, one of them busy, plus events the filter leaves out.
+// More failed events than one batch, plus events the filter leaves out.
 func TestBulkReplayJob(t *testing.T) {
-	f := &fakeReplayer{}
-	h := newHarness(t, withFakeReplayer(f))
+	f := &fakeDispatcher{}
+	h := newHarness(t, withFakeDispatcher(f))
 	env := h.objEnv("sandbox")
+	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
+	}, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
 	const n = 130
 	var failed []string
 	for i := range n + 5 {
@@ -106,7 +123,6 @@ func TestBulkReplayJob(t *testing.T) {
 			}
 		}
 	}
-	f.busy[failed[7]] = true
 	job := h.mustObj(http.StatusAccepted, "POST", "/v1/events/replay", map[string]any{"status": "failed", "type": "account-created"})
 	if job["object"] != "replay_job" || job["matched"] != float64(n) || (job["status"] != "running" && job["status"] != "done") {
 		t.Fatalf("job = %v", job)
@@ -120,15 +136,13 @@ func TestBulkReplayJob(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		job = h.mustObj(http.StatusOK, "GET", "/v1/events/replay/"+id, nil)
 	}
-	if job["replayed"] != float64(n-1) || job["failed"] != 1.0 || job["finished_at"] == nil {
+	if job["replayed"] != float64(n) || job["failed"] != 0.0 || job["finished_at"] == nil {
 		t.Fatalf("finished job = %v", job)
 	}
-	if len(f.got) != n-1 {
-		t.Fatalf("%d events replayed, want %d", len(f.got), n-1)
-	}
+	f.q.Idle()
 	for _, e := range failed {
-		if f.got[e] > 1 {
-			t.Fatalf("event %s replayed %d times", e, f.got[e])
+		if got := f.count(e); got != 1 {
+			t.Fatalf("event %s handed to the dispatcher %d times, want 1", e, got)
 		}
 	}
 	expectError(t, h.do("GET", "/v1/events/replay/"+id, h.key["secret live"], nil), http.StatusNotFound, "resource_missing")

@@ -273,8 +273,8 @@ func hostileCases(s hostileSeed) []hostileCase {
 func TestHostileInput(t *testing.T) {
 	for _, db := range []string{"postgres", "sqlite"} {
 		t.Run(db, func(t *testing.T) {
-			f := &fakeReplayer{}
-			h := newHarnessOn(t, db, withFakeReplayer(f), func(c *config.Config, _ *api.Deps) { c.WebhookAllowPrivate = true })
+			f := &fakeDispatcher{}
+			h := newHarnessOn(t, db, withFakeDispatcher(f), func(c *config.Config, _ *api.Deps) { c.WebhookAllowPrivate = true })
 			sk := h.key[skSandbox]
 			seed := hostileSeed{account: h.newObjAccount("Target")}
 			seed.deal, _ = h.mustObj(http.StatusCreated, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": seed.account}})["id"].(string)

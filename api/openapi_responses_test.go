@@ -118,8 +118,8 @@ func openapiScenario(hookURL string) []call {
 func TestResponsesMatchOpenAPI(t *testing.T) {
 	s := loadSpec(t)
 	rc := webhooktest.NewReceiver(t)
-	f := &fakeReplayer{}
-	h := newHarness(t, trusting(t, rc), withFakeReplayer(f))
+	f := &fakeDispatcher{}
+	h := newHarness(t, trusting(t, rc), withFakeDispatcher(f))
 	ids := map[string]string{}
 	seen := map[string]bool{}
 	for _, c := range append(openapiScenario(rc.URL+"/hooks"), eventsScenario(f)...) {
@@ -197,8 +197,8 @@ func TestRateLimitedMatchesOpenAPI(t *testing.T) {
 }
 
 // eventsScenario reads, filters and replays the events the other calls wrote (the
-// replayer is the fake of events_replay_test.go). Run after openapiScenario.
-func eventsScenario(f *fakeReplayer) []call {
+// dispatcher is the fake of events_replay_test.go). Run after openapiScenario.
+func eventsScenario(f *fakeDispatcher) []call {
 	const sk, unknown = "secret sandbox", "00000000-0000-4000-8000-000000000000"
 	return []call{
 		{method: "GET", path: "/v1/events?limit=2", route: "/v1/events", key: sk, status: 200, save: "event"},
@@ -212,7 +212,11 @@ func eventsScenario(f *fakeReplayer) []call {
 		{method: "GET", path: "/v1/events", route: "/v1/events", key: "public sandbox", status: 403},
 		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 202},
 		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 409,
-			before: func(_ *harness, ids map[string]string) { f.mu.Lock(); f.busy[ids["event"]] = true; f.mu.Unlock() }},
+			before: func(h *harness, ids map[string]string) { // its delivery is under way
+				if err := h.store.SetEventStatus(context.Background(), h.objEnv("sandbox"), ids["event"], models.EventRetrying); err != nil {
+					h.t.Fatal(err)
+				}
+			}},
 		{method: "POST", path: "/v1/events/" + unknown + "/replay", route: "/v1/events/{id}/replay", key: sk, status: 404},
 		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", key: sk, status: 202, save: "job",
 			body: map[string]any{"status": "pending", "created_after": 0, "created_before": "2100-01-01T00:00:00Z"}},
@@ -261,20 +265,22 @@ func jobDone(h *harness, ids map[string]string) {
 	}
 }
 
-// TestReplayUnavailableMatchesOpenAPI: without a Replayer (no Temporal client) the
-// replay routes answer 503 replay_unavailable, as documented.
-func TestReplayUnavailableMatchesOpenAPI(t *testing.T) {
+// TestReplayWithoutDispatcherMatchesOpenAPI: a process without a dispatcher still
+// decides replays in the database and answers 202 (the sweeper reaches the workflows).
+func TestReplayWithoutDispatcherMatchesOpenAPI(t *testing.T) {
 	s := loadSpec(t)
 	h := newHarness(t)
-	h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{"name": "Initech"})
-	ev := savedID(t, h.do("GET", "/v1/events", h.key["secret sandbox"], nil))
+	_, _ = eventsFixture(h)
+	failed, _ := listIDs(h, "status=failed")
 	for _, c := range []call{
-		{method: "POST", path: "/v1/events/" + ev + "/replay", route: "/v1/events/{id}/replay"},
-		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", body: map[string]any{"status": "failed"}},
-		{method: "GET", path: "/v1/events/replay/00000000-0000-4000-8000-000000000000", route: "/v1/events/replay/{id}"},
+		{method: "POST", path: "/v1/events/" + failed[0] + "/replay", route: "/v1/events/{id}/replay", status: 202},
+		{method: "POST", path: "/v1/events/replay", route: "/v1/events/replay", body: map[string]any{"status": "failed"}, status: 202},
+		{method: "GET", path: "/v1/events/replay/00000000-0000-4000-8000-000000000000", route: "/v1/events/replay/{id}", status: 404},
 	} {
 		r := h.do(c.method, c.path, h.key["secret sandbox"], c.body)
-		expectError(t, r, http.StatusServiceUnavailable, "replay_unavailable")
+		if r.Status != c.status {
+			t.Fatalf("%s %s: %d, want %d", c.method, c.path, r.Status, c.status)
+		}
 		s.validate(t, c.route, c.method, r)
 	}
 }

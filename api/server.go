@@ -43,8 +43,9 @@ type Deps struct {
 	Keys     *keys.Manager
 	Log      *slog.Logger
 	Ready    []Check
-	Dispatch Dispatcher // nil: events wait for the sweeper; wrapped in a DispatchQueue unless it is one
-	Replay   Replayer   // nil: no replays (503 replay_unavailable, no dashboard buttons)
+	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
+	// for the sweeper); wrapped in a DispatchQueue unless it is one.
+	Dispatch Dispatcher
 }
 
 // Server holds the handlers' dependencies.
@@ -67,7 +68,7 @@ func New(d Deps) http.Handler {
 	if _, queued := s.dispatch.(*DispatchQueue); s.dispatch != nil && !queued {
 		s.dispatch = NewDispatchQueue(s.dispatch, s.log)
 	}
-	s.replay = newReplays(d.Replay, s.store, s.log)
+	s.replay = newReplays(s.dispatch, s.store, s.log)
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true

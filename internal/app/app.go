@@ -141,7 +141,6 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			Keys:     keys.NewManager(st),
 			Log:      log,
 			Dispatch: queue,
-			Replay:   starter,
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

@@ -24,8 +24,11 @@ import (
 type StarterStore interface {
 	MarkDispatched(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
 	UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
-	MarkReplayed(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
-	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // for run summaries
+	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
+	MarkRedispatched(ctx context.Context, env store.Env, eventID string, seen time.Time, workflowID, runID string) error
+	// For the start options: the run's endpoints (search attribute, summary).
+	EventDeliveries(ctx context.Context, env store.Env, eventID string) ([]models.WebhookDelivery, error)
+	AllWebhookEndpoints(ctx context.Context, env store.Env) ([]models.WebhookEndpoint, error)
 }
 
 var _ StarterStore = (*store.Store)(nil)
@@ -43,8 +46,8 @@ type Starter struct {
 	SweepAge      time.Duration // events younger than this are left to Dispatch; default 5s
 	StartTimeout  time.Duration // per start; default 5s
 	// Health, when set, says whether Temporal answered its last health check: while it
-	// did not, Dispatch and the sweeper leave events in the outbox and Replay refuses at
-	// once, instead of each waiting out StartTimeout. nil: always try.
+	// did not, Dispatch and the sweeper leave events (new and replayed) in the outbox
+	// instead of each waiting out StartTimeout. nil: always try.
 	Health Reachability
 }
 
@@ -72,22 +75,30 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// Dispatch starts the delivery of freshly committed events, in the caller: the API
-// calls it off the request path (api.DispatchQueue, which also detaches ctx from the
-// request and cancels it at shutdown). It only logs failures and stops at the first one
-// (Temporal is likely away, and each start would wait StartTimeout): the sweeper starts
-// whatever it could not.
+// Dispatch starts the delivery of freshly committed events, and reaches the workflow of
+// replayed ones (Redispatch), in the caller: the API calls it off the request path
+// (api.DispatchQueue, which also detaches ctx from the request and cancels it at
+// shutdown). It only logs failures and stops at the first one (Temporal is likely away,
+// and each start would wait StartTimeout): the sweeper does whatever it could not.
 func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
 	if !s.reachable() {
 		s.log().Debug("Temporal unreachable; events left to the sweeper", "events", len(events))
 		return
 	}
 	for i, e := range events {
-		if err := s.Start(ctx, e); err != nil {
+		if err := s.dispatch(ctx, e); err != nil {
 			s.log().Warn("webhook delivery not started; the sweeper will retry", "event_id", e.ID, "left", len(events)-i, "err", err)
 			return
 		}
 	}
+}
+
+// dispatch starts a new event's workflow, or reaches a replayed event's.
+func (s *Starter) dispatch(ctx context.Context, e models.Event) error {
+	if e.RedispatchAt != nil {
+		return s.Redispatch(ctx, e)
+	}
+	return s.Start(ctx, e)
 }
 
 // Start starts the event's workflow (REJECT_DUPLICATE: a finished delivery is never
@@ -110,9 +121,10 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
-// options are the start options of a scheduled delivery; Replay adjusts the policies.
+// options are the start options of a scheduled delivery; Redispatch adjusts the policies.
 func (s *Starter) options(ctx context.Context, e models.Event, trigger string) client.StartWorkflowOptions {
-	summary, details := s.describe(ctx, e, trigger)
+	eps := s.endpoints(ctx, e)
+	summary, details := describe(e, trigger, eps)
 	return client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(e.ID),
 		TaskQueue:             workflows.TaskQueue,
@@ -123,7 +135,7 @@ func (s *Starter) options(ctx context.Context, e models.Event, trigger string) c
 		// start→activity p50 ≈ 50 ms without, ≈ 5 ms with). Without a local worker
 		// with a free slot the SDK starts the workflow the ordinary way.
 		EnableEagerStart:      true,
-		TypedSearchAttributes: SearchAttributesOf(e),
+		TypedSearchAttributes: SearchAttributesOf(e, endpointIDs(eps)),
 		StaticSummary:         summary,
 		StaticDetails:         details,
 	}
@@ -137,35 +149,48 @@ func (s *Starter) input(e models.Event) workflows.DeliveryInput {
 	}
 }
 
-// SearchAttributesOf are the keyword attributes every run of an event carries.
-func SearchAttributesOf(e models.Event) temporal.SearchAttributes {
+// SearchAttributesOf are the attributes every run of an event carries (CONTRACT §10,
+// §13): four keywords, and the keyword list of the endpoints it delivers to.
+func SearchAttributesOf(e models.Event, endpointIDs []string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEventType).ValueSet(e.Type),
 		temporal.NewSearchAttributeKeyKeyword(workflows.AttrObjectID).ValueSet(e.ObjectID),
 		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment).ValueSet(e.Environment),
 		temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID).ValueSet(e.OrganizationID),
+		temporal.NewSearchAttributeKeyKeywordList(workflows.AttrEndpointIDs).ValueSet(endpointIDs),
 	)
 }
 
 // Sweep starts, oldest first, every event without a workflow that is older than
-// SweepAge, and returns how many it started. It stops at the first failed start
-// (Temporal is likely down; the next sweep tries again).
+// SweepAge, then reaches the workflow of every event replayed more than SweepAge ago
+// that the dispatcher did not reach, and returns how many it handled. It stops at the
+// first failure (Temporal is likely down; the next sweep tries again).
 func (s *Starter) Sweep(ctx context.Context) (int, error) {
-	started := 0
+	n, err := s.sweep(ctx, s.Store.UndispatchedEvents, s.Start)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.sweep(ctx, s.Store.EventsToRedispatch, s.Redispatch)
+	return n + m, err
+}
+
+// sweep handles, batch by batch, the events list finds.
+func (s *Starter) sweep(ctx context.Context, list func(context.Context, time.Time, int) ([]models.Event, error), handle func(context.Context, models.Event) error) (int, error) {
+	done := 0
 	for {
 		before := time.Now().UTC().Add(-orDefault(s.SweepAge, 5*time.Second))
-		events, err := s.Store.UndispatchedEvents(ctx, before, sweepBatch)
+		events, err := list(ctx, before, sweepBatch)
 		if err != nil {
-			return started, err
+			return done, err
 		}
 		for _, e := range events {
-			if err := s.Start(ctx, e); err != nil {
-				return started, err
+			if err := handle(ctx, e); err != nil {
+				return done, err
 			}
-			started++
+			done++
 		}
 		if len(events) < sweepBatch {
-			return started, nil
+			return done, nil
 		}
 	}
 }

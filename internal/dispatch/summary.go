@@ -11,10 +11,10 @@ import (
 )
 
 // describe returns the StaticSummary and StaticDetails of a run, so that the Temporal UI
-// tells at a glance what a run delivers and where. Host only: the URL's path, query and
+// tells at a glance what a run delivers and where. Hosts only: a URL's path, query and
 // user information may carry tokens, and no secret ever enters Temporal.
-func (s *Starter) describe(ctx context.Context, e models.Event, trigger string) (summary, details string) {
-	dest := s.destination(ctx, e)
+func describe(e models.Event, trigger string, eps []models.WebhookEndpoint) (summary, details string) {
+	dest := destinations(eps)
 	summary = fmt.Sprintf("%s · %s %s → %s", e.Type, e.ObjectType, short(e.ObjectID), dest)
 	if trigger == models.TriggerManual {
 		summary += " (replay)"
@@ -29,12 +29,60 @@ func (s *Starter) describe(ctx context.Context, e models.Event, trigger string) 
 	return summary, details
 }
 
-// destination is "POST host" of the environment's endpoint as configured now.
-func (s *Starter) destination(ctx context.Context, e models.Event) string {
-	ep, err := s.Store.WebhookEndpoint(ctx, store.EnvOf(e))
+// endpoints are the endpoints the event has deliveries for, as configured now (nil when
+// the database cannot tell: the run starts anyway, its summary says so).
+func (s *Starter) endpoints(ctx context.Context, e models.Event) []models.WebhookEndpoint {
+	env := store.EnvOf(e)
+	ds, err := s.Store.EventDeliveries(ctx, env, e.ID)
+	if err != nil || len(ds) == 0 {
+		return nil
+	}
+	all, err := s.Store.AllWebhookEndpoints(ctx, env)
 	if err != nil {
+		return nil
+	}
+	byID := make(map[string]models.WebhookEndpoint, len(all))
+	for _, ep := range all {
+		byID[ep.ID] = ep
+	}
+	var out []models.WebhookEndpoint
+	for _, d := range ds {
+		if ep, ok := byID[d.EndpointID]; ok {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+func endpointIDs(eps []models.WebhookEndpoint) []string {
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ID
+	}
+	return ids
+}
+
+// maxDestinations is how many endpoints a summary names before "+N more".
+const maxDestinations = 3
+
+// destinations is "host, GET host (disabled), …" of the endpoints.
+func destinations(eps []models.WebhookEndpoint) string {
+	if len(eps) == 0 {
 		return "no endpoint"
 	}
+	var parts []string
+	for i, ep := range eps {
+		if i == maxDestinations {
+			parts = append(parts, fmt.Sprintf("+%d more", len(eps)-i))
+			break
+		}
+		parts = append(parts, destination(ep))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// destination is "host", "GET host" or "host (disabled)" of one endpoint.
+func destination(ep models.WebhookEndpoint) string {
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Host == "" {
 		return "invalid endpoint"

@@ -1,6 +1,9 @@
-// Package replay starts new delivery runs of stored events (CONTRACT §9): one event at
-// once, or every event matching a filter in a background job whose progress is kept in
-// the database, so that replaying thousands of events never holds a request open.
+// Package replay delivers stored events again (CONTRACT §9, §13): one event (or one of
+// its deliveries) at once, or every event matching a filter in a background job whose
+// progress is kept in the database, so that replaying thousands of events never holds a
+// request open. A replay is decided in the database (store.ReplayDeliveries); the
+// event is then handed to the dispatcher, which reaches its workflow off the request
+// path (the sweeper does it later if that fails).
 package replay
 
 import (
@@ -16,15 +19,16 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Starter starts a new delivery run of one event (dispatch.Starter.Replay): a
-// ConflictError delivery_in_progress while a run of it is under way.
-type Starter interface {
-	Replay(ctx context.Context, e models.Event) error
+// Dispatcher reaches the workflow of replayed events without waiting for it
+// (api.DispatchQueue in front of dispatch.Starter).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, events []models.Event)
 }
 
 // Store is what replays need of the database.
 type Store interface {
-	DashboardEvent(ctx context.Context, env store.Env, id string) (models.Event, error)
+	ReplayDeliveries(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
+	EventDeliveries(ctx context.Context, env store.Env, eventID string) ([]models.WebhookDelivery, error)
 	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time) (models.ReplayJob, error)
 	ReplayJob(ctx context.Context, env store.Env, id string) (models.ReplayJob, error)
 	EventsAfter(ctx context.Context, env store.Env, f store.EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.Event, error)
@@ -46,7 +50,7 @@ const (
 // job whose process died is resumed by RunResumer in any process, from its cursor.
 type Service struct {
 	Store       Store
-	Starter     Starter
+	Dispatch    Dispatcher // nil: the sweeper reaches the workflows
 	Log         *slog.Logger
 	Batch       int
 	Concurrency int
@@ -69,22 +73,28 @@ func orInt(v, def int) int {
 	return def
 }
 
-// One replays one event of the environment and returns it as stored afterwards
-// (ErrNotFound for an id of another environment).
-func (s *Service) One(ctx context.Context, env store.Env, id string) (models.Event, error) {
-	e, err := s.Store.DashboardEvent(ctx, env, id)
+// One replays one event of the environment — its delivery to endpointID, or all its
+// deliveries when endpointID is "" — and returns it as stored afterwards (ErrNotFound
+// for an id of another environment; a ConflictError delivery_in_progress while a chosen
+// delivery is pending or retrying). It does not wait for Temporal.
+func (s *Service) One(ctx context.Context, env store.Env, id, endpointID string) (models.Event, error) {
+	e, err := s.Store.ReplayDeliveries(ctx, env, id, endpointID)
 	if err != nil {
 		return e, err
 	}
-	if err := s.Starter.Replay(ctx, e); err != nil {
-		return e, err
-	}
-	return s.Store.DashboardEvent(ctx, env, id)
+	s.dispatch(ctx, e)
+	return e, nil
 }
 
-// Replay replays one event (the dashboard's button).
+func (s *Service) dispatch(ctx context.Context, e models.Event) {
+	if s.Dispatch != nil && e.RedispatchAt != nil {
+		s.Dispatch.Dispatch(ctx, []models.Event{e})
+	}
+}
+
+// Replay replays every delivery of one event (the dashboard's button).
 func (s *Service) Replay(ctx context.Context, env store.Env, id string) error {
-	_, err := s.One(ctx, env, id)
+	_, err := s.One(ctx, env, id, "")
 	return err
 }
 
@@ -138,7 +148,7 @@ func (s *Service) run(ctx context.Context, j models.ReplayJob) error {
 		if len(events) == 0 {
 			return s.Store.FinishReplayJob(ctx, env, j.ID, time.Now().UTC())
 		}
-		p := s.replayBatch(ctx, events)
+		p := s.replayBatch(ctx, env, f, events)
 		if err := s.Store.AdvanceReplayJob(ctx, env, j.ID, p, time.Now().UTC()); err != nil {
 			return err
 		}
@@ -146,9 +156,9 @@ func (s *Service) run(ctx context.Context, j models.ReplayJob) error {
 	}
 }
 
-// replayBatch starts the events' replays, a few at once, and counts the outcomes. An
-// event that cannot be replayed (in progress, Temporal error) counts as failed.
-func (s *Service) replayBatch(ctx context.Context, events []models.Event) store.ReplayProgress {
+// replayBatch replays the events, a few at once, and counts the outcomes. An event that
+// cannot be replayed (a chosen delivery in progress, a database error) counts as failed.
+func (s *Service) replayBatch(ctx context.Context, env store.Env, f store.EventFilter, events []models.Event) store.ReplayProgress {
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup
@@ -160,7 +170,7 @@ func (s *Service) replayBatch(ctx context.Context, events []models.Event) store.
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := s.Starter.Replay(ctx, e)
+			err := s.replayMatching(ctx, env, f, e)
 			if err != nil && !isConflict(err) {
 				s.log().Warn("replay of event failed", "event_id", e.ID, "err", err)
 			}
@@ -177,6 +187,31 @@ func (s *Service) replayBatch(ctx context.Context, events []models.Event) store.
 	last := events[len(events)-1]
 	p.CursorAt, p.CursorID = last.CreatedAt, last.ID
 	return p
+}
+
+// replayMatching replays the deliveries of an event that the job's filter matches: with
+// a status or endpoint in the filter only the deliveries that have them (`--failed`
+// never re-sends a delivered one), otherwise all of them.
+func (s *Service) replayMatching(ctx context.Context, env store.Env, f store.EventFilter, e models.Event) error {
+	if f.Status == "" && f.EndpointID == "" {
+		_, err := s.One(ctx, env, e.ID, "")
+		return err
+	}
+	ds, err := s.Store.EventDeliveries(ctx, env, e.ID)
+	if err != nil {
+		return err
+	}
+	var last models.Event
+	for _, d := range ds {
+		if (f.Status != "" && d.Status != f.Status) || (f.EndpointID != "" && d.EndpointID != f.EndpointID) {
+			continue
+		}
+		if last, err = s.Store.ReplayDeliveries(ctx, env, e.ID, d.EndpointID); err != nil {
+			return err
+		}
+	}
+	s.dispatch(ctx, last)
+	return nil
 }
 
 func isConflict(err error) bool {

@@ -15,16 +15,18 @@ import (
 	"github.com/revops/revops/models"
 )
 
-type starter struct {
+// dispatcher records the events handed to it, as api.DispatchQueue would take them.
+type dispatcher struct {
 	mu  sync.Mutex
 	ids []string
 }
 
-func (s *starter) Replay(_ context.Context, e models.Event) error {
+func (s *dispatcher) Dispatch(_ context.Context, evs []models.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ids = append(s.ids, e.ID)
-	return nil
+	for _, e := range evs {
+		s.ids = append(s.ids, e.ID)
+	}
 }
 
 // A job left running by a dead process, half done: another process claims it once it is
@@ -33,6 +35,9 @@ func TestStaleJobIsResumedFromItsCursor(t *testing.T) {
 	db := webhooktest.New(t)
 	ctx := context.Background()
 	base := time.Now().UTC().Add(-time.Hour)
+	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: "https://receiver.example/hooks", Method: "POST", Enabled: true, Secret: "whsec_test"}, base); err != nil {
+		t.Fatal(err)
+	}
 	var evs []models.Event
 	for i := range 5 {
 		evs = append(evs, db.Event(t, "deal-updated", map[string]any{"n": i}, base.Add(time.Duration(i)*time.Minute)))
@@ -54,8 +59,8 @@ func TestStaleJobIsResumedFromItsCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st := &starter{}
-	svc := &replay.Service{Store: db.Store, Starter: st, StaleAfter: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	st := &dispatcher{}
+	svc := &replay.Service{Store: db.Store, Dispatch: st, StaleAfter: time.Minute, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	n, err := svc.ResumeStale(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("resumed %d (err %v), want 1", n, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
@@ -17,29 +18,31 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/replaycli"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
-// replayer records replays in place of Temporal (internal/e2e runs the command against
-// the real one) and puts the event back to pending as the real one does.
+// replayer records the replayed events handed to the dispatcher, in place of Temporal
+// (internal/e2e runs the command against the real one).
 type replayer struct {
-	st  *store.Store
 	mu  sync.Mutex
 	ids []string
 }
 
-func (r *replayer) Replay(ctx context.Context, e models.Event) error {
+func (r *replayer) Dispatch(_ context.Context, evs []models.Event) {
 	r.mu.Lock()
-	r.ids = append(r.ids, e.ID)
-	r.mu.Unlock()
-	return r.st.SetEventStatus(ctx, store.EnvOf(e), e.ID, models.EventPending)
+	defer r.mu.Unlock()
+	for _, e := range evs {
+		if e.RedispatchAt != nil { // not the changes' new events
+			r.ids = append(r.ids, e.ID)
+		}
+	}
 }
 
 type fixture struct {
 	url, key string
 	rp       *replayer
+	q        *api.DispatchQueue
 	failed   []string // failed account-created events
 	other    string   // an account-updated event, failed too
 	ok       string   // a pending event
@@ -63,13 +66,17 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := &replayer{st: st}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Replay: rp, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	rp := &replayer{}
+	q := api.NewDispatchQueue(rp, nil)
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
-	f := &fixture{url: srv.URL, key: k.Plain, rp: rp}
+	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c := apiclient.New(srv.URL, k.Plain)
 	env, err := st.Environment(ctx, org.ID, "sandbox")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
 	var accounts []string
@@ -103,10 +110,22 @@ func newFixture(t *testing.T) *fixture {
 			f.failed = append(f.failed, evs[0].ID)
 			fail(evs[0].ID)
 		default:
+			// Delivered: a pending one is still being delivered and refuses a replay.
 			f.ok = evs[0].ID
+			if err := st.SetEventStatus(ctx, env, f.ok, models.EventDelivered); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return f
+}
+
+// ids are the events handed to the dispatcher so far.
+func (f *fixture) ids() []string {
+	f.q.Idle()
+	f.rp.mu.Lock()
+	defer f.rp.mu.Unlock()
+	return append([]string(nil), f.rp.ids...)
 }
 
 func (f *fixture) run(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -130,8 +149,8 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: no error", args)
 		}
 	}
-	if len(f.rp.ids) != 0 {
-		t.Fatalf("a refused command replayed %v", f.rp.ids)
+	if len(f.ids()) != 0 {
+		t.Fatalf("a refused command replayed %v", f.ids())
 	}
 }
 
@@ -145,8 +164,8 @@ func TestReplayByID(t *testing.T) {
 	if !strings.Contains(out, "replayed 2 of 3 event(s)") || !strings.Contains(errOut, "[####################] 3/3") {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
 	}
-	if len(f.rp.ids) != 2 || f.rp.ids[0] != f.failed[0] || f.rp.ids[1] != f.ok {
-		t.Errorf("replayed %v", f.rp.ids)
+	if len(f.ids()) != 2 || f.ids()[0] != f.failed[0] || f.ids()[1] != f.ok {
+		t.Errorf("replayed %v", f.ids())
 	}
 }
 
@@ -164,8 +183,8 @@ func TestFailedDryRunThenBulk(t *testing.T) {
 	if strings.Contains(out, f.other) || strings.Contains(out, f.ok) || !strings.Contains(out, "2 failed event(s) would be replayed") {
 		t.Errorf("dry run lists:\n%s", out)
 	}
-	if len(f.rp.ids) != 0 {
-		t.Fatalf("dry run replayed %v", f.rp.ids)
+	if len(f.ids()) != 0 {
+		t.Fatalf("dry run replayed %v", f.ids())
 	}
 
 	out, errOut, err := f.run(t, "--failed", "--since", "1h")
@@ -175,8 +194,8 @@ func TestFailedDryRunThenBulk(t *testing.T) {
 	if !strings.Contains(out, "matched 3, replayed 3, not replayed 0") || !strings.Contains(errOut, "] 3/3") {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
 	}
-	if len(f.rp.ids) != 3 {
-		t.Errorf("replayed %v", f.rp.ids)
+	if len(f.ids()) != 3 {
+		t.Errorf("replayed %v", f.ids())
 	}
 	// Nothing failed is left.
 	if out, _, err := f.run(t, "--failed", "--dry-run"); err != nil || !strings.Contains(out, "0 failed event(s)") {

@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
@@ -66,7 +67,8 @@ func New(t testing.TB) *DB {
 }
 
 // Event writes a pending, undispatched event whose body carries object under the key
-// "deal", as the outbox does, created at `at` (zero: now).
+// "deal", as the outbox does, created at `at` (zero: now), with one pending delivery per
+// endpoint of the environment enabled and subscribed to its type (skipped without any).
 func (d *DB) Event(t testing.TB, typ string, object map[string]any, at time.Time) models.Event {
 	t.Helper()
 	if at.IsZero() {
@@ -87,7 +89,30 @@ func (d *DB) Event(t testing.TB, typ string, object map[string]any, at time.Time
 		t.Fatal(err)
 	}
 	ev.Payload = string(body)
-	if err := d.raw.Create(&ev).Error; err != nil {
+	eps, err := d.Store.AllWebhookEndpoints(context.Background(), d.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []models.WebhookDelivery
+	for _, ep := range eps {
+		if ep.Enabled && catalog.Matches(ep.EventTypes, typ) {
+			ds = append(ds, models.WebhookDelivery{ID: uuid.NewString(), EventID: ev.ID, EnvironmentID: ev.EnvironmentID,
+				EndpointID: ep.ID, Status: models.EventPending, RetryPolicy: ep.RetryPolicy, CreatedAt: at, UpdatedAt: at})
+		}
+	}
+	if len(ds) == 0 {
+		ev.Status = models.EventSkipped
+	}
+	err = d.raw.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&ev).Error; err != nil {
+			return err
+		}
+		if len(ds) > 0 {
+			return tx.Create(&ds).Error
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatalf("insert event: %v", err)
 	}
 	return ev
