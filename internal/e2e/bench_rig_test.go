@@ -71,6 +71,7 @@ func newBenchRig(b *testing.B, nDeals int) *benchRig {
 		b.Fatalf("devstack: %v", err)
 	}
 	b.Cleanup(func() { _ = stack.Stop() })
+	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
 	r := &benchRig{st: testdb.New(b), rc: newBenchReceiver(b)}
 	r.tc, err = client.Dial(client.Options{HostPort: stack.FrontendAddr(), Namespace: "default",
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})

@@ -161,7 +161,8 @@ func (r *benchRig) startNoop(_ int, key string) error {
 }
 
 // startNoopAttrs starts the floor's workflow with what the Starter adds to a start: the
-// four keyword search attributes and the UI summary and details (sizes alike).
+// four keyword search attributes, the endpoint ids and the UI summary and details
+// (sizes alike).
 func (r *benchRig) startNoopAttrs(_ int, key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -170,7 +171,7 @@ func (r *benchRig) startNoopAttrs(_ int, key string) error {
 		ID: key, TaskQueue: workflows.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		EnableEagerStart:      true,
-		TypedSearchAttributes: dispatch.SearchAttributesOf(ev),
+		TypedSearchAttributes: dispatch.SearchAttributesOf(ev, []string{r.deals[0]}),
 		StaticSummary:         "deal-updated · deal " + ev.ObjectID[:8] + " → 127.0.0.1:43210",
 		StaticDetails:         strings.Repeat("d", 330),
 	}, "BenchNoop", key)

@@ -15,6 +15,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
@@ -46,12 +48,8 @@ func newStack(t *testing.T) *stack {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, name := range workflows.SearchAttributes {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
 	if _, err := ts.GetDefaultClient().OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: searchAttributeTypes(),
 	}); err != nil {
 		t.Fatalf("add search attributes: %v", err)
 	}
@@ -64,6 +62,51 @@ func newStack(t *testing.T) *stack {
 		Client: webhook.NewClientWithRoots(true, s.rc.Roots()), AckSentence: webhooktest.AckSentence, Timeout: 5 * time.Second,
 	}}
 	return s
+}
+
+// searchAttributeTypes are the attributes delivery runs set, with their types: the
+// keywords of CONTRACT §10 and the keyword list RevopsEndpointIds of §13.
+func searchAttributeTypes() map[string]enumspb.IndexedValueType {
+	attrs := map[string]enumspb.IndexedValueType{workflows.AttrEndpointIDs: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST}
+	for _, name := range workflows.SearchAttributes {
+		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	return attrs
+}
+
+// addEndpointIDsAttribute registers RevopsEndpointIds on a devstack namespace, which
+// registers keywords only, and waits until a start that sets it is accepted.
+func addEndpointIDsAttribute(t testing.TB, hostPort, namespace string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatalf("dial Temporal: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        namespace,
+		SearchAttributes: map[string]enumspb.IndexedValueType{workflows.AttrEndpointIDs: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+	}); err != nil {
+		t.Fatalf("add search attribute %s: %v", workflows.AttrEndpointIDs, err)
+	}
+	// Each service reloads its namespace cache every second: poll with a probe start.
+	for {
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: "probe-" + workflows.AttrEndpointIDs, TaskQueue: "probe",
+			TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeywordList(workflows.AttrEndpointIDs).ValueSet([]string{"x"})),
+		}, "Probe")
+		if err == nil || temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			_ = c.TerminateWorkflow(ctx, "probe-"+workflows.AttrEndpointIDs, "", "probe")
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("search attribute %s not usable: %v", workflows.AttrEndpointIDs, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // worker starts a worker of the delivery task queue; stop it with Stop.
@@ -164,7 +207,7 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED || info.GetType().GetName() != "WebhookDelivery" {
 		t.Errorf("run %s is %v", info.GetType().GetName(), info.GetStatus())
 	}
-	for _, name := range workflows.SearchAttributes {
+	for name := range searchAttributeTypes() {
 		if _, ok := info.GetSearchAttributes().GetIndexedFields()[name]; !ok {
 			t.Errorf("search attribute %s not set", name)
 		}

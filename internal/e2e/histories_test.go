@@ -84,8 +84,12 @@ func TestRecordHistories(t *testing.T) {
 
 	// A manual replay of the failed event: a new run of the same workflow id, trigger
 	// manual, which the receiver now acknowledges.
-	if err := st.Replay(ctx, failed); err != nil {
+	marked, err := s.db.Store.ReplayDeliveries(ctx, s.db.Env, failed.ID, "")
+	if err != nil {
 		t.Fatalf("replay: %v", err)
+	}
+	if err := st.Redispatch(ctx, marked); err != nil {
+		t.Fatalf("redispatch: %v", err)
 	}
 	replayed := s.db.Load(t, failed.ID)
 	if replayed.RunID == failed.RunID {

@@ -129,10 +129,10 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	if v := metricstest.Scrape(t).Value(t, "revops_temporal_reachable"); v != 0 {
 		t.Errorf("revops_temporal_reachable = %v without Temporal, want 0", v)
 	}
-	// The health monitor knows Temporal is away: a replay is refused at once, not after
-	// the start timeout.
+	// A replay is decided in the database, never waiting for Temporal: the event's
+	// delivery is still pending, so it is refused at once.
 	r = call(t, "POST", base+"/v1/events/"+ev.ID+"/replay", key.Plain, "")
-	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != "replay_unavailable" {
+	if r.status != http.StatusConflict || r.errorCode(t) != "delivery_in_progress" {
 		t.Fatalf("replay without Temporal: %d %s", r.status, r.body)
 	}
 
@@ -145,6 +145,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 		t.Fatalf("start Temporal: %v", err)
 	}
 	defer func() { _ = stack.Stop() }()
+	addEndpointIDsAttribute(t, temporalAddr, cfg.TemporalNamespace)
 
 	waitFor(t, 3*time.Minute, "the event delivered after Temporal returned", func() bool {
 		return db.Load(t, ev.ID).Status == models.EventDelivered

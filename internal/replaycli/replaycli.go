@@ -20,13 +20,14 @@ import (
 // options are the command's flags.
 type options struct {
 	api, key, env, dataDir, typ string
+	endpoint                    string // one endpoint's deliveries only
 	failed, dryRun              bool
 	since, poll                 time.Duration
 	ids                         []string
 }
 
-const usage = `usage: revops webhooks replay ID…
-       revops webhooks replay --failed [--since 24h] [--type T] [--env sandbox|live] [--dry-run]`
+const usage = `usage: revops webhooks replay [--endpoint ID] ID…
+       revops webhooks replay --failed [--since 24h] [--type T] [--endpoint ID] [--env sandbox|live] [--dry-run]`
 
 // Run runs `revops webhooks replay` with args (what follows "replay"): progress goes
 // to stderr, listings and the summary to stdout.
@@ -58,6 +59,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.failed, "failed", false, "replay every failed event (with --since, --type)")
 	fs.DurationVar(&o.since, "since", 0, "only events created within this duration (e.g. 24h; 0: any time)")
 	fs.StringVar(&o.typ, "type", "", "only events of this type (e.g. deal-signed)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "only the deliveries to this webhook endpoint (its id)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be replayed, replay nothing")
 	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "how often a bulk job's progress is read")
 	ids, err := parseInterleaved(fs, args)
@@ -125,11 +127,15 @@ func envOr(name, def string) string {
 	return def
 }
 
-// filter is the bulk filter of --failed, --since and --type as query values.
+// filter is the bulk filter of --failed, --since, --type and --endpoint as query values
+// (with --endpoint, status is that endpoint's delivery's).
 func (o options) filter(now time.Time) url.Values {
 	q := url.Values{"status": {"failed"}}
 	if o.typ != "" {
 		q.Set("type", o.typ)
+	}
+	if o.endpoint != "" {
+		q.Set("endpoint_id", o.endpoint)
 	}
 	if o.since > 0 {
 		q.Set("created_after", now.Add(-o.since).UTC().Format(time.RFC3339))

@@ -45,7 +45,8 @@ type fixture struct {
 	q        *api.DispatchQueue
 	failed   []string // failed account-created events
 	other    string   // an account-updated event, failed too
-	ok       string   // a pending event
+	ok       string   // a delivered event
+	endpoint string   // the one endpoint
 }
 
 // newFixture: a real API over a fresh database; three accounts created, the first
@@ -76,9 +77,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC()); err != nil {
+	ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC())
+	if err != nil {
 		t.Fatal(err)
 	}
+	f.endpoint = ep.ID
 	var accounts []string
 	for _, name := range []string{"A", "B", "C"} {
 		var out map[string]any
@@ -166,6 +169,25 @@ func TestReplayByID(t *testing.T) {
 	}
 	if len(f.ids()) != 2 || f.ids()[0] != f.failed[0] || f.ids()[1] != f.ok {
 		t.Errorf("replayed %v", f.ids())
+	}
+}
+
+// --endpoint replays the deliveries to that endpoint only: the API refuses an id that
+// is no endpoint of the environment, and takes the real one.
+func TestReplayToOneEndpoint(t *testing.T) {
+	f := newFixture(t)
+	_, errOut, err := f.run(t, "--endpoint", "00000000-0000-4000-8000-000000000000", f.failed[0])
+	if err == nil || !strings.Contains(errOut, "endpoint_id") {
+		t.Fatalf("unknown endpoint: err %v, stderr %q", err, errOut)
+	}
+	if len(f.ids()) != 0 {
+		t.Fatalf("a refused replay was dispatched: %v", f.ids())
+	}
+	if out, errOut, err := f.run(t, "--endpoint", f.endpoint, f.failed[0]); err != nil || !strings.Contains(out, "replayed 1 of 1") {
+		t.Fatalf("replay to the endpoint: %v %q %q", err, out, errOut)
+	}
+	if got := f.ids(); len(got) != 1 || got[0] != f.failed[0] {
+		t.Errorf("replayed %v", got)
 	}
 }
 

@@ -41,6 +41,10 @@ func bar(w io.Writer, done, total int) {
 // replayIDs replays the given events one by one (or, with --dry-run, shows them).
 func replayIDs(ctx context.Context, c *apiclient.Client, o options, stdout, stderr io.Writer) error {
 	var failures []string
+	var body any
+	if o.endpoint != "" {
+		body = map[string]string{"endpoint_id": o.endpoint}
+	}
 	replayed := 0
 	for i, id := range o.ids {
 		var e event
@@ -48,7 +52,7 @@ func replayIDs(ctx context.Context, c *apiclient.Client, o options, stdout, stde
 		if o.dryRun {
 			err = c.Do(ctx, "GET", "/v1/events/"+url.PathEscape(id), nil, &e)
 		} else {
-			err = c.Do(ctx, "POST", "/v1/events/"+url.PathEscape(id)+"/replay", nil, &e)
+			err = c.Do(ctx, "POST", "/v1/events/"+url.PathEscape(id)+"/replay", body, &e)
 		}
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", id, err))
@@ -131,7 +135,7 @@ func bulk(ctx context.Context, c *apiclient.Client, o options, stdout, stderr io
 	fmt.Fprintln(stderr)
 	fmt.Fprintf(stdout, "replay job %s: matched %d, replayed %d, not replayed %d\n", j.ID, j.Matched, j.Replayed, j.Failed)
 	if j.Failed > 0 {
-		return fmt.Errorf("%d event(s) not replayed (a delivery of them was in progress, or Temporal refused)", j.Failed)
+		return fmt.Errorf("%d event(s) not replayed (a delivery of them was in progress)", j.Failed)
 	}
 	return nil
 }
