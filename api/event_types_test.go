@@ -2,13 +2,17 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/revops/revops/internal/catalog"
 	"github.com/revops/revops/internal/catalog/catalogtest"
+	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/models"
 )
 
 // TestEventTypesListed: GET /v1/event_types is the catalog, secret keys only.
@@ -55,11 +59,14 @@ func TestEventTypesListed(t *testing.T) {
 }
 
 // TestEventPayloadsMatchCatalog drives the API through changes that emit every type of
-// the seed and validates each event's stored payload (the exact body a delivery sends,
-// CONTRACT §9) against the catalog's schema of its type: the check of the e2e receivers,
-// without Temporal.
+// the seed, then has the store disable the endpoint as a failing delivery's worker would
+// (endpoint-disabled), and validates each event's payload as GET /v1/events/{id} serves
+// it (the exact body a delivery sends, CONTRACT §9) against the catalog's schema of its
+// type: the check of the e2e receivers, without Temporal.
 func TestEventPayloadsMatchCatalog(t *testing.T) {
-	h := newHarness(t)
+	rc := webhooktest.NewReceiver(t)
+	h := newHarness(t, trusting(t, rc))
+	h.mustObj(http.StatusOK, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL + "/hooks/sk_token?key=k1"})
 	acc := h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{
 		"name": "Initech", "external_id": "init-1", "domain": "Initech.Example", "billing_email": "ap@initech.example",
 		"properties": map[string]any{"tier": "gold", "seats": 25, "ratio": 0.5, "sla": true},
@@ -75,8 +82,10 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 	h.mustObj(http.StatusOK, "POST", "/v1/deals/"+empty+"/void", nil)
 	h.mustObj(http.StatusOK, "DELETE", "/v1/accounts/"+bare, nil)
 
+	endpoint := disableEndpoint(h, h.objEvents(acc)[0].ID)
+
 	seen := map[string]int{}
-	for _, obj := range []string{acc, bare, priced, empty} {
+	for _, obj := range []string{acc, bare, priced, empty, endpoint} {
 		for _, ev := range h.objEvents(obj) {
 			r := h.do("GET", "/v1/events/"+ev.ID, h.key[skSandbox], nil)
 			var got struct {
@@ -93,10 +102,17 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 			if !bytes.Equal(got.Payload, []byte(ev.Payload)) {
 				t.Errorf("event %s: served payload differs from the stored body", ev.ID)
 			}
+			if bytes.Contains(got.Payload, []byte("sk_token")) || bytes.Contains(got.Payload, []byte("/hooks")) {
+				t.Errorf("event %s (%s) carries the endpoint's URL: %s", ev.ID, got.Type, got.Payload)
+			}
 			seen[typ]++
 		}
 	}
-	for _, typ := range catalog.SeedTypes() {
+	// The type filter knows the operational type too.
+	if r := h.do("GET", "/v1/events?type=endpoint-disabled", h.key[skSandbox], nil); r.Status != http.StatusOK || len(r.json(t)["data"].([]any)) != 1 {
+		t.Errorf("GET /v1/events?type=endpoint-disabled: %d %.300s", r.Status, r.Body)
+	}
+	for _, typ := range catalog.Names() {
 		if seen[typ] == 0 {
 			t.Errorf("no %s event: the scenario no longer covers every type", typ)
 		}
@@ -116,4 +132,26 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 	if err := catalogtest.ValidateAs(ev.Type, bad); err == nil {
 		t.Errorf("a %s body without the deal's status passes: %s", ev.Type, bad)
 	}
+}
+
+// disableEndpoint fails the environment's endpoint's delivery of an event and ends it
+// failed as the worker does (MarkDeliveryFailed), allowing failures to last only 1 ns
+// (REVOPS_WEBHOOK_DISABLE_AFTER): the store disables the endpoint and writes its
+// endpoint-disabled event. It returns the endpoint id.
+func disableEndpoint(h *harness, eventID string) string {
+	h.t.Helper()
+	ctx, env := context.Background(), h.objEnv("sandbox")
+	ds, err := h.store.EventDeliveries(ctx, env, eventID)
+	if err != nil || len(ds) != 1 {
+		h.t.Fatalf("deliveries of %s: %v %v", eventID, ds, err)
+	}
+	a := models.DeliveryAttempt{EventID: eventID, DeliveryID: ds[0].ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+		StartedAt: time.Now().UTC(), StatusCode: 500, Error: "status 500", Outcome: models.AttemptFailed}
+	if err := h.store.RecordDeliveryAttempt(ctx, env, &a, models.EventFailed); err != nil {
+		h.t.Fatal(err)
+	}
+	if disabled, err := h.store.MarkDeliveryFailed(ctx, ds[0].ID, "", time.Nanosecond); err != nil || !disabled {
+		h.t.Fatalf("endpoint not disabled (%v): %v", disabled, err)
+	}
+	return ds[0].EndpointID
 }
