@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,17 +41,23 @@ func checkStrings(body []byte) error {
 		span := body[prev:end] // the token and the punctuation before it: all ASCII but strings
 		prev = end
 		s, isString := tok.(string)
-		param := w.next(tok)
 		if !isString {
+			w.next(tok)
 			continue
 		}
-		if reason := stringFault(s, span); reason != nil {
-			if param == "" {
-				fs.Add("", textcheck.Code, "The body %v.", reason)
-				continue
-			}
-			fs.Add(param, textcheck.Code, "%s %v.", shown(param), reason)
+		reason := stringFault(s, span)
+		if reason == nil {
+			w.next(tok)
+			continue
 		}
+		// The path is built only here, for a fault: rebuilding it for every token
+		// costs depth × tokens.
+		param := w.nextString(s)
+		if param == "" {
+			fs.Add("", textcheck.Code, "The body %v.", reason)
+			continue
+		}
+		fs.Add(param, textcheck.Code, "%s %v.", shown(param), reason)
 	}
 	if len(fs) == 0 {
 		return nil
@@ -125,31 +130,106 @@ type pathFrame struct {
 	wantKey bool   // object: the next string is a member name
 }
 
-// next takes the next token and returns the param it belongs to: the member it is the
-// value (or the name) of; "" for the top-level value.
-func (w *pathWalker) next(tok json.Token) string {
+// next takes the next token.
+func (w *pathWalker) next(tok json.Token) {
 	top := len(w.stack) - 1
 	switch t := tok.(type) {
 	case json.Delim:
 		switch t {
 		case '{', '[':
-			param := w.path()
 			w.stack = append(w.stack, pathFrame{object: t == '{', wantKey: t == '{'})
-			return param
 		default:
 			w.stack = w.stack[:top]
 			w.valueDone()
-			return w.path()
 		}
+		return
 	case string:
 		if top >= 0 && w.stack[top].object && w.stack[top].wantKey {
 			w.stack[top].key, w.stack[top].wantKey = t, false
-			return w.path()
+			return
 		}
 	}
-	param := w.path()
 	w.valueDone()
+}
+
+// nextString takes the next token, the string s, and returns the param it belongs to:
+// the member it is the value (or the name) of; "" for a top-level string.
+func (w *pathWalker) nextString(s string) string {
+	if w.atKey() {
+		w.next(s)
+		return w.path()
+	}
+	param := w.path()
+	w.next(s)
 	return param
+}
+
+// paramAt names the value of body that encoding/json reported a type error at: the
+// error's Field leaves out array indexes (skus.quantity, not skus[1].quantity), and its
+// Offset is useless behind a custom UnmarshalJSON (relative to the member's own bytes).
+// So the param is the first value whose path without indexes is field and whose JSON
+// kind is the one the error names ("number", "object", …); "" if none. Bodies reach it
+// after checkNesting, so building a path per candidate stays linear.
+func paramAt(body []byte, field, kind string) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var w pathWalker
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		k := jsonKindOf(tok)
+		if _, isString := tok.(string); !(isString && w.atKey()) && k != "" && strings.HasPrefix(kind, k) {
+			if p := w.path(); stripIndexes(p) == field {
+				return p
+			}
+		}
+		w.next(tok)
+	}
+}
+
+// jsonKindOf is the kind encoding/json names in an UnmarshalTypeError's Value for a
+// token that starts a value; "" for a closing delimiter.
+func jsonKindOf(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			return "object"
+		case '[':
+			return "array"
+		}
+		return ""
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
+}
+
+// stripIndexes turns skus[1].quantity into skus.quantity.
+func stripIndexes(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '[' {
+			if j := strings.IndexByte(p[i:], ']'); j > 0 {
+				i += j
+				continue
+			}
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+// atKey tells whether the next string is a member name.
+func (w *pathWalker) atKey() bool {
+	top := len(w.stack) - 1
+	return top >= 0 && w.stack[top].object && w.stack[top].wantKey
 }
 
 // valueDone moves past a complete value: to the next member name or element.
@@ -175,7 +255,7 @@ func (w *pathWalker) path() string {
 			}
 			b.WriteString(f.key)
 		default:
-			fmt.Fprintf(&b, "[%d]", f.index)
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
 		}
 	}
 	return b.String()

@@ -18,27 +18,47 @@ import (
 // MaxBodyBytes is the request size limit of CONTRACT §3.
 const MaxBodyBytes = 1 << 20
 
-// hasBody tells whether the client sent a request body.
+// hasBody tells whether the client sent a request body. Without a declared length
+// (chunked, or HTTP/2 without Content-Length) it reads one byte ahead and puts it back.
 func hasBody(r *http.Request) bool {
-	return r.ContentLength > 0 || (r.ContentLength < 0 && len(r.TransferEncoding) > 0)
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	if r.ContentLength > 0 {
+		return true
+	}
+	var one [1]byte
+	n, _ := io.ReadFull(r.Body, one[:])
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(one[:n]), r.Body), r.Body}
+	return n > 0
 }
 
 // readBody checks content type (415) and size (413) and returns the raw body.
 // A request without a body yields nil.
 func readBody(c *gin.Context) ([]byte, error) {
 	r := c.Request
-	if !hasBody(r) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return nil, apperr.Request(http.StatusUnsupportedMediaType, "unsupported_media_type", "",
-			"Send JSON bodies with 'Content-Type: application/json'.")
-	}
 	if r.ContentLength > MaxBodyBytes {
+		if err := checkContentType(r); err != nil {
+			return nil, err
+		}
 		return nil, tooLarge()
 	}
+	// A length of -1 says only that the client did not announce one: chunked over
+	// HTTP/1.1, or any HTTP/2 request without Content-Length (HTTP/2 has no
+	// Transfer-Encoding). Whether there is a body is what the stream holds.
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, r.Body, MaxBodyBytes))
+	if err == nil && len(body) == 0 {
+		return nil, nil
+	}
+	if err := checkContentType(r); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -47,6 +67,16 @@ func readBody(c *gin.Context) ([]byte, error) {
 		return nil, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "Could not read the request body.")
 	}
 	return body, nil
+}
+
+// checkContentType refuses a body that is not sent as JSON (415).
+func checkContentType(r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return apperr.Request(http.StatusUnsupportedMediaType, "unsupported_media_type", "",
+			"Send JSON bodies with 'Content-Type: application/json'.")
+	}
+	return nil
 }
 
 func tooLarge() error {
@@ -64,10 +94,54 @@ func bindJSON(c *gin.Context, dst any) error {
 	if body == nil {
 		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
-	if err := checkStrings(body); err != nil {
+	if err := checkBody(body); err != nil {
 		return err
 	}
 	return decodeStrict(body, dst)
+}
+
+// maxNesting is how deep objects and arrays may nest in a request body of the API's own
+// routes. Their bodies nest at most a few levels (deal → skus → item); the limit keeps
+// every walk over a body (strings, fields, decoding) linear in its size with a small
+// stack, where encoding/json alone would accept 10,000 levels.
+const maxNesting = 64
+
+// checkBody applies the rules of CONTRACT §15 that decoding does not: nesting, then
+// strings.
+func checkBody(body []byte) error {
+	if err := checkNesting(body); err != nil {
+		return err
+	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		// Decoding null into a struct leaves it untouched: an action would run as if
+		// the body were {}.
+		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+	}
+	return checkStrings(body)
+}
+
+// checkNesting refuses a body nested deeper than maxNesting, in one pass over its bytes
+// (brackets inside strings do not count). Malformed JSON is left to decodeStrict.
+func checkNesting(body []byte) error {
+	depth, inString := 0, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case inString && c == '\\':
+			i++ // the escaped byte cannot end the string
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > maxNesting {
+				return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "",
+					"The body is nested too deeply: at most %d levels of objects and arrays.", maxNesting)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes one JSON value into dst, rejecting unknown fields.
@@ -76,7 +150,7 @@ func decodeStrict(body []byte, dst any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+		return jsonError(err, body)
 	}
 	if dec.More() {
 		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body holds more than one JSON value.")
@@ -87,7 +161,7 @@ func decodeStrict(body []byte, dst any) error {
 	return nil
 }
 
-func jsonError(err error) error {
+func jsonError(err error, body []byte) error {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
@@ -99,6 +173,9 @@ func jsonError(err error) error {
 		param := typ.Field
 		if param == "" {
 			return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		}
+		if at := paramAt(body, param, typ.Value); at != "" {
+			param = at // with the array indexes the decoder's Field leaves out
 		}
 		return &apperr.ValidationError{Faults: []apperr.Fault{{Param: param, Code: apperr.CodeParameterInvalid,
 			Message: fmt.Sprintf("%s must be %s, not %s.", param, jsonKind(typ.Type.Kind().String()), typ.Value)}}}

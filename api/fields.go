@@ -63,7 +63,7 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 	if body == nil {
 		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
-	if err := checkStrings(body); err != nil {
+	if err := checkBody(body); err != nil {
 		return err
 	}
 	var raw map[string]json.RawMessage
@@ -87,7 +87,7 @@ func bindNoParams(c *gin.Context) error {
 	if err != nil || body == nil {
 		return err
 	}
-	if err := checkStrings(body); err != nil {
+	if err := checkBody(body); err != nil {
 		return err
 	}
 	var none struct{}
