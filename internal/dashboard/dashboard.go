@@ -40,6 +40,8 @@ type handler struct {
 	log      *slog.Logger
 	throttle *throttle
 	webhooks *webhook.Settings
+	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
+	endpoints *webhook.Endpoints
 	replayer Replayer
 	pages    map[string]*template.Template
 	now      func() time.Time
@@ -51,6 +53,7 @@ func Routes(r gin.IRouter, d Deps) {
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
 		throttle: newThrottle(d.Store), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
+	h.endpoints = &webhook.Endpoints{Store: d.Store, Settings: h.webhooks}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -110,7 +113,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"ptr": func(t time.Time) *time.Time { return &t },
+	"ptr":       func(t time.Time) *time.Time { return &t },
+	"fieldArgs": retryFieldArgs,
 }
 
 // mustParsePages builds one template per page: the shared layout plus the page's content.

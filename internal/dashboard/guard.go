@@ -111,8 +111,8 @@ func (h *handler) formFault(c *gin.Context, param, msg string) {
 	switch {
 	case c.FullPath() == "/dashboard/login":
 		h.showLogin(c, http.StatusBadRequest, printable(c.PostForm("email")), msg)
-	case c.FullPath() == "/dashboard/webhooks" && c.Request.Method == http.MethodPost:
-		h.showWebhookFault(c, param, msg)
+	case (c.FullPath() == "/dashboard/webhooks" || c.FullPath() == "/dashboard/webhooks/:id") && c.Request.Method == http.MethodPost:
+		h.showEndpointFault(c, param, msg)
 	default:
 		h.render(c, http.StatusBadRequest, "error", view{Title: "Bad request", Error: msg})
 	}

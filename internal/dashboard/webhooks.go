@@ -1,24 +1,31 @@
 package dashboard
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 
 func (h *handler) webhookRoutes(g *gin.RouterGroup) {
 	g.GET("/webhooks", h.webhookPage)
-	g.POST("/webhooks", h.saveWebhook)
-	g.POST("/webhooks/secret/reveal", h.revealSecret)
-	g.POST("/webhooks/secret/rotate", h.rotateSecret)
-	g.POST("/webhooks/test", h.testWebhook)
+	g.GET("/webhooks/new", h.newEndpoint)
+	g.POST("/webhooks", h.createEndpoint)
+	g.GET("/webhooks/:id", h.editEndpoint)
+	g.POST("/webhooks/:id", h.updateEndpoint)
+	g.POST("/webhooks/:id/enable", h.enableEndpoint)
+	g.GET("/webhooks/:id/delete", h.confirmDeleteEndpoint)
+	g.POST("/webhooks/:id/delete", h.deleteEndpoint)
+	g.POST("/webhooks/:id/secret/reveal", h.revealSecret)
+	g.POST("/webhooks/:id/secret/rotate", h.rotateSecret)
+	g.POST("/webhooks/:id/test", h.testEndpoint)
 }
 
 // newWebhookSettings builds the same settings service the API uses, with its own client
@@ -38,189 +45,107 @@ func newWebhookSettings(d Deps) *webhook.Settings {
 	}
 }
 
-// webhookForm is what the settings form shows: the saved values or the ones just typed.
-type webhookForm struct {
-	URL     string
-	Method  string
-	Enabled bool
+// endpointRow is one endpoint on the Webhooks page.
+type endpointRow struct {
+	ID, URL, Method, Description string
+	Subscriptions                []string // "*" shown as "all event types"
+	Enabled                      bool
+	DisabledReason               string
+	FailingSince                 *time.Time
+	Retry                        string // "6 attempts, 1h apart"
+	Chart                        endpointChart
 }
 
-// webhookData is the Webhook settings page.
-type webhookData struct {
-	Exists        bool
-	Form          webhookForm
-	FieldErrors   map[string]string // param → message, shown under the field
-	Secret        string            // set only when revealed or just rotated
-	PreviousUntil *time.Time
-	EventTypes    []string
-	TestType      string
-	Test          *webhook.TestResult
-	AckSentence   string
+type webhooksData struct {
+	Endpoints   []endpointRow
+	Max         int
+	CanAdd      bool
+	AckSentence string
 }
 
-// webhookView loads the endpoint and prepares the page; the caller adds what it did.
-func (h *handler) webhookView(c *gin.Context) (webhookData, models.WebhookEndpoint, error) {
-	d := webhookData{EventTypes: webhook.EventTypes, TestType: "deal-signed", AckSentence: h.cfg.AckSentence(),
-		Form: webhookForm{Method: http.MethodPost, Enabled: true}}
-	env, err := h.env(c)
-	if err != nil {
-		return d, models.WebhookEndpoint{}, err
-	}
-	ep, err := h.webhooks.Get(c.Request.Context(), env)
-	if errors.Is(err, apperr.ErrNotFound) {
-		return d, ep, nil
-	}
-	if err != nil {
-		return d, ep, err
-	}
-	d.Exists, d.Form = true, webhookForm{URL: ep.URL, Method: ep.Method, Enabled: ep.Enabled}
-	if ep.PreviousUntil != nil && h.now().Before(*ep.PreviousUntil) {
-		d.PreviousUntil = ep.PreviousUntil
-	}
-	return d, ep, nil
-}
-
-func (h *handler) showWebhooks(c *gin.Context, status int, d webhookData, notice, msg string) {
-	h.render(c, status, "webhooks", view{Title: "Webhook settings", Nav: "webhooks", Notice: notice, Error: msg, Data: d})
+var webhookNotices = map[string]string{
+	"deleted": "Endpoint deleted. Its unfinished deliveries were skipped; past deliveries stay in Deliveries.",
+	"enabled": "Endpoint enabled: new events are delivered to it again. Replay the deliveries it missed from Deliveries.",
 }
 
 func (h *handler) webhookPage(c *gin.Context) {
-	d, _, err := h.webhookView(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	h.showWebhooks(c, http.StatusOK, d, "", "")
-}
-
-func (h *handler) saveWebhook(c *gin.Context) {
-	d, _, err := h.webhookView(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	d.Form = webhookForm{URL: c.PostForm("url"), Method: c.PostForm("method"), Enabled: c.PostForm("enabled") == "on"}
 	env, err := h.env(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	_, created, err := h.webhooks.Put(c.Request.Context(), env,
-		webhook.EndpointInput{URL: &d.Form.URL, Method: &d.Form.Method, Enabled: &d.Form.Enabled})
-	if fields := fieldErrors(err); fields != nil {
-		d.FieldErrors = fields
-		h.showWebhooks(c, http.StatusBadRequest, d, "", "The settings were not saved: correct the fields below.")
-		return
-	}
+	eps, err := h.store.AllWebhookEndpoints(c.Request.Context(), env)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	notice := "Webhook settings saved."
-	if created {
-		notice = "Webhook settings saved. A signing secret was made for this endpoint: reveal it below to verify signatures."
-	}
-	d.Exists = true
-	h.showWebhooks(c, http.StatusOK, d, notice, "")
-}
-
-// showWebhookFault shows the settings form again as typed, with msg under field param.
-func (h *handler) showWebhookFault(c *gin.Context, param, msg string) {
-	d, _, err := h.webhookView(c)
+	now := h.now()
+	counts, err := h.store.EndpointDeliveryDays(c.Request.Context(), env, now, chartDays)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	d.Form = webhookForm{URL: printable(c.PostForm("url")), Method: printable(c.PostForm("method")), Enabled: c.PostForm("enabled") == "on"}
-	if param != "url" && param != "method" {
-		h.showWebhooks(c, http.StatusBadRequest, d, "", "The settings were not saved. "+msg)
-		return
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ID
 	}
-	d.FieldErrors = map[string]string{param: msg}
-	h.showWebhooks(c, http.StatusBadRequest, d, "", "The settings were not saved: correct the fields below.")
+	charts := buildCharts(counts, ids, now, chartDays)
+	d := webhooksData{Max: store.MaxEndpoints, CanAdd: len(eps) < store.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
+	for _, ep := range eps {
+		r := toEndpointRow(ep)
+		r.Chart = charts[ep.ID]
+		d.Endpoints = append(d.Endpoints, r)
+	}
+	h.render(c, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Notice: webhookNotices[c.Query("notice")], Data: d})
 }
 
-// fieldErrors turns validation and url_not_allowed errors into messages per field;
-// nil when err is not a client mistake about the fields.
-func fieldErrors(err error) map[string]string {
-	var (
-		verr *apperr.ValidationError
-		rerr *apperr.RequestError
-	)
-	switch {
-	case errors.As(err, &verr):
-		m := map[string]string{}
-		for _, f := range verr.Faults {
-			if _, ok := m[f.Param]; !ok {
-				m[f.Param] = f.Message
-			}
-		}
-		return m
-	case errors.As(err, &rerr) && rerr.Param != "":
-		return map[string]string{rerr.Param: rerr.Message}
-	}
-	return nil
+func toEndpointRow(ep models.WebhookEndpoint) endpointRow {
+	return endpointRow{ID: ep.ID, URL: ep.URL, Method: ep.Method, Description: ep.Description,
+		Subscriptions: ep.EventTypes, Enabled: ep.Enabled, DisabledReason: ep.DisabledReason,
+		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy)}
 }
 
-func (h *handler) revealSecret(c *gin.Context) {
-	d, ep, err := h.webhookView(c)
-	if err == nil && !d.Exists {
-		err = fmt.Errorf("webhook endpoint: %w", apperr.ErrNotFound)
+// retryText describes a retry policy in a few words.
+func retryText(r models.RetryPolicy) string {
+	s := strconv.Itoa(r.MaximumAttempts) + " attempts"
+	if r.MaximumAttempts == 1 {
+		return "1 attempt, no retry"
 	}
-	if err != nil {
-		h.fail(c, err)
-		return
+	if r.BackoffCoefficient == 1 || r.InitialIntervalMS == r.MaximumIntervalMS {
+		return s + ", " + webhook.FormatDuration(r.InitialInterval()) + " apart"
 	}
-	d.Secret = ep.Secret
-	h.showWebhooks(c, http.StatusOK, d, "", "")
+	return s + ", " + webhook.FormatDuration(r.InitialInterval()) + " × " +
+		strconv.FormatFloat(r.BackoffCoefficient, 'f', -1, 64) + " up to " + webhook.FormatDuration(r.MaximumInterval())
 }
 
-func (h *handler) rotateSecret(c *gin.Context) {
+// enableEndpoint re-enables a disabled endpoint (the banner's button): PATCH {"enabled":true}.
+func (h *handler) enableEndpoint(c *gin.Context) {
 	env, err := h.env(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.webhooks.Rotate(c.Request.Context(), env)
-	if err != nil {
+	on := true
+	if _, err := h.endpoints.Update(c.Request.Context(), env, c.Param("id"), webhook.EndpointFields{Enabled: &on}); err != nil {
 		h.fail(c, err)
 		return
 	}
-	d, _, err := h.webhookView(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	d.Secret = ep.Secret
-	h.showWebhooks(c, http.StatusOK, d, fmt.Sprintf(
-		"New signing secret made. The previous one still signs until %s.", ep.PreviousUntil.UTC().Format("2006-01-02 15:04 UTC")), "")
+	c.Redirect(http.StatusSeeOther, "/dashboard/webhooks?notice=enabled")
 }
 
-func (h *handler) testWebhook(c *gin.Context) {
-	d, _, err := h.webhookView(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	if !d.Exists {
-		h.showWebhooks(c, http.StatusBadRequest, d, "", "Save an endpoint URL before sending a test event.")
-		return
-	}
-	env, err := h.env(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	d.TestType = c.PostForm("type")
-	res, err := h.webhooks.Test(c.Request.Context(), env, d.TestType)
-	if fields := fieldErrors(err); fields != nil {
-		h.showWebhooks(c, http.StatusBadRequest, d, "", "Choose an event type from the list.")
-		return
-	}
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	d.Test = &res
-	h.showWebhooks(c, http.StatusOK, d, "", "")
+// subscriptionChoices are the event-type checkboxes of the form: "*" first, then the
+// catalog (seed types, then the operational ones, which "*" does not include).
+type subscriptionChoice struct {
+	Name, Description string
+	Operational       bool
 }
+
+func subscriptionChoices() []subscriptionChoice {
+	out := []subscriptionChoice{{Name: catalog.Wildcard, Description: "Every event type of the seed, including types added later (not endpoint-disabled)."}}
+	for _, t := range catalog.All() {
+		out = append(out, subscriptionChoice{Name: t.Name, Description: t.Description, Operational: catalog.Operational(t.Name)})
+	}
+	return out
+}
+
+func endpointPath(id string) string { return "/dashboard/webhooks/" + url.PathEscape(id) }

@@ -6,79 +6,182 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 var secretField = regexp.MustCompile(`id="webhook-secret" class="mono" type="text" value="([^"]+)"`)
 
-func TestWebhookSettingsValidation(t *testing.T) {
-	s := newSite(t) // private destinations refused, as in production
-	u := s.newUser("Acme", "owner@acme.test")
-	c := s.client()
-	c.mustLogin(u)
-	tok := c.csrf("/dashboard/webhooks")
-	for _, tc := range []struct {
-		name, url, method, wantMsg string
-	}{
-		{"empty url", "", "POST", "url is required."},
-		{"plain http", "http://example.com/hook", "POST", "beginning with https://"},
-		{"bad method", "https://example.com/hook", "PUT", "method must be POST or GET."},
-		{"loopback", "https://127.0.0.1/hook", "POST", "loopback, private, link-local or metadata"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := c.post("/dashboard/webhooks", url.Values{"csrf_token": {tok}, "url": {tc.url}, "method": {tc.method}, "enabled": {"on"}})
-			if p.status != http.StatusBadRequest || !strings.Contains(p.body, `class="field-error"`) || !strings.Contains(p.body, tc.wantMsg) {
-				t.Fatalf("%d, want 400 with the inline message %q: %.2000s", p.status, tc.wantMsg, p.body)
+// endpointForm is a complete add/edit form: the defaults of the add page, then fields.
+func endpointForm(tok string, fields ...string) url.Values {
+	f := url.Values{"csrf_token": {tok}, "url": {"https://example.com/hook"}, "method": {"POST"}, "description": {""},
+		"event_types": {"*"}, "enabled": {"on"}, "initial_interval": {"1h"}, "backoff_coefficient": {"1"},
+		"maximum_interval": {"1h"}, "maximum_attempts": {"6"}}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i+1] == "" {
+			f.Del(fields[i])
+			continue
+		}
+		f[fields[i]] = strings.Split(fields[i+1], "|")
+	}
+	return f
+}
+
+func (s *site) sandbox(orgID string) store.Env {
+	s.t.Helper()
+	env, err := s.store.Environment(context.Background(), orgID, "sandbox")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return env
+}
+
+func (s *site) endpoints(env store.Env) []models.WebhookEndpoint {
+	s.t.Helper()
+	eps, err := s.store.AllWebhookEndpoints(context.Background(), env)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return eps
+}
+
+// Every rule of the API's endpoint validation shows under its own field of the form,
+// with what was typed kept, and nothing is saved — on both databases.
+func TestWebhookEndpointFormValidation(t *testing.T) {
+	for name, s := range bothSites(t) { // private destinations refused, as in production
+		t.Run(name, func(t *testing.T) {
+			u := s.newUser("Acme", "owner@acme.test")
+			c := s.client()
+			c.mustLogin(u)
+			tok := c.csrf("/dashboard/webhooks/new")
+			for _, tc := range []struct {
+				name    string
+				fields  []string
+				errID   string // the field whose message shows
+				wantMsg string
+			}{
+				{"empty url", []string{"url", "|"}, "url", "url is required."},
+				{"plain http", []string{"url", "http://example.com/hook"}, "url", "beginning with https://"},
+				{"loopback", []string{"url", "https://127.0.0.1/hook"}, "url", "loopback, private, link-local or metadata"},
+				{"bad method", []string{"method", "PUT"}, "method", "method must be POST or GET."},
+				{"no event type", []string{"event_types", ""}, "event_types", "at least one type"},
+				{"unknown event type", []string{"event_types", "deal-signed|deal-exploded"}, "event_types", `"deal-exploded" is not an event type`},
+				{"long description", []string{"description", strings.Repeat("d", 256)}, "description", "at most 255 characters"},
+				{"interval not a duration", []string{"initial_interval", "soon"}, "initial_interval", "must be a duration"},
+				{"interval too short", []string{"maximum_interval", "500ms"}, "maximum_interval", "between 1s and 24h"},
+				{"coefficient not a number", []string{"backoff_coefficient", "fast"}, "backoff_coefficient", "must be a number"},
+				{"coefficient too large", []string{"backoff_coefficient", "11"}, "backoff_coefficient", "between 1.0 and 10.0"},
+				{"attempts not a number", []string{"maximum_attempts", "six"}, "maximum_attempts", "whole number"},
+				{"attempts zero", []string{"maximum_attempts", "0"}, "maximum_attempts", "between 1 and 20"},
+				{"schedule over 7 days", []string{"initial_interval", "24h", "maximum_interval", "24h", "maximum_attempts", "20"}, "maximum_attempts", "the most is 168h"},
+				{"maximum below initial", []string{"initial_interval", "2h", "maximum_interval", "1h"}, "maximum_interval", "must be at least initial_interval"},
+				{"control character in a description", []string{"description", "bill\x1bing"}, "description", "description contains a control character"},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					p := c.post("/dashboard/webhooks", endpointForm(tok, tc.fields...))
+					if p.status != http.StatusBadRequest || !strings.Contains(p.body, `class="field-error"`) || !strings.Contains(html.UnescapeString(p.body), tc.wantMsg) {
+						t.Fatalf("%d, want 400 with the inline message %q: %.3000s", p.status, tc.wantMsg, p.body)
+					}
+					// The message sits right after its own field.
+					field := `name="` + tc.errID + `"`
+					i, j := strings.Index(p.body, field), strings.Index(p.body, `class="field-error"`)
+					if tc.errID == "event_types" {
+						i = strings.Index(p.body, `<legend>Event types</legend>`)
+					}
+					if i < 0 || j < i {
+						t.Errorf("the message is not under the %s field", tc.errID)
+					}
+				})
 			}
-			if !strings.Contains(p.body, `value="`+tc.url+`"`) {
-				t.Error("the typed URL is not kept in the form")
+			// A number fault and a rule fault in one form: both shown, nothing saved.
+			p := c.post("/dashboard/webhooks", endpointForm(tok, "url", "http://x.example", "maximum_attempts", "many"))
+			if strings.Count(p.body, `class="field-error"`) != 2 {
+				t.Errorf("want both faults shown: %.3000s", p.body)
+			}
+			if !strings.Contains(p.body, `value="http://x.example"`) || !strings.Contains(p.body, `value="many"`) {
+				t.Error("the typed values are not kept in the form")
+			}
+			if eps := s.endpoints(s.sandbox(u.orgID)); len(eps) != 0 {
+				t.Fatalf("an invalid form saved %d endpoint(s)", len(eps))
 			}
 		})
 	}
-	env, _ := s.store.Environment(context.Background(), u.orgID, "sandbox")
-	if _, err := s.store.WebhookEndpoint(context.Background(), env); err == nil {
-		t.Fatal("an invalid form saved an endpoint")
-	}
-	// Nothing to test or reveal before the first save.
-	if p := c.post("/dashboard/webhooks/test", url.Values{"csrf_token": {tok}, "type": {"deal-signed"}}); p.status != http.StatusBadRequest {
-		t.Fatalf("test before save: %d", p.status)
-	}
-	if p := c.post("/dashboard/webhooks/secret/reveal", url.Values{"csrf_token": {tok}}); p.status != http.StatusNotFound {
-		t.Fatalf("reveal before save: %d", p.status)
-	}
 }
 
-func TestWebhookSettingsSaveRevealRotateTest(t *testing.T) {
+func TestWebhookEndpointAddEditSecretTestDelete(t *testing.T) {
 	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
 	s := newSite(t, rcv.siteArgs()...)
 	u := s.newUser("Acme", "owner@acme.test")
 	c := s.client()
 	c.mustLogin(u)
-	tok := c.csrf("/dashboard/webhooks")
+	env := s.sandbox(u.orgID)
+	tok := c.csrf("/dashboard/webhooks/new")
 
-	p := c.post("/dashboard/webhooks", url.Values{"csrf_token": {tok}, "url": {rcv.srv.URL + "/hook"}, "method": {"GET"}})
-	if p.status != http.StatusOK || !strings.Contains(p.body, "signing secret was made") {
-		t.Fatalf("save: %d %.500s", p.status, p.body)
+	p := c.post("/dashboard/webhooks", endpointForm(tok, "url", rcv.srv.URL+"/billing", "description", "Billing",
+		"event_types", "deal-signed|endpoint-disabled", "method", "GET", "initial_interval", "30s", "backoff_coefficient", "2",
+		"maximum_interval", "10m", "maximum_attempts", "4"))
+	eps := s.endpoints(env)
+	if p.status != http.StatusSeeOther || len(eps) != 1 {
+		t.Fatalf("add: %d → %q, %d endpoints: %.500s", p.status, p.location, len(eps), p.body)
 	}
-	env, _ := s.store.Environment(context.Background(), u.orgID, "sandbox")
-	ep, err := s.store.WebhookEndpoint(context.Background(), env)
-	if err != nil || ep.Method != "GET" || ep.Enabled || ep.URL != rcv.srv.URL+"/hook" {
-		t.Fatalf("saved %+v %v: want GET, disabled (box unticked)", ep, err)
+	ep := eps[0]
+	want := models.RetryPolicy{InitialIntervalMS: 30_000, BackoffCoefficient: 2, MaximumIntervalMS: 600_000, MaximumAttempts: 4}
+	if ep.URL != rcv.srv.URL+"/billing" || ep.Method != "GET" || ep.Description != "Billing" || !ep.Enabled ||
+		!slices.Equal(ep.EventTypes, []string{"deal-signed", "endpoint-disabled"}) || ep.RetryPolicy != want {
+		t.Fatalf("saved %+v", ep)
 	}
-	if strings.Contains(c.get("/dashboard/webhooks").body, ep.Secret) {
-		t.Fatal("the secret is shown without asking")
+	if p.location != "/dashboard/webhooks/"+ep.ID+"?notice=created" {
+		t.Fatalf("add went to %q", p.location)
 	}
-	m := secretField.FindStringSubmatch(c.post("/dashboard/webhooks/secret/reveal", url.Values{"csrf_token": {tok}}).body)
+	page := c.get(p.location).body
+	for _, want := range []string{"signing secret was made", `value="deal-signed" id="type-deal-signed" checked`,
+		`value="endpoint-disabled" id="type-endpoint-disabled" checked`, `id="retry-backoff_coefficient" value="2"`, `value="30s"`, `value="10m"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("edit page misses %q: %.4000s", want, page)
+		}
+	}
+	if strings.Contains(page, `value="*" id="type-all" checked`) || strings.Contains(page, ep.Secret) {
+		t.Fatal("edit page ticks * or shows the secret without asking")
+	}
+
+	// Edit: all types, no retry, disabled by hand.
+	p = c.post("/dashboard/webhooks/"+ep.ID, endpointForm(tok, "url", rcv.srv.URL+"/billing2", "description", "Billing v2",
+		"event_types", "*", "enabled", "", "maximum_attempts", "1"))
+	if p.status != http.StatusSeeOther || p.location != "/dashboard/webhooks/"+ep.ID+"?notice=saved" {
+		t.Fatalf("edit: %d → %q: %.500s", p.status, p.location, p.body)
+	}
+	got := s.endpoints(env)[0]
+	if got.ID != ep.ID || got.URL != rcv.srv.URL+"/billing2" || got.Description != "Billing v2" || got.Enabled ||
+		got.DisabledReason != models.DisabledManual || !slices.Equal(got.EventTypes, []string{"*"}) || got.MaximumAttempts != 1 || got.Secret != ep.Secret {
+		t.Fatalf("after edit %+v", got)
+	}
+	list := c.get("/dashboard/webhooks").body
+	for _, want := range []string{"Billing v2", "* (every type)", "1 attempt, no retry", "disabled (manual)", `action="/dashboard/webhooks/` + ep.ID + `/enable"`} {
+		if !strings.Contains(list, want) {
+			t.Fatalf("list misses %q: %.4000s", want, list)
+		}
+	}
+	if strings.Contains(list, "failing-banner") {
+		t.Fatal("a manually disabled endpoint shows the failing banner")
+	}
+
+	// Secret: reveal, rotate.
+	m := secretField.FindStringSubmatch(c.post("/dashboard/webhooks/"+ep.ID+"/secret/reveal", url.Values{"csrf_token": {tok}}).body)
 	if m == nil || html.UnescapeString(m[1]) != ep.Secret {
 		t.Fatal("reveal does not show the secret")
 	}
-	p = c.post("/dashboard/webhooks/secret/rotate", url.Values{"csrf_token": {tok}})
+	p = c.post("/dashboard/webhooks/"+ep.ID+"/secret/rotate", url.Values{"csrf_token": {tok}})
 	m = secretField.FindStringSubmatch(p.body)
-	if m == nil || html.UnescapeString(m[1]) == ep.Secret || !strings.Contains(p.body, "previous one still signs") {
+	if m == nil || html.UnescapeString(m[1]) == ep.Secret || html.UnescapeString(m[1]) != s.endpoints(env)[0].Secret || !strings.Contains(p.body, "previous one still signs") {
 		t.Fatalf("rotate: %d %.500s", p.status, p.body)
 	}
 
+	// Test sends: to this endpoint, enabled or not.
 	for _, tc := range []struct {
 		name         string
 		status       int
@@ -92,7 +195,7 @@ func TestWebhookSettingsSaveRevealRotateTest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rcv.set(tc.status, tc.body)
 			before := rcv.count()
-			p := c.post("/dashboard/webhooks/test", url.Values{"csrf_token": {tok}, "type": {"account-created"}})
+			p := c.post("/dashboard/webhooks/"+ep.ID+"/test", url.Values{"csrf_token": {tok}, "type": {"account-created"}})
 			if p.status != http.StatusOK || !strings.Contains(p.body, tc.want) || !strings.Contains(p.body, tc.reason) {
 				t.Fatalf("%d, want %s: %.3000s", p.status, tc.want, p.body)
 			}
@@ -101,7 +204,192 @@ func TestWebhookSettingsSaveRevealRotateTest(t *testing.T) {
 			}
 		})
 	}
-	if p := c.post("/dashboard/webhooks/test", url.Values{"csrf_token": {tok}, "type": {"deal-exploded"}}); p.status != http.StatusBadRequest {
-		t.Fatalf("unknown type: %d", p.status)
+	if p := c.post("/dashboard/webhooks/"+ep.ID+"/test", url.Values{"csrf_token": {tok}, "type": {"deal-exploded"}}); p.status != http.StatusBadRequest {
+		t.Fatalf("unknown test type: %d", p.status)
 	}
+
+	// Re-enable from the list.
+	if p := c.post("/dashboard/webhooks/"+ep.ID+"/enable", url.Values{"csrf_token": {tok}}); p.status != http.StatusSeeOther {
+		t.Fatalf("enable: %d", p.status)
+	}
+	if got := s.endpoints(env)[0]; !got.Enabled || got.DisabledReason != "" {
+		t.Fatalf("after enable %+v", got)
+	}
+
+	// Delete: a confirmation page; without the box ticked nothing happens.
+	if p := c.get("/dashboard/webhooks/" + ep.ID + "/delete"); p.status != http.StatusOK || !strings.Contains(p.body, `name="confirm"`) {
+		t.Fatalf("confirmation page: %d", p.status)
+	}
+	if p := c.post("/dashboard/webhooks/"+ep.ID+"/delete", url.Values{"csrf_token": {tok}}); p.status != http.StatusBadRequest || len(s.endpoints(env)) != 1 {
+		t.Fatalf("delete without confirming: %d", p.status)
+	}
+	p = c.post("/dashboard/webhooks/"+ep.ID+"/delete", url.Values{"csrf_token": {tok}, "confirm": {"yes"}})
+	if p.status != http.StatusSeeOther || len(s.endpoints(env)) != 0 {
+		t.Fatalf("delete: %d, %d endpoints left", p.status, len(s.endpoints(env)))
+	}
+	if !strings.Contains(c.get(p.location).body, "Endpoint deleted") {
+		t.Error("no notice after the delete")
+	}
+	if p := c.get("/dashboard/webhooks/" + ep.ID); p.status != http.StatusNotFound {
+		t.Fatalf("deleted endpoint page: %d", p.status)
+	}
+}
+
+// Another organization, or the other environment, cannot see or touch an endpoint; every
+// endpoint POST needs the CSRF token.
+func TestWebhookEndpointScopeAndCSRF(t *testing.T) {
+	s := newSite(t, "--webhook-allow-private")
+	u := s.newUser("Acme", "owner@acme.test")
+	env := s.sandbox(u.orgID)
+	ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := s.client()
+	other.mustLogin(s.newUser("Bravo", "owner@bravo.test"))
+	otok := other.csrf("/dashboard/webhooks")
+	for _, path := range []string{"", "/delete"} {
+		if p := other.get("/dashboard/webhooks/" + ep.ID + path); p.status != http.StatusNotFound {
+			t.Errorf("other organization GET %s: %d", path, p.status)
+		}
+	}
+	for _, path := range []string{"", "/enable", "/delete", "/secret/reveal", "/secret/rotate", "/test"} {
+		form := endpointForm(otok, "confirm", "yes", "type", "deal-signed")
+		if p := other.post("/dashboard/webhooks/"+ep.ID+path, form); p.status != http.StatusNotFound || strings.Contains(p.body, "whsec_x") {
+			t.Errorf("other organization POST %s: %d", path, p.status)
+		}
+	}
+	c := s.client()
+	c.mustLogin(u)
+	for _, path := range []string{"", "/" + ep.ID, "/" + ep.ID + "/enable", "/" + ep.ID + "/delete", "/" + ep.ID + "/secret/reveal"} {
+		if p := c.post("/dashboard/webhooks"+path, endpointForm("forged", "confirm", "yes")); p.status != http.StatusForbidden {
+			t.Errorf("POST %s without the token: %d", path, p.status)
+		}
+	}
+	if got := s.endpoints(env); len(got) != 1 || got[0].URL != ep.URL || got[0].Secret != ep.Secret {
+		t.Fatalf("endpoint changed: %+v", got)
+	}
+}
+
+// deliveryTo is the delivery of event e to endpoint epID.
+func (s *site) deliveryTo(e models.Event, epID string) models.WebhookDelivery {
+	s.t.Helper()
+	ds, err := s.store.EventDeliveries(context.Background(), store.EnvOf(e), e.ID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.EndpointID == epID {
+			return d
+		}
+	}
+	s.t.Fatalf("event %s has no delivery to %s", e.ID, epID)
+	return models.WebhookDelivery{}
+}
+
+// endDelivery records one attempt of d with the given outcome at `at`, as the worker would;
+// a failed one then ends the delivery failed and lets automatic disabling judge the
+// endpoint with disableAfter.
+func (s *site) endDelivery(e models.Event, d models.WebhookDelivery, outcome string, at time.Time, disableAfter time.Duration) {
+	s.t.Helper()
+	ctx := context.Background()
+	status := models.EventDelivered
+	if outcome == models.AttemptFailed {
+		status = models.EventRetrying
+	}
+	a := models.DeliveryAttempt{EventID: e.ID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+		URL: "https://hooks.example/x", Method: "POST", StartedAt: at, DurationMS: 80, Outcome: outcome}
+	if outcome == models.AttemptFailed {
+		a.StatusCode, a.Error = 500, "status 500"
+	} else {
+		a.StatusCode = 200
+	}
+	if err := s.store.RecordDeliveryAttempt(ctx, store.EnvOf(e), &a, status); err != nil {
+		s.t.Fatal(err)
+	}
+	if outcome == models.AttemptFailed {
+		if _, err := s.store.MarkDeliveryFailed(ctx, d.ID, "", disableAfter); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+var rect = regexp.MustCompile(`<rect class="bar-(delivered|failed)" x="\d+" y="\d+" width="\d+" height="(\d+)">`)
+
+// The Webhooks page draws each endpoint's week from the database, with its success rate;
+// an endpoint disabled for failing shows the red banner until "Re-enable" — on both databases.
+func TestWebhookListChartAndFailingBanner(t *testing.T) {
+	for name, s := range bothSites(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			u := s.newUser("Acme", "owner@acme.test")
+			env := s.sandbox(u.orgID)
+			now := time.Now().UTC()
+			a, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
+				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
+				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, err := s.keys.Create(ctx, u.orgID, "sandbox", "secret")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []models.Event
+			for _, n := range []string{"Globex", "Initech", "Umbrella"} {
+				events = append(events, s.createAccount(key.Plain, n))
+			}
+			s.endDelivery(events[0], s.deliveryTo(events[0], a.ID), models.AttemptSucceeded, now.Add(-100*time.Minute), time.Minute)
+			s.endDelivery(events[1], s.deliveryTo(events[1], a.ID), models.AttemptSucceeded, now.Add(-90*time.Minute), time.Minute)
+			s.endDelivery(events[2], s.deliveryTo(events[2], a.ID), models.AttemptFailed, now.Add(-time.Hour), time.Minute)
+
+			c := s.client()
+			c.mustLogin(u)
+			list := c.get("/dashboard/webhooks").body
+			cardA, cardB := card(t, list, a.ID), card(t, list, b.ID)
+			since := a.CreatedAt.Add(time.Hour).Format("2006-01-02") // the failed attempt's day
+			for _, want := range []string{"failing-banner", "Disabled (failing since " + since, "66.6 %", "2 delivered, 1 failed",
+				`action="/dashboard/webhooks/` + a.ID + `/enable"`, "disabled (failing)"} {
+				if !strings.Contains(cardA, want) {
+					t.Fatalf("Billing's card misses %q: %s", want, cardA)
+				}
+			}
+			bars := rect.FindAllStringSubmatch(cardA, -1)
+			if len(bars) != 2 || bars[0][1] != "delivered" || bars[0][2] != "40" || bars[1][1] != "failed" || bars[1][2] != "20" {
+				t.Fatalf("Billing's bars %v, want today's delivered 40 high and failed 20", bars)
+			}
+			if strings.Contains(cardB, "failing-banner") || !strings.Contains(cardB, "—") || rect.MatchString(cardB) ||
+				!strings.Contains(cardB, "deal-signed") {
+				t.Fatalf("CRM's card: %s", cardB)
+			}
+			tok := c.csrf("/dashboard/webhooks")
+			p := c.post("/dashboard/webhooks/"+a.ID+"/enable", url.Values{"csrf_token": {tok}})
+			if p.status != http.StatusSeeOther {
+				t.Fatalf("re-enable: %d %.500s", p.status, p.body)
+			}
+			list = c.get(p.location).body
+			if strings.Contains(list, "failing-banner") || !strings.Contains(list, "Endpoint enabled") {
+				t.Fatalf("after re-enabling: %.3000s", list)
+			}
+			if ep, _ := s.store.WebhookEndpointByID(ctx, env, a.ID); !ep.Enabled || ep.DisabledReason != "" || ep.FailingSince != nil {
+				t.Fatalf("after re-enabling %+v", ep)
+			}
+		})
+	}
+}
+
+// card is the section of the Webhooks page showing endpoint id.
+func card(t *testing.T, page, id string) string {
+	t.Helper()
+	i := strings.Index(page, `data-endpoint-id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("no card for %s: %.3000s", id, page)
+	}
+	j := strings.Index(page[i:], "</section>")
+	return page[i : i+j]
 }

@@ -1,0 +1,102 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+func (h *handler) revealSecret(c *gin.Context) {
+	d, ep, err := h.endpointView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.Secret = ep.Secret
+	h.showEndpoint(c, http.StatusOK, d, "", "")
+}
+
+func (h *handler) rotateSecret(c *gin.Context) {
+	env, err := h.env(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d, _, err := h.endpointView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.Secret = ep.Secret
+	h.showEndpoint(c, http.StatusOK, d, fmt.Sprintf(
+		"New signing secret made. The previous one still signs until %s.", ep.PreviousUntil.UTC().Format("2006-01-02 15:04 UTC")), "")
+}
+
+// testEndpoint sends the §8 test body of the chosen type to this endpoint now.
+func (h *handler) testEndpoint(c *gin.Context) {
+	d, _, err := h.endpointView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	env, err := h.env(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.TestType = printable(c.PostForm("type"))
+	res, err := h.endpoints.Test(c.Request.Context(), env, d.ID, c.PostForm("type"))
+	if fieldErrors(err) != nil {
+		h.showEndpoint(c, http.StatusBadRequest, d, "", "Choose an event type from the list.")
+		return
+	}
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.Test = &res
+	h.showEndpoint(c, http.StatusOK, d, "", "")
+}
+
+// confirmDeleteEndpoint is the no-JavaScript confirmation step before a delete.
+func (h *handler) confirmDeleteEndpoint(c *gin.Context) {
+	h.showDeleteEndpoint(c, http.StatusOK, "")
+}
+
+func (h *handler) showDeleteEndpoint(c *gin.Context, status int, msg string) {
+	env, err := h.env(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	ep, err := h.endpoints.Get(c.Request.Context(), env, c.Param("id"))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.render(c, status, "endpoint_delete", view{Title: "Delete endpoint", Nav: "webhooks", Error: msg, Data: toEndpointRow(ep)})
+}
+
+// deleteEndpoint needs the confirmation box ticked.
+func (h *handler) deleteEndpoint(c *gin.Context) {
+	if c.PostForm("confirm") != "yes" {
+		h.showDeleteEndpoint(c, http.StatusBadRequest, "Tick the box to confirm that this endpoint must be deleted.")
+		return
+	}
+	env, err := h.env(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id")); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/dashboard/webhooks?notice=deleted")
+}

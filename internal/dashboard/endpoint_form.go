@@ -1,0 +1,275 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/models"
+)
+
+// endpointForm is what the add/edit form shows: the saved values or the ones just typed.
+type endpointForm struct {
+	URL, Method, Description string
+	EventTypes               map[string]bool
+	Enabled                  bool
+	InitialInterval          string
+	BackoffCoefficient       string
+	MaximumInterval          string
+	MaximumAttempts          string
+}
+
+// endpointData is the page of one endpoint: its form, and once it exists its secret,
+// test sender and delete link.
+type endpointData struct {
+	ID             string // "" on the add form
+	Form           endpointForm
+	FieldErrors    map[string]string // form field → message, shown under the field
+	Choices        []subscriptionChoice
+	DisabledReason string
+	FailingSince   *time.Time
+	Secret         string // set only when revealed or just rotated
+	PreviousUntil  *time.Time
+	TestTypes      []string
+	TestType       string
+	Test           *webhook.TestResult
+	AckSentence    string
+}
+
+// retryFieldArgs are the arguments of one retry-policy input of the form template.
+func retryFieldArgs(d endpointData, name, label, value, placeholder string) map[string]string {
+	return map[string]string{"Name": name, "Label": label, "Value": value, "Placeholder": placeholder,
+		"Error": d.FieldErrors["retry_policy."+name]}
+}
+
+func formOf(ep models.WebhookEndpoint) endpointForm {
+	f := endpointForm{URL: ep.URL, Method: ep.Method, Description: ep.Description, Enabled: ep.Enabled,
+		EventTypes: map[string]bool{}}
+	for _, t := range ep.EventTypes {
+		f.EventTypes[t] = true
+	}
+	f.setPolicy(ep.RetryPolicy)
+	return f
+}
+
+func (f *endpointForm) setPolicy(r models.RetryPolicy) {
+	f.InitialInterval = webhook.FormatDuration(r.InitialInterval())
+	f.BackoffCoefficient = strconv.FormatFloat(r.BackoffCoefficient, 'f', -1, 64)
+	f.MaximumInterval = webhook.FormatDuration(r.MaximumInterval())
+	f.MaximumAttempts = strconv.Itoa(r.MaximumAttempts)
+}
+
+// postedForm reads the form as typed (made printable, so a refused field can be shown
+// again without carrying what was refused).
+func postedForm(c *gin.Context) endpointForm {
+	f := endpointForm{
+		URL: printable(c.PostForm("url")), Method: printable(c.PostForm("method")),
+		Description: printable(c.PostForm("description")), Enabled: c.PostForm("enabled") == "on",
+		EventTypes:         map[string]bool{},
+		InitialInterval:    printable(c.PostForm("initial_interval")),
+		BackoffCoefficient: printable(c.PostForm("backoff_coefficient")),
+		MaximumInterval:    printable(c.PostForm("maximum_interval")),
+		MaximumAttempts:    printable(c.PostForm("maximum_attempts")),
+	}
+	for _, t := range c.PostFormArray("event_types") {
+		f.EventTypes[printable(t)] = true
+	}
+	return f
+}
+
+// fields turns the posted form into the API's input, so the form is judged by the same
+// rules (webhook.ValidateEndpointFields) as POST/PATCH /v1/webhook_endpoints. Only what
+// a form cannot say in JSON's terms is checked here: numbers that are not numbers.
+func fields(c *gin.Context) (webhook.EndpointFields, map[string]string) {
+	u, m, desc := c.PostForm("url"), c.PostForm("method"), c.PostForm("description")
+	on := c.PostForm("enabled") == "on"
+	types := c.PostFormArray("event_types")
+	if types == nil {
+		types = []string{} // no box ticked: refused by the rules, not taken as "unchanged"
+	}
+	in := webhook.EndpointFields{URL: &u, Method: &m, Description: &desc, EventTypes: &types, Enabled: &on,
+		RetryPolicy: &webhook.RetryPolicyInput{}}
+	faults := map[string]string{}
+	initial, maximum := c.PostForm("initial_interval"), c.PostForm("maximum_interval")
+	in.RetryPolicy.InitialInterval, in.RetryPolicy.MaximumInterval = &initial, &maximum
+	if s := strings.TrimSpace(c.PostForm("backoff_coefficient")); s != "" {
+		if v, err := strconv.ParseFloat(s, 64); err != nil {
+			faults["retry_policy.backoff_coefficient"] = "retry_policy.backoff_coefficient must be a number such as 1 or 2.5."
+		} else {
+			in.RetryPolicy.BackoffCoefficient = &v
+		}
+	}
+	if s := strings.TrimSpace(c.PostForm("maximum_attempts")); s != "" {
+		if v, err := strconv.Atoi(s); err != nil {
+			faults["retry_policy.maximum_attempts"] = "retry_policy.maximum_attempts must be a whole number."
+		} else {
+			in.RetryPolicy.MaximumAttempts = &v
+		}
+	}
+	return in, faults
+}
+
+// formParam is the form field a validation fault's param belongs to.
+func formParam(param string) string {
+	if strings.HasPrefix(param, "event_types[") {
+		return "event_types"
+	}
+	return param
+}
+
+func (h *handler) endpointChoices(d *endpointData) {
+	d.Choices, d.TestTypes, d.AckSentence = subscriptionChoices(), webhook.EventTypes, h.cfg.AckSentence()
+	if d.TestType == "" {
+		d.TestType = "deal-signed"
+	}
+}
+
+func (h *handler) showEndpoint(c *gin.Context, status int, d endpointData, notice, msg string) {
+	h.endpointChoices(&d)
+	title := "Add a webhook endpoint"
+	if d.ID != "" {
+		title = "Webhook endpoint"
+	}
+	h.render(c, status, "endpoint", view{Title: title, Nav: "webhooks", Notice: notice, Error: msg, Data: d})
+}
+
+// endpointView loads the endpoint of the path and prepares its page.
+func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndpoint, error) {
+	env, err := h.env(c)
+	if err != nil {
+		return endpointData{}, models.WebhookEndpoint{}, err
+	}
+	ep, err := h.endpoints.Get(c.Request.Context(), env, c.Param("id"))
+	if err != nil {
+		return endpointData{}, ep, err
+	}
+	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince}
+	if ep.PreviousUntil != nil && h.now().Before(*ep.PreviousUntil) {
+		d.PreviousUntil = ep.PreviousUntil
+	}
+	return d, ep, nil
+}
+
+func (h *handler) newEndpoint(c *gin.Context) {
+	f := endpointForm{Method: http.MethodPost, Enabled: true, EventTypes: map[string]bool{catalog.Wildcard: true}}
+	f.setPolicy(models.DefaultRetryPolicy)
+	h.showEndpoint(c, http.StatusOK, endpointData{Form: f}, "", "")
+}
+
+var endpointNotices = map[string]string{
+	"created": "Endpoint added. A signing secret was made for it: reveal it below to verify signatures.",
+	"saved":   "Endpoint saved.",
+}
+
+func (h *handler) editEndpoint(c *gin.Context) {
+	d, _, err := h.endpointView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.showEndpoint(c, http.StatusOK, d, endpointNotices[c.Query("notice")], "")
+}
+
+func (h *handler) createEndpoint(c *gin.Context) {
+	h.saveEndpoint(c, endpointData{})
+}
+
+func (h *handler) updateEndpoint(c *gin.Context) {
+	d, _, err := h.endpointView(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.saveEndpoint(c, d)
+}
+
+// saveEndpoint creates (d.ID "") or updates the endpoint from the posted form; a refused
+// form comes back as typed with a message under each faulty field, and nothing is saved.
+func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
+	env, err := h.env(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	in, faults := fields(c)
+	var ep models.WebhookEndpoint
+	if len(faults) > 0 {
+		// Not saved: only list the other fields' faults too, with the same rules.
+		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy)
+	} else if d.ID == "" {
+		ep, err = h.endpoints.Create(c.Request.Context(), env, in)
+	} else {
+		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in)
+	}
+	for param, msg := range fieldErrors(err) {
+		if _, ok := faults[formParam(param)]; !ok {
+			faults[formParam(param)] = msg
+		}
+	}
+	if len(faults) > 0 {
+		d.Form, d.FieldErrors = postedForm(c), faults
+		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved: correct the fields below.")
+		return
+	}
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	notice := "saved"
+	if d.ID == "" {
+		notice = "created"
+	}
+	c.Redirect(http.StatusSeeOther, endpointPath(ep.ID)+"?notice="+notice)
+}
+
+// showEndpointFault shows the add or edit form again as typed, with msg under field
+// param: a field the input check of every request refused (guard.go).
+func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
+	d := endpointData{}
+	if c.Param("id") != "" {
+		var err error
+		if d, _, err = h.endpointView(c); err != nil {
+			h.fail(c, err)
+			return
+		}
+	}
+	d.Form = postedForm(c)
+	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
+		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
+		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts"}[param]
+	if field == "" {
+		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved. "+msg)
+		return
+	}
+	d.FieldErrors = map[string]string{field: msg}
+	h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved: correct the fields below.")
+}
+
+// fieldErrors turns validation and url_not_allowed errors into messages per param; nil
+// when err is not a client mistake about the fields.
+func fieldErrors(err error) map[string]string {
+	var (
+		verr *apperr.ValidationError
+		rerr *apperr.RequestError
+	)
+	switch {
+	case errors.As(err, &verr):
+		m := map[string]string{}
+		for _, f := range verr.Faults {
+			if _, ok := m[f.Param]; !ok {
+				m[f.Param] = f.Message
+			}
+		}
+		return m
+	case errors.As(err, &rerr) && rerr.Param != "":
+		return map[string]string{rerr.Param: rerr.Message}
+	}
+	return nil
+}
