@@ -1,0 +1,78 @@
+package prodlike_test
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/prodlike"
+	"github.com/revops/revops/internal/webhook/webhooktest"
+)
+
+// TestMeasureDeliveryLatency measures on the production shape the time from a change's
+// acknowledgement to its delivery at the receiver, one change at a time (one client, one
+// api, one worker), with the dynamic config we ship or, for comparison, the file named by
+// REVOPS_PRODLIKE_DYNAMIC_CONFIG (an empty file: Temporal's defaults). It is how the
+// settings of deploy/temporal/dynamicconfig.yaml were measured. Opt-in
+// (REVOPS_PRODLIKE_MEASURE=1): a measurement, not a check.
+func TestMeasureDeliveryLatency(t *testing.T) {
+	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
+		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
+	}
+	prodlike.Require(t)
+	receiver := webhooktest.NewReceiver(t)
+	caFile := filepath.Join(t.TempDir(), "receiver.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := prodlike.Start(t, prodlike.Options{
+		DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"),
+		Env:           []string{"REVOPS_WEBHOOK_CA_FILE=" + caFile, "REVOPS_WEBHOOK_ALLOW_PRIVATE=true"},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
+	key := mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
+	api := s.StartAPI("api-1")
+	s.StartWorker("worker-1")
+	c := &apiClient{key: key, urls: []string{api.URL},
+		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}}
+	if _, err := c.change(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": receiver.URL, "method": "POST", "enabled": true}); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := c.change(ctx, "POST", "/v1/accounts", map[string]any{"name": "Measure Co"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const warmup, n = 10, 60
+	var lat []time.Duration
+	for i := range warmup + n {
+		if _, err := c.change(ctx, "PATCH", "/v1/accounts/"+acc["id"].(string), map[string]any{"name": fmt.Sprintf("Measure Co %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		acked := time.Now()
+		want := i + 2 // account-created, then one account-updated per change
+		for len(receiver.Received()) < want {
+			if ctx.Err() != nil {
+				t.Fatalf("change %d not delivered", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if i >= warmup {
+			lat = append(lat, receiver.Received()[want-1].At.Sub(acked))
+		}
+	}
+	slices.Sort(lat)
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	t.Logf("acknowledgement → receiver, %d sequential changes: p50 %s, p90 %s, max %s, mean %s",
+		n, lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond), lat[n-1].Round(time.Millisecond), (sum / n).Round(time.Millisecond))
+}
