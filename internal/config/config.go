@@ -48,7 +48,14 @@ type Config struct {
 	MetricsAddr string
 	RateLimit   float64 // requests per second per key; burst is twice that; 0 disables
 	LogLevel    string
+
+	// Retention is how long events, deliveries and attempts are kept (CONTRACT §16).
+	Retention time.Duration
 }
+
+// MinRetention is the shortest REVOPS_RETENTION: the longest retry schedule (§13), so no
+// delivery still being retried is purged.
+const MinRetention = 168 * time.Hour
 
 // envOf maps flag names to their environment variables.
 var envOf = map[string]string{
@@ -73,6 +80,7 @@ var envOf = map[string]string{
 	"metrics-addr":           "REVOPS_METRICS_ADDR",
 	"rate-limit":             "REVOPS_RATE_LIMIT",
 	"log-level":              "REVOPS_LOG_LEVEL",
+	"retention":              "REVOPS_RETENTION",
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -114,6 +122,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9090", "Prometheus metrics listen address (empty: off)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that; 0 turns it off")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.Retention, "retention", 720*time.Hour, "how long events, deliveries and attempts are kept (at least 168h; usage is never purged)")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -165,6 +174,9 @@ func (c Config) validate() error {
 	}
 	if strings.TrimSpace(c.ServiceName) == "" {
 		errs = append(errs, errors.New("service name is empty"))
+	}
+	if c.Retention < MinRetention {
+		errs = append(errs, fmt.Errorf("REVOPS_RETENTION (--retention) %v: must be at least %v, the longest retry schedule", c.Retention, MinRetention))
 	}
 	return errors.Join(errs...)
 }

@@ -49,8 +49,8 @@ func (s *Store) migrate(ctx context.Context, list []migration) (applied []string
 	// that took it.
 	err = s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
 		if s.dialect == "postgres" {
-			if err := conn.Exec("SELECT pg_advisory_lock(?)", migrationLock).Error; err != nil {
-				return fmt.Errorf("lock migrations: %w", err)
+			if err := lockMigrations(ctx, conn); err != nil {
+				return err
 			}
 			defer func() {
 				// Unlock even when ctx has ended: the connection goes back to the pool.
@@ -83,6 +83,31 @@ func (s *Store) migrate(ctx context.Context, list []migration) (applied []string
 	})
 	return applied, err
 }
+
+// lockMigrations takes the migration lock, polling rather than blocking: a session
+// blocked in pg_advisory_lock sits in a statement with a snapshot, which a CREATE INDEX
+// CONCURRENTLY run by the lock's holder waits for — a deadlock PostgreSQL does not detect.
+func lockMigrations(ctx context.Context, conn *gorm.DB) error {
+	for {
+		var locked bool
+		if err := conn.Raw("SELECT pg_try_advisory_lock(?)", migrationLock).Scan(&locked).Error; err != nil {
+			return fmt.Errorf("lock migrations: %w", err)
+		}
+		if locked {
+			return nil
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("wait for another migrator: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// lockPoll is how often a migrator waiting for another one tries the lock again.
+const lockPoll = 100 * time.Millisecond
 
 // apply runs one migration and records its version; false when another migrator
 // recorded it first.

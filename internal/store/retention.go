@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+func init() {
+	// Retention selects old rows by creation time across every environment: these
+	// indexes serve it. Built concurrently on PostgreSQL, events being a live, large table.
+	register(migration{version: 60, name: "retention_indexes", noTx: true, sql: `
+CREATE INDEX {{concurrently}} IF NOT EXISTS events_created ON events (created_at, id);
+CREATE INDEX {{concurrently}} IF NOT EXISTS replay_jobs_created ON replay_jobs (created_at, id)`})
+}
+
+// Purged is what one retention batch deleted.
+type Purged struct {
+	// Rows is how many rows of the batch's own table it took; fewer than the limit means
+	// nothing older is left.
+	Rows int
+	// Deleted counts the rows deleted per table (an event takes its deliveries and
+	// attempts with it).
+	Deleted map[string]int64
+}
+
+// PurgeEvents deletes up to limit events created before before, with their deliveries
+// and attempts, in one short transaction: the primary keys are picked first by the
+// created_at index, then each table is deleted by those keys, so no statement scans or
+// locks more than one batch. Usage is billing data and is never purged.
+func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (Purged, error) {
+	return s.purge(ctx, "SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", before, limit,
+		[]purgeStep{
+			{"delivery_attempts", "DELETE FROM delivery_attempts WHERE event_id IN ?"},
+			{"webhook_deliveries", "DELETE FROM webhook_deliveries WHERE event_id IN ?"},
+			{"events", "DELETE FROM events WHERE id IN ?"},
+		})
+}
+
+// PurgeReplayJobs deletes up to limit finished replay jobs created before before. A job
+// still running is left to finish.
+func (s *Store) PurgeReplayJobs(ctx context.Context, before time.Time, limit int) (Purged, error) {
+	return s.purge(ctx, "SELECT id FROM replay_jobs WHERE created_at < ? AND status <> 'running' ORDER BY created_at, id LIMIT ?", before, limit,
+		[]purgeStep{{"replay_jobs", "DELETE FROM replay_jobs WHERE id IN ?"}})
+}
+
+// PurgeIdempotencyKeys deletes about limit idempotency records that expired before
+// before (a record expires 24 h after it was written: CONTRACT §14). The table's key is
+// composite, so the batch is bounded by expiry instead of by a list of keys: the
+// limit-th oldest expiry bounds the DELETE (ties at that instant go in the same batch).
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time, limit int) (Purged, error) {
+	p := Purged{Deleted: map[string]int64{}}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var bound []time.Time
+		if err := tx.Raw(`SELECT expires_at FROM idempotency_keys WHERE expires_at < ?
+			ORDER BY expires_at LIMIT 1 OFFSET ?`, before.UTC(), limit-1).Scan(&bound).Error; err != nil {
+			return fmt.Errorf("select expired idempotency keys: %w", err)
+		}
+		q := tx.Where("expires_at < ?", before.UTC())
+		if len(bound) == 1 {
+			q = q.Where("expires_at <= ?", bound[0].UTC())
+		}
+		res := q.Delete(&idempotencyRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete expired idempotency keys: %w", res.Error)
+		}
+		p.Rows = int(res.RowsAffected)
+		p.Deleted["idempotency_keys"] = res.RowsAffected
+		return nil
+	})
+	return p, err
+}
+
+type purgeStep struct{ table, sql string }
+
+func (s *Store) purge(ctx context.Context, pick string, before time.Time, limit int, steps []purgeStep) (Purged, error) {
+	p := Purged{Deleted: map[string]int64{}}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ids []string
+		if err := tx.Raw(pick, before.UTC(), limit).Scan(&ids).Error; err != nil {
+			return fmt.Errorf("select rows to purge: %w", err)
+		}
+		p.Rows = len(ids)
+		if len(ids) == 0 {
+			return nil
+		}
+		for _, st := range steps {
+			res := tx.Exec(st.sql, ids)
+			if res.Error != nil {
+				return fmt.Errorf("purge %s: %w", st.table, res.Error)
+			}
+			p.Deleted[st.table] += res.RowsAffected
+		}
+		return nil
+	})
+	if err != nil {
+		return Purged{}, err
+	}
+	return p, nil
+}
