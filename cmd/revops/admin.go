@@ -24,33 +24,46 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	logStart(newLogger(cfg).With("component", "migrate"), "migrate")
 	st, err := store.Open(ctx, cfg.DatabaseURL, nil)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	applied, err := st.Migrate(ctx)
+	for _, m := range applied {
+		fmt.Fprintln(stdout, "applied", m)
+	}
 	if err != nil {
 		return err
 	}
-	if len(applied) == 0 {
-		fmt.Fprintln(stdout, "database is up to date")
+	// A database a newer release migrated is not this release's to serve.
+	if err := st.CheckSchema(ctx); err != nil {
+		return err
 	}
-	for _, m := range applied {
-		fmt.Fprintln(stdout, "applied", m)
+	if len(applied) == 0 {
+		fmt.Fprintf(stdout, "database is up to date (schema version %d)\n", store.SchemaVersion())
 	}
 	return nil
 }
 
-// adminStore opens and migrates the database for a CLI command.
+// adminStore opens and migrates the database for a CLI command (an operator's one-off,
+// not a replica), and refuses one a newer release migrated.
 func adminStore(ctx context.Context, fs *flag.FlagSet, name string, args []string) (*store.Store, config.Config, error) {
 	cfg, err := loadConfig(fs, "cli", args)
 	if err != nil {
 		return nil, cfg, err
 	}
 	log := newLogger(cfg)
-	st, err := openStore(ctx, cfg, log)
-	return st, cfg, err
+	st, err := openMigratedStore(ctx, cfg, log)
+	if err != nil {
+		return nil, cfg, err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		_ = st.Close()
+		return nil, cfg, err
+	}
+	return st, cfg, nil
 }
 
 func subcommand(args []string, names ...string) (string, []string, error) {

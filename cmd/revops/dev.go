@@ -12,7 +12,7 @@ import (
 	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/localca"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/internal/temporalsetup"
 )
 
 // runDev starts the whole product on one machine: an embedded Temporal server and UI,
@@ -26,6 +26,7 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("dev serves plain HTTP only on loopback; %s is not (use 127.0.0.1:PORT, or give --tls-cert/--tls-key)", cfg.HTTPAddr)
 	}
 	log := newLogger(cfg).With("component", "dev")
+	logStart(log, "dev")
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -38,14 +39,15 @@ func runDev(ctx context.Context, args []string) error {
 		cfg.WebhookCAFile = localca.CertPath(cfg.DataDir)
 	}
 
+	// The search attributes are registered, with their types, by the same setup as
+	// `revops temporal-setup`, below.
 	stack, err := devstack.Start(ctx, devstack.Options{
-		DataDir:          cfg.DataDir,
-		FrontendAddr:     cfg.TemporalAddress,
-		UIAddr:           cfg.TemporalUIAddr,
-		Namespace:        cfg.TemporalNamespace,
-		SearchAttributes: workflows.SearchAttributes,
-		Logger:           log,
-		Verbose:          cfg.TemporalVerbose,
+		DataDir:      cfg.DataDir,
+		FrontendAddr: cfg.TemporalAddress,
+		UIAddr:       cfg.TemporalUIAddr,
+		Namespace:    cfg.TemporalNamespace,
+		Logger:       log,
+		Verbose:      cfg.TemporalVerbose,
 	})
 	if err != nil {
 		return fmt.Errorf("start embedded Temporal: %w", err)
@@ -56,7 +58,7 @@ func runDev(ctx context.Context, args []string) error {
 		}
 	}()
 
-	st, err := openStore(ctx, cfg, log)
+	st, err := openMigratedStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -70,6 +72,9 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer tc.Close()
+	if _, err := temporalsetup.Run(ctx, tc, app.TemporalSetup(cfg, log, devstack.SearchAttributeSettle)); err != nil {
+		return fmt.Errorf("set up the embedded Temporal: %w", err)
+	}
 
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)

@@ -11,11 +11,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/revops/revops/internal/buildinfo"
 	"github.com/revops/revops/internal/replaycli"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 type command struct {
 	name, summary string
@@ -27,7 +25,8 @@ var commands = []command{
 	{"serve", "run the API and the worker in one process (production)", runServe},
 	{"api", "run the API only (production)", runAPI},
 	{"worker", "run the webhook worker only (production)", runWorker},
-	{"migrate", "apply database migrations", runMigrate},
+	{"migrate", "apply database migrations (run once per release, before api and worker)", runMigrate},
+	{"temporal-setup", "register the Temporal namespace, search attributes and retention Schedule (idempotent)", runTemporalSetup},
 	{"orgs", "manage organizations: create, list, reset-password", runOrgs},
 	{"keys", "manage API keys: create, list, roll, revoke", runKeys},
 	{"webhooks", "webhook tools: revops webhooks replay ID… | --failed --since 24h [--type T] [--env E] [--dry-run]", runWebhooks},
@@ -74,8 +73,10 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "\nEvery flag can also be set with its REVOPS_* variable; see README.")
 }
 
+// runVersion prints the module version, the VCS revision and the Temporal server and SDK
+// the binary was built with.
 func runVersion(_ context.Context, _ []string) error {
-	fmt.Println("revops", version)
+	fmt.Println(buildinfo.Read())
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/buildinfo"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
@@ -37,8 +38,30 @@ func newLogger(cfg config.Config) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 }
 
-// openStore opens the database and applies pending migrations.
+// logStart is the first line every long-running command logs: what it is and the build.
+func logStart(log *slog.Logger, command string) {
+	log.Info("revops starting", append([]any{"command", command}, buildinfo.Read().LogAttrs()...)...)
+}
+
+// openStore opens the database of a serving process (api, worker, serve), which does not
+// migrate (CONTRACT §16: `revops migrate` is its own step, run once per release): it
+// refuses a schema that is behind or ahead of this binary.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	metrics.RegisterOutbox(st.OutboxBacklogAge)
+	return st, nil
+}
+
+// openMigratedStore opens the database and applies pending migrations first (revops dev,
+// where one process is the whole deployment).
+func openMigratedStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
 	st, err := store.Open(ctx, cfg.DatabaseURL, log)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ func runProduction(ctx context.Context, mode string, args []string) error {
 		}
 	}
 	log := newLogger(cfg).With("component", mode)
+	logStart(log, mode)
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err

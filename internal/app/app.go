@@ -126,7 +126,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			return fmt.Errorf("webhook sender: %w", err)
 		}
 		acts := &activities.Activities{Store: st, Sender: sender, DisableAfter: cfg.WebhookDisableAfter}
-		goRun(func() { runWorker(ctx, tc, acts, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
+		ret := &activities.Retention{Store: st}
+		goRun(func() { runWorker(ctx, tc, acts, ret, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
 		goRun(func() { starter.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
 	}
 	if p.API {

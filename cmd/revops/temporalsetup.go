@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/temporalsetup"
+)
+
+// setupTimeout bounds temporal-setup: a namespace just registered takes up to one
+// namespace refresh to be served, search attributes as long again.
+const setupTimeout = 2 * time.Minute
+
+// runTemporalSetup prepares the Temporal namespace (CONTRACT §16); running it again
+// changes nothing.
+func runTemporalSetup(ctx context.Context, args []string) error {
+	cfg, err := loadConfig(newFlagSet("temporal-setup"), "temporal-setup", args)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg).With("component", "temporal-setup")
+	logStart(log, "temporal-setup")
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	tc, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	res, err := temporalsetup.Run(ctx, tc, app.TemporalSetup(cfg, log, app.ServerNamespaceRefresh))
+	for _, c := range res.Changes {
+		fmt.Fprintln(stdout, c)
+	}
+	if err != nil {
+		return fmt.Errorf("temporal setup of namespace %s at %s: %w", cfg.TemporalNamespace, cfg.TemporalAddress, err)
+	}
+	if len(res.Changes) == 0 {
+		fmt.Fprintf(stdout, "namespace %s is set up (nothing to change)\n", cfg.TemporalNamespace)
+	}
+	return nil
+}

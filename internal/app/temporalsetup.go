@@ -1,0 +1,36 @@
+package app
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/temporalsetup"
+	"github.com/revops/revops/workflows"
+)
+
+// ServerNamespaceRefresh is how often a Temporal server's services reload namespaces
+// (the server's default namespace cache refresh): `revops temporal-setup` waits that long
+// after adding search attributes, so the api and worker it precedes can use them at once.
+const ServerNamespaceRefresh = 10 * time.Second
+
+// TemporalSetup is what `revops temporal-setup` and `revops dev` bring the namespace to
+// (CONTRACT §16): its retention, the search attributes with their types, and the daily
+// retention Schedule.
+func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) temporalsetup.Options {
+	return temporalsetup.Options{
+		Namespace:        cfg.TemporalNamespace,
+		Retention:        cfg.Retention,
+		SearchAttributes: workflows.SearchAttributeTypes,
+		Schedules: []temporalsetup.Schedule{{
+			ID:         workflows.RetentionScheduleID,
+			Every:      workflows.RetentionEvery,
+			Workflow:   workflows.RetentionWorkflowName,
+			TaskQueue:  workflows.TaskQueue,
+			WorkflowID: workflows.RetentionWorkflowID,
+			Args:       []any{workflows.RetentionInput{Retention: cfg.Retention}},
+		}},
+		Settle: settle,
+		Log:    log,
+	}
+}
