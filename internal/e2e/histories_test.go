@@ -103,6 +103,22 @@ func TestRecordHistories(t *testing.T) {
 	deliver("delivered_record_failed", 0, models.EventDelivered)
 	faults.set(nil)
 
+	// Since the "fanout" change: two endpoints, each under its own policy; the second
+	// never answers (2 attempts, 1 s apart), so the run ends Failed with the first
+	// delivered.
+	dead := webhooktest.NewReceiver(t)
+	dead.SetRespond(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	if _, err := s.db.Store.CreateWebhookEndpoint(ctx, s.db.Env, models.WebhookEndpoint{
+		URL: dead.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret,
+		RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 1, MaximumIntervalMS: 1000, MaximumAttempts: 2},
+	}, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	deliver("two_endpoints_one_failing", 0, models.EventFailed)
+	if n := len(dead.Received()); n != 2 {
+		t.Errorf("the failing endpoint got %d requests, want 2", n)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	if got := seen[failed.ID]; got != workflows.MaxAttempts+1 {
