@@ -67,11 +67,7 @@ func newStack(t *testing.T) *stack {
 // searchAttributeTypes are the attributes delivery runs set, with their types: the
 // keywords of CONTRACT §10 and the keyword list RevopsEndpointIds of §13.
 func searchAttributeTypes() map[string]enumspb.IndexedValueType {
-	attrs := map[string]enumspb.IndexedValueType{workflows.AttrEndpointIDs: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST}
-	for _, name := range workflows.SearchAttributes {
-		attrs[name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
-	return attrs
+	return workflows.SearchAttributeTypes
 }
 
 // addEndpointIDsAttribute registers RevopsEndpointIds on a devstack namespace, which
