@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,115 +200,157 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
 	s := newSite(t, rcv.siteArgs()...)
 	u := s.newUser("Acme Corp", "owner@acme.test")
+	env := s.sandbox(u.orgID)
 	ctx := newBrowser(t)
-	// The dashboard with replay buttons; the API (s.srv) still writes the events.
-	rp := &fakeReplayer{running: map[string]bool{}, store: s.store}
-	base := s.dashboardWith(rp)
+	base := s.srv.URL
 	browserLogin(t, ctx, base, u)
 
 	run(t, ctx, "a plain-HTTP URL is refused inline",
 		chromedp.Navigate(base+"/dashboard/webhooks"),
-		chromedp.SetValue(css(`#webhook-url`), "http://hooks.example.com/revops"),
-		chromedp.Click(css(`#save-webhook`)),
+		chromedp.Click(css(`#add-endpoint`)),
+		chromedp.WaitVisible(css(`#endpoint-url`)),
+		chromedp.SetValue(css(`#endpoint-url`), "http://hooks.example.com/revops"),
+		chromedp.Click(css(`#save-endpoint`)),
 		chromedp.WaitVisible(css(`#url-error`)),
 		screenshot("webhooks-invalid"),
 	)
-	run(t, ctx, "save the receiver's URL",
-		chromedp.SetValue(css(`#webhook-url`), rcv.srv.URL+"/revops"),
-		chromedp.SetValue(css(`#webhook-method`), "POST"),
-		chromedp.Click(css(`#save-webhook`)),
+	run(t, ctx, "add an endpoint with two event types",
+		chromedp.SetValue(css(`#endpoint-url`), rcv.srv.URL+"/billing"),
+		chromedp.SetValue(css(`#endpoint-description`), "Billing"),
+		chromedp.Click(css(`#type-all`)), // untick "*"
+		chromedp.Click(css(`#type-deal-signed`)),
+		chromedp.Click(css(`#type-account-created`)),
+		chromedp.Click(css(`#save-endpoint`)),
 		chromedp.WaitVisible(css(`.notice`)),
 		chromedp.Click(css(`#reveal-secret`)),
 		chromedp.WaitVisible(css(`#webhook-secret`)),
 	)
-	secret := value(t, ctx, "read the secret", chromedp.Value(css(`#webhook-secret`)))
-	if !strings.HasPrefix(secret, "whsec_") {
+	eps := s.endpoints(env)
+	if len(eps) != 1 || !slices.Equal(eps[0].EventTypes, []string{"deal-signed", "account-created"}) || eps[0].Description != "Billing" {
+		t.Fatalf("endpoints after the add: %+v", eps)
+	}
+	billing := eps[0]
+	if secret := value(t, ctx, "read the secret", chromedp.Value(css(`#webhook-secret`))); secret != billing.Secret {
 		t.Fatalf("revealed secret %q", secret)
 	}
 	run(t, ctx, "send a test event",
 		chromedp.SetValue(css(`#test-type`), "deal-signed"),
 		chromedp.Click(css(`#send-test`)),
 		chromedp.WaitVisible(css(`#test-result`)),
-		screenshot("webhooks"),
+		screenshot("endpoint"),
 	)
 	result := value(t, ctx, "read the outcome", chromedp.Text(css(`#test-result`)))
 	if !strings.Contains(result, "PASS") || !strings.Contains(result, "200") || rcv.count() != 1 {
 		t.Fatalf("test outcome %q, receiver got %d requests", result, rcv.count())
 	}
+	run(t, ctx, "edit it: a new description, 3 attempts",
+		chromedp.SetValue(css(`#endpoint-description`), "Billing (EU)"),
+		chromedp.SetValue(css(`#retry-maximum_attempts`), "3"),
+		chromedp.Click(css(`#save-endpoint`)),
+		chromedp.WaitVisible(css(`.notice`)),
+	)
+	if ep := s.endpoints(env)[0]; ep.Description != "Billing (EU)" || ep.MaximumAttempts != 3 || len(ep.EventTypes) != 2 {
+		t.Fatalf("after the edit: %+v", ep)
+	}
+	run(t, ctx, "add a second endpoint for every type",
+		chromedp.Navigate(base+"/dashboard/webhooks/new"),
+		chromedp.SetValue(css(`#endpoint-url`), rcv.srv.URL+"/crm"),
+		chromedp.SetValue(css(`#endpoint-description`), "CRM"),
+		chromedp.Click(css(`#save-endpoint`)),
+		chromedp.WaitVisible(css(`.notice`)),
+	)
+	crm := s.endpoints(env)[1]
 
+	// Events: Billing delivers, CRM fails long enough to be disabled.
 	key, err := s.keys.Create(context.Background(), u.orgID, "sandbox", "secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := s.createAccount(key.Plain, "Globex")
-	s.failAttempts(e, 2)
-	seeAndReplayDelivery(t, ctx, base, e)
-	if len(rp.one) != 1 || rp.one[0] != e.ID {
-		t.Fatalf("replayer calls after the Replay button: %v", rp.one)
+	var events []models.Event
+	for _, name := range []string{"Globex", "Initech", "Umbrella"} {
+		e := s.createAccount(key.Plain, name)
+		events = append(events, e)
+		s.endDelivery(e, s.deliveryTo(e, billing.ID), models.AttemptSucceeded, time.Now().UTC(), 0)
+	}
+	s.endDelivery(events[0], s.deliveryTo(events[0], crm.ID), models.AttemptFailed, time.Now().UTC(), time.Nanosecond)
+
+	crmCard := `section[data-endpoint-id="` + crm.ID + `"]`
+	run(t, ctx, "see the charts and the disabled banner",
+		chromedp.Navigate(base+"/dashboard/webhooks"),
+		chromedp.WaitVisible(css(crmCard+` .failing-banner`)),
+		chromedp.WaitVisible(css(`section[data-endpoint-id="`+billing.ID+`"] svg.week-chart rect.bar-delivered`)),
+		chromedp.WaitVisible(css(crmCard+` svg.week-chart rect.bar-failed`)),
+		screenshot("webhooks"),
+	)
+	rate := value(t, ctx, "Billing's success rate", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .success-rate`)))
+	banner := value(t, ctx, "CRM's banner", chromedp.Text(css(crmCard+` .failing-banner`)))
+	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") {
+		t.Fatalf("rate %q, banner %q", rate, banner)
+	}
+	run(t, ctx, "re-enable CRM",
+		chromedp.Click(css(crmCard+` .failing-banner button.reenable`)),
+		chromedp.WaitVisible(css(`.notice`)),
+	)
+	if value(t, ctx, "look for the banner", chromedp.Evaluate[bool](`!!document.querySelector('.failing-banner')`)) {
+		t.Fatal("the banner stays after re-enabling")
+	}
+	if ep, _ := s.store.WebhookEndpointByID(context.Background(), env, crm.ID); !ep.Enabled {
+		t.Fatal("CRM is still disabled")
 	}
 
-	failed := s.createAccount(key.Plain, "Initech")
-	s.failAttempts(failed, 3)
-	if err := s.store.SetEventStatus(context.Background(), store.EnvOf(failed), failed.ID, models.EventFailed); err != nil {
-		t.Fatal(err)
-	}
-	replayAllFailed(t, ctx, base, failed)
+	seeAndReplayDelivery(t, ctx, base, events[0], crm)
+	deleteEndpoint(t, ctx, base, s, env, crm)
 }
 
-// seeAndReplayDelivery opens the retrying event e from the list, replays it and checks
-// the page shows the replay: notice, back to pending, the new run in the Temporal link.
-func seeAndReplayDelivery(t *testing.T, ctx context.Context, base string, e models.Event) {
+// seeAndReplayDelivery filters the list by the endpoint whose delivery of e failed,
+// opens e and replays that delivery only.
+func seeAndReplayDelivery(t *testing.T, ctx context.Context, base string, e models.Event, ep models.WebhookEndpoint) {
 	t.Helper()
 	row := `tr[data-event-id="` + e.ID + `"]`
-	run(t, ctx, "see the delivery",
+	run(t, ctx, "filter the deliveries by endpoint",
 		chromedp.Navigate(base+"/dashboard/deliveries"),
+		chromedp.SetValue(css(`#endpoint-filter`), ep.ID),
+		chromedp.SetValue(css(`#status-filter`), models.EventFailed),
+		chromedp.Click(css(`#filter-deliveries`)),
+		// Only the filtered page, rendered by the server, marks the option selected.
+		chromedp.WaitReady(css(`#endpoint-filter option[value="`+ep.ID+`"][selected]`)),
 		chromedp.WaitVisible(css(row)),
-		chromedp.Click(css(row+` a`)),
-		chromedp.WaitVisible(css(`table.attempts`)),
+		screenshot("deliveries"),
 	)
-	link := value(t, ctx, "temporal link", chromedp.AttributeValue(css(`#temporal-link`), "href"))
-	if !strings.Contains(link.Value, "/workflows/webhook-"+e.ID+"/run-1/history") {
-		t.Fatalf("Temporal UI link %q", link.Value)
+	if n := value(t, ctx, "rows", chromedp.Evaluate[int](`document.querySelectorAll('tr[data-event-id]').length`)); n != 1 {
+		t.Fatalf("%d events listed for CRM's failed deliveries, want 1", n)
 	}
-	if st := value(t, ctx, "status before the replay", chromedp.Text(css(`h1 .state`))); st != models.EventRetrying {
-		t.Fatalf("status before the replay %q, want retrying", st)
-	}
-	run(t, ctx, "replay it",
-		chromedp.Click(css(`#replay-event`)),
+	card := `section.delivery[data-endpoint-id="` + ep.ID + `"]`
+	run(t, ctx, "open the event and replay CRM's delivery",
+		chromedp.Click(css(row+` a`)),
+		chromedp.WaitVisible(css(card+` table.attempts`)),
+		chromedp.Click(css(card+` button.replay-endpoint`)),
 		chromedp.WaitVisible(css(`.notice`)),
-		chromedp.WaitVisible(css(`table.attempts`)),
 		screenshot("delivery"),
 	)
-	notice := value(t, ctx, "replay notice", chromedp.Text(css(`.notice`)))
-	status := value(t, ctx, "status after the replay", chromedp.Text(css(`h1 .state`)))
-	link = value(t, ctx, "temporal link after the replay", chromedp.AttributeValue(css(`#temporal-link`), "href"))
-	if !strings.Contains(notice, "Replay started") || status != models.EventPending ||
-		!strings.Contains(link.Value, "/workflows/webhook-"+e.ID+"/replay-1/history") {
-		t.Fatalf("after the replay: notice %q, status %q, Temporal link %q", notice, status, link.Value)
+	if st := value(t, ctx, "CRM's delivery after the replay", chromedp.Text(css(card+` h2 .state`))); st != models.EventPending {
+		t.Fatalf("CRM's delivery %q after the replay, want pending", st)
 	}
 }
 
-// replayAllFailed clicks "Replay all failed" on the list, where failed is the one failed
-// event, and checks the job's notice and that the event went back to pending.
-func replayAllFailed(t *testing.T, ctx context.Context, base string, failed models.Event) {
+// deleteEndpoint deletes ep through its confirmation page.
+func deleteEndpoint(t *testing.T, ctx context.Context, base string, s *site, env store.Env, ep models.WebhookEndpoint) {
 	t.Helper()
-	state := `tr[data-event-id="` + failed.ID + `"] .state`
-	run(t, ctx, "see the failed event",
-		chromedp.Navigate(base+"/dashboard/deliveries"),
-		chromedp.WaitVisible(css(state)),
-	)
-	if st := value(t, ctx, "failed event's status", chromedp.Text(css(state))); st != models.EventFailed {
-		t.Fatalf("status of the failed event %q", st)
-	}
-	run(t, ctx, "replay all failed",
-		chromedp.Click(css(`#replay-failed`)),
+	run(t, ctx, "delete with confirmation",
+		chromedp.Navigate(base+"/dashboard/webhooks"),
+		chromedp.Click(css(`section[data-endpoint-id="`+ep.ID+`"] a.delete-endpoint`)),
+		chromedp.WaitVisible(css(`#confirm-delete`)),
+		screenshot("endpoint-delete"),
+		chromedp.Click(css(`#confirm-delete`)),
+		chromedp.Click(css(`#delete-endpoint`)),
 		chromedp.WaitVisible(css(`.notice`)),
-		chromedp.WaitVisible(css(state)),
-		screenshot("deliveries"),
 	)
-	notice := value(t, ctx, "job notice", chromedp.Text(css(`.notice`)))
-	status := value(t, ctx, "status after replaying all failed", chromedp.Text(css(state)))
-	if notice != "Replay started for 1 failed event(s)." || status != models.EventPending {
-		t.Fatalf("after replaying all failed: notice %q, status %q", notice, status)
+	for _, left := range s.endpoints(env) {
+		if left.ID == ep.ID {
+			t.Fatal("the endpoint is still there")
+		}
+	}
+	if value(t, ctx, "look for its card", chromedp.Evaluate[bool](`!!document.querySelector('section[data-endpoint-id="`+ep.ID+`"]')`)) {
+		t.Fatal("the deleted endpoint is still listed")
 	}
 }

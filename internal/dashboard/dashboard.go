@@ -42,9 +42,9 @@ type handler struct {
 	webhooks *webhook.Settings
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
-	replayer Replayer
-	pages    map[string]*template.Template
-	now      func() time.Time
+	replayer  Replayer
+	pages     map[string]*template.Template
+	now       func() time.Time
 }
 
 // Routes mounts the dashboard on r under /dashboard.

@@ -16,12 +16,14 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Replayer starts new delivery runs of events (CONTRACT §9). The webhook engine provides
-// it; without one the Deliveries page shows no replay buttons.
+// Replayer delivers events again (CONTRACT §9, §13): the API's own replay service
+// (replay.Service), so a button does exactly what POST /v1/events/{id}/replay does.
+// Without one the Deliveries page shows no replay buttons.
 type Replayer interface {
-	// Replay starts a new run of one event (ConflictError delivery_in_progress while one runs).
-	Replay(ctx context.Context, env store.Env, eventID string) error
-	// ReplayFailed starts a new run of every failed event and says how many it started.
+	// One replays the event's delivery to endpointID, or all its deliveries when it is ""
+	// (ConflictError delivery_in_progress while a chosen delivery is pending or retrying).
+	One(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
+	// ReplayFailed starts a job replaying every failed event and says how many it matched.
 	ReplayFailed(ctx context.Context, env store.Env) (int, error)
 }
 
@@ -38,18 +40,63 @@ func (h *handler) deliveryRoutes(g *gin.RouterGroup) {
 	}
 }
 
+// endpointRef names an endpoint in the Deliveries pages.
+type endpointRef struct {
+	ID, Name string // Name: its description, else its URL's host; "deleted endpoint" once gone
+	Deleted  bool
+}
+
+// endpointRefs names every endpoint of the environment by id.
+func (h *handler) endpointRefs(c *gin.Context, env store.Env) ([]endpointRef, map[string]endpointRef, error) {
+	eps, err := h.store.AllWebhookEndpoints(c.Request.Context(), env)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, byID := make([]endpointRef, len(eps)), make(map[string]endpointRef, len(eps))
+	for i, ep := range eps {
+		name := ep.Description
+		if name == "" {
+			name = ep.URL
+			if u, err := url.Parse(ep.URL); err == nil && u.Host != "" {
+				name = u.Host
+			}
+		}
+		list[i] = endpointRef{ID: ep.ID, Name: name}
+		byID[ep.ID] = list[i]
+	}
+	return list, byID, nil
+}
+
+func refOf(byID map[string]endpointRef, id string) endpointRef {
+	if r, ok := byID[id]; ok {
+		return r
+	}
+	return endpointRef{ID: id, Name: "deleted endpoint", Deleted: true}
+}
+
 // eventRow is one event as the list shows it.
 type eventRow struct {
 	ID, Type, ObjectType, ObjectID, Status string
 	Created                                *time.Time
 	Attempts                               int
 	NextRetry                              *time.Time // estimated, while retrying
+	Deliveries                             []deliveryRow
+}
+
+// deliveryRow is one delivery of an event: to which endpoint, and how it stands.
+type deliveryRow struct {
+	Endpoint  endpointRef
+	Status    string
+	LastError string
+	Attempts  []models.DeliveryAttempt
 }
 
 type deliveriesData struct {
 	Events    []eventRow
 	Status    string
 	Statuses  []string
+	Endpoint  string // the endpoint filter's id
+	Endpoints []endpointRef
 	NextPage  string // link to older events
 	CanReplay bool
 }
@@ -60,8 +107,16 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	d := deliveriesData{Status: c.Query("status"), Statuses: eventStatuses, CanReplay: h.replayer != nil}
-	events, more, err := h.store.DashboardEvents(c.Request.Context(), env, d.Status, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
+	d := deliveriesData{Status: c.Query("status"), Endpoint: c.Query("endpoint_id"), Statuses: eventStatuses, CanReplay: h.replayer != nil}
+	refs, byID, err := h.endpointRefs(c, env)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.Endpoints = refs
+	ctx := c.Request.Context()
+	f := store.EventFilter{Status: d.Status, EndpointID: d.Endpoint}
+	events, more, err := h.store.Events(ctx, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -70,16 +125,26 @@ func (h *handler) listDeliveries(c *gin.Context) {
 	for i, e := range events {
 		ids[i] = e.ID
 	}
-	stats, err := h.store.DashboardAttemptStats(c.Request.Context(), env, ids)
+	stats, err := h.store.DashboardAttemptStats(ctx, env, ids)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	deliveries, err := h.store.DeliveriesOf(ctx, env, ids)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	for _, e := range events {
-		d.Events = append(d.Events, h.toEventRow(e, stats[e.ID]))
+		r := h.toEventRow(e, stats[e.ID])
+		for _, dl := range deliveries[e.ID] {
+			r.Deliveries = append(r.Deliveries, deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError})
+		}
+		d.Events = append(d.Events, r)
 	}
 	if more {
-		d.NextPage = "/dashboard/deliveries?" + url.Values{"status": {d.Status}, "starting_after": {events[len(events)-1].ID}}.Encode()
+		d.NextPage = "/dashboard/deliveries?" + url.Values{"status": {d.Status}, "endpoint_id": {d.Endpoint},
+			"starting_after": {events[len(events)-1].ID}}.Encode()
 	}
 	h.render(c, http.StatusOK, "deliveries", view{Title: "Deliveries", Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
@@ -101,7 +166,9 @@ func replayNotice(c *gin.Context) string {
 	case "":
 		return ""
 	case "one":
-		return "Replay started: a new delivery run of the same event (same id, so receivers can deduplicate)."
+		return "Replay started: every delivery of the event goes again (same event id, so receivers can deduplicate)."
+	case "endpoint":
+		return "Replay started: the delivery to this endpoint goes again (same event id, so receivers can deduplicate)."
 	default:
 		return fmt.Sprintf("Replay started for %s failed event(s).", c.Query("replayed"))
 	}
@@ -109,8 +176,8 @@ func replayNotice(c *gin.Context) string {
 
 type deliveryData struct {
 	Event       eventRow
-	Payload     string // indented JSON
-	Attempts    []models.DeliveryAttempt
+	Payload     string                   // indented JSON
+	Other       []models.DeliveryAttempt // attempts recorded before the event had deliveries
 	WorkflowID  string
 	RunID       string
 	TemporalURL string
@@ -123,12 +190,23 @@ func (h *handler) showDelivery(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	e, err := h.store.DashboardEvent(c.Request.Context(), env, c.Param("id"))
+	ctx := c.Request.Context()
+	e, err := h.store.DashboardEvent(ctx, env, c.Param("id"))
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	attempts, err := h.store.DeliveryAttempts(c.Request.Context(), env, e.ID)
+	attempts, err := h.store.DeliveryAttempts(ctx, env, e.ID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	deliveries, err := h.store.EventDeliveries(ctx, env, e.ID)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	_, byID, err := h.endpointRefs(c, env)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -137,8 +215,20 @@ func (h *handler) showDelivery(c *gin.Context) {
 	if n := len(attempts); n > 0 {
 		st.LastStarted, st.LastMS = attempts[n-1].StartedAt, attempts[n-1].DurationMS
 	}
-	d := deliveryData{Event: h.toEventRow(e, st), Payload: indentJSON(e.Payload), Attempts: attempts,
+	d := deliveryData{Event: h.toEventRow(e, st), Payload: indentJSON(e.Payload),
 		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e), CanReplay: h.replayer != nil}
+	index := map[string]int{}
+	for i, dl := range deliveries {
+		index[dl.ID] = i
+		d.Event.Deliveries = append(d.Event.Deliveries, deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError})
+	}
+	for _, a := range attempts {
+		if i, ok := index[a.DeliveryID]; ok {
+			d.Event.Deliveries[i].Attempts = append(d.Event.Deliveries[i].Attempts, a)
+		} else {
+			d.Other = append(d.Other, a)
+		}
+	}
 	h.render(c, http.StatusOK, "delivery", view{Title: "Event " + e.Type, Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 
@@ -155,21 +245,28 @@ func indentJSON(s string) string {
 	return buf.String()
 }
 
+// replayOne replays the event (every delivery), or with endpoint_id its delivery to
+// that endpoint only, through the API's replay service.
 func (h *handler) replayOne(c *gin.Context) {
 	env, err := h.env(c)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	if _, err := h.store.DashboardEvent(c.Request.Context(), env, c.Param("id")); err != nil {
+	endpointID := c.PostForm("endpoint_id")
+	if endpointID != "" && !isID(endpointID) {
+		h.fail(c, fmt.Errorf("endpoint %q: %w", printable(endpointID), apperr.ErrNotFound))
+		return
+	}
+	if _, err := h.replayer.One(c.Request.Context(), env, c.Param("id"), endpointID); err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.replayer.Replay(c.Request.Context(), env, c.Param("id")); err != nil {
-		h.fail(c, err)
-		return
+	replayed := "one"
+	if endpointID != "" {
+		replayed = "endpoint"
 	}
-	c.Redirect(http.StatusSeeOther, "/dashboard/deliveries/"+url.PathEscape(c.Param("id"))+"?replayed=one")
+	c.Redirect(http.StatusSeeOther, "/dashboard/deliveries/"+url.PathEscape(c.Param("id"))+"?replayed="+replayed)
 }
 
 func (h *handler) replayFailed(c *gin.Context) {

@@ -6,17 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -71,6 +65,22 @@ func (s *site) failAttempts(e models.Event, n int) {
 	}
 }
 
+// newEndpoints creates the environment's endpoints, one per description → event types.
+func (s *site) newEndpoints(env store.Env, subs ...[]string) []models.WebhookEndpoint {
+	s.t.Helper()
+	var out []models.WebhookEndpoint
+	for i, types := range subs {
+		ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+			URL: fmt.Sprintf("https://hooks%d.example/revops", i+1), Method: "POST", Description: []string{"Billing", "CRM", "Ops"}[i],
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC())
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
 func TestDeliveriesListAndDetail(t *testing.T) {
 	s := newSite(t, "--temporal-ui-url", "http://ui.test:8233", "--temporal-namespace", "prod")
 	u := s.newUser("Acme", "owner@acme.test")
@@ -78,26 +88,72 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	eps := s.newEndpoints(s.sandbox(u.orgID), []string{"*"}, []string{"account-created"}, []string{"deal-signed"})
 	e := s.createAccount(key.Plain, "Globex")
-	s.failAttempts(e, 2)
+	billing, crm := s.deliveryTo(e, eps[0].ID), s.deliveryTo(e, eps[1].ID)
+	s.endDelivery(e, billing, models.AttemptSucceeded, time.Now().UTC().Add(-time.Minute), 0)
+	s.endDelivery(e, crm, models.AttemptFailed, time.Now().UTC(), 0)
 	c := s.client()
 	c.mustLogin(u)
 
 	list := c.get("/dashboard/deliveries")
-	for _, want := range []string{e.ID, "account-created", "state-retrying", "<td>2</td>", "≈ "} {
-		if !strings.Contains(list.body, want) {
-			t.Fatalf("list misses %q: %.3000s", want, list.body)
+	i := strings.Index(list.body, `data-event-id="`+e.ID+`"`)
+	if i < 0 {
+		t.Fatalf("the event is not listed: %.3000s", list.body)
+	}
+	row := list.body[i : i+strings.Index(list.body[i:], "</tr>")]
+	for _, want := range []string{"account-created", "state-failed", "<td>2</td>", "Billing <span class=\"state state-delivered\">", "CRM <span class=\"state state-failed\">"} {
+		if !strings.Contains(row, want) {
+			t.Fatalf("list row misses %q: %s", want, row)
 		}
 	}
-	if strings.Contains(list.body, `id="replay-failed"`) {
-		t.Error("replay button shown without a replayer")
+	if strings.Contains(row, "Ops") {
+		t.Error("the list names an endpoint the event was not sent to")
 	}
-	if f := c.get("/dashboard/deliveries?status=delivered"); strings.Contains(f.body, e.ID) {
-		t.Error("status filter ignored")
+	for _, want := range []string{`<option value="` + eps[2].ID + `">Ops</option>`, `id="replay-failed"`} {
+		if !strings.Contains(list.body, want) {
+			t.Errorf("list misses %q", want)
+		}
 	}
+	// The endpoint filter, alone and with a status (which then applies to that endpoint's delivery).
+	for _, tc := range []struct {
+		query string
+		shown bool
+	}{
+		{"endpoint_id=" + eps[0].ID, true},
+		{"endpoint_id=" + eps[2].ID, false},
+		{"endpoint_id=" + eps[1].ID + "&status=failed", true},
+		{"endpoint_id=" + eps[0].ID + "&status=failed", false},
+		{"status=delivered", false},
+	} {
+		p := c.get("/dashboard/deliveries?" + tc.query)
+		if p.status != http.StatusOK || strings.Contains(p.body, `data-event-id="`+e.ID+`"`) != tc.shown {
+			t.Errorf("?%s: %d, shown %v", tc.query, p.status, !tc.shown)
+		}
+	}
+	if p := c.get("/dashboard/deliveries?endpoint_id=nope"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "endpoint_id is not an id") {
+		t.Errorf("a filter that is not an id: %d", p.status)
+	}
+
 	detail := c.get("/dashboard/deliveries/" + e.ID)
-	wantLink := "http://ui.test:8233/namespaces/prod/workflows/webhook-" + e.ID + "/run-1/history"
-	for _, want := range []string{wantLink, "upstream exploded", "status 500", "scheduled", `&#34;type&#34;: &#34;account-created&#34;`} {
+	for _, want := range []string{"status 500", "scheduled", `&#34;type&#34;: &#34;account-created&#34;`, `class="replay-endpoint"`} {
+		if !strings.Contains(detail.body, want) {
+			t.Fatalf("detail misses %q: %.4000s", want, detail.body)
+		}
+	}
+	crmCard := card(t, detail.body, eps[1].ID)
+	billingCard := card(t, detail.body, eps[0].ID)
+	if !strings.Contains(crmCard, "CRM") || !strings.Contains(crmCard, "state-failed") || !strings.Contains(crmCard, "status 500") ||
+		!strings.Contains(billingCard, "state-delivered") || strings.Contains(billingCard, "status 500") {
+		t.Fatalf("each delivery's attempts under its endpoint:\n%s\n%s", billingCard, crmCard)
+	}
+
+	// Attempts of the single-endpoint releases, and the Temporal link.
+	old := s.createAccount(key.Plain, "Initech")
+	s.failAttempts(old, 2)
+	detail = c.get("/dashboard/deliveries/" + old.ID)
+	wantLink := "http://ui.test:8233/namespaces/prod/workflows/webhook-" + old.ID + "/run-1/history"
+	for _, want := range []string{wantLink, "Earlier attempts", "upstream exploded"} {
 		if !strings.Contains(detail.body, want) {
 			t.Fatalf("detail misses %q: %.4000s", want, detail.body)
 		}
@@ -109,7 +165,7 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 	if p := other.get("/dashboard/deliveries/" + e.ID); p.status != http.StatusNotFound {
 		t.Fatalf("other organization: %d", p.status)
 	}
-	if p := other.get("/dashboard/deliveries"); strings.Contains(p.body, e.ID) {
+	if p := other.get("/dashboard/deliveries?endpoint_id=" + eps[0].ID); strings.Contains(p.body, e.ID) {
 		t.Fatal("other organization lists the event")
 	}
 	tok := c.csrf("/dashboard/deliveries")
@@ -119,98 +175,84 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 	}
 }
 
-// fakeReplayer stands in for the webhook engine's replay (which needs Temporal) to test
-// the buttons. With a store it also does to the database what a real replay does
-// (dispatch.Starter.Replay: MarkReplayed, so the event goes back to pending with a new
-// run), and ReplayFailed replays the environment's failed events, as the replay job does.
-type fakeReplayer struct {
-	mu      sync.Mutex
-	one     []string
-	failed  int
-	running map[string]bool
-	store   *store.Store
-}
-
-func (f *fakeReplayer) Replay(ctx context.Context, env store.Env, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.running[id] {
-		return apperr.Conflict("delivery_in_progress", "a delivery of event %s is running", id)
-	}
-	f.running[id] = true
-	f.one = append(f.one, id)
-	if f.store == nil {
-		return nil
-	}
-	runID := fmt.Sprintf("replay-%d", len(f.one))
-	return f.store.MarkReplayed(ctx, env, id, "webhook-"+id, runID, time.Now().UTC())
-}
-
-func (f *fakeReplayer) ReplayFailed(ctx context.Context, env store.Env) (int, error) {
-	f.mu.Lock()
-	f.failed++
-	f.mu.Unlock()
-	if f.store == nil {
-		return 3, nil
-	}
-	events, _, err := f.store.DashboardEvents(ctx, env, models.EventFailed, store.Page{Limit: 100})
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range events {
-		// Like the job, an event that cannot be replayed counts as matched all the same.
-		_ = f.Replay(ctx, env, e.ID)
-	}
-	return len(events), nil
-}
-
-// dashboardWith serves the dashboard alone with rp as its replayer: the API's own one
-// needs a Temporal server, which the dashboard's tests do not run.
-func (s *site) dashboardWith(rp dashboard.Replayer) string {
-	r := gin.New()
-	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Replay: rp})
-	srv := httptest.NewServer(r)
-	s.t.Cleanup(srv.Close)
-	return srv.URL
-}
-
+// The replay buttons go through the API's replay service: one endpoint's delivery goes
+// again without touching the other's, a delivery still under way answers 409, and
+// "Replay all failed" starts a job.
 func TestReplayButtons(t *testing.T) {
 	s := newSite(t)
 	u := s.newUser("Acme", "owner@acme.test")
 	key, _ := s.keys.Create(context.Background(), u.orgID, "sandbox", "secret")
+	env := s.sandbox(u.orgID)
+	eps := s.newEndpoints(env, []string{"*"}, []string{"*"})
 	e := s.createAccount(key.Plain, "Globex")
-	rp := &fakeReplayer{running: map[string]bool{}}
+	a, b := s.deliveryTo(e, eps[0].ID), s.deliveryTo(e, eps[1].ID)
+	s.endDelivery(e, a, models.AttemptFailed, time.Now().UTC(), 0)
+	retrying := models.DeliveryAttempt{EventID: e.ID, DeliveryID: b.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+		StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 502"}
+	if err := s.store.RecordDeliveryAttempt(context.Background(), env, &retrying, models.EventRetrying); err != nil {
+		t.Fatal(err)
+	}
 	c := s.client()
-	c.base = s.dashboardWith(rp)
 	c.mustLogin(u)
-
 	detail := c.get("/dashboard/deliveries/" + e.ID)
-	if !strings.Contains(detail.body, `id="replay-event"`) {
-		t.Fatal("no replay button")
+	if !strings.Contains(detail.body, `id="replay-event"`) || strings.Count(detail.body, `class="replay-endpoint"`) != 2 {
+		t.Fatal("no replay buttons")
 	}
 	tok := csrfField.FindStringSubmatch(detail.body)[1]
+	path := "/dashboard/deliveries/" + e.ID + "/replay"
 	for _, tc := range []struct {
-		name   string
-		path   string
-		form   url.Values
-		status int
+		name     string
+		path     string
+		form     url.Values
+		status   int
+		location string
 	}{
-		{"without csrf", "/dashboard/deliveries/" + e.ID + "/replay", url.Values{}, http.StatusForbidden},
-		{"replay", "/dashboard/deliveries/" + e.ID + "/replay", url.Values{"csrf_token": {tok}}, http.StatusSeeOther},
-		{"while running", "/dashboard/deliveries/" + e.ID + "/replay", url.Values{"csrf_token": {tok}}, http.StatusConflict},
-		{"unknown event", "/dashboard/deliveries/nope/replay", url.Values{"csrf_token": {tok}}, http.StatusNotFound},
-		{"all failed", "/dashboard/deliveries/replay-failed", url.Values{"csrf_token": {tok}}, http.StatusSeeOther},
+		{"without csrf", path, url.Values{"endpoint_id": {eps[0].ID}}, http.StatusForbidden, ""},
+		{"the whole event while B retries", path, url.Values{"csrf_token": {tok}}, http.StatusConflict, ""},
+		{"A's failed delivery while B retries", path, url.Values{"csrf_token": {tok}, "endpoint_id": {eps[0].ID}}, http.StatusSeeOther, path[:len(path)-len("/replay")] + "?replayed=endpoint"},
+		{"A again, now pending", path, url.Values{"csrf_token": {tok}, "endpoint_id": {eps[0].ID}}, http.StatusConflict, ""},
+		{"B, retrying", path, url.Values{"csrf_token": {tok}, "endpoint_id": {eps[1].ID}}, http.StatusConflict, ""},
+		{"an endpoint id that is not one", path, url.Values{"csrf_token": {tok}, "endpoint_id": {"nope"}}, http.StatusNotFound, ""},
+		{"unknown event", "/dashboard/deliveries/00000000-0000-4000-8000-000000000000/replay", url.Values{"csrf_token": {tok}}, http.StatusNotFound, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if p := c.post(tc.path, tc.form); p.status != tc.status {
-				t.Fatalf("%d, want %d: %.300s", p.status, tc.status, p.body)
+			p := c.post(tc.path, tc.form)
+			if p.status != tc.status || p.location != tc.location {
+				t.Fatalf("%d → %q, want %d → %q: %.300s", p.status, p.location, tc.status, tc.location, p.body)
 			}
 		})
 	}
-	if len(rp.one) != 1 || rp.one[0] != e.ID || rp.failed != 1 {
-		t.Fatalf("replayer calls: %v, failed %d", rp.one, rp.failed)
+	after := deliveryStatuses(t, s, e)
+	if after[eps[0].ID] != models.EventPending || after[eps[1].ID] != models.EventRetrying {
+		t.Fatalf("after replaying A: %v, want A pending and B still retrying", after)
 	}
-	if p := c.get("/dashboard/deliveries?replayed=3"); !strings.Contains(p.body, "Replay started for 3 failed") {
+	if p := c.get("/dashboard/deliveries/" + e.ID + "?replayed=endpoint"); !strings.Contains(p.body, "the delivery to this endpoint goes again") {
+		t.Error("no replay notice")
+	}
+
+	// Replay all failed: a job over the failed events.
+	failed := s.createAccount(key.Plain, "Initech")
+	for _, ep := range eps {
+		s.endDelivery(failed, s.deliveryTo(failed, ep.ID), models.AttemptFailed, time.Now().UTC(), 0)
+	}
+	p := c.post("/dashboard/deliveries/replay-failed", url.Values{"csrf_token": {tok}})
+	if p.status != http.StatusSeeOther || p.location != "/dashboard/deliveries?replayed=1" {
+		t.Fatalf("replay all failed: %d → %q: %.300s", p.status, p.location, p.body)
+	}
+	if !strings.Contains(c.get(p.location).body, "Replay started for 1 failed") {
 		t.Fatal("no replay notice")
 	}
+}
+
+func deliveryStatuses(t *testing.T, s *site, e models.Event) map[string]string {
+	t.Helper()
+	ds, err := s.store.EventDeliveries(context.Background(), store.EnvOf(e), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range ds {
+		out[d.EndpointID] = d.Status
+	}
+	return out
 }

@@ -70,8 +70,8 @@ func (h *handler) checkInput(c *gin.Context) {
 	}
 	for k, vs := range query {
 		err := checkField(k, vs)
-		if err == nil && k == "starting_after" && vs[0] != "" && !isID(vs[0]) {
-			err = errors.New("starting_after is not an id.")
+		if err == nil && (k == "starting_after" || k == "endpoint_id") && vs[0] != "" && !isID(vs[0]) {
+			err = fmt.Errorf("%s is not an id.", k)
 		}
 		if err != nil {
 			h.refuse(c, http.StatusBadRequest, "The query parameter "+err.Error())

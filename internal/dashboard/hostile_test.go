@@ -62,6 +62,14 @@ func TestHostileFormInput(t *testing.T) {
 					400, "method contains a control character"},
 				{"NUL in a field name", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "x\x00": {"1"}},
 					400, "name contains a NUL character"},
+				{"NUL in a description", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "description": {"a\x00b"}},
+					400, "description contains a NUL character"},
+				{"bad UTF-8 in an event type", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "event_types": {"deal-signed", "\xfe"}},
+					400, "event_types is not valid UTF-8"},
+				{"control in a retry interval", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "initial_interval": {"1h\r"}},
+					400, "initial_interval contains a control character"},
+				{"NUL in a replay's endpoint", "/dashboard/deliveries/00000000-0000-4000-8000-000000000000/replay", url.Values{"endpoint_id": {"\x00"}},
+					400, "endpoint_id contains a NUL character"},
 				{"NUL in a key type", "/dashboard/api-keys", url.Values{"type": {"secret\x00"}}, 400, "type contains a NUL character"},
 				{"bad UTF-8 in an expiry", "/dashboard/api-keys/00000000-0000-4000-8000-000000000000/roll", url.Values{"expires_in": {"\xc0\xaf"}}, 400, "expires_in is not valid UTF-8"},
 				{"NUL in an environment", "/dashboard/environment", url.Values{"environment": {"live\x00"}, "next": {"/dashboard/api-keys"}},
@@ -90,6 +98,10 @@ func TestHostileFormInput(t *testing.T) {
 				"/dashboard/deliveries?status=%00":                            400,
 				"/dashboard/api-keys?notice=%1B":                              400,
 				"/dashboard/deliveries?%00=1":                                 400,
+				"/dashboard/deliveries?endpoint_id=%00":                       400,
+				"/dashboard/deliveries?endpoint_id=x":                         400,
+				"/dashboard/webhooks/%00":                                     404,
+				"/dashboard/webhooks/nope/delete":                             404,
 			} {
 				if p := c.get(path); p.status != status {
 					t.Errorf("GET %s: %d, want %d: %.300s", path, p.status, status, p.body)
