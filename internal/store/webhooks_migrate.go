@@ -1,6 +1,6 @@
 package store
 
-// Migrations of CONTRACT §13: many endpoints per environment, deliveries, and the data
+// Migrations 31–34 of CONTRACT §13: many endpoints per environment, deliveries, and the data
 // of the single-endpoint releases carried over (docs/webhook-endpoints.md).
 func init() {
 	register(
@@ -57,10 +57,7 @@ CREATE INDEX webhook_deliveries_env_endpoint ON webhook_deliveries (environment_
 CREATE INDEX webhook_deliveries_env_created ON webhook_deliveries (environment_id, created_at, id);
 ALTER TABLE delivery_attempts ADD COLUMN delivery_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE delivery_attempts ADD COLUMN endpoint_id TEXT NOT NULL DEFAULT '';
-CREATE INDEX delivery_attempts_endpoint ON delivery_attempts (endpoint_id, started_at);
-CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, run_id);
 ALTER TABLE events ADD COLUMN redispatch_at {{ts}};
-CREATE INDEX events_redispatch ON events (redispatch_at) WHERE redispatch_at IS NOT NULL;
 ALTER TABLE replay_jobs ADD COLUMN filter_endpoint_id TEXT NOT NULL DEFAULT ''`},
 		// Every event of the single-endpoint releases gets one delivery, to its
 		// environment's endpoint, with the event's status; its id is the event's (one per
@@ -75,5 +72,12 @@ FROM events e JOIN webhook_endpoints w ON w.environment_id = e.environment_id;
 UPDATE delivery_attempts SET delivery_id = event_id,
 	endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = delivery_attempts.event_id)
 WHERE delivery_id = '' AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = delivery_attempts.event_id)`},
+		// Indexes on the live, large tables are built concurrently on PostgreSQL (writes
+		// go on meanwhile): automatic disabling reads an endpoint's attempts, the sweeper
+		// the events marked for redispatch.
+		migration{version: 34, name: "webhook_deliveries_indexes", noTx: true, sql: `
+CREATE INDEX {{concurrently}} IF NOT EXISTS delivery_attempts_endpoint ON delivery_attempts (endpoint_id, started_at);
+CREATE INDEX {{concurrently}} IF NOT EXISTS delivery_attempts_delivery ON delivery_attempts (delivery_id, run_id);
+CREATE INDEX {{concurrently}} IF NOT EXISTS events_redispatch ON events (redispatch_at) WHERE redispatch_at IS NOT NULL`},
 	)
 }

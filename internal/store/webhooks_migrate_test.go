@@ -26,7 +26,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = st.Close() })
-			if _, err := st.MigrateWithout(ctx, 31, 32, 33); err != nil {
+			if _, err := st.MigrateWithout(ctx, 31, 32, 33, 34); err != nil {
 				t.Fatal(err)
 			}
 			org, err := st.CreateOrganization(ctx, "Acme", "old@acme.test", "x")
