@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/revops/revops/internal/apiclient"
@@ -17,14 +17,17 @@ import (
 	"github.com/revops/revops/internal/localca"
 )
 
-// runListen serves a local HTTPS receiver, points the sandbox webhook endpoint at it and
-// prints every delivery as it arrives.
+// runListen serves a local HTTPS receiver, creates its own temporary sandbox endpoint
+// pointing at it (like `stripe listen`; the configured endpoints are left alone), prints
+// every delivery as it arrives, and deletes that endpoint when it stops.
 func runListen(ctx context.Context, args []string) error {
 	fs := newFlagSet("listen")
 	addr := fs.String("addr", "127.0.0.1:4443", "where the receiver listens")
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
 	apiKey := fs.String("api-key", os.Getenv("REVOPS_API_KEY"), "secret sandbox key (default: the one `revops dev` saved)")
-	method := fs.String("method", "POST", "delivery method to configure: POST or GET")
+	method := fs.String("method", "POST", "delivery method of the temporary endpoint: POST or GET")
+	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created (default: every type, *)")
+	verify := fs.String("verify-secret", "", "also accept signatures of this secret (an endpoint of yours pointed at this receiver)")
 	fail := fs.Bool("fail", false, "refuse every delivery (answer 500) to watch retries")
 	forwardTo := fs.String("forward-to", "", "relay each delivery to this URL and answer with its response")
 	cfg, err := loadConfig(fs, "dev", args)
@@ -39,35 +42,38 @@ func runListen(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	ca, err := localca.Ensure(cfg.DataDir)
+	ln, err := listenTLS(cfg.DataDir, *addr)
 	if err != nil {
 		return err
-	}
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: %w", *addr, err)
-	}
-	cert, err := ca.Issue(host, "localhost", "127.0.0.1")
-	if err != nil {
-		return err
-	}
-	ln, err := tls.Listen("tcp", *addr, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	url := fmt.Sprintf("https://%s/webhooks", ln.Addr().String())
 
 	api := apiclient.New(*apiURL, *apiKey)
-	secrets, err := pointEndpoint(ctx, api, url, *method)
+	ep, removed, err := listener.Open(ctx, api, listener.CurrentOwner(), url, *method, listener.ParseEvents(*events))
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	defer func() {
+		// ctx is cancelled by now (SIGINT/SIGTERM): the deletion gets its own time.
+		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := listener.Close(closeCtx, api, ep.ID); err != nil {
+			fmt.Fprintf(os.Stderr, "could not delete the temporary endpoint %s (the next listen removes it): %v\n", ep.ID, err)
+			return
+		}
+		fmt.Printf("Deleted the temporary endpoint %s.\n", ep.ID)
+	}()
+	for _, id := range removed {
+		fmt.Printf("Removed the temporary endpoint %s that a stopped listen left behind.\n", id)
+	}
+	secrets := append([]string{ep.Secret}, strings.Fields(strings.ReplaceAll(*verify, ",", " "))...)
 	h := &listener.Handler{
-		Secrets: secrets.get, Ack: cfg.AckSentence(), Fail: *fail, ForwardTo: *forwardTo,
+		Secrets: func() []string { return secrets }, Ack: cfg.AckSentence(), Fail: *fail, ForwardTo: *forwardTo,
 		Client: &http.Client{Timeout: 25 * time.Second}, Out: os.Stdout,
 	}
-	fmt.Printf("Listening on %s — the sandbox webhook endpoint now points here (%s).\n", url, *method)
+	fmt.Printf("Listening on %s — temporary sandbox endpoint %s (%s, %s) created; it is deleted when listen stops.\n",
+		url, ep.ID, *method, strings.Join(ep.EventTypes, ","))
 	if *fail {
 		fmt.Println("--fail: every delivery is refused with 500, so you can watch the retries.")
 	}
@@ -85,26 +91,23 @@ func runListen(ctx context.Context, args []string) error {
 	return nil
 }
 
-// secretSet holds the signing secrets the receiver accepts.
-type secretSet struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (s *secretSet) get() []string { s.mu.Lock(); defer s.mu.Unlock(); return s.list }
-
-// pointEndpoint sets the environment's webhook endpoint to url and returns its secret.
-func pointEndpoint(ctx context.Context, api *apiclient.Client, url, method string) (*secretSet, error) {
-	var ep struct {
-		Secret string `json:"secret"`
+// listenTLS listens on addr with a certificate of the local CA that `revops dev` trusts.
+func listenTLS(dataDir, addr string) (net.Listener, error) {
+	ca, err := localca.Ensure(dataDir)
+	if err != nil {
+		return nil, err
 	}
-	if err := api.Do(ctx, http.MethodPut, "/v1/webhook_endpoint", map[string]any{"url": url, "method": method, "enabled": true}, &ep); err != nil {
-		return nil, fmt.Errorf("configure the webhook endpoint: %w", err)
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if ep.Secret == "" {
-		if err := api.Do(ctx, http.MethodGet, "/v1/webhook_endpoint/secret", nil, &ep); err != nil {
-			return nil, fmt.Errorf("read the signing secret: %w", err)
-		}
+	cert, err := ca.Issue(host, "localhost", "127.0.0.1")
+	if err != nil {
+		return nil, err
 	}
-	return &secretSet{list: []string{ep.Secret}}, nil
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
 }

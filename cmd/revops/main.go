@@ -30,7 +30,7 @@ var commands = []command{
 	{"orgs", "manage organizations: create, list, reset-password", runOrgs},
 	{"keys", "manage API keys: create, list, roll, revoke", runKeys},
 	{"webhooks", "webhook tools: revops webhooks replay ID… | --failed --since 24h [--type T] [--env E] [--dry-run]", runWebhooks},
-	{"listen", "local HTTPS webhook receiver: points the sandbox endpoint at itself, prints deliveries", runListen},
+	{"listen", "local HTTPS webhook receiver on its own temporary sandbox endpoint (--events to choose types), prints deliveries", runListen},
 	{"trigger", "emit one event type in sandbox (creates the objects and transitions it needs)", runTrigger},
 	{"healthcheck", "probe a URL (container health checks)", runHealthcheck},
 	{"version", "print the version", runVersion},
