@@ -210,7 +210,12 @@ func eventsScenario(f *fakeDispatcher) []call {
 		{method: "GET", path: "/v1/events?status=lost&created_after=yesterday", route: "/v1/events", key: sk, status: 400},
 		{method: "GET", path: "/v1/events/" + unknown, route: "/v1/events/{id}", key: sk, status: 404},
 		{method: "GET", path: "/v1/events", route: "/v1/events", key: "public sandbox", status: 403},
-		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 202},
+		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 202,
+			before: func(h *harness, ids map[string]string) { // its delivery has ended
+				if err := h.store.SetEventStatus(context.Background(), h.objEnv("sandbox"), ids["event"], models.EventDelivered); err != nil {
+					h.t.Fatal(err)
+				}
+			}},
 		{method: "POST", path: "/v1/events/{event}/replay", route: "/v1/events/{id}/replay", key: sk, status: 409,
 			before: func(h *harness, ids map[string]string) { // its delivery is under way
 				if err := h.store.SetEventStatus(context.Background(), h.objEnv("sandbox"), ids["event"], models.EventRetrying); err != nil {
