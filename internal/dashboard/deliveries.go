@@ -85,10 +85,11 @@ type eventRow struct {
 
 // deliveryRow is one delivery of an event: to which endpoint, and how it stands.
 type deliveryRow struct {
-	Endpoint  endpointRef
-	Status    string
-	LastError string
-	Attempts  []models.DeliveryAttempt
+	Endpoint    endpointRef
+	Status      string
+	LastError   string
+	Attempts    []models.DeliveryAttempt
+	NextAttempt *time.Time // estimated, while retrying
 }
 
 type deliveriesData struct {
@@ -136,7 +137,7 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		return
 	}
 	for _, e := range events {
-		r := h.toEventRow(e, stats[e.ID])
+		r := h.toEventRow(e, stats[e.ID], deliveries[e.ID])
 		for _, dl := range deliveries[e.ID] {
 			r.Deliveries = append(r.Deliveries, deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError})
 		}
@@ -149,16 +150,41 @@ func (h *handler) listDeliveries(c *gin.Context) {
 	h.render(c, http.StatusOK, "deliveries", view{Title: "Deliveries", Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 
-func (h *handler) toEventRow(e models.Event, st store.AttemptStats) eventRow {
+// toEventRow converts an event; while it retries, its next attempt is estimated from its
+// last attempt under the policy of a retrying delivery (the default one without).
+func (h *handler) toEventRow(e models.Event, st store.AttemptStats, ds []models.WebhookDelivery) eventRow {
 	created := e.CreatedAt
 	r := eventRow{ID: e.ID, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID, Status: e.Status,
 		Created: &created, Attempts: st.Count}
 	if e.Status == models.EventRetrying && st.Count > 0 {
-		// Temporal waits the retry interval after the failed attempt ends.
-		next := st.LastStarted.Add(time.Duration(st.LastMS)*time.Millisecond + h.cfg.WebhookRetryInterval)
-		r.NextRetry = &next
+		policy := models.DefaultRetryPolicy
+		for _, d := range ds {
+			if d.Status == models.EventRetrying {
+				policy = d.RetryPolicy
+				break
+			}
+		}
+		r.NextRetry = h.nextAttempt(policy, st.LastStarted, st.LastMS, st.LastNumber)
 	}
 	return r
+}
+
+// nextAttempt estimates when Temporal starts the attempt after attempt number n (started
+// at `started`, lasting ms): it waits initial × coefficient^(n-1), capped at the maximum
+// interval, after the attempt ends. Like the workflow (retryPolicyOf), the default policy
+// runs at REVOPS_WEBHOOK_RETRY_INTERVAL.
+func (h *handler) nextAttempt(p models.RetryPolicy, started time.Time, ms int64, n int) *time.Time {
+	if p == models.DefaultRetryPolicy {
+		iv := h.cfg.WebhookRetryInterval.Milliseconds()
+		p.InitialIntervalMS, p.MaximumIntervalMS = iv, iv
+	}
+	wait := float64(p.InitialIntervalMS)
+	for i := 1; i < n && wait < float64(p.MaximumIntervalMS); i++ {
+		wait *= p.BackoffCoefficient
+	}
+	wait = min(wait, float64(p.MaximumIntervalMS))
+	next := started.Add(time.Duration(ms)*time.Millisecond + time.Duration(wait)*time.Millisecond)
+	return &next
 }
 
 func replayNotice(c *gin.Context) string {
@@ -213,9 +239,9 @@ func (h *handler) showDelivery(c *gin.Context) {
 	}
 	st := store.AttemptStats{Count: len(attempts)}
 	if n := len(attempts); n > 0 {
-		st.LastStarted, st.LastMS = attempts[n-1].StartedAt, attempts[n-1].DurationMS
+		st.LastStarted, st.LastMS, st.LastNumber = attempts[n-1].StartedAt, attempts[n-1].DurationMS, attempts[n-1].Number
 	}
-	d := deliveryData{Event: h.toEventRow(e, st), Payload: indentJSON(e.Payload),
+	d := deliveryData{Event: h.toEventRow(e, st, deliveries), Payload: indentJSON(e.Payload),
 		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e), CanReplay: h.replayer != nil}
 	index := map[string]int{}
 	for i, dl := range deliveries {
@@ -227,6 +253,13 @@ func (h *handler) showDelivery(c *gin.Context) {
 			d.Event.Deliveries[i].Attempts = append(d.Event.Deliveries[i].Attempts, a)
 		} else {
 			d.Other = append(d.Other, a)
+		}
+	}
+	for i, dl := range deliveries {
+		as := d.Event.Deliveries[i].Attempts
+		if dl.Status == models.EventRetrying && len(as) > 0 {
+			last := as[len(as)-1]
+			d.Event.Deliveries[i].NextAttempt = h.nextAttempt(dl.RetryPolicy, last.StartedAt, last.DurationMS, last.Number)
 		}
 	}
 	h.render(c, http.StatusOK, "delivery", view{Title: "Event " + e.Type, Nav: "deliveries", Notice: replayNotice(c), Data: d})

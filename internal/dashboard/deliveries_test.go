@@ -198,6 +198,9 @@ func TestReplayButtons(t *testing.T) {
 	if !strings.Contains(detail.body, `id="replay-event"`) || strings.Count(detail.body, `class="replay-endpoint"`) != 2 {
 		t.Fatal("no replay buttons")
 	}
+	if !strings.Contains(card(t, detail.body, eps[1].ID), "next attempt ≈") || strings.Contains(card(t, detail.body, eps[0].ID), "next attempt") {
+		t.Error("the retrying delivery, and only it, shows its next attempt")
+	}
 	tok := csrfField.FindStringSubmatch(detail.body)[1]
 	path := "/dashboard/deliveries/" + e.ID + "/replay"
 	for _, tc := range []struct {

@@ -29,6 +29,7 @@ type AttemptStats struct {
 	Count       int
 	LastStarted time.Time
 	LastMS      int64 // duration of the last attempt
+	LastNumber  int   // the last attempt's number within its run
 }
 
 // DashboardAttemptStats returns the attempt count and last attempt of each listed event.
@@ -39,13 +40,13 @@ func (s *Store) DashboardAttemptStats(ctx context.Context, env Env, eventIDs []s
 	}
 	var rows []models.DeliveryAttempt
 	err := s.in(ctx, env).Where("event_id IN ?", eventIDs).
-		Select("event_id", "started_at", "duration_ms").Order("started_at").Find(&rows).Error
+		Select("event_id", "started_at", "duration_ms", "number").Order("started_at").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("attempt stats: %w", err)
 	}
 	for _, a := range rows {
 		st := out[a.EventID]
-		st.EventID, st.Count, st.LastStarted, st.LastMS = a.EventID, st.Count+1, a.StartedAt, a.DurationMS
+		st.EventID, st.Count, st.LastStarted, st.LastMS, st.LastNumber = a.EventID, st.Count+1, a.StartedAt, a.DurationMS, a.Number
 		out[a.EventID] = st
 	}
 	return out, nil
