@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,4 +76,35 @@ func TestMeasureDeliveryLatency(t *testing.T) {
 	}
 	t.Logf("acknowledgement → receiver, %d sequential changes: p50 %s, p90 %s, max %s, mean %s",
 		n, lat[n/2].Round(time.Millisecond), lat[n*9/10].Round(time.Millisecond), lat[n-1].Round(time.Millisecond), (sum / n).Round(time.Millisecond))
+
+	// Throughput: 8 clients send 40 changes each as fast as they are acknowledged; the
+	// figure is the deliveries per second from the first change to the last delivery.
+	const clients, each = 8, 40
+	before := len(receiver.Received())
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := c.clone(0)
+			for j := range each {
+				if _, err := cl.change(ctx, "PATCH", "/v1/accounts/"+acc["id"].(string), map[string]any{"name": fmt.Sprintf("Measure Co %d-%d", i, j)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sent := time.Since(began)
+	for len(receiver.Received()) < before+clients*each {
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d changes delivered", len(receiver.Received())-before, clients*each)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(began)
+	t.Logf("%d changes from %d clients: acknowledged in %s, all delivered in %s: %.1f deliveries/s",
+		clients*each, clients, sent.Round(time.Millisecond), took.Round(time.Millisecond), float64(clients*each)/took.Seconds())
 }
