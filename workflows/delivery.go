@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/models"
 )
 
 // WorkflowName is the registered type of the delivery workflow (CONTRACT §10).
@@ -65,7 +66,18 @@ type DeliveryInput struct {
 // the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return singleDelivery(ctx, in)
+		err := singleDelivery(ctx, in)
+		// A replay signalled to a run of an earlier release once this code is deployed
+		// is taken before the run closes, as a fan-out run would; the recorded histories
+		// of those releases hold no signal, so they replay unchanged.
+		if !drain(workflow.GetSignalChannel(ctx, SignalReplay)) {
+			return err
+		}
+		in.Trigger = models.TriggerManual
+		if ferr := fanOut(ctx, in); err == nil {
+			err = ferr
+		}
+		return err
 	}
 	return fanOut(ctx, in)
 }

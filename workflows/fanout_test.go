@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
@@ -39,6 +40,8 @@ type fakeDB struct {
 	// during, when set, runs inside the attempt (with the lock released) — a replay
 	// made while a delivery is being attempted.
 	during func(d *fakeDelivery, attempt int32)
+	// single answers attempts of the single-endpoint path (no DeliveryID).
+	single func() (activities.DeliverResult, error)
 }
 
 func (db *fakeDB) find(id string) *fakeDelivery {
@@ -85,6 +88,9 @@ func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnv
 		return out, nil
 	})
 	env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.DeliverInput) (activities.DeliverResult, error) {
+		if in.DeliveryID == "" && db.single != nil {
+			return db.single()
+		}
 		attempt := activity.GetInfo(ctx).Attempt
 		db.mu.Lock()
 		d := db.find(in.DeliveryID)
@@ -369,4 +375,24 @@ func equalDurations(a, b []time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// A run of an earlier release (single-endpoint path) that gets a replay signal after the
+// deploy delivers the replayed delivery before it closes, instead of losing the signal.
+func TestSingleDeliveryRunTakesAReplaySignal(t *testing.T) {
+	other := &fakeDelivery{id: "B", policy: models.DefaultRetryPolicy, succeedAt: 1}
+	env, db := newFanOutEnv(t)
+	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	old := 0
+	db.single = func() (activities.DeliverResult, error) {
+		old++
+		db.replay(other)
+		env.SignalWorkflow(SignalReplay, nil)
+		return activities.DeliverResult{}, nil
+	}
+	env.ExecuteWorkflow(WebhookDelivery, input())
+	checkRunError(t, env.GetWorkflowError(), false)
+	if old != 1 || len(other.times) != 1 || other.triggers[0] != models.TriggerManual || db.asks != 1 {
+		t.Fatalf("old attempt %d, replayed delivery sent %d times (%v), asks %d; want 1, 1 manual, 1", old, len(other.times), other.triggers, db.asks)
+	}
 }
