@@ -1,6 +1,6 @@
 // Package dashboard serves the server-rendered dashboard under /dashboard (CONTRACT §11):
-// login with server-side sessions, a live/sandbox switch, API keys, webhook settings and
-// deliveries. Every form works without JavaScript and carries a CSRF token.
+// login with server-side sessions, a live/sandbox switch, API keys, webhook endpoints
+// (CONTRACT §13) and deliveries. Every form works without JavaScript and carries a CSRF token.
 package dashboard
 
 import (
