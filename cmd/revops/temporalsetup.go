@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/temporalsetup"
 )
 
@@ -24,7 +28,7 @@ func runTemporalSetup(ctx context.Context, args []string) error {
 	logStart(log, "temporal-setup")
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	tc, err := dialTemporal(ctx, cfg, log)
+	tc, err := dialUntilUp(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -40,4 +44,25 @@ func runTemporalSetup(ctx context.Context, args []string) error {
 		fmt.Fprintf(stdout, "namespace %s is set up (nothing to change)\n", cfg.TemporalNamespace)
 	}
 	return nil
+}
+
+// dialUntilUp dials Temporal until it answers or ctx ends: setup usually runs right after
+// the server was started (compose, scripts), before its frontend serves.
+func dialUntilUp(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
+	for warned := false; ; warned = true {
+		tc, err := dialTemporal(ctx, cfg, log)
+		if err == nil {
+			return tc, nil
+		}
+		if !warned {
+			log.Warn("Temporal does not answer yet; retrying", "temporal_address", cfg.TemporalAddress, "err", err)
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }
