@@ -15,11 +15,15 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/temporalsetup"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/workflows"
@@ -28,7 +32,8 @@ import (
 // temporal-setup on a real server registers a namespace it does not have, with the
 // retention, the typed search attributes and the daily retention Schedule; a second run
 // changes nothing; a new REVOPS_RETENTION updates the namespace and the Schedule; the
-// Schedule's action runs the Retention workflow on a worker.
+// Schedule's action runs the Retention workflow on a worker, which purges the events
+// older than the retention, with their attempts, from PostgreSQL.
 func TestTemporalSetupIsIdempotent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -78,9 +83,45 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 		t.Errorf("run after the update changed %q, want nothing", again)
 	}
 
-	// The Schedule's action starts a Retention run that a worker completes.
+	// The Schedule's action starts a Retention run that a worker completes: events older
+	// than the retention go with their attempts, a newer one stays.
+	url := testdb.URL(t)
+	st, err := store.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, _ := db.DB()
+	defer sqlDB.Close()
+	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := st.Environment(ctx, org.ID, "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for id, at := range map[string]time.Time{"evt_old1": now.Add(-1001 * time.Hour), "evt_old2": now.Add(-2000 * time.Hour), "evt_new": now.Add(-999 * time.Hour)} {
+		if err := db.Exec(`INSERT INTO events (id, organization_id, environment_id, environment, type, object_type, object_id,
+			time, payload, status, seq, created_at, updated_at)
+			VALUES (?, ?, ?, 'live', 'deal-created', 'deal', 'deal_1', '', '{}', 'delivered', 1, ?, ?)`, id, org.ID, env.ID, at, at).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(`INSERT INTO delivery_attempts (id, event_id, environment_id, number, trigger, started_at, outcome, created_at)
+			VALUES (?, ?, ?, 1, 'initial', ?, 'delivered', ?)`, "att_"+id, id, env.ID, at, at).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
-	workflows.RegisterRetention(w, &activities.Retention{Store: testdb.New(t)})
+	workflows.RegisterRetention(w, &activities.Retention{Store: st})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +148,16 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	var res workflows.RetentionResult
 	if err := tc.GetWorkflow(ctx, workflowID, runID).Get(ctx, &res); err != nil {
 		t.Fatalf("scheduled retention run: %v", err)
+	}
+	if res.Deleted["events"] != 2 || res.Deleted["delivery_attempts"] != 2 {
+		t.Errorf("the scheduled run deleted %v, want 2 events and their 2 attempts (retention 1000h)", res.Deleted)
+	}
+	var left []string
+	if err := db.Raw("SELECT id FROM events ORDER BY id").Scan(&left).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != "evt_new" {
+		t.Errorf("events left %v, want [evt_new]", left)
 	}
 }
 
