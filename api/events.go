@@ -27,22 +27,33 @@ func (s *Server) eventRoutes(v1 *gin.RouterGroup) {
 }
 
 type eventObject struct {
-	ID            string          `json:"id"`
-	Object        string          `json:"object"`
-	Type          string          `json:"type"`
-	Status        string          `json:"status"`
-	ObjectID      string          `json:"object_id"`
-	ObjectType    string          `json:"object_type"`
-	Environment   string          `json:"environment"`
-	CreatedAt     string          `json:"created_at"`
-	Payload       json.RawMessage `json:"payload"` // the webhook body, as sent
-	Attempts      []attemptObject `json:"attempts"`
-	WorkflowID    *string         `json:"workflow_id"`
-	RunID         *string         `json:"run_id"`
-	TemporalUIURL *string         `json:"temporal_ui_url"`
+	ID          string          `json:"id"`
+	Object      string          `json:"object"`
+	Type        string          `json:"type"`
+	Status      string          `json:"status"`
+	ObjectID    string          `json:"object_id"`
+	ObjectType  string          `json:"object_type"`
+	Environment string          `json:"environment"`
+	CreatedAt   string          `json:"created_at"`
+	Payload     json.RawMessage `json:"payload"` // the webhook body, as sent
+	Attempts    []attemptObject `json:"attempts"`
+	// Deliveries are the event's deliveries, one per endpoint (CONTRACT §13), each with
+	// its own attempts (those of Attempts that belong to it).
+	Deliveries    []deliveryObject `json:"deliveries"`
+	WorkflowID    *string          `json:"workflow_id"`
+	RunID         *string          `json:"run_id"`
+	TemporalUIURL *string          `json:"temporal_ui_url"`
+}
+
+type deliveryObject struct {
+	ID         string          `json:"id"`
+	EndpointID string          `json:"endpoint_id"`
+	Status     string          `json:"status"`
+	Attempts   []attemptObject `json:"attempts"`
 }
 
 type attemptObject struct {
+	EndpointID      *string `json:"endpoint_id"` // null: recorded before the event had deliveries
 	Number          int     `json:"number"`
 	Trigger         string  `json:"trigger"`
 	RunID           string  `json:"run_id"`
@@ -56,24 +67,33 @@ type attemptObject struct {
 	Method          string  `json:"method,omitempty"`
 }
 
-// toEventObject converts an event row and its attempts (oldest first).
-func (s *Server) toEventObject(e models.Event, attempts []models.DeliveryAttempt) eventObject {
+// toEventObject converts an event row, its attempts (oldest first) and its deliveries.
+func (s *Server) toEventObject(e models.Event, attempts []models.DeliveryAttempt, deliveries []models.WebhookDelivery) eventObject {
 	o := eventObject{
 		ID: e.ID, Object: "event", Type: e.Type, Status: e.Status, ObjectID: e.ObjectID,
 		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Payload: json.RawMessage(e.Payload), Attempts: make([]attemptObject, len(attempts)),
 		WorkflowID: nonEmpty(e.WorkflowID), RunID: nonEmpty(e.RunID),
 		TemporalUIURL: nonEmpty(s.cfg.TemporalRunURL(e.WorkflowID, e.RunID)),
+		Deliveries:    make([]deliveryObject, len(deliveries)),
+	}
+	byDelivery := map[string]int{}
+	for i, d := range deliveries {
+		o.Deliveries[i] = deliveryObject{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status, Attempts: []attemptObject{}}
+		byDelivery[d.ID] = i
 	}
 	for i, a := range attempts {
 		o.Attempts[i] = attemptObject{
-			Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
+			EndpointID: nonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
 			DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
 			Outcome: a.Outcome, URL: a.URL, Method: a.Method,
 		}
 		if a.StatusCode != 0 {
 			code := a.StatusCode
 			o.Attempts[i].StatusCode = &code
+		}
+		if j, ok := byDelivery[a.DeliveryID]; ok {
+			o.Deliveries[j].Attempts = append(o.Deliveries[j].Attempts, o.Attempts[i])
 		}
 	}
 	return o
@@ -150,9 +170,13 @@ func (s *Server) withAttempts(c *gin.Context, env store.Env, events []models.Eve
 	if err != nil {
 		return nil, err
 	}
+	deliveries, err := s.store.DeliveriesOf(c.Request.Context(), env, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]eventObject, len(events))
 	for i, e := range events {
-		out[i] = s.toEventObject(e, attempts[e.ID])
+		out[i] = s.toEventObject(e, attempts[e.ID], deliveries[e.ID])
 	}
 	return out, nil
 }

@@ -11,10 +11,16 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// eventsFixture: accounts a and b created (account-created each), a renamed
-// (account-updated); b's event failed. Returns a's id and the event ids newest first.
+// eventsFixture: an endpoint (so that events are pending, CONTRACT §13), accounts a and
+// b created (account-created each), a renamed (account-updated); b's event failed.
+// Returns a's id and the event ids newest first.
 func eventsFixture(h *harness) (accountA string, ids []string) {
 	h.t.Helper()
+	if _, err := h.store.CreateWebhookEndpoint(context.Background(), h.objEnv("sandbox"), models.WebhookEndpoint{
+		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
+	}, time.Now().UTC()); err != nil {
+		h.t.Fatal(err)
+	}
 	accountA = h.newObjAccount("Alpha")
 	b := h.newObjAccount("Beta")
 	h.mustObj(http.StatusOK, "PATCH", "/v1/accounts/"+accountA, map[string]any{"name": "Alpha 2"})
@@ -179,14 +185,14 @@ func TestEventListCarriesAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.mustObj(http.StatusOK, "GET", "/v1/events?object_id="+a+"&type=account-created", nil)
+// Without a dispatcher (no Temporal client) a replay is still decided in the database
+// and answered 202: the event is marked for the sweeper, which reaches its workflow.
 	data := out["data"].([]any)
 	if len(data) != 1 || len(data[0].(map[string]any)["attempts"].([]any)) != 1 {
 		t.Fatalf("list = %v", out)
 	}
 }
 
-// Without a dispatcher (no Temporal client) a replay is still decided in the database
-// and answered 202: the event is marked for the sweeper, which reaches its workflow.
 func TestReplayWithoutTemporal(t *testing.T) {
 	h := newHarness(t)
 	_, _ = eventsFixture(h)

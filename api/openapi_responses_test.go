@@ -106,6 +106,30 @@ func openapiScenario(hookURL string) []call {
 		{method: "GET", path: "/v1/webhook_endpoint/secret", route: "/v1/webhook_endpoint/secret", key: sk, status: 200},
 		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
 		{method: "POST", path: "/v1/webhook_endpoint/test", route: "/v1/webhook_endpoint/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+		{method: "POST", path: "/v1/webhook_endpoints", route: "/v1/webhook_endpoints", key: sk, status: 201, save: "endpoint", body: map[string]any{
+			"url": hookURL, "description": "CRM", "event_types": []any{"account-created", "endpoint-disabled"},
+			"retry_policy": map[string]any{"initial_interval": "1m", "backoff_coefficient": 2, "maximum_interval": "1h", "maximum_attempts": 8}}},
+		{method: "POST", path: "/v1/webhook_endpoints", route: "/v1/webhook_endpoints", key: sk, status: 201, save: "endpoint2", body: map[string]any{"url": hookURL}},
+		{method: "POST", path: "/v1/webhook_endpoints", route: "/v1/webhook_endpoints", key: sk, status: 400,
+			body: map[string]any{"url": hookURL, "event_types": []any{"nope"}, "retry_policy": map[string]any{"maximum_attempts": 50}}},
+		{method: "GET", path: "/v1/webhook_endpoints?limit=1", route: "/v1/webhook_endpoints", key: sk, status: 200},
+		{method: "GET", path: "/v1/webhook_endpoints?limit=0", route: "/v1/webhook_endpoints", key: sk, status: 400},
+		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/webhook_endpoints/{endpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200, body: map[string]any{"enabled": false}},
+		{method: "PATCH", path: "/v1/webhook_endpoints/{endpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200,
+			body: map[string]any{"enabled": true, "description": "CRM sync", "retry_policy": map[string]any{"maximum_attempts": 3}}},
+		{method: "PATCH", path: "/v1/webhook_endpoints/{endpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 400,
+			body: map[string]any{"retry_policy": map[string]any{"initial_interval": "soon"}}},
+		{method: "GET", path: "/v1/webhook_endpoints/00000000-0000-4000-8000-000000000000", route: "/v1/webhook_endpoints/{id}", key: sk, status: 404},
+		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/secret", route: "/v1/webhook_endpoints/{id}/secret", key: sk, status: 200},
+		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/rotate_secret", route: "/v1/webhook_endpoints/{id}/rotate_secret", key: sk, status: 200},
+		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/secret", route: "/v1/webhook_endpoints/{id}/secret", key: sk, status: 200},
+		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
+		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+		{method: "DELETE", path: "/v1/webhook_endpoints/{endpoint2}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200},
+		{method: "DELETE", path: "/v1/webhook_endpoints/{endpoint2}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 404},
+		// The newest event, read by the events scenario, has a delivery to the endpoint.
+		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 201, body: map[string]any{"name": "Hooked"}},
 
 		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: sk, status: 200},
 		{method: "GET", path: "/v1/event_types?limit=%zz", route: "/v1/event_types", key: sk, status: 400},
@@ -237,21 +261,33 @@ func eventsScenario(f *fakeDispatcher) []call {
 }
 
 // dispatchedWithAttempts gives the saved event a run and two attempts (an answer, a
-// timeout), so that the non-null branches of the Event schema are checked too.
+// timeout), the first one of its delivery, so that the non-null branches of the Event
+// schema are checked too.
 func dispatchedWithAttempts(h *harness, ids map[string]string) {
 	ctx, env, id := context.Background(), h.objEnv("sandbox"), ids["event"]
 	at := time.Now().Add(-time.Minute)
-	for _, a := range []models.DeliveryAttempt{
+	ds, err := h.store.EventDeliveries(ctx, env, id)
+	if err != nil || len(ds) == 0 {
+		h.t.Fatalf("deliveries of %s: %v %v", id, ds, err)
+	}
+	for i, a := range []models.DeliveryAttempt{
 		{EventID: id, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled, URL: "https://hooks.example/x", Method: "POST",
 			StartedAt: at, DurationMS: 120, StatusCode: 500, ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed},
 		{EventID: id, RunID: "run-1", Number: 2, Trigger: models.TriggerScheduled, URL: "https://hooks.example/x", Method: "POST",
 			StartedAt: at.Add(time.Second), DurationMS: 30000, Error: "timeout", Outcome: models.AttemptFailed},
 	} {
+		if i == 0 {
+			a.DeliveryID, a.EndpointID = ds[0].ID, ds[0].EndpointID
+		}
 		if err := h.store.RecordAttempt(ctx, env, &a); err != nil {
 			h.t.Fatal(err)
 		}
 	}
 	if err := h.store.MarkDispatched(ctx, env, id, "webhook-"+id, "run-1", time.Now()); err != nil {
+		h.t.Fatal(err)
+	}
+	// Its delivery has ended, so that it can be replayed.
+	if err := h.store.SetEventStatus(ctx, env, id, models.EventFailed); err != nil {
 		h.t.Fatal(err)
 	}
 }

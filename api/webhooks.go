@@ -70,6 +70,7 @@ func (s *Server) webhookRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/webhook_endpoint/secret", h.secret)
 	v1.POST("/webhook_endpoint/rotate_secret", h.rotate)
 	v1.POST("/webhook_endpoint/test", h.test)
+	s.webhookEndpointsRoutes(v1, h.settings)
 }
 
 func (h *webhookHandlers) get(c *gin.Context) {

@@ -1,0 +1,219 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/models"
+)
+
+// webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
+// carry (CONTRACT §13).
+var webhookEndpointsFields = fieldRules{
+	writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
+	readOnly: []string{"id", "object", "status", "disabled_reason", "secret", "created_at", "updated_at"},
+	nested: map[string]fieldRules{"retry_policy": {
+		writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
+	}},
+}
+
+type webhookEndpointsRequest struct {
+	URL         *string                   `json:"url"`
+	Method      *string                   `json:"method"`
+	Description *string                   `json:"description"`
+	EventTypes  *[]string                 `json:"event_types"`
+	Enabled     *bool                     `json:"enabled"`
+	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
+}
+
+func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
+	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: r.Description,
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
+}
+
+// endpointObject is the §13 webhook_endpoint object.
+type endpointObject struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	URL            string            `json:"url"`
+	Method         string            `json:"method"`
+	Description    *string           `json:"description"`
+	EventTypes     []string          `json:"event_types"`
+	Enabled        bool              `json:"enabled"`
+	Status         string            `json:"status"`
+	DisabledReason *string           `json:"disabled_reason"`
+	RetryPolicy    retryPolicyObject `json:"retry_policy"`
+	Secret         string            `json:"secret,omitempty"` // only in the answer of the create
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
+}
+
+type retryPolicyObject struct {
+	InitialInterval    string  `json:"initial_interval"`
+	BackoffCoefficient float64 `json:"backoff_coefficient"`
+	MaximumInterval    string  `json:"maximum_interval"`
+	MaximumAttempts    int     `json:"maximum_attempts"`
+}
+
+type deletedObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
+
+// webhookEndpointsHandlers serve CONTRACT §13's endpoints of the caller's environment.
+type webhookEndpointsHandlers struct {
+	endpoints *webhook.Endpoints
+}
+
+func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup, settings *webhook.Settings) {
+	h := &webhookEndpointsHandlers{endpoints: &webhook.Endpoints{Store: s.store, Settings: settings}}
+	v1.POST("/webhook_endpoints", h.create)
+	v1.GET("/webhook_endpoints", h.list)
+	v1.GET("/webhook_endpoints/:id", h.get)
+	v1.PATCH("/webhook_endpoints/:id", h.update)
+	v1.DELETE("/webhook_endpoints/:id", h.remove)
+	v1.GET("/webhook_endpoints/:id/secret", h.secret)
+	v1.POST("/webhook_endpoints/:id/rotate_secret", h.rotate)
+	v1.POST("/webhook_endpoints/:id/test", h.test)
+}
+
+func (h *webhookEndpointsHandlers) create(c *gin.Context) {
+	var in webhookEndpointsRequest
+	if err := bindObject(c, webhookEndpointsFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	keepAs(c, http.StatusCreated, toEndpointWithSecret)
+	ep, err := h.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusCreated, toEndpointWithSecret(ep))
+}
+
+func (h *webhookEndpointsHandlers) list(c *gin.Context) {
+	page, err := pageParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	eps, more, err := h.endpoints.List(c.Request.Context(), principal(c).Env, page)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]endpointObject, len(eps))
+	for i, ep := range eps {
+		out[i] = toEndpointObject(ep)
+	}
+	render(c, http.StatusOK, newList(out, more))
+}
+
+func (h *webhookEndpointsHandlers) get(c *gin.Context) {
+	ep, err := h.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toEndpointObject(ep))
+}
+
+func (h *webhookEndpointsHandlers) update(c *gin.Context) {
+	var in webhookEndpointsRequest
+	if err := bindObject(c, webhookEndpointsFields, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	keepAs(c, http.StatusOK, toEndpointObject)
+	ep, err := h.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toEndpointObject(ep))
+}
+
+func (h *webhookEndpointsHandlers) remove(c *gin.Context) {
+	if err := bindNoParams(c); err != nil {
+		fail(c, err)
+		return
+	}
+	keepAs(c, http.StatusOK, toDeletedEndpoint)
+	ep, err := h.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toDeletedEndpoint(ep))
+}
+
+func (h *webhookEndpointsHandlers) secret(c *gin.Context) {
+	ep, err := h.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toWebhookSecret(ep))
+}
+
+func (h *webhookEndpointsHandlers) rotate(c *gin.Context) {
+	if err := bindNoParams(c); err != nil {
+		fail(c, err)
+		return
+	}
+	keepAs(c, http.StatusOK, toWebhookSecret)
+	ep, err := h.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toWebhookSecret(ep))
+}
+
+func (h *webhookEndpointsHandlers) test(c *gin.Context) {
+	var in webhookTestRequest
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := h.endpoints.Test(c.Request.Context(), principal(c).Env, c.Param("id"), in.Type)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, toWebhookTest(res))
+}
+
+func toEndpointObject(ep models.WebhookEndpoint) endpointObject {
+	o := endpointObject{
+		ID: ep.ID, Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Description: nonEmpty(ep.Description),
+		EventTypes: ep.EventTypes, Enabled: ep.Enabled, Status: "enabled", DisabledReason: nonEmpty(ep.DisabledReason),
+		RetryPolicy: retryPolicyObject{
+			InitialInterval: webhook.FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
+			MaximumInterval: webhook.FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
+		},
+		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+	if !ep.Enabled {
+		o.Status = "disabled"
+	}
+	if o.EventTypes == nil {
+		o.EventTypes = []string{}
+	}
+	return o
+}
+
+func toEndpointWithSecret(ep models.WebhookEndpoint) endpointObject {
+	o := toEndpointObject(ep)
+	o.Secret = ep.Secret
+	return o
+}
+
+func toDeletedEndpoint(ep models.WebhookEndpoint) deletedObject {
+	return deletedObject{ID: ep.ID, Object: "webhook_endpoint", Deleted: true}
+}
