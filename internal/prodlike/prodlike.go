@@ -47,9 +47,6 @@ type Stack struct {
 	Temporal *Temporal
 	// DatabaseURL is Revops' database on PG.
 	DatabaseURL string
-	// SetupLog says how the Temporal namespace was set up (revops temporal-setup or the
-	// test's own fallback while that command does not exist).
-	SetupLog string
 
 	t     testing.TB
 	root  string
@@ -170,12 +167,12 @@ func Start(t testing.TB, opts Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("prodlike: revops migrate in %s: %s", since(step), firstLine(out))
+	t.Logf("prodlike: revops migrate in %s: %s", since(step), lastLine(out))
 	step = time.Now()
-	if s.SetupLog, err = s.temporalSetup(ctx); err != nil {
+	if out, err = s.Revops("temporal-setup"); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("prodlike: %s in %s; stack up %s after start", s.SetupLog, since(step), since(began))
+	t.Logf("prodlike: revops temporal-setup in %s: %s; stack up %s after start", since(step), lastLine(out), since(began))
 	return s
 }
 
@@ -344,7 +341,7 @@ func (s *Stack) stop() {
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
 }
