@@ -73,10 +73,12 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 				return fmt.Errorf("mark event %s for redispatch: %w", eventID, err)
 			}
 		}
+		// No keepAnswer: the answer shows attempts and deliveries read after commit, and a
+		// bulk replay calls this once per event within one request.
 		if err := scope(tx, env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
 			return fmt.Errorf("reload event %s: %w", eventID, err)
 		}
-		return keepAnswer(ctx, tx, ev)
+		return nil
 	})
 	return ev, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -250,12 +251,23 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 		if err := scope(tx, env).Where("id = ?", id).Delete(&models.WebhookEndpoint{}).Error; err != nil {
 			return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
 		}
-		var eventIDs []string
 		unfinished := scope(tx.Model(&models.WebhookDelivery{}), env).
-			Where("endpoint_id = ? AND status IN ?", id, unfinishedStatuses)
-		if err := unfinished.Session(&gorm.Session{}).Pluck("event_id", &eventIDs).Error; err != nil {
-			return fmt.Errorf("unfinished deliveries of %s: %w", id, err)
+			Where("endpoint_id = ? AND status IN ?", id, unfinishedStatuses).Session(&gorm.Session{})
+		// The events are locked before their deliveries change, as every delivery change
+		// does (lockEvents); a second look takes in what changed while the first waited.
+		var eventIDs []string
+		for look := 0; look < 2; look++ {
+			var ids []string
+			if err := unfinished.Pluck("event_id", &ids).Error; err != nil {
+				return fmt.Errorf("unfinished deliveries of %s: %w", id, err)
+			}
+			if err := s.lockEvents(tx, ids...); err != nil {
+				return err
+			}
+			eventIDs = append(eventIDs, ids...)
 		}
+		slices.Sort(eventIDs)
+		eventIDs = slices.Compact(eventIDs)
 		if err := unfinished.Updates(map[string]any{
 			"status": models.EventSkipped, "last_error": models.DeliveryEndpointDeleted, "updated_at": now,
 		}).Error; err != nil {
