@@ -2,9 +2,7 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,26 +11,9 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/dashboard"
-	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
-
-// resumeEvery is how often the API looks for replay jobs orphaned by a dead process.
-const resumeEvery = time.Minute
-
-// newReplays builds the replay service: replays are decided in the database and handed
-// to the dispatcher (nil: the sweeper reaches the workflows), so every API process
-// offers them (CONTRACT §13). A process with a dispatcher also resumes the jobs other
-// processes left unfinished.
-func newReplays(d Dispatcher, st *store.Store, log *slog.Logger) *replay.Service {
-	svc := &replay.Service{Store: st, Log: log}
-	if d != nil {
-		svc.Dispatch = d
-		go svc.RunResumer(context.Background(), resumeEvery)
-	}
-	return svc
-}
 
 // dashboardReplayer is the dashboard's replay buttons' engine.
 func (s *Server) dashboardReplayer() dashboard.Replayer {
@@ -95,7 +76,7 @@ type replayJobObject struct {
 	Status     string         `json:"status"`
 	Matched    int            `json:"matched"`
 	Replayed   int            `json:"replayed"`
-	Failed     int            `json:"failed"` // could not start: delivery in progress, Temporal error
+	Failed     int            `json:"failed"` // could not be replayed: delivery in progress, endpoint deleted
 	Filter     map[string]any `json:"filter"`
 	CreatedAt  string         `json:"created_at"`
 	FinishedAt *string        `json:"finished_at"`
@@ -183,6 +164,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	keepAs(c, http.StatusAccepted, toReplayJobObject)
 	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f)
 	if err != nil {
 		fail(c, err)

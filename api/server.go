@@ -46,6 +46,9 @@ type Deps struct {
 	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
 	// for the sweeper); wrapped in a DispatchQueue unless it is one.
 	Dispatch Dispatcher
+	// Jobs starts bulk replay jobs' BulkReplay workflows right after they are recorded
+	// (nil: the worker's sweeper starts them).
+	Jobs replay.JobStarter
 }
 
 // Server holds the handlers' dependencies.
@@ -68,7 +71,9 @@ func New(d Deps) http.Handler {
 	if _, queued := s.dispatch.(*DispatchQueue); s.dispatch != nil && !queued {
 		s.dispatch = NewDispatchQueue(s.dispatch, s.log)
 	}
-	s.replay = newReplays(s.dispatch, s.store, s.log)
+	// Replays are decided in the database and handed to the dispatcher, so every API
+	// process offers them (CONTRACT §13); bulk replays run as workflows (§16).
+	s.replay = &replay.Service{Store: s.store, Dispatch: s.dispatch, Jobs: d.Jobs, Log: s.log}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true

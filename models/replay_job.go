@@ -23,11 +23,14 @@ type ReplayJob struct {
 	CreatedBefore    time.Time  // exclusive; frozen at creation so new events never join
 	Matched          int
 	Replayed         int
-	Failed           int        // events whose replay could not start (delivery in progress…)
-	CursorAt         *time.Time // created_at of the last event handled (oldest first)
-	CursorID         string
-	HeartbeatAt      time.Time // the owner's last progress; stale → another process resumes
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	FinishedAt       *time.Time
+	Failed           int        // deliveries whose replay could not start (delivery in progress…)
+	CursorAt         *time.Time // created_at of the last delivery handled (oldest first)
+	CursorID         string     // id of that delivery; "" before the first page
+	HeartbeatAt      time.Time  // the last page's commit
+	// WorkflowStartedAt is when its BulkReplay workflow was started (nil: the API could
+	// not reach Temporal yet, and the worker's sweeper will).
+	WorkflowStartedAt *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	FinishedAt        *time.Time
 }

@@ -17,4 +17,5 @@ func Register(w worker.Registry, acts *activities.Activities) {
 // replay test of recorded histories (a WorkflowReplayer has no activities) share it.
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
 }

@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	}
 	goRun(func() { mon.Run(ctx) })
 	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
+	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 
 	if p.Worker {
 		sender, err := webhook.NewSender(cfg.WebhookAllowPrivate, cfg.WebhookCAFile, cfg.AckSentence())
@@ -127,8 +128,10 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		}
 		acts := &activities.Activities{Store: st, Sender: sender, DisableAfter: cfg.WebhookDisableAfter}
 		ret := &activities.Retention{Store: st}
-		goRun(func() { runWorker(ctx, tc, acts, ret, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
+		bulk := &activities.BulkReplay{Store: st, Dispatch: starter}
+		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
 		goRun(func() { starter.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { jobs.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
 	}
 	if p.API {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -142,6 +145,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			Keys:     keys.NewManager(st),
 			Log:      log,
 			Dispatch: queue,
+			Jobs:     jobs,
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

@@ -20,12 +20,12 @@ const firstRetry = time.Second
 // when the process starts or at any later start attempt: the process keeps running (its
 // API serves, the outbox keeps the events) and the start is retried with backoff, logged
 // when a streak of failures begins and when it ends.
-func runWorker(ctx context.Context, tc client.Client, acts *activities.Activities, ret *activities.Retention, log *slog.Logger, maxWait time.Duration) {
+func runWorker(ctx context.Context, tc client.Client, acts *activities.Activities, ret *activities.Retention, bulk *activities.BulkReplay, log *slog.Logger, maxWait time.Duration) {
 	wait := min(firstRetry, maxWait)
 	failures := 0
 	var began time.Time
 	for {
-		w, err := startWorker(ctx, tc, acts, ret)
+		w, err := startWorker(ctx, tc, acts, ret, bulk)
 		if err == nil {
 			if failures > 0 {
 				log.Info("worker connected to Temporal", "task_queue", workflows.TaskQueue,
@@ -60,7 +60,7 @@ func runWorker(ctx context.Context, tc client.Client, acts *activities.Activitie
 
 // startWorker creates and starts a worker once Temporal answers a health check: a
 // worker is only built when it has a chance to start.
-func startWorker(ctx context.Context, tc client.Client, acts *activities.Activities, ret *activities.Retention) (worker.Worker, error) {
+func startWorker(ctx context.Context, tc client.Client, acts *activities.Activities, ret *activities.Retention, bulk *activities.BulkReplay) (worker.Worker, error) {
 	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	_, err := tc.CheckHealth(hctx, &client.CheckHealthRequest{})
 	cancel()
@@ -70,6 +70,7 @@ func startWorker(ctx context.Context, tc client.Client, acts *activities.Activit
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
 	workflows.Register(w, acts)
 	workflows.RegisterRetention(w, ret)
+	w.RegisterActivity(bulk) // BulkReplay's page; the workflow is in workflows.Register
 	if err := w.Start(); err != nil {
 		// A worker starts once (its Start is memoised): stop this one, which may have
 		// started pollers before failing, and build a new one next time. Rare: Temporal
