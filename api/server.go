@@ -38,11 +38,11 @@ type Dispatcher interface {
 
 // Deps is what the API needs; cmd wires it.
 type Deps struct {
-	Config   config.Config
-	Store    *store.Store
-	Keys     *keys.Manager
-	Log      *slog.Logger
-	Ready    []Check
+	Config config.Config
+	Store  *store.Store
+	Keys   *keys.Manager
+	Log    *slog.Logger
+	Ready  []Check
 	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
 	// for the sweeper); wrapped in a DispatchQueue unless it is one.
 	Dispatch Dispatcher

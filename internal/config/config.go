@@ -51,6 +51,8 @@ type Config struct {
 
 	// Retention is how long events, deliveries and attempts are kept (CONTRACT §16).
 	Retention time.Duration
+	// ReplayRate is how many deliveries per second a bulk replay starts at most (§16).
+	ReplayRate float64
 }
 
 // MinRetention is the shortest REVOPS_RETENTION: the longest retry schedule (§13), so no
@@ -81,6 +83,7 @@ var envOf = map[string]string{
 	"rate-limit":             "REVOPS_RATE_LIMIT",
 	"log-level":              "REVOPS_LOG_LEVEL",
 	"retention":              "REVOPS_RETENTION",
+	"replay-rate":            "REVOPS_REPLAY_RATE",
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -123,6 +126,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that; 0 turns it off")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.Retention, "retention", 720*time.Hour, "how long events, deliveries and attempts are kept (at least 168h; usage is never purged)")
+	fs.Float64Var(&c.ReplayRate, "replay-rate", 50, "deliveries per second a bulk replay starts at most")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -165,6 +169,9 @@ func (c Config) validate() error {
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, fmt.Errorf("rate limit %v: must be 0 (off) or positive", c.RateLimit))
+	}
+	if !(c.ReplayRate > 0) {
+		errs = append(errs, fmt.Errorf("REVOPS_REPLAY_RATE (--replay-rate) %v: must be positive", c.ReplayRate))
 	}
 	if c.WebhookRetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))
