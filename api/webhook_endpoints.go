@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/accounts"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
@@ -23,14 +24,18 @@ var webhookEndpointsFields = fieldRules{
 type webhookEndpointsRequest struct {
 	URL         *string                   `json:"url"`
 	Method      *string                   `json:"method"`
-	Description *string                   `json:"description"`
+	Description accounts.Field[string]    `json:"description"` // null clears it, as "" does
 	EventTypes  *[]string                 `json:"event_types"`
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
-	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: r.Description,
+	var description *string
+	if r.Description.Set {
+		description = &r.Description.Value // "" when null
+	}
+	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
 		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
 }
 

@@ -58,6 +58,10 @@ func TestWebhookEndpointsValidation(t *testing.T) {
 		{"unknown policy field", rp("jitter", true), "unknown_parameter", "retry_policy.jitter"},
 		{"read-only status", map[string]any{"url": url, "status": "enabled"}, "parameter_read_only", "status"},
 		{"enabled text", map[string]any{"url": url, "enabled": "yes"}, "parameter_invalid", "enabled"},
+		{"description a number", map[string]any{"url": url, "description": 5}, "parameter_invalid", "description"},
+		{"description with NUL", map[string]any{"url": url, "description": "a\x00b"}, "invalid_string", "description"},
+		{"event type with a newline", map[string]any{"url": url, "event_types": []any{"deal-signed\n"}}, "invalid_string", "event_types[0]"},
+		{"interval with a control", rp("initial_interval", "1h\u0085"), "invalid_string", "retry_policy.initial_interval"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +144,9 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 	on := h.mustObj(http.StatusOK, "PATCH", "/v1/webhook_endpoints/"+id, map[string]any{"enabled": true})
 	if on["status"] != "enabled" || on["disabled_reason"] != nil || on["description"] != "CRM" {
 		t.Fatalf("re-enabled %v", on)
+	}
+	if cleared := h.mustObj(http.StatusOK, "PATCH", "/v1/webhook_endpoints/"+id, map[string]any{"description": nil}); cleared["description"] != nil {
+		t.Fatalf("description null did not clear it: %v", cleared)
 	}
 
 	rot := h.mustObj(http.StatusOK, "POST", "/v1/webhook_endpoints/"+id+"/rotate_secret", nil)
