@@ -77,7 +77,7 @@ func (s *Store) ReplayPage(ctx context.Context, jobID, cursorID string, limit in
 		in := &Store{db: tx, dialect: s.dialect}
 		seen := map[string]int{}
 		for _, d := range page {
-			ev, err := in.ReplayDeliveries(context.WithoutCancel(ctx), env, d.EventID, d.EndpointID)
+			ev, err := in.ReplayDeliveries(ctx, env, d.EventID, d.EndpointID)
 			switch {
 			case err == nil:
 				out.Replayed++
