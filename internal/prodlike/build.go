@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"time"
 )
 
@@ -129,6 +130,7 @@ func goBuild(ctx context.Context, modDir, out, pkg string) (time.Duration, error
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, pkg)
 	cmd.Dir = modDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // dies with a timed-out test
 	if o, err := cmd.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("go build %s (in %s): %w\n%s", pkg, modDir, err, o)
 	}

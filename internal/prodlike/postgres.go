@@ -53,15 +53,13 @@ func pgMajor(initdb string) int {
 func newPostgres(binDir, dir string, port int) (*Postgres, error) {
 	pg := &Postgres{Port: port, bin: binDir, dir: filepath.Join(dir, "pgdata"), log: filepath.Join(dir, "postgres.log")}
 	pg.env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "LC_ALL=C", "HOME=" + dir}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return nil, fmt.Errorf("running as root, initdb needs the postgres user: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		pg.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
+	cred, err := postgresUser()
+	if err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		pg.cred = cred
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return nil, err
 		}
 	}
@@ -87,6 +85,21 @@ func newPostgres(binDir, dir string, port int) (*Postgres, error) {
 		return nil, err
 	}
 	return pg, pg.Start()
+}
+
+// postgresUser is who runs the cluster: the postgres user when the test runs as root
+// (initdb refuses root), else nil (the test's own user).
+func postgresUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, initdb needs the postgres user: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 // URL is the connection URL of database db.

@@ -33,8 +33,9 @@ func startProc(name, logPath string, env []string, cred *syscall.Credential, bin
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	// Its own process group: a signal to the test's group (Ctrl-C) reaches only the test,
-	// which then stops the stack in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	// which then stops the stack in order. Pdeathsig: a test binary killed by its timeout
+	// runs no cleanup, and must not leave servers behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)

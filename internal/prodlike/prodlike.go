@@ -18,8 +18,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,8 +92,12 @@ func Start(t testing.TB, opts Options) *Stack {
 	}
 	// Not t.TempDir: the postgres user must reach the cluster's directory, and test
 	// temp dirs sit under root-only parents.
+	reapStale()
 	dir, err := os.MkdirTemp("", "revops-prodlike-")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := &Stack{Dir: dir, t: t, root: root}
@@ -334,9 +340,38 @@ func (s *Stack) stop() {
 			s.t.Logf("--- postgres:\n%s", s.PG.Log(15))
 		}
 		s.t.Logf("prodlike: logs kept in %s", s.Dir)
+		_ = os.Remove(filepath.Join(s.Dir, "owner.pid")) // stopped: nothing to reap
 		return
 	}
 	_ = os.RemoveAll(s.Dir)
+}
+
+// reapStale stops the PostgreSQL clusters of earlier runs whose test process is gone (a
+// test binary killed by its timeout runs no cleanup; the other servers die with it, but
+// pg_ctl's server is a daemon) and removes their directories.
+func reapStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "revops-prodlike-*"))
+	binDir, err := PostgresBinDir()
+	if err != nil {
+		return
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue // a kept directory (REVOPS_PRODLIKE_KEEP) or not ours
+		}
+		pid, _ := strconv.Atoi(string(b))
+		if pid <= 0 || syscall.Kill(pid, 0) == nil {
+			continue // its test still runs
+		}
+		cred, err := postgresUser()
+		if err != nil {
+			continue
+		}
+		pg := &Postgres{bin: binDir, dir: filepath.Join(d, "pgdata"), env: []string{"PATH=/usr/bin:/bin"}, cred: cred}
+		_ = pg.Stop("immediate")
+		_ = os.RemoveAll(d)
+	}
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
