@@ -27,6 +27,19 @@ ensure_postgres() {
   set_password
 }
 
+# ensure_postgres_binaries installs PostgreSQL's server binaries (initdb, pg_ctl) when
+# missing, even when REVOPS_TEST_DATABASE_URL points elsewhere: the production-shape test
+# (internal/prodlike) runs a cluster of its own.
+ensure_postgres_binaries() {
+  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then
+    return
+  fi
+  echo "==> installing PostgreSQL server binaries for the production-shape test (apt-get)"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+}
+
 set_password() {
   if [ "$(id -u)" -eq 0 ]; then
     su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
