@@ -185,14 +185,14 @@ func TestEventListCarriesAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := h.mustObj(http.StatusOK, "GET", "/v1/events?object_id="+a+"&type=account-created", nil)
-// Without a dispatcher (no Temporal client) a replay is still decided in the database
-// and answered 202: the event is marked for the sweeper, which reaches its workflow.
 	data := out["data"].([]any)
 	if len(data) != 1 || len(data[0].(map[string]any)["attempts"].([]any)) != 1 {
 		t.Fatalf("list = %v", out)
 	}
 }
 
+// Without a dispatcher (no Temporal client) a replay is still decided in the database
+// and answered 202: the event is marked for the sweeper, which reaches its workflow.
 func TestReplayWithoutTemporal(t *testing.T) {
 	h := newHarness(t)
 	_, _ = eventsFixture(h)
