@@ -71,6 +71,27 @@ func TestComposeImagesArePinned(t *testing.T) {
 	}
 }
 
+// The Temporal server and its admin tools (temporal-sql-tool, schema files) are the release
+// go.mod pins, the one the SDK and the prodlike test are tested against.
+func TestComposeTemporalIsTheReleaseGoModPins(t *testing.T) {
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*go\.temporal\.io/server\s+v(\S+)`).FindSubmatch(gomod)
+	if m == nil {
+		t.Fatal("go.mod does not require go.temporal.io/server")
+	}
+	c := readDeploy(t)
+	for _, name := range []string{"temporal", "temporal-schema"} {
+		img := c.Services[name].Image
+		_, tag, _ := strings.Cut(img, ":")
+		if tag != string(m[1]) {
+			t.Errorf("service %s runs %s; go.mod pins go.temporal.io/server v%s", name, img, m[1])
+		}
+	}
+}
+
 // Every file or directory the stack mounts from the repository exists in it; named
 // volumes are declared.
 func TestComposeMountsExist(t *testing.T) {
