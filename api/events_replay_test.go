@@ -101,10 +101,29 @@ func TestBulkReplayValidation(t *testing.T) {
 	}
 }
 
-// More failed events than one batch, plus events the filter leaves out.
+// fakeJobs records the replay jobs whose BulkReplay workflow the API asks for.
+type fakeJobs struct {
+	mu   sync.Mutex
+	jobs []models.ReplayJob
+	done chan struct{}
+}
+
+func (f *fakeJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.jobs = append(f.jobs, j)
+	close(f.done)
+	return nil
+}
+
+// A bulk replay records its job — the matching deliveries counted, the filter frozen —
+// and asks for the job's workflow without running anything itself (CONTRACT §16: no job
+// runner in API processes); GET reads the job's row as BulkReplay's pages (played here
+// by the store's ReplayPage, the activity's one call) advance it, up to done.
 func TestBulkReplayJob(t *testing.T) {
 	f := &fakeDispatcher{}
-	h := newHarness(t, withFakeDispatcher(f))
+	jobs := &fakeJobs{done: make(chan struct{})}
+	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Jobs = jobs })
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
@@ -124,22 +143,36 @@ func TestBulkReplayJob(t *testing.T) {
 		}
 	}
 	job := h.mustObj(http.StatusAccepted, "POST", "/v1/events/replay", map[string]any{"status": "failed", "type": "account-created"})
-	if job["object"] != "replay_job" || job["matched"] != float64(n) || (job["status"] != "running" && job["status"] != "done") {
+	if job["object"] != "replay_job" || job["matched"] != float64(n) || job["status"] != "running" || job["replayed"] != 0.0 {
 		t.Fatalf("job = %v", job)
 	}
 	id := job["id"].(string)
-	deadline := time.Now().Add(20 * time.Second)
-	for job["status"] != "done" {
-		if time.Now().After(deadline) {
-			t.Fatalf("job not done: %v", job)
-		}
-		time.Sleep(50 * time.Millisecond)
-		job = h.mustObj(http.StatusOK, "GET", "/v1/events/replay/"+id, nil)
+	<-jobs.done
+	if len(jobs.jobs) != 1 || jobs.jobs[0].ID != id {
+		t.Fatalf("workflows asked for %+v, want job %s", jobs.jobs, id)
 	}
-	if job["replayed"] != float64(n) || job["failed"] != 0.0 || job["finished_at"] == nil {
+	cursor := ""
+	for page := 1; ; page++ {
+		p, err := h.store.ReplayPage(context.Background(), id, cursor, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Dispatch(context.Background(), p.Events)
+		cursor = p.CursorID
+		job = h.mustObj(http.StatusOK, "GET", "/v1/events/replay/"+id, nil)
+		if job["replayed"] != float64(min(page*50, n)) {
+			t.Fatalf("after page %d: %v", page, job)
+		}
+		if p.Done {
+			break
+		}
+		if job["status"] != "running" {
+			t.Fatalf("after page %d: %v", page, job)
+		}
+	}
+	if job["status"] != "done" || job["replayed"] != float64(n) || job["failed"] != 0.0 || job["finished_at"] == nil {
 		t.Fatalf("finished job = %v", job)
 	}
-	f.q.Idle()
 	for _, e := range failed {
 		if got := f.count(e); got != 1 {
 			t.Fatalf("event %s handed to the dispatcher %d times, want 1", e, got)
@@ -150,5 +183,21 @@ func TestBulkReplayJob(t *testing.T) {
 	empty := h.mustObj(http.StatusAccepted, "POST", "/v1/events/replay", map[string]any{"status": "failed", "type": "deal-signed"})
 	if empty["status"] != "done" || empty["matched"] != 0.0 {
 		t.Fatalf("empty job = %v", empty)
+	}
+}
+
+// A bulk replay sent many times at once with one Idempotency-Key records one job: the
+// job and its kept answer commit together (CONTRACT §14), on both databases.
+func TestBulkReplayIdempotent(t *testing.T) {
+	for _, db := range []string{"postgres", "sqlite"} {
+		t.Run(db, func(t *testing.T) {
+			h := newHarnessOn(t, db)
+			first := concurrently(t, h, 10, "POST", "/v1/events/replay", []byte(`{"status":"failed"}`), http.StatusAccepted)
+			job := first.json(t)
+			if job["object"] != "replay_job" {
+				t.Fatalf("answer %v", job)
+			}
+			h.mustObj(http.StatusOK, "GET", "/v1/events/replay/"+job["id"].(string), nil)
+		})
 	}
 }
