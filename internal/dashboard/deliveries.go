@@ -23,7 +23,7 @@ type Replayer interface {
 	// One replays the event's delivery to endpointID, or all its deliveries when it is ""
 	// (ConflictError delivery_in_progress while a chosen delivery is pending or retrying).
 	One(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
-	// ReplayFailed starts a job replaying every failed event and says how many it matched.
+	// ReplayFailed starts a job replaying every failed delivery and says how many it matched.
 	ReplayFailed(ctx context.Context, env store.Env) (int, error)
 }
 
@@ -196,7 +196,7 @@ func replayNotice(c *gin.Context) string {
 	case "endpoint":
 		return "Replay started: the delivery to this endpoint goes again (same event id, so receivers can deduplicate)."
 	default:
-		return fmt.Sprintf("Replay started for %s failed event(s).", c.Query("replayed"))
+		return fmt.Sprintf("Replay started for %s failed deliveries (each endpoint's delivery counts once).", c.Query("replayed"))
 	}
 }
 
