@@ -166,7 +166,9 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	const n = 20
 	evs := s.events(n)
 	st.Dispatch(ctx, evs)
-	s.waitStatus(evs, models.EventFailed, 30*time.Second)
+	// 20 runs of six attempts each, plus the bookkeeping of the fan-out: under -race on
+	// a loaded 2-core machine this alone has taken ~25 s.
+	s.waitStatus(evs, models.EventFailed, 90*time.Second)
 
 	s.acknowledging()
 	var job map[string]any
@@ -188,7 +190,7 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
 		t.Fatalf("job = %v", job)
 	}
-	s.waitStatus(evs, models.EventDelivered, 30*time.Second)
+	s.waitStatus(evs, models.EventDelivered, 90*time.Second)
 }
 
 // waitListed waits until the visibility query lists want runs.
