@@ -61,8 +61,11 @@ func (s *stack) tenant(t *testing.T, name string, st *dispatch.Starter) *tenant 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: s.db.Store, Keys: km,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st}))
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if st != nil { // nil: no dispatcher, the sweeper does it all
+		deps.Dispatch = st
+	}
+	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
 	return &tenant{t: t, s: s, env: env, api: replayAPI{Client: apiclient.New(srv.URL, k.Plain), URL: srv.URL, Key: k.Plain}}
 }
@@ -209,6 +212,27 @@ func TestFanOut(t *testing.T) {
 	t.Run("subscriptions", func(t *testing.T) { fanOutSubscriptions(t, s, c, st) })
 	t.Run("one endpoint failing", func(t *testing.T) { fanOutOneFailing(t, s, c, st) })
 	t.Run("disabled", func(t *testing.T) { fanOutDisabled(t, s, st) })
+	t.Run("sweeper", func(t *testing.T) { fanOutSweeper(t, s) })
+}
+
+// An API process without a dispatcher: the sweeper starts its events and reaches the
+// workflow of its replays (redispatch_at), then clears the mark.
+func fanOutSweeper(t *testing.T, s *stack) {
+	tn := s.tenant(t, "Sweeper", nil)
+	h := tn.endpoint([]string{"account-created"}, models.RetryPolicy{})
+	acc := tn.call("POST", "/v1/accounts", map[string]any{"name": "Swept"})["id"].(string)
+	tn.settled(time.Minute)
+	ev := tn.event(acc, "account-created")
+	if ev.Status != models.EventDelivered || len(h.rc.Received()) != 1 {
+		t.Fatalf("event %s, %d requests; want delivered once by the sweeper's start", ev.Status, len(h.rc.Received()))
+	}
+	tn.call("POST", "/v1/events/"+ev.ID+"/replay", nil)
+	waitFor(t, time.Minute, "the replay sent by the sweeper", func() bool { return len(h.rc.Received()) == 2 })
+	tn.settled(time.Minute)
+	after := tn.s.db.Load(t, ev.ID)
+	if after.RedispatchAt != nil || after.RunID == ev.RunID || after.Status != models.EventDelivered {
+		t.Errorf("after the swept replay: redispatch_at %v, run %s (was %s), status %s", after.RedispatchAt, after.RunID, ev.RunID, after.Status)
+	}
 }
 
 // Three endpoints with different event types: each receiver gets exactly the events it
