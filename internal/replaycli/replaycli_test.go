@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
 	"github.com/revops/revops/internal/config"
@@ -37,6 +38,27 @@ func (r *replayer) Dispatch(_ context.Context, evs []models.Event) {
 			r.ids = append(r.ids, e.ID)
 		}
 	}
+}
+
+// pagedJobs runs a job as its BulkReplay workflow does — the real page activity, page
+// after page from the cursor it returns — without Temporal, whose part the e2e tests
+// cover: the CLI only reads the job's row.
+type pagedJobs struct {
+	bulk *activities.BulkReplay
+}
+
+func (p *pagedJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
+	go func() {
+		in := activities.ReplayPageInput{JobID: j.ID, Limit: 2}
+		for {
+			out, err := p.bulk.ReplayPage(context.Background(), in)
+			if err != nil || out.Done {
+				return
+			}
+			in.CursorID = out.CursorID
+		}
+	}()
+	return nil
 }
 
 type fixture struct {
@@ -69,7 +91,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	rp := &replayer{}
 	q := api.NewDispatchQueue(rp, nil)
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Jobs: jobs, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c := apiclient.New(srv.URL, k.Plain)
