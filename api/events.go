@@ -112,7 +112,12 @@ func eventFilter(c *gin.Context) (store.EventFilter, error) {
 	if err != nil {
 		return store.EventFilter{}, err
 	}
-	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID}
+	endpointID, err := idQuery(c, "endpoint_id")
+	if err != nil {
+		return store.EventFilter{}, err
+	}
+	// With endpoint_id, status is that endpoint's delivery's (CONTRACT §13).
+	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID, EndpointID: endpointID}
 	var fs apperr.Faults
 	checkEventFilter(&fs, f.Type, f.Status)
 	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", &fs), timeQuery(c, "created_before", &fs)

@@ -53,6 +53,11 @@ func TestEventListFilters(t *testing.T) {
 	h := newHarness(t)
 	a, all := eventsFixture(h)
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	eps, err := h.store.AllWebhookEndpoints(context.Background(), h.objEnv("sandbox"))
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("endpoints %v (err %v)", eps, err)
+	}
+	ep := eps[0].ID
 	tests := []struct {
 		name, query string
 		want        int
@@ -68,6 +73,9 @@ func TestEventListFilters(t *testing.T) {
 		{"after, unix seconds", "created_after=" + strconv.FormatInt(future.Unix(), 10), 0},
 		{"before, unix seconds", "created_before=" + strconv.FormatInt(past.Unix(), 10), 0},
 		{"range, RFC 3339", "created_after=" + url.QueryEscape(past.Format(time.RFC3339)) + "&created_before=" + url.QueryEscape(future.Format(time.RFC3339)), 3},
+		{"endpoint", "endpoint_id=" + ep, 3},
+		{"endpoint and its delivery's status", "endpoint_id=" + ep + "&status=failed", 1},
+		{"another endpoint", "endpoint_id=00000000-0000-4000-8000-000000000000", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -142,7 +142,7 @@ func hostileCases(s hostileSeed) []hostileCase {
 	}{
 		{"/v1/accounts", []string{"starting_after"}, []string{"status", "external_id", "limit", "unknown"}},
 		{"/v1/deals", []string{"starting_after", "customer"}, []string{"status", "limit"}},
-		{"/v1/events", []string{"starting_after", "object_id"}, []string{"type", "status", "created_after", "created_before"}},
+		{"/v1/events", []string{"starting_after", "object_id", "endpoint_id"}, []string{"type", "status", "created_after", "created_before"}},
 		{"/v1/usage/events", []string{"starting_after"}, []string{"account_id", "product", "metric_name", "transaction_id", "from", "to"}},
 		{"/v1/usage/summary?resolution=day", nil, []string{"account_id", "product", "metric_name", "from", "to", "limit"}},
 	}

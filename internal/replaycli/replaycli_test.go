@@ -212,6 +212,12 @@ func TestReplayToOneEndpoint(t *testing.T) {
 	if got := f.ids(); len(got) != 1 || got[0] != f.failed[0] {
 		t.Errorf("replayed %v", got)
 	}
+	// A dry run lists only the events with a failed delivery to that endpoint.
+	for endpoint, want := range map[string]string{f.endpoint: "2 failed event(s)", "00000000-0000-4000-8000-000000000000": "0 failed event(s)"} {
+		if out, _, err := f.run(t, "--failed", "--dry-run", "--endpoint", endpoint); err != nil || !strings.Contains(out, want) {
+			t.Errorf("dry run to %s: %v %q, want %s", endpoint, err, out, want)
+		}
+	}
 }
 
 func TestFailedDryRunThenBulk(t *testing.T) {
