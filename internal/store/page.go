@@ -18,12 +18,13 @@ type Page struct {
 }
 
 // paginate runs q (already scoped and filtered, on table) newest first by
-// (created_at, id), after the cursor, and tells whether more rows follow.
-func paginate[T any](q *gorm.DB, table string, page Page) ([]T, bool, error) {
+// (created_at, id), after the cursor, and tells whether more rows follow. table may be a
+// derived table named as the table, with its parameters in args.
+func paginate[T any](q *gorm.DB, table string, page Page, args ...any) ([]T, bool, error) {
 	q = q.Session(&gorm.Session{}) // reusable: the cursor lookup must not leak into the list query
 	if page.StartingAfter != "" {
 		var cursor struct{ CreatedAt time.Time }
-		err := q.Table(table).Select("created_at").Where("id = ?", page.StartingAfter).Take(&cursor).Error
+		err := q.Table(table, args...).Select("created_at").Where("id = ?", page.StartingAfter).Take(&cursor).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, false, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "starting_after",
 				"starting_after %q is not an object of this list.", page.StartingAfter)
@@ -31,10 +32,14 @@ func paginate[T any](q *gorm.DB, table string, page Page) ([]T, bool, error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("load cursor: %w", err)
 		}
-		q = q.Where("(created_at < ?) OR (created_at = ? AND id < ?)", cursor.CreatedAt, cursor.CreatedAt, page.StartingAfter)
+		// created_at <= cursor is implied by the rest; said on its own it bounds the index
+		// scan, which the OR alone does not: without it a page deep in a large table read
+		// every newer row (docs/benchmarks.md, "Scale").
+		q = q.Where("created_at <= ? AND ((created_at < ?) OR (created_at = ? AND id < ?))",
+			cursor.CreatedAt, cursor.CreatedAt, cursor.CreatedAt, page.StartingAfter)
 	}
 	var rows []T
-	if err := q.Table(table).Order("created_at DESC, id DESC").Limit(page.Limit + 1).Find(&rows).Error; err != nil {
+	if err := q.Table(table, args...).Order("created_at DESC, id DESC").Limit(page.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, false, fmt.Errorf("list %s: %w", table, err)
 	}
 	if len(rows) > page.Limit {

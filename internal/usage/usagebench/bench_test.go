@@ -35,6 +35,7 @@ type env struct {
 	key    string
 	client *http.Client
 	pool   *pgxpool.Pool
+	envID  string // the key's environment (scale benchmark)
 }
 
 func setup(b *testing.B) *env {
