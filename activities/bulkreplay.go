@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -14,6 +15,9 @@ import (
 
 // ErrTypeReplayJobMissing: the job's row is gone (purged, or another database).
 const ErrTypeReplayJobMissing = "replay_job_not_found"
+
+// dispatchBound is how long a page's activity spends reaching its events' workflows.
+const dispatchBound = 10 * time.Second
 
 // BulkReplayStore is what the bulk replay activity needs of the store.
 type BulkReplayStore interface {
@@ -63,7 +67,10 @@ func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (Replay
 		return ReplayPageOutput{}, fmt.Errorf("replay page: %w", err)
 	}
 	if b.Dispatch != nil && len(r.Events) > 0 {
-		b.Dispatch.Dispatch(ctx, r.Events)
+		// Bounded well within the page's timeout: the sweeper reaches the rest.
+		dctx, cancel := context.WithTimeout(ctx, dispatchBound)
+		b.Dispatch.Dispatch(dctx, r.Events)
+		cancel()
 	}
 	return ReplayPageOutput{Replayed: r.Replayed, Failed: r.Failed, TotalReplayed: r.TotalReplayed,
 		TotalFailed: r.TotalFailed, Matched: r.Matched, CursorID: r.CursorID, Done: r.Done}, nil

@@ -46,10 +46,11 @@ func ReplayPageSize(rate float64) int {
 	return max(1, min(MaxReplayPage, int(rate)))
 }
 
-// replayPageOptions: a page is one short transaction; a database or worker away is
-// retried without end (a retried page replays nothing twice: store.ReplayPage).
+// replayPageOptions: a page is one short transaction, so a worker that died with it is
+// noticed after 30 s; a database or worker away is retried without end (a retried page
+// replays nothing twice: store.ReplayPage).
 var replayPageOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: time.Minute,
+	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:        time.Second,
 		BackoffCoefficient:     2,

@@ -109,6 +109,7 @@ func addEndpointIDsAttribute(t testing.TB, hostPort, namespace string) {
 func (s *stack) worker() worker.Worker {
 	w := worker.New(s.ts.GetDefaultClient(), workflows.TaskQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	workflows.Register(w, s.acts)
+	w.RegisterActivity(&activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(s.ts.GetDefaultClient())})
 	if err := w.Start(); err != nil {
 		s.t.Fatal(err)
 	}

@@ -46,7 +46,8 @@ func (s *stack) api(st *dispatch.Starter) replayAPI {
 		s.t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: s.db.Store, Keys: km,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st}))
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st,
+		Jobs: &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: 1000}}))
 	s.t.Cleanup(srv.Close)
 	return replayAPI{Client: apiclient.New(srv.URL, k.Plain), URL: srv.URL, Key: k.Plain}
 }

@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/revops/revops/activities"
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
+)
+
+// dyingPage is the page store of a worker process that dies at its killAt-th page: the
+// page's transaction commits, then the process is gone — no answer to Temporal, no
+// dispatch of the page's events — until the test ends. This is the case a SIGKILL makes
+// dangerous (the work is done, Temporal does not know it); a kill before the commit
+// rolls the page back (store.TestReplayPageCutMidwayDoesNothing).
+type dyingPage struct {
+	next    activities.BulkReplayStore
+	killAt  int32
+	calls   atomic.Int32
+	killed  chan struct{} // closed once the page committed and the process "died"
+	release chan struct{} // closed at the test's end
+}
+
+func (d *dyingPage) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (store.ReplayPageResult, error) {
+	n := d.calls.Add(1)
+	r, err := d.next.ReplayPage(ctx, jobID, cursorID, limit)
+	if n == d.killAt {
+		close(d.killed)
+		<-d.release
+		return store.ReplayPageResult{}, errors.New("the process is gone")
+	}
+	return r, err
+}
+
+// A bulk replay of 500 failed deliveries through the API is one BulkReplay run
+// (replay-job-<job id>). The worker running it dies right after committing its third
+// page: the page's activity times out, another worker takes it again and replays
+// nothing twice (the job's cursor has moved), the sweeper reaches the events the dead
+// worker never dispatched. The job finishes once, its row has matched = replayed = 500,
+// and each event is delivered by exactly one recorded successful attempt.
+//
+// The dying worker is emulated in-process (its activity never answers and the worker
+// is stopped without waiting for it) rather than as a SIGKILLed subprocess: temporaltest
+// runs the server in this process, and a subprocess worker would need the revops binary
+// built and pointed at it; what a SIGKILL changes for the job — a committed page whose
+// activity never completes — is exactly what the hook does.
+func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
+	const n = 500
+	s := newStack(t)
+	c := s.ts.GetDefaultClient()
+	st := s.starter(c)
+	ctx := context.Background()
+	evs := s.events(n)
+	for _, e := range evs {
+		if err := s.db.Store.SetEventStatus(ctx, s.db.Env, e.ID, models.EventFailed); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The worker process that will die, with its sweeper.
+	dying := &dyingPage{next: s.db.Store, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(func() { close(dying.release) })
+	w1 := worker.New(c, workflows.TaskQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
+	workflows.Register(w1, s.acts)
+	w1.RegisterActivity(&activities.BulkReplay{Store: dying, Dispatch: st})
+	if err := w1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go st.RunSweeper(sweepCtx, 200*time.Millisecond)
+
+	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	km := keys.NewManager(s.db.Store)
+	k, err := km.Create(ctx, s.db.Env.OrganizationID, s.db.Env.Name, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: s.db.Store, Keys: km,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st,
+		Jobs: &dispatch.ReplayJobs{Client: c, Store: s.db.Store, Rate: 100}}))
+	t.Cleanup(srv.Close)
+	rapi := apiclient.New(srv.URL, k.Plain)
+
+	var job map[string]any
+	if err := rapi.Do(ctx, "POST", "/v1/events/replay", map[string]any{"status": "failed"}, &job); err != nil {
+		t.Fatal(err)
+	}
+	if job["matched"] != float64(n) || job["status"] != "running" {
+		t.Fatalf("job = %v", job)
+	}
+	id := job["id"].(string)
+	select {
+	case <-dying.killed:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the job never reached its third page (%d pages)", dying.calls.Load())
+	}
+	go w1.Stop() // the process is gone: nobody waits for its activity
+	w2 := s.worker()
+	defer w2.Stop()
+
+	deadline := time.Now().Add(3 * time.Minute)
+	for job["status"] != "done" {
+		if time.Now().After(deadline) {
+			t.Fatalf("job not done: %v", job)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if err := rapi.Do(ctx, "GET", "/v1/events/replay/"+url.PathEscape(id), nil, &job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
+		t.Fatalf("finished job = %v", job)
+	}
+
+	// One BulkReplay run, completed, whose third page was attempted twice.
+	wid := workflows.BulkReplayWorkflowID(id)
+	waitRunStatus(t, c, wid, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
+	waitListed(t, c, "WorkflowType = '"+workflows.BulkReplayWorkflowName+"'", 1)
+	var res workflows.BulkReplayResult
+	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil || res.Replayed != n || res.Matched != n {
+		t.Fatalf("run result %+v, %v", res, err)
+	}
+	hist := runHistory(t, c, wid)
+	retried := 0
+	for _, e := range hist.Events {
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
+			retried++
+		}
+	}
+	if retried != 1 {
+		t.Errorf("%d page attempts after the first, want 1 (the dead worker's page)", retried)
+	}
+
+	s.waitStatus(evs, models.EventDelivered, 3*time.Minute)
+	ids := make([]string, n)
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	attempts, err := s.db.Store.AttemptsOf(ctx, s.db.Env, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		ok := 0
+		for _, a := range attempts[e.ID] {
+			if a.Outcome == models.AttemptSucceeded {
+				ok++
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("event %s: %d successful attempts, want 1: replayed more than once", e.ID, ok)
+		}
+	}
+	// The receiver may see a request twice if the dead worker was sending it (Temporal's
+	// at-least-once); say so rather than hide it.
+	perEvent := map[string]int{}
+	for _, r := range s.rc.Received() {
+		perEvent[r.Header.Get("webhook-id")]++
+	}
+	dups := 0
+	for _, e := range evs {
+		if perEvent[e.ID] == 0 {
+			t.Errorf("event %s never reached the receiver", e.ID)
+		}
+		dups += max(0, perEvent[e.ID]-1)
+	}
+	t.Logf("%d deliveries replayed by one BulkReplay run across a worker death; %d duplicate requests at the receiver", n, dups)
+
+	if dir := os.Getenv(recordEnv); dir != "" {
+		writeHistory(t, dir, "bulk_replay_worker_killed", hist, s.secret)
+	}
+}
+
+// runHistory reads the whole history of a workflow's latest run.
+func runHistory(t *testing.T, c client.Client, workflowID string) *historypb.History {
+	t.Helper()
+	hist := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		hist.Events = append(hist.Events, e)
+	}
+	return hist
+}
+
+// writeHistory writes a run's history where the replay test reads it.
+func writeHistory(t *testing.T, dir, name string, hist *historypb.History, secret string) {
+	t.Helper()
+	js, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secretIn(js, secret) {
+		t.Fatalf("%s: the history holds a signing secret", name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+".json")
+	if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %s: %d events", path, len(hist.Events))
+}
