@@ -232,3 +232,52 @@ func writeHistory(t *testing.T, dir, name string, hist *historypb.History, secre
 	}
 	t.Logf("recorded %s: %d events", path, len(hist.Events))
 }
+
+// A job the API could not start (Temporal away when it was recorded) is started by the
+// worker's replay-job sweeper, once: a second sweep finds nothing, and asking again for
+// a finished job's workflow starts no second run (REJECT_DUPLICATE).
+func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
+	s := newStack(t)
+	w := s.worker()
+	defer w.Stop()
+	c := s.ts.GetDefaultClient()
+	ctx := context.Background()
+	evs := s.events(3)
+	for _, e := range evs {
+		if err := s.db.Store.SetEventStatus(ctx, s.db.Env, e.ID, models.EventFailed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now())
+	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
+		t.Fatalf("job = %+v, %v", job, err)
+	}
+	jobs := &dispatch.ReplayJobs{Client: c, Store: s.db.Store, SweepAge: time.Nanosecond}
+	if n, err := jobs.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("first sweep started %d (%v), want 1", n, err)
+	}
+	if n, err := jobs.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep started %d (%v), want 0", n, err)
+	}
+	wid := workflows.BulkReplayWorkflowID(job.ID)
+	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.StartReplayJob(ctx, job); err != nil {
+		t.Fatalf("asking again for a finished job's workflow: %v", err)
+	}
+	latest, err := c.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil || latest.GetWorkflowExecutionInfo().GetExecution().GetRunId() != first.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
+		t.Fatalf("a second run of %s was started (%v)", wid, err)
+	}
+	waitListed(t, c, "WorkflowId = '"+wid+"'", 1)
+	row, err := s.db.Store.ReplayJob(ctx, s.db.Env, job.ID)
+	if err != nil || row.Status != models.ReplayJobDone || row.Replayed != 3 || row.WorkflowStartedAt == nil {
+		t.Fatalf("job row = %+v, %v", row, err)
+	}
+	s.waitStatus(evs, models.EventDelivered, time.Minute)
+}
