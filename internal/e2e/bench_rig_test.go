@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -44,20 +45,25 @@ type benchRig struct {
 	st     *store.Store
 	env    store.Env
 	key    string
-	ep     models.WebhookEndpoint
-	api    *httptest.Server // with the Starter as dispatcher
-	setup  *httptest.Server // without dispatcher: pre-created deals send nothing
-	http   *http.Client     // keep-alive client of both APIs
+	ep     models.WebhookEndpoint // the first (oldest) endpoint
+	api    *httptest.Server       // with the Starter as dispatcher
+	setup  *httptest.Server       // without dispatcher: pre-created deals send nothing
+	http   *http.Client           // keep-alive client of both APIs
 	tc     client.Client
 	sender *webhook.Sender
-	rc     *benchReceiver
+	rc     *benchReceiver   // rcs[0]
+	rcs    []*benchReceiver // one HTTPS receiver per endpoint
 	deals  []string
 	sample string // a real webhook body, the direct POSTs' template
 	// respLats are the API's response times of the running "ours" phase, by change.
 	respLats []time.Duration
 }
 
-func newBenchRig(b *testing.B, nDeals int) *benchRig {
+func newBenchRig(b *testing.B, nDeals int) *benchRig { return newFanoutRig(b, nDeals, 1) }
+
+// newFanoutRig is the rig with nEndpoints endpoints subscribed to every event type, each
+// on its own HTTPS receiver: every change is delivered nEndpoints times.
+func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -72,7 +78,11 @@ func newBenchRig(b *testing.B, nDeals int) *benchRig {
 	}
 	b.Cleanup(func() { _ = stack.Stop() })
 	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
-	r := &benchRig{st: testdb.New(b), rc: newBenchReceiver(b)}
+	r := &benchRig{st: testdb.New(b)}
+	for range nEndpoints {
+		r.rcs = append(r.rcs, newBenchReceiver(b))
+	}
+	r.rc = r.rcs[0]
 	r.tc, err = client.Dial(client.Options{HostPort: stack.FrontendAddr(), Namespace: "default",
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	if err != nil {
@@ -80,7 +90,7 @@ func newBenchRig(b *testing.B, nDeals int) *benchRig {
 	}
 	b.Cleanup(r.tc.Close)
 	r.tenant(ctx, b)
-	r.sender = &webhook.Sender{Client: webhook.NewClientWithRoots(true, r.rc.Roots()),
+	r.sender = &webhook.Sender{Client: webhook.NewClientWithRoots(true, r.roots()),
 		AckSentence: webhooktest.AckSentence, Timeout: 30 * time.Second}
 	r.worker(b)
 	r.apis(b, quiet)
@@ -107,14 +117,36 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true}, secret, time.Now()); err != nil {
 		b.Fatal(err)
 	}
+	for _, rc := range r.rcs[1:] {
+		if _, err := r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
+			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// roots trusts the rig's receivers only.
+func (r *benchRig) roots() *x509.CertPool {
+	pool := x509.NewCertPool()
+	for _, rc := range r.rcs {
+		pool.AddCert(rc.Certificate())
+	}
+	return pool
 }
 
 // worker runs the production registration (and options) plus the floor's no-op pair.
 func (r *benchRig) worker(b *testing.B) {
-	w := worker.New(r.tc, workflows.TaskQueue, worker.Options{})
+	opts := worker.Options{}
+	// REVOPS_BENCH_WFT_POLLERS tries another number of workflow-task pollers (SDK
+	// default 2) on ours and the floors alike.
+	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_WFT_POLLERS")); err == nil && v > 0 {
+		opts.MaxConcurrentWorkflowTaskPollers = v
+	}
+	w := worker.New(r.tc, workflows.TaskQueue, opts)
 	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
-	w.RegisterActivity(&benchNoop{rc: r.rc})
+	w.RegisterWorkflowWithOptions(benchFanWorkflow, workflow.RegisterOptions{Name: "BenchFan"})
+	w.RegisterActivity(&benchNoop{rc: r.rc, rcs: r.rcs})
 	if err := w.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -305,9 +337,52 @@ func benchNoopWorkflow(ctx workflow.Context, key string) error {
 	return workflow.ExecuteActivity(ctx, a.BenchNoopActivity, key).Get(ctx, nil)
 }
 
-type benchNoop struct{ rc *benchReceiver }
+type benchNoop struct {
+	rc  *benchReceiver
+	rcs []*benchReceiver
+}
 
 func (n *benchNoop) BenchNoopActivity(_ context.Context, key string) error {
 	n.rc.arrived(key, "", time.Now())
+	return nil
+}
+
+// benchFanInput is the fan-out floor's input: N no-op activities run concurrently, the
+// i-th reporting to receiver i; Lookup first runs one no-op activity on its own, as the
+// fan-out first asks the database for the event's deliveries (PendingDeliveries).
+type benchFanInput struct {
+	Key    string
+	N      int
+	Lookup bool
+}
+
+// benchFanWorkflow is the floor of the fan-out: the shape of WebhookDelivery's fan-out
+// run with activities that do nothing.
+func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
+	var a *benchNoop
+	if in.Lookup {
+		if err := workflow.ExecuteActivity(ctx, a.BenchLookupActivity, in.Key).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	futs := make([]workflow.Future, in.N)
+	for i := range in.N {
+		futs[i] = workflow.ExecuteActivity(ctx, a.BenchFanActivity, in.Key, i)
+	}
+	for _, f := range futs {
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchLookupActivity does nothing: the floor's stand-in for PendingDeliveries.
+func (n *benchNoop) BenchLookupActivity(context.Context, string) error { return nil }
+
+// BenchFanActivity reports key to receiver i, no HTTP.
+func (n *benchNoop) BenchFanActivity(_ context.Context, key string, i int) error {
+	n.rcs[i].arrived(key, "", time.Now())
 	return nil
 }

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/workflows"
+)
+
+// BenchmarkWebhookFanout measures change-to-delivery with 1 and 3 endpoints (issue 14;
+// docs/benchmarks.md, "Webhook fan-out"):
+//
+//	REVOPS_TEST_DATABASE_URL=… go test ./internal/e2e -run '^$' -bench WebhookFanout -benchtime 1x -timeout 30m
+//
+// For each endpoint count N a rig of its own (embedded Temporal, N HTTPS receivers, N
+// endpoints subscribed to every type); a change is delivered when all N receivers have
+// it. In the same run, on the same server and worker, the floors:
+//   - floor: a no-op workflow running N no-op activities concurrently (the issue's
+//     "floor workflow with 1 and 3 no-op activities"), latency until all N ran;
+//   - floor+lookup: the fan-out's own shape, one no-op activity first (the stand-in for
+//     PendingDeliveries, which the fan-out runs before its deliveries), then N.
+//
+// REVOPS_BENCH_CHANGES overrides the 1,000 changes per phase.
+func BenchmarkWebhookFanout(b *testing.B) {
+	if os.Getenv(testdb.EnvVar) == "" {
+		b.Skipf("%s is not set", testdb.EnvVar)
+	}
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_CHANGES")); err == nil && v > 0 {
+		n = v
+	}
+	for range b.N {
+		for _, eps := range []int{1, 3} {
+			load0 := loadavg()
+			r := newFanoutRig(b, n, eps)
+			r.phase(b, fmt.Sprintf("warm-floor-e%d", eps), 4, 0, 40, r.startFan(false))
+			r.phase(b, fmt.Sprintf("warm-ours-e%d", eps), 4, 0, 40, r.patchDeal)
+			var rows []fanRow
+			for _, conc := range []int{1, 32} {
+				rows = append(rows, r.fanRow(b, eps, conc, n))
+			}
+			reportFan(b, eps, n, rows, load0, loadavg())
+		}
+	}
+}
+
+type fanRow struct {
+	eps, conc           int
+	floor, lookup, ours phaseResult
+}
+
+// fanRow measures one concurrency in halves, floor, floor+lookup, ours, ours,
+// floor+lookup, floor, so that every kind sees the same mean age of the SQLite file.
+func (r *benchRig) fanRow(b *testing.B, eps, conc, n int) fanRow {
+	name := func(kind string) string { return fmt.Sprintf("%s-e%d-c%d", kind, eps, conc) }
+	h := n / 2
+	row := fanRow{eps: eps, conc: conc}
+	floorA := r.phase(b, name("floor"), conc, 0, h, r.startFan(false))
+	lookA := r.phase(b, name("lookup"), conc, 0, h, r.startFan(true))
+	r.respLats = make([]time.Duration, n)
+	oursA := r.phase(b, name("ours"), conc, 0, h, r.patchDeal)
+	row.ours = merge(oursA, r.phase(b, name("ours"), conc, h, n, r.patchDeal))
+	row.ours.resp = sorted(r.respLats)
+	row.lookup = merge(lookA, r.phase(b, name("lookup"), conc, h, n, r.startFan(true)))
+	row.floor = merge(floorA, r.phase(b, name("floor"), conc, h, n, r.startFan(false)))
+	r.verify(b, name("ours"), n)
+	return row
+}
+
+// startFan starts the fan-out floor with the Starter's start options.
+func (r *benchRig) startFan(lookup bool) func(int, string) error {
+	return func(_ int, key string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := r.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: key, TaskQueue: workflows.TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			EnableEagerStart:      true,
+		}, "BenchFan", benchFanInput{Key: key, N: len(r.rcs), Lookup: lookup})
+		return err
+	}
+}
+
+func reportFan(b *testing.B, eps, n int, rows []fanRow, load0, load1 string) {
+	var t strings.Builder
+	fmt.Fprintf(&t, "%d endpoint(s), %d changes per phase; load average %s → %s\n", eps, n, load0, load1)
+	fmt.Fprintf(&t, "%-4s %-8s %-13s %10s %9s %9s\n", "eps", "clients", "what", "per s", "p50 ms", "p99 ms")
+	for _, row := range rows {
+		for _, p := range []struct {
+			name string
+			res  phaseResult
+		}{{"floor", row.floor}, {"floor+lookup", row.lookup}, {"ours", row.ours}} {
+			fmt.Fprintf(&t, "%-4d %-8d %-13s %10.1f %9.2f %9.2f\n", eps, row.conc, p.name, p.res.perSecond(), ms(p.res.pct(0.5)), ms(p.res.pct(0.99)))
+			prefix := fmt.Sprintf("e%d_c%d_%s_", eps, row.conc, strings.ReplaceAll(p.name, "+", "_"))
+			b.ReportMetric(p.res.perSecond(), prefix+"per_s")
+			b.ReportMetric(ms(p.res.pct(0.5)), prefix+"p50_ms")
+		}
+		fmt.Fprintf(&t, "%-4d %-8d ours: API response p50 %.2f ms, p99 %.2f ms\n",
+			eps, row.conc, ms(pct(row.ours.resp, 0.5)), ms(pct(row.ours.resp, 0.99)))
+		for _, f := range []struct {
+			name string
+			res  phaseResult
+		}{{"floor", row.floor}, {"floor+lookup", row.lookup}} {
+			thr := row.ours.perSecond() / f.res.perSecond()
+			dp50 := ms(row.ours.pct(0.5)) - ms(f.res.pct(0.5))
+			fmt.Fprintf(&t, "%-4d %-8d ours/%s: throughput %.2f× (target ≥ 0.85: %s), p50 %+.2f ms (target ≤ +2.5 at 1 client: %s)\n",
+				eps, row.conc, f.name, thr, ok(thr >= 0.85), dp50, ok(row.conc != 1 || dp50 <= 2.5))
+		}
+	}
+	fmt.Print(t.String())
+}
