@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -32,7 +34,12 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// Serve exposes /metrics on addr until ctx ends.
+// PprofEnv, when "1", adds Go's profiler (/debug/pprof/) to the metrics listener: how the
+// delivery benchmark on the production shape profiles api and worker processes
+// (docs/benchmarks.md). Off by default: profiles show code paths and cost CPU.
+const PprofEnv = "REVOPS_PPROF"
+
+// Serve exposes /metrics on addr until ctx ends (and /debug/pprof/ with REVOPS_PPROF=1).
 func Serve(ctx context.Context, addr string) (net.Addr, <-chan error, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -40,6 +47,10 @@ func Serve(ctx context.Context, addr string) (net.Addr, <-chan error, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
+	if os.Getenv(PprofEnv) == "1" {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
 	srv := newServer(mux)
 	errc := make(chan error, 1)
 	go func() {

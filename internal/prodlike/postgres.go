@@ -73,6 +73,11 @@ func newPostgres(binDir, dir string, port int) (*Postgres, error) {
 	// power loss would. It spares the shared 2-core machine's disk.
 	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nmax_connections = 300\nfsync = off\nfull_page_writes = off\n",
 		port, dir)
+	// pg_stat_statements, when the server has it, for the measurement's "where the time
+	// goes" (docs/benchmarks.md); loading it costs nothing until it is created.
+	if _, err := os.Stat(filepath.Join(binDir, "..", "lib", "pg_stat_statements.so")); err == nil {
+		conf += "shared_preload_libraries = 'pg_stat_statements'\n"
+	}
 	f, err := os.OpenFile(filepath.Join(pg.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ type temporalPorts struct {
 	History, HistoryMembership   int
 	Matching, MatchingMembership int
 	Worker, WorkerMembership     int
+	Pprof                        int
 }
 
 // freeLowPorts finds n distinct ports in [20000, 32000) that accept a listener now.
@@ -106,6 +107,9 @@ global:
   membership:
     maxJoinDuration: 30s
     broadcastAddress: 127.0.0.1
+  pprof:
+    port: {{.P.Pprof}}
+    host: 127.0.0.1
 services:
   frontend:
     rpc:
@@ -148,19 +152,21 @@ dynamicConfigClient:
 // Temporal is the stack's Temporal server process.
 type Temporal struct {
 	Address string // frontend host:port
-	bin     string
-	config  string
-	log     string
-	env     []string
-	proc    *Proc
+	// PprofURL is the server's Go profiler (net/http/pprof), on loopback.
+	PprofURL string
+	bin      string
+	config   string
+	log      string
+	env      []string
+	proc     *Proc
 }
 
 func newTemporal(bin, dir, dynamicConfig string, pgPort int) (*Temporal, error) {
-	ps, err := freeLowPorts(8)
+	ps, err := freeLowPorts(9)
 	if err != nil {
 		return nil, err
 	}
-	p := temporalPorts{ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6], ps[7]}
+	p := temporalPorts{ps[0], ps[1], ps[2], ps[3], ps[4], ps[5], ps[6], ps[7], ps[8]}
 	cfg := filepath.Join(dir, "temporal.yaml")
 	f, err := os.Create(cfg)
 	if err != nil {
@@ -174,8 +180,9 @@ func newTemporal(bin, dir, dynamicConfig string, pgPort int) (*Temporal, error) 
 		return nil, err
 	}
 	return &Temporal{
-		Address: "127.0.0.1:" + strconv.Itoa(p.Frontend),
-		bin:     bin, config: cfg, log: filepath.Join(dir, "temporal.log"),
+		Address:  "127.0.0.1:" + strconv.Itoa(p.Frontend),
+		PprofURL: "http://127.0.0.1:" + strconv.Itoa(p.Pprof) + "/debug/pprof",
+		bin:      bin, config: cfg, log: filepath.Join(dir, "temporal.log"),
 		env: []string{"PATH=/usr/bin:/bin", "HOME=" + dir},
 	}, nil
 }
