@@ -39,10 +39,10 @@ import (
 // of its own, started from this process by a client without a worker (as `revops api`
 // starts, so no eager start either) and run by a worker in this process; latency from
 // the start call to the activity running. Phases in halves (floor, ours, ours, floor) at
-// 1, 8 and 32 clients; REVOPS_PRODLIKE_CHANGES changes per phase (default 200). Then a
-// profiled phase of ours at 32 clients: CPU profiles of the Temporal server, the api and
-// the worker, and pg_stat_statements, written to REVOPS_PRODLIKE_PROFILES (default
-// $TMPDIR/revops-prodlike-profiles).
+// 1, 8 and 32 clients; REVOPS_PRODLIKE_CHANGES changes per phase (default 200). Then 15 s
+// of ours at 32 clients under CPU profiles of the Temporal server, the api and the worker
+// and pg_stat_statements, and 15 s of the floor likewise (the server's profile), written
+// to REVOPS_PRODLIKE_PROFILES (default $TMPDIR/revops-prodlike-profiles).
 func TestMeasureAgainstFloor(t *testing.T) {
 	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
 		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
@@ -121,8 +121,8 @@ func TestMeasureAgainstFloor(t *testing.T) {
 	t.Log("\n" + out.String())
 	fmt.Print(out.String())
 
-	// Where the time goes: ours at 32 clients under CPU profiles of every process and
-	// pg_stat_statements of the cluster (Temporal's two databases and Revops').
+	// Where the time goes: ours, then the floor, at 32 clients under CPU profiles of every
+	// process and pg_stat_statements of the cluster (Temporal's two databases and Revops').
 	pg, err := pgx.Connect(ctx, s.PG.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
@@ -132,57 +132,71 @@ func TestMeasureAgainstFloor(t *testing.T) {
 	if _, err := pg.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		t.Logf("no pg_stat_statements: %v", err)
 		statements = false
-	} else if _, err := pg.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
-		t.Fatal(err)
 	}
-	const seconds = 15
 	targets := map[string]string{
 		"temporal": s.Temporal.PprofURL,
 		"api":      "http://" + metricsAddr(t, api.Proc.Log) + "/debug/pprof",
 		"worker":   "http://" + metricsAddr(t, wk.Log) + "/debug/pprof",
+	}
+	profile(ctx, t, pg, statements, targets, profDir, "ours", func(name string) int {
+		return len(measure(t, rc, name, 32, 64, ours).lats)
+	})
+	profile(ctx, t, pg, statements, map[string]string{"temporal": s.Temporal.PprofURL}, profDir, "floor", func(name string) int {
+		return len(measure(t, rc, name, 32, 64, fl.start).lats)
+	})
+}
+
+// profile runs batches of kind for 15 s under CPU profiles of targets, and prints the
+// statements PostgreSQL ran meanwhile.
+func profile(ctx context.Context, t *testing.T, pg *pgx.Conn, statements bool, targets map[string]string, dir, kind string, batch func(name string) int) {
+	const seconds = 15
+	if statements {
+		if _, err := pg.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var wg sync.WaitGroup
 	for name, base := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := fetchProfile(base+"/profile?seconds="+strconv.Itoa(seconds), filepath.Join(profDir, name+".cpu.pprof")); err != nil {
+			if err := fetchProfile(base+"/profile?seconds="+strconv.Itoa(seconds), filepath.Join(dir, name+"."+kind+".cpu.pprof")); err != nil {
 				t.Errorf("profile of %s: %v", name, err)
 			}
 		}()
 	}
 	began := time.Now()
-	prof := 0
-	for time.Since(began) < seconds*time.Second {
-		r := measure(t, rc, "prof-"+strconv.Itoa(prof), 32, 64, ours)
-		prof += len(r.lats)
+	done := 0
+	for b := 0; time.Since(began) < seconds*time.Second; b++ {
+		done += batch(fmt.Sprintf("prof-%s-%d", kind, b))
 	}
 	wg.Wait()
-	fmt.Printf("profiled: %d changes from 32 clients in %s; profiles in %s\n", prof, time.Since(began).Round(time.Millisecond), profDir)
-	if statements {
-		rows, err := pg.Query(ctx, `SELECT d.datname, s.calls, round(s.total_exec_time::numeric, 1), round(s.mean_exec_time::numeric, 3), left(regexp_replace(s.query, '\s+', ' ', 'g'), 140)
-			FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid ORDER BY s.total_exec_time DESC LIMIT 25`)
-		if err != nil {
+	fmt.Printf("profiled %s: %d from 32 clients in %s; profiles in %s\n", kind, done, time.Since(began).Round(time.Millisecond), dir)
+	if !statements {
+		return
+	}
+	rows, err := pg.Query(ctx, `SELECT d.datname, s.calls, round(s.total_exec_time::numeric, 1), round(s.mean_exec_time::numeric, 3), left(regexp_replace(s.query, '\s+', ' ', 'g'), 140)
+		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid ORDER BY s.total_exec_time DESC LIMIT 25`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st strings.Builder
+	fmt.Fprintf(&st, "pg_stat_statements, profiled %s (%d), by total time:\n", kind, done)
+	for rows.Next() {
+		var db, q string
+		var calls int64
+		var total, mean float64
+		if err := rows.Scan(&db, &calls, &total, &mean, &q); err != nil {
 			t.Fatal(err)
 		}
-		var st strings.Builder
-		fmt.Fprintf(&st, "pg_stat_statements, profiled phase (%d changes), by total time:\n", prof)
-		for rows.Next() {
-			var db, q string
-			var calls int64
-			var total, mean float64
-			if err := rows.Scan(&db, &calls, &total, &mean, &q); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&st, "%-20s %7d calls %9.1f ms total %7.3f ms mean  %s\n", db, calls, total, mean, q)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Print(st.String())
-		if err := os.WriteFile(filepath.Join(profDir, "pg_stat_statements.txt"), []byte(st.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fmt.Fprintf(&st, "%-20s %7d calls %9.1f ms total %7.3f ms mean  %s\n", db, calls, total, mean, q)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(st.String())
+	if err := os.WriteFile(filepath.Join(dir, "pg_stat_statements."+kind+".txt"), []byte(st.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
