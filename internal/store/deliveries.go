@@ -187,14 +187,6 @@ func (s *Store) SetEventStatus(ctx context.Context, env Env, eventID, status str
 			Updates(map[string]any{"status": status, "updated_at": now}).Error; err != nil {
 			return fmt.Errorf("set status of deliveries of %s: %w", eventID, err)
 		}
-		res := scope(tx.Model(&models.Event{}), env).Where("id = ?", eventID).
-			Updates(map[string]any{"status": status, "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("set status of event %s: %w", eventID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-		}
-		return nil
+		return setEventStatus(tx, env, eventID, status, now)
 	})
 }

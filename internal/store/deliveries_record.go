@@ -104,7 +104,8 @@ func attemptDelivery(tx *gorm.DB, env Env, a *models.DeliveryAttempt) (models.We
 	return ds[0], true, nil
 }
 
-// setEventStatus is the single-endpoint releases' status write, for events without deliveries.
+// setEventStatus writes an event's own status (SetEventStatus, and the single-endpoint
+// releases for events without deliveries).
 func setEventStatus(tx *gorm.DB, env Env, eventID, status string, now time.Time) error {
 	res := scope(tx.Model(&models.Event{}), env).Where("id = ?", eventID).
 		Updates(map[string]any{"status": status, "updated_at": now})
