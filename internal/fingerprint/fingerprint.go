@@ -43,11 +43,15 @@ func canonical(buf *bytes.Buffer, body []byte) bool {
 	if _, err := dec.Token(); err != io.EOF {
 		return false
 	}
-	write(buf, v)
+	Write(buf, v, Number)
 	return true
 }
 
-func write(buf *bytes.Buffer, v any) {
+// Write writes v, a value decoded with UseNumber, with object keys sorted, no whitespace
+// and strings as json.Marshal escapes them; number gives each number literal's text. Its
+// output is stored (idempotency fingerprints here, usage_batches.body_hash in
+// internal/usage with its own number rule), so it must never change.
+func Write(buf *bytes.Buffer, v any, number func(lit string) string) {
 	switch x := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -62,7 +66,7 @@ func write(buf *bytes.Buffer, v any) {
 			}
 			writeString(buf, k)
 			buf.WriteByte(':')
-			write(buf, x[k])
+			Write(buf, x[k], number)
 		}
 		buf.WriteByte('}')
 	case []any:
@@ -71,11 +75,11 @@ func write(buf *bytes.Buffer, v any) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			write(buf, e)
+			Write(buf, e, number)
 		}
 		buf.WriteByte(']')
 	case json.Number:
-		buf.WriteString(Number(string(x)))
+		buf.WriteString(number(string(x)))
 	case string:
 		writeString(buf, x)
 	case bool:

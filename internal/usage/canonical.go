@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
+
+	"github.com/revops/revops/internal/fingerprint"
 )
 
 // canonicalHash hashes a valid JSON value by value: object keys sorted, whitespace gone,
@@ -82,51 +83,10 @@ func flatCanonical(raw []byte) ([]byte, bool) {
 	return append(buf, '}'), true
 }
 
+// writeCanonical is fingerprint's walker with this package's number rule: where
+// fingerprint.Number only respells a literal, canonicalNumber writes it as Decimal does.
 func writeCanonical(buf *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			writeCanonical(buf, x[k])
-		}
-		buf.WriteByte('}')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeCanonical(buf, e)
-		}
-		buf.WriteByte(']')
-	case json.Number:
-		buf.WriteString(canonicalNumber(string(x)))
-	case string:
-		writeString(buf, x)
-	case bool:
-		if x {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	default:
-		buf.WriteString("null")
-	}
-}
-
-func writeString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // cannot fail for a string
-	buf.Write(b)
+	fingerprint.Write(buf, v, canonicalNumber)
 }
 
 // appendCanonicalString appends the string literal raw (quotes included) as json.Marshal
