@@ -102,9 +102,39 @@ func BenchmarkIngest(b *testing.B) {
 
 // runAPI sends b.N requests over clients goroutines; it returns metrics/s and latencies.
 func (e *env) runAPI(b *testing.B, size, clients int, seq *atomic.Int64) (float64, []time.Duration) {
-	lat := make([]time.Duration, b.N)
+	rate, lat, err := e.ingest(b.N, size, clients, seq)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rate, lat
+}
+
+// ingest sends n requests of size metrics over clients goroutines; it returns metrics/s
+// and each request's latency.
+func (e *env) ingest(n, size, clients int, seq *atomic.Int64) (float64, []time.Duration, error) {
+	lat := make([]time.Duration, n)
+	wall, err := spread(n, clients, func(c int, i int64) error {
+		body := batchBody(fmt.Sprintf("tx-%d", seq.Add(1)), c, size)
+		t0 := time.Now()
+		if err := e.post(body); err != nil {
+			return err
+		}
+		lat[i] = time.Since(t0)
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return float64(n*size) / wall.Seconds(), lat, nil
+}
+
+// spread runs do for i from 0 to n-1 over clients goroutines (c is the goroutine's
+// number, which picks its accounts) and returns the wall time. A goroutine stops at its
+// first error; one of them is returned after all have stopped.
+func spread(n, clients int, do func(c int, i int64) error) (time.Duration, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var failed atomic.Value
 	start := time.Now()
 	for c := range clients {
 		wg.Add(1)
@@ -112,21 +142,21 @@ func (e *env) runAPI(b *testing.B, size, clients int, seq *atomic.Int64) (float6
 			defer wg.Done()
 			for {
 				i := next.Add(1) - 1
-				if i >= int64(b.N) {
+				if i >= int64(n) {
 					return
 				}
-				body := batchBody(fmt.Sprintf("tx-%d", seq.Add(1)), c, size)
-				t0 := time.Now()
-				if err := e.post(body); err != nil {
-					b.Error(err)
+				if err := do(c, i); err != nil {
+					failed.Store(err)
 					return
 				}
-				lat[i] = time.Since(t0)
 			}
 		}()
 	}
 	wg.Wait()
-	return float64(b.N*size) / time.Since(start).Seconds(), lat
+	if err, ok := failed.Load().(error); ok {
+		return 0, err
+	}
+	return time.Since(start), nil
 }
 
 func (e *env) post(body []byte) error {
@@ -169,34 +199,35 @@ func batchBody(tx string, client, size int) []byte {
 // runCopy writes b.N batches of size rows with pgx CopyFrom over clients goroutines, the
 // same rows (already built in memory) into a table shaped like usage_events.
 func (e *env) runCopy(b *testing.B, size, clients int, seq *atomic.Int64) float64 {
-	cols := []string{"id", "environment_id", "batch_seq", "transaction_id", "mode", "account_id", "product", "metric_name",
-		"metric_value", "metric_resolution", "metadata", "timestamp", "received_at", "created_at"}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				rows := copyRows(seq.Add(1), c, size)
-				if _, err := e.pool.CopyFrom(context.Background(), pgx.Identifier{"usage_events_copy"}, cols, pgx.CopyFromRows(rows)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
+	rate, err := e.copyBatches(context.Background(), "usage_events_copy", "env", b.N, size, clients, seq)
+	if err != nil {
+		b.Fatal(err)
 	}
-	wg.Wait()
-	return float64(b.N*size) / time.Since(start).Seconds()
+	return rate
 }
 
-func copyRows(batch int64, client, size int) [][]any {
+// copyBatches writes n batches of size rows of environment envID into table with COPY
+// over clients goroutines; it returns rows/s.
+func (e *env) copyBatches(ctx context.Context, table, envID string, n, size, clients int, seq *atomic.Int64) (float64, error) {
+	cols := []string{"id", "environment_id", "batch_seq", "transaction_id", "mode", "account_id", "product", "metric_name",
+		"metric_value", "metric_resolution", "metadata", "timestamp", "received_at", "created_at"}
+	wall, err := spread(n, clients, func(c int, _ int64) error {
+		rows := copyRows(seq.Add(1), envID, c, size)
+		_, err := e.pool.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return float64(n*size) / wall.Seconds(), nil
+}
+
+func copyRows(batch int64, envID string, client, size int) [][]any {
 	now := time.Now().UTC()
 	names := []string{"api_calls", "storage_gb", "seats", "emails"}
 	rows := make([][]any, size)
 	for i := range rows {
-		rows[i] = []any{uuid.Must(uuid.NewV7()).String(), "env", batch, fmt.Sprint("tx-", batch), "increment",
+		rows[i] = []any{uuid.Must(uuid.NewV7()).String(), envID, batch, fmt.Sprint("tx-", batch), "increment",
 			fmt.Sprintf("c%d_acct_%d", client, i%250), "platform", names[i%4], fmt.Sprintf("%d.5", i%97), "hour",
 			`{"region":"eu-west-1"}`, now, now, now}
 	}

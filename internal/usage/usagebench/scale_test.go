@@ -14,7 +14,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,7 +90,9 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatal(err)
 				}
 				fmt.Printf("%-8s %-5s %12.0f %10.1f %10.1f  %s\n", which, "api", rate, ms(lat, 0.5), ms(lat, 0.99), loadavg())
-				cp, err := e.copyInto(ctx, requests, 1000, 8, &seq)
+				// COPY into usage_events itself (the loaded table, same indexes, same
+				// size), in the environment the API writes to.
+				cp, err := e.copyBatches(ctx, "usage_events", e.envID, requests, 1000, 8, &seq)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -232,71 +233,6 @@ func (e *env) clean(b *testing.B) {
 		}
 	}
 	fmt.Printf("clean: %d rows of earlier ingest phases deleted in %.1f s\n", n, time.Since(t0).Seconds())
-}
-
-// ingest is runAPI with a fixed number of requests.
-func (e *env) ingest(n, size, clients int, seq *atomic.Int64) (float64, []time.Duration, error) {
-	lat := make([]time.Duration, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					return
-				}
-				body := batchBody(fmt.Sprintf("tx-%d", seq.Add(1)), c, size)
-				t0 := time.Now()
-				if err := e.post(body); err != nil {
-					failed.Store(err)
-					return
-				}
-				lat[i] = time.Since(t0)
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		return 0, nil, err
-	}
-	return float64(n*size) / time.Since(start).Seconds(), lat, nil
-}
-
-// copyInto writes the same number of rows as ingest with COPY into usage_events itself
-// (the loaded table, same indexes, same size), in the environment the API writes to.
-func (e *env) copyInto(ctx context.Context, n, size, clients int, seq *atomic.Int64) (float64, error) {
-	cols := []string{"id", "environment_id", "batch_seq", "transaction_id", "mode", "account_id", "product", "metric_name",
-		"metric_value", "metric_resolution", "metadata", "timestamp", "received_at", "created_at"}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				rows := copyRows(seq.Add(1), c, size)
-				for _, r := range rows {
-					r[1] = e.envID
-				}
-				if _, err := e.pool.CopyFrom(ctx, pgx.Identifier{"usage_events"}, cols, pgx.CopyFromRows(rows)); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		return 0, err
-	}
-	return float64(n*size) / time.Since(start).Seconds(), nil
 }
 
 func (e *env) get(path string) (time.Duration, error) {
