@@ -2,7 +2,6 @@ package prodlike_test
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -44,9 +43,7 @@ import (
 // and pg_stat_statements, and 15 s of the floor likewise (the server's profile), written
 // to REVOPS_PRODLIKE_PROFILES (default $TMPDIR/revops-prodlike-profiles).
 func TestMeasureAgainstFloor(t *testing.T) {
-	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
-		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
-	}
+	requireMeasure(t)
 	prodlike.Require(t)
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_PRODLIKE_CHANGES")); err == nil && v > 0 {
@@ -60,18 +57,14 @@ func TestMeasureAgainstFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := newKeyReceiver(t)
-	caFile := filepath.Join(t.TempDir(), "receiver.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	caFile := caFileOf(t, rc.Certificate())
 	s := prodlike.Start(t, prodlike.Options{
 		DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"),
 		Env:           []string{"REVOPS_WEBHOOK_CA_FILE=" + caFile, "REVOPS_WEBHOOK_ALLOW_PRIVATE=true", "REVOPS_PPROF=1"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
-	key := mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
+	key := secretKey(t, s)
 	api := s.StartAPI("api-1")
 	wk := s.StartWorker("worker-1")
 	c := &apiClient{key: key, urls: []string{api.URL},

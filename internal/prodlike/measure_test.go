@@ -2,11 +2,9 @@ package prodlike_test
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -23,23 +21,17 @@ import (
 // settings of deploy/temporal/dynamicconfig.yaml were measured. Opt-in
 // (REVOPS_PRODLIKE_MEASURE=1): a measurement, not a check.
 func TestMeasureDeliveryLatency(t *testing.T) {
-	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
-		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
-	}
+	requireMeasure(t)
 	prodlike.Require(t)
 	receiver := webhooktest.NewReceiver(t)
-	caFile := filepath.Join(t.TempDir(), "receiver.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	caFile := caFileOf(t, receiver.Certificate())
 	s := prodlike.Start(t, prodlike.Options{
 		DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"),
 		Env:           []string{"REVOPS_WEBHOOK_CA_FILE=" + caFile, "REVOPS_WEBHOOK_ALLOW_PRIVATE=true"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
-	key := mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
+	key := secretKey(t, s)
 	api := s.StartAPI("api-1")
 	s.StartWorker("worker-1")
 	c := &apiClient{key: key, urls: []string{api.URL},

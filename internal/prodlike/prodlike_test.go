@@ -3,6 +3,7 @@ package prodlike_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -55,10 +56,7 @@ const (
 func TestProductionShapeSurvivesKillsAndRestarts(t *testing.T) {
 	prodlike.Require(t)
 	receiver := webhooktest.NewReceiver(t)
-	caFile := filepath.Join(t.TempDir(), "receiver.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: receiver.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	caFile := caFileOf(t, receiver.Certificate())
 	s := prodlike.Start(t, prodlike.Options{
 		RetryInterval: 2 * time.Second,
 		Env: []string{
@@ -70,8 +68,7 @@ func TestProductionShapeSurvivesKillsAndRestarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
-	key := mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
+	key := secretKey(t, s)
 
 	began := time.Now()
 	apis := []*prodlike.API{s.StartAPI("api-1"), s.StartAPI("api-2")}
@@ -452,4 +449,30 @@ func mustMatch(t *testing.T, pattern, s string) string {
 		t.Fatalf("no %q in:\n%s", pattern, s)
 	}
 	return m[1]
+}
+
+// caFileOf writes cert as the PEM file REVOPS_WEBHOOK_CA_FILE names, so that the stack's
+// worker trusts the test's HTTPS receiver.
+func caFileOf(t *testing.T, cert *x509.Certificate) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "receiver.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// secretKey creates an organization through the CLI and returns its secret sandbox key.
+func secretKey(t *testing.T, s *prodlike.Stack) string {
+	t.Helper()
+	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
+	return mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
+}
+
+// requireMeasure skips a measurement unless REVOPS_PRODLIKE_MEASURE asks for it.
+func requireMeasure(t *testing.T) {
+	t.Helper()
+	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
+		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
+	}
 }
