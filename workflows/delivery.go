@@ -42,6 +42,9 @@ const (
 	// changeFanOut: one DeliverWebhook series per delivery of the event, each under its
 	// own retry policy, concurrently, and replays reach the open run by signal.
 	changeFanOut = "fanout"
+	// changeDeliveriesInInput: the dispatcher puts the event's pending deliveries into
+	// the input, and the first workflow task schedules them, without PendingDeliveries.
+	changeDeliveriesInInput = "deliveries-in-input"
 )
 
 // DeliveryInput starts the delivery of one event. It carries ids and names only: the
@@ -58,6 +61,10 @@ type DeliveryInput struct {
 	// means DefaultRetryInterval. The single-endpoint path retries at it; the fan-out
 	// uses it for deliveries under the default policy (retryPolicyOf).
 	RetryInterval time.Duration
+	// Deliveries are the event's pending deliveries as the dispatcher read them when it
+	// started the run (ids and policy copies only: never a URL or a secret). Empty: the
+	// run asks the database (PendingDeliveries), as runs of earlier releases do.
+	Deliveries []activities.Delivery `json:",omitempty"`
 }
 
 // WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT

@@ -44,9 +44,15 @@ type fanout struct {
 func fanOut(ctx workflow.Context, in DeliveryInput) error {
 	r := &fanout{in: in, running: map[string]bool{}, failed: map[string]error{}, done: workflow.NewChannel(ctx)}
 	replays := workflow.GetSignalChannel(ctx, SignalReplay)
-	drain(replays) // a signal that came with the start: the first look covers it
-	if err := r.startPending(ctx, in.Trigger); err != nil {
-		return err
+	if workflow.GetVersion(ctx, changeDeliveriesInInput, workflow.DefaultVersion, 1) == 1 && len(in.Deliveries) > 0 {
+		// The dispatcher read these before the start: a signal that came with the start
+		// (or a replay committed since) is left to the loop, which asks the database.
+		r.start(ctx, in.Deliveries, in.Trigger)
+	} else {
+		drain(replays) // a signal that came with the start: the first look covers it
+		if err := r.startPending(ctx, in.Trigger); err != nil {
+			return err
+		}
 	}
 	for {
 		var err error
@@ -88,8 +94,7 @@ func drain(c workflow.ReceiveChannel) bool {
 	return got
 }
 
-// startPending asks the database for the event's pending deliveries and starts a series
-// for each one not already running here.
+// startPending asks the database for the event's pending deliveries and starts them.
 func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 	var a *activities.Activities
 	var pending []activities.Delivery
@@ -97,6 +102,12 @@ func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
 		return fmt.Errorf("pending deliveries: %w", err)
 	}
+	r.start(ctx, pending, trigger)
+	return nil
+}
+
+// start starts a series for each delivery not already running here.
+func (r *fanout) start(ctx workflow.Context, pending []activities.Delivery, trigger string) {
 	for _, d := range pending {
 		if r.running[d.ID] {
 			continue
@@ -107,7 +118,6 @@ func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 			r.done.Send(ctx, d.ID)
 		})
 	}
-	return nil
 }
 
 // deliver runs one delivery's DeliverWebhook series under the delivery's own retry

@@ -188,38 +188,114 @@ func TestFanOutDeliveries(t *testing.T) {
 		{name: "no delivery: nothing to send", want: map[string]want{}},
 	}
 	for _, tt := range tests {
+		// Each case twice: the deliveries in the input (the dispatcher read them) and an
+		// input without them (a run started by an earlier release, or a dispatcher that
+		// could not read them), where the run asks PendingDeliveries once.
+		for _, mode := range []struct {
+			name    string
+			inInput bool
+		}{{"deliveries in input", true}, {"deliveries asked", false}} {
+			t.Run(tt.name+"/"+mode.name, func(t *testing.T) {
+				ds := make([]*fakeDelivery, len(tt.deliveries))
+				for i, d := range tt.deliveries {
+					c := *d
+					ds[i] = &c
+				}
+				env, db := newFanOutEnv(t, ds...)
+				in, asks := input(), 1
+				if mode.inInput && len(ds) > 0 {
+					// An empty list is no list: the run asks, as an earlier release's would.
+					in, asks = inputWith(ds...), 0
+				}
+				start := env.Now()
+				env.ExecuteWorkflow(WebhookDelivery, in)
+				if !env.IsWorkflowCompleted() {
+					t.Fatal("workflow did not complete")
+				}
+				checkRunError(t, env.GetWorkflowError(), tt.failed)
+				for _, d := range ds {
+					w := tt.want[d.id]
+					if len(d.times) != len(w.gaps)+1 {
+						t.Fatalf("%s: %d attempts, want %d", d.id, len(d.times), len(w.gaps)+1)
+					}
+					if first := d.times[0].Sub(start); first != 0 {
+						t.Errorf("%s: first attempt after %v, want at once (concurrently)", d.id, first)
+					}
+					for i, gap := range w.gaps {
+						if got := d.times[i+1].Sub(d.times[i]); got != gap {
+							t.Errorf("%s: gap before attempt %d = %v, want %v", d.id, i+2, got, gap)
+						}
+					}
+					if len(d.marks) != w.marks {
+						t.Errorf("%s: marked failed %d times, want %d", d.id, len(d.marks), w.marks)
+					}
+					for _, m := range d.marks {
+						if m.EventID != input().EventID || m.DeliveryID != d.id {
+							t.Errorf("%s: marked %+v", d.id, m)
+						}
+					}
+				}
+				if db.asks != asks {
+					t.Errorf("PendingDeliveries asked %d times, want %d", db.asks, asks)
+				}
+			})
+		}
+	}
+}
+
+// inputWith is the input the dispatcher gives a run of the event with these pending
+// deliveries.
+func inputWith(ds ...*fakeDelivery) DeliveryInput {
+	in := input()
+	for _, d := range ds {
+		in.Deliveries = append(in.Deliveries, activities.Delivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy})
+	}
+	return in
+}
+
+// With the deliveries in its input the run starts them in its first workflow task,
+// without asking the database; a replay signal — one that came with the start too, the
+// input possibly read before that replay committed — still makes it ask for the ones
+// pending since, and each delivery runs once at a time.
+func TestFanOutDeliveriesInInput(t *testing.T) {
+	tests := []struct {
+		name        string
+		signal      bool   // SignalWithStart: a replay signal comes with the start
+		replayFirst bool   // B was replayed after the dispatcher read the input
+		sentB       int    // times B is sent
+		asks        int    // PendingDeliveries calls
+		triggerA    string // of A's attempt
+	}{
+		{name: "first start: no lookup", sentB: 0, asks: 0, triggerA: models.TriggerScheduled},
+		{name: "signal with start, nothing replayed since", signal: true, sentB: 0, asks: 1, triggerA: models.TriggerManual},
+		{name: "signal with start, a replay committed after the read", signal: true, replayFirst: true, sentB: 1, asks: 1, triggerA: models.TriggerManual},
+	}
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env, db := newFanOutEnv(t, tt.deliveries...)
-			start := env.Now()
-			env.ExecuteWorkflow(WebhookDelivery, input())
+			a := &fakeDelivery{id: "A", policy: oneSecondThrice, succeedAt: 1}
+			b := &fakeDelivery{id: "B", policy: oneSecondThrice, succeedAt: 1}
+			env, db := newFanOutEnv(t, a)
+			in := inputWith(a)
+			if tt.signal {
+				in.Trigger = models.TriggerManual
+				env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReplay, nil) }, 0)
+			}
+			if tt.replayFirst {
+				db.replay(b)
+			}
+			env.ExecuteWorkflow(WebhookDelivery, in)
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("workflow did not complete")
 			}
-			checkRunError(t, env.GetWorkflowError(), tt.failed)
-			for _, d := range tt.deliveries {
-				w := tt.want[d.id]
-				if len(d.times) != len(w.gaps)+1 {
-					t.Fatalf("%s: %d attempts, want %d", d.id, len(d.times), len(w.gaps)+1)
-				}
-				if first := d.times[0].Sub(start); first != 0 {
-					t.Errorf("%s: first attempt after %v, want at once (concurrently)", d.id, first)
-				}
-				for i, gap := range w.gaps {
-					if got := d.times[i+1].Sub(d.times[i]); got != gap {
-						t.Errorf("%s: gap before attempt %d = %v, want %v", d.id, i+2, got, gap)
-					}
-				}
-				if len(d.marks) != w.marks {
-					t.Errorf("%s: marked failed %d times, want %d", d.id, len(d.marks), w.marks)
-				}
-				for _, m := range d.marks {
-					if m.EventID != input().EventID || m.DeliveryID != d.id {
-						t.Errorf("%s: marked %+v", d.id, m)
-					}
-				}
+			checkRunError(t, env.GetWorkflowError(), false)
+			if len(a.times) != 1 || a.triggers[0] != tt.triggerA {
+				t.Errorf("A sent %d times (%v), want once, %s", len(a.times), a.triggers, tt.triggerA)
 			}
-			if db.asks != 1 {
-				t.Errorf("PendingDeliveries asked %d times, want 1", db.asks)
+			if len(b.times) != tt.sentB {
+				t.Errorf("B sent %d times, want %d", len(b.times), tt.sentB)
+			}
+			if db.asks != tt.asks {
+				t.Errorf("PendingDeliveries asked %d times, want %d", db.asks, tt.asks)
 			}
 		})
 	}

@@ -24,10 +24,13 @@ func (s *Starter) Redispatch(ctx context.Context, e models.Event) error {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	opts := s.options(startCtx, e, models.TriggerManual)
+	ds := s.deliveries(startCtx, e)
+	opts := s.options(startCtx, e, models.TriggerManual, ds)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	opts.EnableEagerStart = false // not offered with a signal
-	in := s.input(e)
+	// A new run starts the deliveries pending now at once; an open run ignores the input
+	// and asks the database on the signal.
+	in := s.input(e, ds)
 	in.Trigger = models.TriggerManual
 	run, err := s.Client.SignalWithStartWorkflow(startCtx, workflows.WorkflowID(e.ID), workflows.SignalReplay, nil, opts, workflows.WorkflowName, in)
 	if err != nil {

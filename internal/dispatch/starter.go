@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -107,7 +108,8 @@ func (s *Starter) dispatch(ctx context.Context, e models.Event) error {
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled), workflows.WorkflowName, s.input(e))
+	ds := s.deliveries(startCtx, e)
+	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled, ds), workflows.WorkflowName, s.input(e, ds))
 	runID := ""
 	switch {
 	case err == nil:
@@ -122,8 +124,8 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 }
 
 // options are the start options of a scheduled delivery; Redispatch adjusts the policies.
-func (s *Starter) options(ctx context.Context, e models.Event, trigger string) client.StartWorkflowOptions {
-	eps := s.endpoints(ctx, e)
+func (s *Starter) options(ctx context.Context, e models.Event, trigger string, ds []models.WebhookDelivery) client.StartWorkflowOptions {
+	eps := s.endpoints(ctx, e, ds)
 	summary, details := describe(e, trigger, eps)
 	return client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(e.ID),
@@ -141,12 +143,33 @@ func (s *Starter) options(ctx context.Context, e models.Event, trigger string) c
 	}
 }
 
-func (s *Starter) input(e models.Event) workflows.DeliveryInput {
-	return workflows.DeliveryInput{
+// deliveries are the event's deliveries as the database has them now (nil when it cannot
+// tell: the run then asks for its pending ones itself). One query serves the start
+// options and the input.
+func (s *Starter) deliveries(ctx context.Context, e models.Event) []models.WebhookDelivery {
+	ds, err := s.Store.EventDeliveries(ctx, store.EnvOf(e), e.ID)
+	if err != nil {
+		s.log().Debug("deliveries not read; the run will ask for them", "event_id", e.ID, "err", err)
+		return nil
+	}
+	return ds
+}
+
+// input is the run's input. It carries the event's pending deliveries (ids and policy
+// copies, never URLs or secrets), so that the first workflow task schedules them without
+// asking the database first.
+func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.DeliveryInput {
+	in := workflows.DeliveryInput{
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
 		RetryInterval: orDefault(s.RetryInterval, workflows.DefaultRetryInterval),
 	}
+	for _, d := range ds {
+		if d.Status == models.EventPending {
+			in.Deliveries = append(in.Deliveries, activities.Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy})
+		}
+	}
+	return in
 }
 
 // SearchAttributesOf are the attributes every run of an event carries (CONTRACT §10,

@@ -48,3 +48,36 @@ func TestDestinations(t *testing.T) {
 		})
 	}
 }
+
+// The input carries the event's pending deliveries — ids and the policy copies, nothing
+// of the endpoint — so that the run schedules them in its first workflow task; the ones
+// a run already took (retrying, delivered, failed, skipped) stay out.
+func TestInputCarriesPendingDeliveries(t *testing.T) {
+	p := models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 1, MaximumIntervalMS: 1000, MaximumAttempts: 3}
+	d := func(id, status string) models.WebhookDelivery {
+		return models.WebhookDelivery{ID: id, EndpointID: "ep-" + id, Status: status, RetryPolicy: p}
+	}
+	tests := []struct {
+		name string
+		ds   []models.WebhookDelivery
+		want []string
+	}{
+		{"unread: the run asks", nil, nil},
+		{"all pending", []models.WebhookDelivery{d("a", models.EventPending), d("b", models.EventPending)}, []string{"a", "b"}},
+		{"replayed one among finished ones", []models.WebhookDelivery{d("a", models.EventDelivered), d("b", models.EventPending),
+			d("c", models.EventRetrying), d("d", models.EventFailed), d("e", models.EventSkipped)}, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := (&Starter{}).input(models.Event{ID: "ev"}, tt.ds)
+			if len(in.Deliveries) != len(tt.want) {
+				t.Fatalf("deliveries %+v, want ids %v", in.Deliveries, tt.want)
+			}
+			for i, got := range in.Deliveries {
+				if got.ID != tt.want[i] || got.EndpointID != "ep-"+tt.want[i] || got.Policy != p {
+					t.Errorf("delivery %d = %+v, want %s with its endpoint and policy", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+}

@@ -29,14 +29,13 @@ func describe(e models.Event, trigger string, eps []models.WebhookEndpoint) (sum
 	return summary, details
 }
 
-// endpoints are the endpoints the event has deliveries for, as configured now (nil when
+// endpoints are the endpoints of the event's deliveries ds, as configured now (nil when
 // the database cannot tell: the run starts anyway, its summary says so).
-func (s *Starter) endpoints(ctx context.Context, e models.Event) []models.WebhookEndpoint {
-	env := store.EnvOf(e)
-	ds, err := s.Store.EventDeliveries(ctx, env, e.ID)
-	if err != nil || len(ds) == 0 {
+func (s *Starter) endpoints(ctx context.Context, e models.Event, ds []models.WebhookDelivery) []models.WebhookEndpoint {
+	if len(ds) == 0 {
 		return nil
 	}
+	env := store.EnvOf(e)
 	all, err := s.Store.AllWebhookEndpoints(ctx, env)
 	if err != nil {
 		return nil
