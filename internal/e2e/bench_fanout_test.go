@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/workflows"
 )
 
@@ -31,13 +28,7 @@ import (
 //
 // REVOPS_BENCH_CHANGES overrides the 1,000 changes per phase.
 func BenchmarkWebhookFanout(b *testing.B) {
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set", testdb.EnvVar)
-	}
-	n := 1000
-	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_CHANGES")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchChanges(b)
 	for range b.N {
 		for _, eps := range []int{1, 3} {
 			load0 := loadavg()

@@ -34,13 +34,7 @@ import (
 //
 // REVOPS_BENCH_CHANGES overrides the 1,000 changes per phase (quick iterations).
 func BenchmarkWebhookDelivery(b *testing.B) {
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set", testdb.EnvVar)
-	}
-	n := 1000
-	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_CHANGES")); err == nil && v > 0 {
-		n = v
-	}
+	n := benchChanges(b)
 	load0 := loadavg()
 	r := newBenchRig(b, n)
 	for range b.N {
@@ -51,6 +45,18 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		}
 		report(b, n, rows, load0, loadavg())
 	}
+}
+
+// benchChanges skips a benchmark without a test database and otherwise returns the
+// changes per phase: REVOPS_BENCH_CHANGES, or 1,000.
+func benchChanges(b *testing.B) int {
+	if os.Getenv(testdb.EnvVar) == "" {
+		b.Skipf("%s is not set", testdb.EnvVar)
+	}
+	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_CHANGES")); err == nil && v > 0 {
+		return v
+	}
+	return 1000
 }
 
 // row measures one concurrency. The Temporal phases run in two halves, in the order
