@@ -64,6 +64,7 @@ func (s *stack) tenant(t *testing.T, name string, st *dispatch.Starter) *tenant 
 	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if st != nil { // nil: no dispatcher, the sweeper does it all
 		deps.Dispatch = st
+		deps.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: 1000}
 	}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
