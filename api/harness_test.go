@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -57,7 +56,7 @@ func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	if db == "postgres" {
 		url = testdb.URL(t)
 	}
-	st := openStore(t, url)
+	st := testdb.Open(t, url)
 	km := keys.NewManager(st)
 	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
@@ -69,22 +68,6 @@ func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	h := &harness{t: t, srv: srv, store: st, keys: km, dbURL: url, key: map[string]string{}}
 	h.orgID = h.newOrg("Acme", "owner@acme.test")
 	return h
-}
-
-// openStore opens and migrates the store at url; it is closed at cleanup.
-func openStore(t *testing.T, url string) *store.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatalf("open test store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return st
 }
 
 // newOrg creates an organization with one key of each kind and returns its id; the keys of

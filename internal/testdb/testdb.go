@@ -55,9 +55,16 @@ func URL(t testing.TB) string {
 // New returns a migrated store on a fresh database.
 func New(t testing.TB) *store.Store {
 	t.Helper()
+	return Open(t, URL(t))
+}
+
+// Open opens and migrates the store at url (a PostgreSQL URL or a SQLite file); it is
+// closed at cleanup.
+func Open(t testing.TB, url string) *store.Store {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, URL(t), nil)
+	st, err := store.Open(ctx, url, nil)
 	if err != nil {
 		t.Fatalf("open test store: %v", err)
 	}
