@@ -11,21 +11,13 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
 )
 
 // bothSites serves the dashboard over a fresh PostgreSQL and a fresh SQLite database.
 func bothSites(t *testing.T) map[string]*site {
 	t.Helper()
-	ctx := context.Background()
-	lite, err := store.Open(ctx, filepath.Join(t.TempDir(), "revops.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lite.Close() })
-	if _, err := lite.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	lite := testdb.Open(t, filepath.Join(t.TempDir(), "revops.db"))
 	return map[string]*site{"postgres": newSite(t), "sqlite": newSiteOn(t, lite)}
 }
 

@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
 
@@ -18,19 +16,7 @@ import (
 func replicas(t *testing.T, args ...string) (a, b *site) {
 	t.Helper()
 	dbURL := testdb.URL(t)
-	ctx := context.Background()
-	open := func() *store.Store {
-		st, err := store.Open(ctx, dbURL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		if _, err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	return newSiteOn(t, open(), args...), newSiteOn(t, open(), args...)
+	return newSiteOn(t, testdb.Open(t, dbURL), args...), newSiteOn(t, testdb.Open(t, dbURL), args...)
 }
 
 // loginAs posts a login from a fresh browser with extra headers (X-Forwarded-For).

@@ -23,14 +23,7 @@ func bothDatabases(t *testing.T, envName string) map[string]seeded {
 	ctx := context.Background()
 	out := map[string]seeded{}
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
-		st, err := store.Open(ctx, url, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		if _, err := st.Migrate(ctx); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		st := testdb.Open(t, url)
 		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

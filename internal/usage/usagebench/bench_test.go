@@ -24,7 +24,6 @@ import (
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
 
@@ -42,14 +41,7 @@ func setup(b *testing.B) *env {
 	b.Helper()
 	ctx := context.Background()
 	url := testdb.URL(b)
-	st, err := store.Open(ctx, url, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st := testdb.Open(b, url)
 	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
 	if err != nil {
 		b.Fatal(err)
