@@ -23,8 +23,9 @@ import (
 // it. In the same run, on the same server and worker, the floors:
 //   - floor: a no-op workflow running N no-op activities concurrently (the issue's
 //     "floor workflow with 1 and 3 no-op activities"), latency until all N ran;
-//   - floor+lookup: the fan-out's own shape, one no-op activity first (the stand-in for
-//     PendingDeliveries, which the fan-out runs before its deliveries), then N.
+//   - floor+lookup: one no-op activity first, then N: the fan-out's shape before change
+//     deliveries-in-input (it ran PendingDeliveries before its deliveries; now the
+//     deliveries come in the input and the first workflow task schedules them).
 //
 // REVOPS_BENCH_CHANGES overrides the 1,000 changes per phase.
 func BenchmarkWebhookFanout(b *testing.B) {
