@@ -39,7 +39,7 @@ const replayDeliveries = 500
 func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 	prodlike.Require(t)
 	receiver := webhooktest.NewReceiver(t)
-	var failing sync.Mutex // held while the receiver answers 500
+	var failing sync.Mutex // guards fail: the receiver answers 500 until the replay
 	fail := true
 	receiver.SetRespond(func(w http.ResponseWriter, r *http.Request) {
 		failing.Lock()
