@@ -40,12 +40,39 @@ ensure_postgres_binaries() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 }
 
-set_password() {
+# as_postgres runs psql as the postgres superuser over the local socket.
+as_postgres() {
   if [ "$(id -u)" -eq 0 ]; then
-    su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
+    su postgres -c "psql -qtAc \"$1\""
   else
-    sudo -u postgres psql -qc "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
+    sudo -u postgres psql -qtAc "$1"
   fi
+}
+
+set_password() {
+  as_postgres "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
+  raise_connections
+}
+
+# raise_connections lifts the stock limit of 100 connections: the suite runs two test
+# binaries at once, each with parallel tests that open their own pools, and ran out of
+# connections ("too many clients already"). It takes a restart, once per cluster.
+raise_connections() {
+  local max ver
+  max=$(as_postgres "SHOW max_connections")
+  if [ "${max:-0}" -ge 500 ]; then
+    return
+  fi
+  echo "==> raising PostgreSQL max_connections from $max to 500 (restart)"
+  as_postgres "ALTER SYSTEM SET max_connections = 500" >/dev/null
+  ver=$(pg_lsclusters -h 2>/dev/null | awk '$2=="main"{print $1; exit}')
+  ${SUDO:-} pg_ctlcluster "$ver" main restart
+  for _ in $(seq 1 30); do
+    pg_isready -q -h 127.0.0.1 -p "${PGPORT:-5432}" && return
+    sleep 1
+  done
+  echo "PostgreSQL did not come back after the restart" >&2
+  exit 1
 }
 
 # ensure_chromium installs Debian's chromium for the dashboard's browser tests when missing.
