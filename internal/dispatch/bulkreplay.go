@@ -75,25 +75,12 @@ func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) err
 // Sweep starts the workflow of every running job older than SweepAge that has none, and
 // says how many; it stops at the first failure (Temporal is likely away).
 func (r *ReplayJobs) Sweep(ctx context.Context) (int, error) {
-	done := 0
-	for {
-		jobs, err := r.Store.UnstartedReplayJobs(ctx, time.Now().UTC().Add(-orDefault(r.SweepAge, 5*time.Second)), sweepBatch)
-		if err != nil {
-			return done, err
-		}
-		for _, j := range jobs {
+	return sweepBatches(ctx, orDefault(r.SweepAge, 5*time.Second), r.Store.UnstartedReplayJobs,
+		func(ctx context.Context, j models.ReplayJob) error {
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := r.StartReplayJob(sctx, j)
-			cancel()
-			if err != nil {
-				return done, err
-			}
-			done++
-		}
-		if len(jobs) < sweepBatch {
-			return done, nil
-		}
-	}
+			defer cancel()
+			return r.StartReplayJob(sctx, j)
+		})
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.

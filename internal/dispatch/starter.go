@@ -199,20 +199,26 @@ func (s *Starter) Sweep(ctx context.Context) (int, error) {
 
 // sweep handles, batch by batch, the events list finds.
 func (s *Starter) sweep(ctx context.Context, list func(context.Context, time.Time, int) ([]models.Event, error), handle func(context.Context, models.Event) error) (int, error) {
+	return sweepBatches(ctx, orDefault(s.SweepAge, 5*time.Second), list, handle)
+}
+
+// sweepBatches hands every row list finds that is older than age to handle, a batch at
+// a time, oldest first, and says how many it handled; it stops at the first failure
+// (Temporal is likely away: the next sweep tries again).
+func sweepBatches[T any](ctx context.Context, age time.Duration, list func(context.Context, time.Time, int) ([]T, error), handle func(context.Context, T) error) (int, error) {
 	done := 0
 	for {
-		before := time.Now().UTC().Add(-orDefault(s.SweepAge, 5*time.Second))
-		events, err := list(ctx, before, sweepBatch)
+		rows, err := list(ctx, time.Now().UTC().Add(-age), sweepBatch)
 		if err != nil {
 			return done, err
 		}
-		for _, e := range events {
-			if err := handle(ctx, e); err != nil {
+		for _, row := range rows {
+			if err := handle(ctx, row); err != nil {
 				return done, err
 			}
 			done++
 		}
-		if len(events) < sweepBatch {
+		if len(rows) < sweepBatch {
 			return done, nil
 		}
 	}
