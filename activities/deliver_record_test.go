@@ -19,17 +19,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// utf16LE is s in UTF-16 little-endian with a byte-order mark.
-func utf16LE(s string) string {
-	var b strings.Builder
-	b.WriteString("\xff\xfe")
-	for _, r := range s {
-		b.WriteRune(r)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
 // A receiver's answer can never make its own attempt unrecordable on PostgreSQL
 // (CONTRACT §15): the attempt is recorded once, with the bytes replaced, the event gets
 // the attempt's status, and the receiver is not sent the event again.
@@ -43,7 +32,7 @@ func TestHostileAnswersAreRecordedAndSentOnce(t *testing.T) {
 		excerpt string
 	}{
 		{"sentence then NUL", webhooktest.AckSentence + "\x00", "", models.AttemptSucceeded, models.EventDelivered, webhooktest.AckSentence + "\uFFFD"},
-		{"sentence in UTF-16", utf16LE(webhooktest.AckSentence), "ack sentence missing", models.AttemptFailed, models.EventRetrying,
+		{"sentence in UTF-16", webhooktest.UTF16LE(webhooktest.AckSentence), "ack sentence missing", models.AttemptFailed, models.EventRetrying,
 			"\uFFFD" + strings.Join(strings.Split(webhooktest.AckSentence, ""), "\uFFFD") + "\uFFFD"},
 		{"invalid UTF-8", webhooktest.AckSentence + "\xc3\x28\xff", "", models.AttemptSucceeded, models.EventDelivered, webhooktest.AckSentence + "\uFFFD(\uFFFD"},
 	}

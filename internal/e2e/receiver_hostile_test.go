@@ -41,17 +41,6 @@ func (f *faultyStore) set(fail func(a *models.DeliveryAttempt) bool) {
 	f.fail = fail
 }
 
-// utf16LE is s in UTF-16 little-endian with a byte-order mark.
-func utf16LE(s string) string {
-	var b strings.Builder
-	b.WriteString("\xff\xfe")
-	for _, r := range s {
-		b.WriteRune(r)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
 // Hostile receivers and database faults through the real stack (Temporal, worker,
 // PostgreSQL, HTTPS): every attempt is recorded as what it was, a successful send is
 // never repeated, and the event ends with the status its run ended with (CONTRACT §10, §15).
@@ -81,7 +70,7 @@ func TestDeliveryRecordedAsItHappened(t *testing.T) {
 	}{
 		{name: "acknowledgement followed by NUL", body: webhooktest.AckSentence + "\x00",
 			want: want{models.EventDelivered, 1, 1, models.AttemptSucceeded, webhooktest.AckSentence + "\uFFFD", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED}},
-		{name: "acknowledgement in UTF-16", body: utf16LE(webhooktest.AckSentence),
+		{name: "acknowledgement in UTF-16", body: webhooktest.UTF16LE(webhooktest.AckSentence),
 			want: want{models.EventFailed, workflows.MaxAttempts, workflows.MaxAttempts, models.AttemptFailed,
 				"\uFFFD" + strings.Join(strings.Split(webhooktest.AckSentence, ""), "\uFFFD") + "\uFFFD", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED}},
 		{name: "database fails while the last attempt is recorded",

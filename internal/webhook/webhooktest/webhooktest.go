@@ -187,3 +187,13 @@ func (rc *Receiver) Roots() *x509.CertPool {
 	pool.AddCert(rc.Certificate())
 	return pool
 }
+
+// UTF16LE is s (ASCII) in UTF-16 little-endian with a byte-order mark: the answer of a
+// receiver on another platform, which must be recorded, never taken for the sentence.
+func UTF16LE(s string) string {
+	b := []byte("\xff\xfe")
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i], 0)
+	}
+	return string(b)
+}
