@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +24,9 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
@@ -55,6 +60,9 @@ type benchRig struct {
 	rcs    []*benchReceiver // one HTTPS receiver per endpoint
 	deals  []string
 	sample string // a real webhook body, the direct POSTs' template
+	// scratch is a second pool on the rig's database for the floor+io baseline's writes.
+	scratch  *gorm.DB
+	database string // the rig's PostgreSQL database (its backends' CPU is measured)
 	// respLats are the API's response times of the running "ours" phase, by change.
 	respLats []time.Duration
 }
@@ -78,7 +86,8 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	}
 	b.Cleanup(func() { _ = stack.Stop() })
 	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
-	r := &benchRig{st: testdb.New(b)}
+	url := testdb.URL(b)
+	r := &benchRig{st: testdb.Open(b, url), scratch: openScratch(b, url), database: databaseOf(b, url)}
 	for range nEndpoints {
 		r.rcs = append(r.rcs, newBenchReceiver(b))
 	}
@@ -96,6 +105,34 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	r.apis(b, quiet)
 	r.createDeals(b, nDeals)
 	return r
+}
+
+// openScratch opens a pool like the store's on the rig's database, with the table the
+// floor+io baseline writes its outbox and attempt rows to.
+func openScratch(b *testing.B, url string) *gorm.DB {
+	db, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true})
+	if err != nil {
+		b.Fatalf("scratch pool: %v", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sqlDB.SetMaxOpenConns(16)
+	sqlDB.SetMaxIdleConns(16)
+	b.Cleanup(func() { _ = sqlDB.Close() })
+	if err := db.Exec(`CREATE TABLE bench_io (id text PRIMARY KEY, status text NOT NULL, body text, at timestamptz NOT NULL)`).Error; err != nil {
+		b.Fatalf("scratch table: %v", err)
+	}
+	return db
+}
+
+func databaseOf(b *testing.B, raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }
 
 // tenant creates the organization, its secret sandbox key and the webhook endpoint.
@@ -146,7 +183,7 @@ func (r *benchRig) worker(b *testing.B) {
 	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
 	w.RegisterWorkflowWithOptions(benchFanWorkflow, workflow.RegisterOptions{Name: "BenchFan"})
-	w.RegisterActivity(&benchNoop{rc: r.rc, rcs: r.rcs})
+	w.RegisterActivity(&benchNoop{r: r})
 	if err := w.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -337,38 +374,31 @@ func benchNoopWorkflow(ctx workflow.Context, key string) error {
 	return workflow.ExecuteActivity(ctx, a.BenchNoopActivity, key).Get(ctx, nil)
 }
 
-type benchNoop struct {
-	rc  *benchReceiver
-	rcs []*benchReceiver
-}
+type benchNoop struct{ r *benchRig }
 
 func (n *benchNoop) BenchNoopActivity(_ context.Context, key string) error {
-	n.rc.arrived(key, "", time.Now())
+	n.r.rc.arrived(key, "", time.Now())
 	return nil
 }
 
-// benchFanInput is the fan-out floor's input: N no-op activities run concurrently, the
-// i-th reporting to receiver i; Lookup first runs one no-op activity on its own, as the
-// fan-out first asks the database for the event's deliveries (PendingDeliveries).
+// benchFanInput is the fan-out floor's input: N activities run concurrently, the i-th
+// reporting to receiver i. Without IO they do nothing else (the literal floor); with IO
+// each does what the contract requires of any delivery, and no more: a signed HTTPS POST
+// of the event's body to receiver i, then one PostgreSQL commit recording it.
 type benchFanInput struct {
-	Key    string
-	N      int
-	Lookup bool
+	Key string
+	N   int
+	IO  bool
 }
 
 // benchFanWorkflow is the floor of the fan-out: the shape of WebhookDelivery's fan-out
-// run with activities that do nothing.
+// run (one workflow task scheduling N activities, one completing it).
 func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
 	var a *benchNoop
-	if in.Lookup {
-		if err := workflow.ExecuteActivity(ctx, a.BenchLookupActivity, in.Key).Get(ctx, nil); err != nil {
-			return err
-		}
-	}
 	futs := make([]workflow.Future, in.N)
 	for i := range in.N {
-		futs[i] = workflow.ExecuteActivity(ctx, a.BenchFanActivity, in.Key, i)
+		futs[i] = workflow.ExecuteActivity(ctx, a.BenchFanActivity, in.Key, i, in.IO)
 	}
 	for _, f := range futs {
 		if err := f.Get(ctx, nil); err != nil {
@@ -378,11 +408,22 @@ func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
 	return nil
 }
 
-// BenchLookupActivity does nothing: the floor's stand-in for PendingDeliveries.
-func (n *benchNoop) BenchLookupActivity(context.Context, string) error { return nil }
-
-// BenchFanActivity reports key to receiver i, no HTTP.
-func (n *benchNoop) BenchFanActivity(_ context.Context, key string, i int) error {
-	n.rcs[i].arrived(key, "", time.Now())
-	return nil
+// BenchFanActivity reports key to receiver i: with io by a signed HTTPS POST that it
+// then records in one PostgreSQL commit, else directly (no HTTP, no database).
+func (n *benchNoop) BenchFanActivity(ctx context.Context, key string, i int, io bool) error {
+	if !io {
+		n.r.rcs[i].arrived(key, "", time.Now())
+		return nil
+	}
+	now := time.Now()
+	res := n.r.sender.Send(ctx, webhook.Message{
+		URL: n.r.rcs[i].URL + "/hooks", Method: "POST", ID: key, At: now,
+		Body:    []byte(`{"key":"` + key + `",` + n.r.sample[1:]),
+		Secrets: webhook.SigningSecrets(n.r.ep, now),
+	})
+	if !res.OK() {
+		return fmt.Errorf("floor POST: %s", res.Reason)
+	}
+	return n.r.scratch.WithContext(ctx).Exec("INSERT INTO bench_io (id, status, at) VALUES (?, ?, ?)",
+		key+"/"+strconv.Itoa(i), "delivered", now).Error
 }
