@@ -33,6 +33,31 @@ type Event struct {
 	RunID        string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// Fanout is what the change's transaction wrote for the event, handed to the starter
+	// with it so that its start reads nothing back (nil: the event was read from the
+	// database). Held in memory only: never stored, rendered, nor sent to Temporal.
+	Fanout *Fanout `gorm:"-" json:"-"`
+}
+
+// Fanout is an event's deliveries as its change's transaction created them, in the order
+// the database lists them (created_at, id), and the destination of each.
+type Fanout struct {
+	Deliveries   []WebhookDelivery
+	Destinations []Destination // Destinations[i] is where Deliveries[i] goes
+}
+
+// Destination is what a run's start shows of an endpoint (the endpoint-ids search
+// attribute, the Temporal UI summary): no secret and no policy.
+type Destination struct {
+	EndpointID string
+	URL        string
+	Method     string
+	Enabled    bool
+}
+
+// DestinationOf is the destination part of an endpoint.
+func DestinationOf(ep WebhookEndpoint) Destination {
+	return Destination{EndpointID: ep.ID, URL: ep.URL, Method: ep.Method, Enabled: ep.Enabled}
 }
 
 // Attempt outcomes and triggers.

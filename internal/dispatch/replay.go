@@ -24,8 +24,9 @@ func (s *Starter) Redispatch(ctx context.Context, e models.Event) error {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	ds := s.deliveries(startCtx, e)
-	opts := s.options(startCtx, e, models.TriggerManual, ds)
+	// What the replay put back to pending is only in the database.
+	ds, dests := s.readFanout(startCtx, e)
+	opts := s.options(e, models.TriggerManual, dests)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	opts.EnableEagerStart = false // not offered with a signal
 	// A new run starts the deliveries pending now at once; an open run ignores the input

@@ -27,7 +27,8 @@ type StarterStore interface {
 	UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 	MarkRedispatched(ctx context.Context, env store.Env, eventID string, seen time.Time, workflowID, runID string) error
-	// For the start options: the run's endpoints (search attribute, summary).
+	// For the start of an event read from the database (a fresh one carries its Fanout):
+	// its deliveries (input) and their endpoints (search attribute, summary).
 	EventDeliveries(ctx context.Context, env store.Env, eventID string) ([]models.WebhookDelivery, error)
 	AllWebhookEndpoints(ctx context.Context, env store.Env) ([]models.WebhookEndpoint, error)
 }
@@ -108,8 +109,8 @@ func (s *Starter) dispatch(ctx context.Context, e models.Event) error {
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
-	ds := s.deliveries(startCtx, e)
-	run, err := s.Client.ExecuteWorkflow(startCtx, s.options(startCtx, e, models.TriggerScheduled, ds), workflows.WorkflowName, s.input(e, ds))
+	opts, in := s.startRequest(startCtx, e)
+	run, err := s.Client.ExecuteWorkflow(startCtx, opts, workflows.WorkflowName, in)
 	runID := ""
 	switch {
 	case err == nil:
@@ -123,10 +124,35 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
-// options are the start options of a scheduled delivery; Redispatch adjusts the policies.
-func (s *Starter) options(ctx context.Context, e models.Event, trigger string, ds []models.WebhookDelivery) client.StartWorkflowOptions {
-	eps := s.endpoints(ctx, e, ds)
-	summary, details := describe(e, trigger, eps)
+// startRequest is what Start sends Temporal for the event: the start options and the
+// input. A fresh event carries what its change's transaction wrote (its Fanout), so that
+// nothing is read between the commit and the start; an event read from the database
+// (the sweeper's) has its deliveries and their endpoints read now.
+func (s *Starter) startRequest(ctx context.Context, e models.Event) (client.StartWorkflowOptions, workflows.DeliveryInput) {
+	ds, dests := s.fanout(ctx, e)
+	return s.options(e, models.TriggerScheduled, dests), s.input(e, ds)
+}
+
+// fanout is the event's deliveries and the destination of each: those it carries from
+// its change's transaction, or else those the database has.
+func (s *Starter) fanout(ctx context.Context, e models.Event) ([]models.WebhookDelivery, []models.Destination) {
+	if f := e.Fanout; f != nil {
+		return f.Deliveries, f.Destinations
+	}
+	return s.readFanout(ctx, e)
+}
+
+// readFanout is the event's deliveries as the database has them now, and their
+// endpoints as configured now.
+func (s *Starter) readFanout(ctx context.Context, e models.Event) ([]models.WebhookDelivery, []models.Destination) {
+	ds := s.deliveries(ctx, e)
+	return ds, s.endpoints(ctx, e, ds)
+}
+
+// options are the start options of a scheduled delivery to dests; Redispatch adjusts the
+// policies.
+func (s *Starter) options(e models.Event, trigger string, dests []models.Destination) client.StartWorkflowOptions {
+	summary, details := describe(e, trigger, dests)
 	return client.StartWorkflowOptions{
 		ID:                    workflows.WorkflowID(e.ID),
 		TaskQueue:             workflows.TaskQueue,
@@ -137,7 +163,7 @@ func (s *Starter) options(ctx context.Context, e models.Event, trigger string, d
 		// start→activity p50 ≈ 50 ms without, ≈ 5 ms with). Without a local worker
 		// with a free slot the SDK starts the workflow the ordinary way.
 		EnableEagerStart:      true,
-		TypedSearchAttributes: SearchAttributesOf(e, endpointIDs(eps)),
+		TypedSearchAttributes: SearchAttributesOf(e, endpointIDs(dests)),
 		StaticSummary:         summary,
 		StaticDetails:         details,
 	}

@@ -24,19 +24,19 @@ func TestStarterDoesNotWaitForAnAbsentTemporal(t *testing.T) {
 // A run's summary names its endpoints by host only (CONTRACT §10: no URL path, query or
 // user information, which may hold tokens, enters Temporal).
 func TestDestinations(t *testing.T) {
-	ep := func(url, method string, enabled bool) models.WebhookEndpoint {
-		return models.WebhookEndpoint{URL: url, Method: method, Enabled: enabled}
+	ep := func(url, method string, enabled bool) models.Destination {
+		return models.Destination{URL: url, Method: method, Enabled: enabled}
 	}
 	tests := []struct {
 		name string
-		eps  []models.WebhookEndpoint
+		eps  []models.Destination
 		want string
 	}{
 		{"none", nil, "no endpoint"},
-		{"one, host only", []models.WebhookEndpoint{ep("https://u:p@a.example/x?token=s", "POST", true)}, "a.example"},
-		{"GET and disabled", []models.WebhookEndpoint{ep("https://a.example/x", "GET", true), ep("https://b.example:8443/", "POST", false)},
+		{"one, host only", []models.Destination{ep("https://u:p@a.example/x?token=s", "POST", true)}, "a.example"},
+		{"GET and disabled", []models.Destination{ep("https://a.example/x", "GET", true), ep("https://b.example:8443/", "POST", false)},
 			"GET a.example, b.example:8443 (disabled)"},
-		{"more than three", []models.WebhookEndpoint{ep("https://a.example", "POST", true), ep("https://b.example", "POST", true),
+		{"more than three", []models.Destination{ep("https://a.example", "POST", true), ep("https://b.example", "POST", true),
 			ep("https://c.example", "POST", true), ep("https://d.example", "POST", true), ep("https://e.example", "POST", true)},
 			"a.example, b.example, c.example, +2 more"},
 	}

@@ -13,8 +13,8 @@ import (
 // describe returns the StaticSummary and StaticDetails of a run, so that the Temporal UI
 // tells at a glance what a run delivers and where. Hosts only: a URL's path, query and
 // user information may carry tokens, and no secret ever enters Temporal.
-func describe(e models.Event, trigger string, eps []models.WebhookEndpoint) (summary, details string) {
-	dest := destinations(eps)
+func describe(e models.Event, trigger string, dests []models.Destination) (summary, details string) {
+	dest := destinations(dests)
 	summary = fmt.Sprintf("%s · %s %s → %s", e.Type, e.ObjectType, short(e.ObjectID), dest)
 	if trigger == models.TriggerManual {
 		summary += " (replay)"
@@ -29,9 +29,10 @@ func describe(e models.Event, trigger string, eps []models.WebhookEndpoint) (sum
 	return summary, details
 }
 
-// endpoints are the endpoints of the event's deliveries ds, as configured now (nil when
-// the database cannot tell: the run starts anyway, its summary says so).
-func (s *Starter) endpoints(ctx context.Context, e models.Event, ds []models.WebhookDelivery) []models.WebhookEndpoint {
+// endpoints are the destinations of the event's deliveries ds, as their endpoints are
+// configured now (nil when the database cannot tell: the run starts anyway, its summary
+// says so).
+func (s *Starter) endpoints(ctx context.Context, e models.Event, ds []models.WebhookDelivery) []models.Destination {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -44,19 +45,19 @@ func (s *Starter) endpoints(ctx context.Context, e models.Event, ds []models.Web
 	for _, ep := range all {
 		byID[ep.ID] = ep
 	}
-	var out []models.WebhookEndpoint
+	var out []models.Destination
 	for _, d := range ds {
 		if ep, ok := byID[d.EndpointID]; ok {
-			out = append(out, ep)
+			out = append(out, models.DestinationOf(ep))
 		}
 	}
 	return out
 }
 
-func endpointIDs(eps []models.WebhookEndpoint) []string {
-	ids := make([]string, len(eps))
-	for i, ep := range eps {
-		ids[i] = ep.ID
+func endpointIDs(dests []models.Destination) []string {
+	ids := make([]string, len(dests))
+	for i, d := range dests {
+		ids[i] = d.EndpointID
 	}
 	return ids
 }
@@ -65,23 +66,23 @@ func endpointIDs(eps []models.WebhookEndpoint) []string {
 const maxDestinations = 3
 
 // destinations is "host, GET host (disabled), …" of the endpoints.
-func destinations(eps []models.WebhookEndpoint) string {
-	if len(eps) == 0 {
+func destinations(dests []models.Destination) string {
+	if len(dests) == 0 {
 		return "no endpoint"
 	}
 	var parts []string
-	for i, ep := range eps {
+	for i, d := range dests {
 		if i == maxDestinations {
-			parts = append(parts, fmt.Sprintf("+%d more", len(eps)-i))
+			parts = append(parts, fmt.Sprintf("+%d more", len(dests)-i))
 			break
 		}
-		parts = append(parts, destination(ep))
+		parts = append(parts, destination(d))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // destination is "host", "GET host" or "host (disabled)" of one endpoint.
-func destination(ep models.WebhookEndpoint) string {
+func destination(ep models.Destination) string {
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Host == "" {
 		return "invalid endpoint"

@@ -3,9 +3,11 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -82,4 +84,25 @@ func (s cpuSample) perChange(n int) (proc, pg, busyPct float64) {
 		return 0, 0, 0
 	}
 	return ms(s.proc) / float64(n), ms(s.pg) / float64(n), 100 * float64(s.busy) / float64(s.total)
+}
+
+// profilePhase writes a CPU profile of one phase to $REVOPS_BENCH_PROFILE_DIR/<phase>.cpu
+// when that is set (without -cpuprofile: one profile at a time), so that ours and its
+// floors can be compared function by function; it returns the stop.
+func profilePhase(b *testing.B, phase string) func() {
+	dir := os.Getenv("REVOPS_BENCH_PROFILE_DIR")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, phase+".cpu"))
+	if err != nil {
+		b.Fatalf("profile %s: %v", phase, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("profile %s: %v", phase, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
 }

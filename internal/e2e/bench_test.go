@@ -119,6 +119,7 @@ type benchRow struct {
 func (r *benchRig) phase(b *testing.B, name string, conc, from, to int, act func(k int, key string) error) phaseResult {
 	b.Helper()
 	lats := make([]time.Duration, to-from)
+	defer profilePhase(b, name)()
 	cpu0 := cpuNow(r.database)
 	began := time.Now()
 	err := parallel(conc, to-from, func(i int) error {

@@ -77,7 +77,8 @@ func (s *Store) lockEvents(tx *gorm.DB, ids ...string) error {
 
 // newDeliveries are the deliveries of events just written: one per endpoint of the
 // environment that is enabled and subscribed to the event's type, with a copy of the
-// endpoint's retry policy. An event with none is skipped at once.
+// endpoint's retry policy. An event with none is skipped at once. Each event keeps its
+// own in its Fanout, for the starter.
 func newDeliveries(tx *gorm.DB, env Env, now time.Time, events []models.Event) ([]models.WebhookDelivery, error) {
 	var eps []models.WebhookEndpoint
 	if err := scope(tx, env).Where("enabled = ?", true).Order("created_at, id").Find(&eps).Error; err != nil {
@@ -87,12 +88,15 @@ func newDeliveries(tx *gorm.DB, env Env, now time.Time, events []models.Event) (
 	for i := range events {
 		ev := &events[i]
 		ev.Status = models.EventSkipped
+		ev.Fanout = &models.Fanout{}
 		for _, ep := range eps {
 			if !catalog.Matches(ep.EventTypes, ev.Type) {
 				continue
 			}
 			ev.Status = models.EventPending
-			out = append(out, newDelivery(*ev, ep, now))
+			d := newDelivery(*ev, ep, now)
+			out = append(out, d)
+			addToFanout(ev.Fanout, d, ep)
 		}
 	}
 	return out, nil
