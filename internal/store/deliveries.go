@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -143,40 +142,6 @@ func (s *Store) PendingDeliveries(ctx context.Context, eventID string) ([]models
 		return nil, fmt.Errorf("pending deliveries of %s: %w", eventID, err)
 	}
 	return rows, nil
-}
-
-// DeliveryTarget is what one attempt of a delivery needs.
-type DeliveryTarget struct {
-	Delivery models.WebhookDelivery
-	Event    models.Event
-	Env      Env
-	Endpoint *models.WebhookEndpoint // nil: the endpoint was deleted
-}
-
-// DeliveryForAttempt loads a delivery, its event and its endpoint (nil when deleted) for
-// an attempt of DeliverWebhook. The attempt sends nothing when the delivery is already
-// delivered (a lost or late completion) or skipped (endpoint deleted), and ends the
-// delivery failed with endpoint_disabled when the endpoint is disabled (CONTRACT §13).
-// ErrNotFound: the delivery or its event is gone.
-func (s *Store) DeliveryForAttempt(ctx context.Context, deliveryID string) (DeliveryTarget, error) {
-	var t DeliveryTarget
-	db := s.db.WithContext(ctx)
-	if err := db.Where("id = ?", deliveryID).Take(&t.Delivery).Error; err != nil {
-		return t, notFound(err, "delivery "+deliveryID)
-	}
-	if err := db.Where("id = ?", t.Delivery.EventID).Take(&t.Event).Error; err != nil {
-		return t, notFound(err, "event "+t.Delivery.EventID)
-	}
-	t.Env = EnvOf(t.Event)
-	var ep models.WebhookEndpoint
-	err := scope(db, t.Env).Where("id = ?", t.Delivery.EndpointID).Take(&ep).Error
-	switch {
-	case err == nil:
-		t.Endpoint = &ep
-	case !errors.Is(err, gorm.ErrRecordNotFound):
-		return t, fmt.Errorf("endpoint of delivery %s: %w", deliveryID, err)
-	}
-	return t, nil
 }
 
 // SetEventStatus sets an event's status and that of all its deliveries (tests and
