@@ -61,8 +61,9 @@ func summarizeEvent(tx *gorm.DB, eventID string, now time.Time) error {
 }
 
 // lockEvents locks event rows in id order (PostgreSQL; SQLite transactions are
-// exclusive): every change of a delivery's status locks its event first, so two
-// changes of one event's deliveries never summarise from stale rows nor deadlock.
+// exclusive): every change of a delivery's status locks its event first (here, or in
+// its own statement: recordFanOutSQL), so two changes of one event's deliveries never
+// summarise from stale rows nor deadlock.
 func (s *Store) lockEvents(tx *gorm.DB, ids ...string) error {
 	if s.dialect != "postgres" || len(ids) == 0 {
 		return nil

@@ -34,6 +34,15 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.De
 		a.CreatedAt = time.Now().UTC()
 	}
 	now := time.Now().UTC()
+	if s.dialect == "postgres" && a.DeliveryID != "" {
+		return s.recordFanOutAttempt(ctx, env, a, deliveryStatus, now)
+	}
+	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, now)
+}
+
+// recordAttemptStepByStep is RecordDeliveryAttempt one statement per step: SQLite, and
+// the attempts of the single-endpoint releases, which must find their delivery first.
+func (s *Store) recordAttemptStepByStep(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockEvents(tx, a.EventID); err != nil {
 			return err
@@ -51,20 +60,23 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.De
 		if !found {
 			return setEventStatus(tx, env, a.EventID, deliveryStatus, now)
 		}
-		set := map[string]any{"status": deliveryStatus, "updated_at": now}
-		if a.Outcome == models.AttemptFailed || a.Outcome == models.AttemptSkipped {
-			set["last_error"] = a.Error
-		} else {
-			set["last_error"] = ""
-		}
 		res := scope(tx.Model(&models.WebhookDelivery{}), env).
 			Where("id = ? AND NOT (status = ? AND last_error = ?)", d.ID, models.EventSkipped, models.DeliveryEndpointDeleted).
-			Updates(set)
+			Updates(map[string]any{"status": deliveryStatus, "last_error": attemptLastError(a), "updated_at": now})
 		if res.Error != nil {
 			return fmt.Errorf("set status of delivery %s: %w", d.ID, res.Error)
 		}
 		return summarizeEvent(tx, a.EventID, now)
 	})
+}
+
+// attemptLastError is the delivery's last_error after the attempt: its error when it
+// failed or was skipped, none once it succeeded.
+func attemptLastError(a *models.DeliveryAttempt) string {
+	if a.Outcome == models.AttemptFailed || a.Outcome == models.AttemptSkipped {
+		return a.Error
+	}
+	return ""
 }
 
 // RecordDelivery is RecordDeliveryAttempt under the name the single-endpoint releases'

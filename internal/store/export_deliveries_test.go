@@ -24,3 +24,8 @@ func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error 
 func (s *Store) SummarizeEventForTest(ctx context.Context, eventID string) error {
 	return summarizeEvent(s.db.WithContext(ctx), eventID, time.Now().UTC())
 }
+
+// CountForTest counts the rows of table matching where.
+func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, n *int64) error {
+	return s.db.WithContext(ctx).Table(table).Where(where, arg).Count(n).Error
+}

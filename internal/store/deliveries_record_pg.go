@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/schema"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+// recordFanOutAttempt is RecordDeliveryAttempt for a delivery named by the attempt, on
+// PostgreSQL, in two statements instead of five (it runs once per attempt, and the
+// records of one event's deliveries queue on its row): the first locks the event and
+// writes the attempt and the delivery's status, the second summarises the event. The
+// summary must be a statement of its own: a statement's snapshot is taken when it
+// begins, before the lock it waits for, so only a statement begun after the lock sees
+// what the sibling records it waited for committed (READ COMMITTED).
+func (s *Store) recordFanOutAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) error {
+	args := recordFanOutArgs(ctx, env, a, deliveryStatus, now)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var got struct {
+			Events         int64
+			DeliveryExists bool
+			EndpointID     string
+		}
+		if err := tx.Raw(recordFanOutSQL(), args).Scan(&got).Error; err != nil {
+			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
+		}
+		switch {
+		case !got.DeliveryExists:
+			return fmt.Errorf("delivery %s: %w", a.DeliveryID, apperr.ErrNotFound)
+		case got.Events == 0:
+			return fmt.Errorf("event %s: %w", a.EventID, apperr.ErrNotFound)
+		}
+		a.EndpointID = got.EndpointID
+		return summarizeEvent(tx, a.EventID, now)
+	})
+}
+
+// recordFanOutSQL locks the event (ev) before it touches the delivery (d): every change
+// of a delivery locks its event first (lockEvents). The attempt's endpoint is the
+// delivery's; ON CONFLICT keeps a retried write of one attempt from doubling it. When
+// the event or the delivery is missing the attempt is written with no endpoint, and
+// rolled back with the ErrNotFound the caller returns. The update of the delivery is
+// checked again on its latest version when it changed after the statement began (the
+// deletion of its endpoint, committed while this waited for the event), so a delivery
+// skipped by that deletion stays skipped.
+var recordFanOutSQL = sync.OnceValue(func() string {
+	cols, vals := attemptInsertLists()
+	return `WITH ev AS MATERIALIZED (
+	SELECT id FROM events WHERE id = @event FOR UPDATE
+), d AS MATERIALIZED (
+	SELECT id, endpoint_id FROM webhook_deliveries
+	WHERE id = @delivery AND event_id = (SELECT id FROM ev) AND environment_id = @env
+), attempt AS (
+	INSERT INTO delivery_attempts (` + cols + `)
+	VALUES (` + vals + `)
+	ON CONFLICT DO NOTHING
+), delivery AS (
+	UPDATE webhook_deliveries w SET status = @status, last_error = @last_error, updated_at = @now
+	FROM d WHERE w.id = d.id AND NOT (w.status = @skipped AND w.last_error = @deleted)
+)
+SELECT (SELECT count(*) FROM ev) AS events,
+	EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @delivery AND event_id = @event AND environment_id = @env) AS delivery_exists,
+	COALESCE((SELECT endpoint_id FROM d), '') AS endpoint_id`
+})
+
+// attemptInsertLists are the column and value lists of an attempt's INSERT, from its
+// model (a column added to it is written too); values are named parameters att_<column>,
+// but for endpoint_id, the delivery's.
+func attemptInsertLists() (cols, vals string) {
+	var cs, vs []string
+	for _, f := range attemptSchema().Fields {
+		if f.DBName == "" {
+			continue
+		}
+		cs = append(cs, f.DBName)
+		if f.DBName == "endpoint_id" {
+			vs = append(vs, "COALESCE((SELECT endpoint_id FROM d), '')")
+		} else {
+			vs = append(vs, "@att_"+f.DBName)
+		}
+	}
+	return strings.Join(cs, ", "), strings.Join(vs, ", ")
+}
+
+// recordFanOutArgs are the named parameters of recordFanOutSQL.
+func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) map[string]any {
+	args := map[string]any{
+		"event": a.EventID, "delivery": a.DeliveryID, "env": env.ID,
+		"status": deliveryStatus, "last_error": attemptLastError(a), "now": now,
+		"skipped": models.EventSkipped, "deleted": models.DeliveryEndpointDeleted,
+	}
+	rv := reflect.ValueOf(a).Elem()
+	for _, f := range attemptSchema().Fields {
+		if f.DBName == "" {
+			continue
+		}
+		v, _ := f.ValueOf(ctx, rv)
+		args["att_"+f.DBName] = v
+	}
+	return args
+}
+
+var attemptSchema = sync.OnceValue(func() *schema.Schema {
+	sch, err := schema.Parse(&models.DeliveryAttempt{}, &sync.Map{}, schema.NamingStrategy{})
+	if err != nil {
+		panic(fmt.Sprintf("schema of the delivery attempt: %v", err))
+	}
+	return sch
+})

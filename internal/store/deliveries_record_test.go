@@ -1,0 +1,268 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// An attempt of a delivery is written once however often its write is retried, takes its
+// delivery's endpoint, sets the delivery's status and error and summarises the event; an
+// attempt of a delivery (or event) that does not exist is refused and leaves nothing.
+func TestRecordDeliveryAttemptOfADelivery(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			a := newEndpoint(t, db, "https://a.example/", nil, true)
+			b := newEndpoint(t, db, "https://b.example/", nil, true)
+			ev := newAccountEvent(t, db)
+			d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]
+			att := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 1,
+				Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
+			for i := 0; i < 3; i++ {
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, models.EventRetrying); err != nil {
+					t.Fatal(err)
+				}
+			}
+			as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
+			if err != nil || len(as) != 1 || as[0].ID != att.ID || as[0].DeliveryID != d.ID || as[0].EndpointID != b.ID ||
+				as[0].EnvironmentID != db.env.ID || as[0].Error != "status 500" || att.EndpointID != b.ID {
+				t.Fatalf("attempts %+v (%v), want the one attempt to endpoint b", as, err)
+			}
+			got := deliveriesByEndpoint(t, db, ev.ID)
+			if got[b.ID].Status != models.EventRetrying || got[b.ID].LastError != "status 500" || got[a.ID].Status != models.EventPending {
+				t.Fatalf("deliveries after the attempt: %+v", got)
+			}
+			if s := eventStatus(t, db, ev.ID); s != models.EventRetrying {
+				t.Fatalf("event %q, want retrying", s)
+			}
+			attempt(t, db, got[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
+			if d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; d.Status != models.EventDelivered || d.LastError != "" {
+				t.Fatalf("delivery after a success: %+v, want delivered without error", d)
+			}
+			if s := eventStatus(t, db, ev.ID); s != models.EventPending {
+				t.Fatalf("event %q, want pending (a is)", s)
+			}
+
+			gone := uuid.NewString()
+			orphan := insertDelivery(t, db, gone, a.ID)
+			missing := []models.DeliveryAttempt{
+				{EventID: ev.ID, DeliveryID: uuid.NewString()}, // no such delivery
+				{EventID: uuid.NewString(), DeliveryID: d.ID},  // the delivery of another event
+				{EventID: gone, DeliveryID: orphan},            // a delivery whose event is gone
+			}
+			for i, m := range missing {
+				m.RunID, m.Number, m.Trigger, m.StartedAt, m.Outcome = "r1", 1, models.TriggerScheduled, time.Now().UTC(), models.AttemptSucceeded
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &m, models.EventDelivered); !errors.Is(err, apperr.ErrNotFound) {
+					t.Errorf("attempt %d of a missing delivery or event: %v, want not found", i, err)
+				}
+				if n := countWhere(t, db, "delivery_attempts", "id = ?", m.ID); n != 0 {
+					t.Errorf("attempt %d of a missing delivery or event was written", i)
+				}
+			}
+			if got := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; got.Status != models.EventDelivered {
+				t.Errorf("delivery changed by an attempt naming another event: %+v", got)
+			}
+			if n := countWhere(t, db, "webhook_deliveries", "id = ? AND status = 'pending'", orphan); n != 1 {
+				t.Errorf("the delivery of a gone event changed")
+			}
+		})
+	}
+}
+
+// An attempt of a run of the single-endpoint releases whose event has no delivery (no
+// endpoint took it) sets the event's own status.
+func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			ev := newAccountEvent(t, db) // no endpoint: skipped, no delivery
+			a := models.DeliveryAttempt{EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
+				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
+			if err := db.st.RecordDelivery(context.Background(), db.env, &a, models.EventFailed); err != nil {
+				t.Fatal(err)
+			}
+			as, err := db.st.DeliveryAttempts(context.Background(), db.env, ev.ID)
+			if err != nil || len(as) != 1 || as[0].DeliveryID != "" {
+				t.Fatalf("attempts %+v %v", as, err)
+			}
+			if s := eventStatus(t, db, ev.ID); s != models.EventFailed {
+				t.Fatalf("event %q, want failed", s)
+			}
+		})
+	}
+}
+
+// A record that waited for its event while a sibling's change committed summarises the
+// event with that change, and does not revive a delivery its endpoint's deletion skipped
+// meanwhile (PostgreSQL, READ COMMITTED: the record's statements may begin before the
+// change commits). The changes are made by hand in one transaction that holds the event,
+// as a sibling record or DeleteWebhookEndpoint would.
+func TestRecordSeesWhatCommittedWhileItWaitedForTheEvent(t *testing.T) {
+	db := bothDatabases(t, models.EnvLive)["postgres"]
+	ctx := context.Background()
+	raw := rawPostgres(t, db.url)
+	a := newEndpoint(t, db, "https://a.example/", nil, true)
+	b := newEndpoint(t, db, "https://b.example/", nil, true)
+	c := newEndpoint(t, db, "https://c.example/", nil, true)
+	ev := newAccountEvent(t, db)
+	ds := deliveriesByEndpoint(t, db, ev.ID)
+
+	tx := raw.Begin()
+	if err := tx.Exec(`SELECT id FROM events WHERE id = ? FOR UPDATE`, ev.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[a.ID].ID, RunID: "r1",
+			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}, models.EventDelivered)
+	}()
+	waitForLockWaiter(t, raw)
+	go func() {
+		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[c.ID].ID, RunID: "r1",
+			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}, models.EventRetrying)
+	}()
+	waitForLockWaiters(t, raw, 2)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE webhook_deliveries SET status = 'failed', last_error = 'status 502' WHERE id = ?`, []any{ds[b.ID].ID}},
+		{`UPDATE webhook_deliveries SET status = 'skipped', last_error = 'endpoint_deleted' WHERE id = ?`, []any{ds[c.ID].ID}},
+		{`UPDATE events SET status = 'failed' WHERE id = ?`, []any{ev.ID}},
+	} {
+		if err := tx.Exec(q.sql, q.args...).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := deliveriesByEndpoint(t, db, ev.ID)
+	if got[a.ID].Status != models.EventDelivered || got[b.ID].Status != models.EventFailed ||
+		got[c.ID].Status != models.EventSkipped || got[c.ID].LastError != models.DeliveryEndpointDeleted {
+		t.Fatalf("deliveries %+v, want a delivered, b failed, c still skipped by the deletion", got)
+	}
+	if s := eventStatus(t, db, ev.ID); s != models.EventFailed {
+		t.Fatalf("event %q, want failed (b's failure committed while the records waited)", s)
+	}
+}
+
+// Three deliveries of one event recording different outcomes at the same moment, round
+// after round: the event always ends with the summary of its deliveries as stored.
+func TestConcurrentRecordsOfOneEventSummariseAllItsDeliveries(t *testing.T) {
+	db := bothDatabases(t, models.EnvLive)["postgres"]
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		newEndpoint(t, db, fmt.Sprintf("https://%d.example/", i), nil, true)
+	}
+	ev := newAccountEvent(t, db)
+	ds, err := db.st.EventDeliveries(ctx, db.env, ev.ID)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("deliveries %v %v", ds, err)
+	}
+	outcomes := []struct{ outcome, status string }{
+		{models.AttemptSucceeded, models.EventDelivered},
+		{models.AttemptFailed, models.EventRetrying},
+		{models.AttemptFailed, models.EventFailed},
+	}
+	const rounds = 150
+	for r := 0; r < rounds; r++ {
+		if err := db.st.SetEventStatus(ctx, db.env, ev.ID, models.EventPending); err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		errs := make(chan error, len(ds))
+		var wg sync.WaitGroup
+		for i, d := range ds {
+			o := outcomes[(r/[]int{1, 3, 9}[i])%3] // every combination in turn
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID,
+					RunID: "r1", Number: r + 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: o.outcome}, o.status)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		stored, err := db.st.EventDeliveries(ctx, db.env, ev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var statuses []string
+		for _, d := range stored {
+			statuses = append(statuses, d.Status)
+		}
+		if got, want := eventStatus(t, db, ev.ID), store.SummarizeDeliveries(statuses); got != want {
+			t.Fatalf("round %d: event %q, deliveries %v summarise to %q", r, got, statuses, want)
+		}
+	}
+	as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
+	if err != nil || len(as) != 3*rounds {
+		t.Fatalf("%d attempts (%v), want %d", len(as), err, 3*rounds)
+	}
+}
+
+func countWhere(t *testing.T, db seeded, table, where string, arg any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.st.CountForTest(context.Background(), table, where, arg, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// rawPostgres is a second connection to the test's database, for transactions held by hand.
+func rawPostgres(t *testing.T, url string) *gorm.DB {
+	t.Helper()
+	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, _ := raw.DB()
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	return raw
+}
+
+// waitForLockWaiters waits until n sessions of this database wait for a lock.
+func waitForLockWaiters(t *testing.T, raw *gorm.DB, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var got int64
+		err := raw.Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&got).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for a lock, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
