@@ -4,6 +4,10 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revops/revops/models"
 )
 
 // MigrateWithout applies every migration but the listed versions: a database as the
@@ -28,4 +32,18 @@ func (s *Store) SummarizeEventForTest(ctx context.Context, eventID string) error
 // CountForTest counts the rows of table matching where.
 func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, n *int64) error {
 	return s.db.WithContext(ctx).Table(table).Where(where, arg).Count(n).Error
+}
+
+// RecordDeliveryAttemptStepByStepForTest is RecordDeliveryAttempt as SQLite and the
+// single-endpoint releases' attempts run it, and as every attempt ran on PostgreSQL
+// before recordFanOutAttempt: the baseline of its benchmark.
+func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	a.EnvironmentID = env.ID
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now().UTC()
+	}
+	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, time.Now().UTC())
 }
