@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -264,5 +265,51 @@ func waitForLockWaiters(t *testing.T, raw *gorm.DB, n int64) {
 			t.Fatalf("%d sessions wait for a lock, want %d", got, n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Every field of an attempt is stored as the step-by-step record stored it.
+func TestRecordDeliveryAttemptStoresEveryField(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			newEndpoint(t, db, "https://a.example/", nil, true)
+			newEndpoint(t, db, "https://b.example/", nil, true)
+			ev := newAccountEvent(t, db)
+			ds, err := db.st.EventDeliveries(ctx, db.env, ev.ID)
+			if err != nil || len(ds) != 2 {
+				t.Fatalf("deliveries %v %v", ds, err)
+			}
+			at := time.Now().UTC().Truncate(time.Millisecond)
+			full := func(d models.WebhookDelivery) models.DeliveryAttempt {
+				return models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 2, Trigger: models.TriggerManual,
+					URL: "https://a.example/", Method: "POST", StartedAt: at, DurationMS: 12, StatusCode: 500,
+					ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed, CreatedAt: at}
+			}
+			want, got := full(ds[0]), full(ds[1])
+			if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, models.EventRetrying); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.st.RecordDeliveryAttempt(ctx, db.env, &got, models.EventRetrying); err != nil {
+				t.Fatal(err)
+			}
+			stored := map[string]models.DeliveryAttempt{}
+			as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
+			if err != nil || len(as) != 2 {
+				t.Fatalf("attempts %v %v", as, err)
+			}
+			for _, a := range as {
+				stored[a.ID] = a
+			}
+			w, g := stored[want.ID], stored[got.ID]
+			allFieldsSet(t, g)
+			if g.DeliveryID != ds[1].ID || g.EndpointID != ds[1].EndpointID {
+				t.Errorf("attempt of delivery %s to %s: %+v", ds[1].ID, ds[1].EndpointID, g)
+			}
+			w.ID, w.DeliveryID, w.EndpointID = g.ID, g.DeliveryID, g.EndpointID
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("stored\n %+v\nstep by step\n %+v", g, w)
+			}
+		})
 	}
 }

@@ -127,7 +127,7 @@ func allFieldsSet(t *testing.T, v any) {
 			continue
 		}
 		if f.IsZero() {
-			t.Errorf("%T.%s is zero: the test no longer shows that it is read", v, rv.Type().Field(i).Name)
+			t.Errorf("%T.%s is zero: the test cannot show that it is carried through", v, rv.Type().Field(i).Name)
 		}
 	}
 }
