@@ -41,10 +41,21 @@ const (
 	changeSettleInWorkflow = "mark-failed-in-workflow"
 	// changeFanOut: one DeliverWebhook series per delivery of the event, each under its
 	// own retry policy, concurrently, and replays reach the open run by signal.
+	// Version fanOutOneMarker (2) is version 1 with change changeDeliveriesInInput
+	// applied, under this one marker: every GetVersion a run calls first records a
+	// marker and upserts the TemporalChangeVersion search attribute, a visibility write
+	// on the server that a run of 1 ms of work pays in full (docs/benchmarks.md).
 	changeFanOut = "fanout"
 	// changeDeliveriesInInput: the dispatcher puts the event's pending deliveries into
 	// the input, and the first workflow task schedules them, without PendingDeliveries.
+	// Asked only by runs that recorded fanout 1 (or none) before it.
 	changeDeliveriesInInput = "deliveries-in-input"
+)
+
+// Versions of changeFanOut.
+const (
+	fanOutFirst     workflow.Version = 1 // then changeDeliveriesInInput is asked
+	fanOutOneMarker workflow.Version = 2 // deliveries in input, no second marker
 )
 
 // DeliveryInput starts the delivery of one event. It carries ids and names only: the
@@ -72,7 +83,12 @@ type DeliveryInput struct {
 // changeFanOut); new runs fan out (fanout.go). A run whose delivery ended failed returns
 // the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
-	if workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	switch workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, fanOutOneMarker) {
+	case fanOutOneMarker:
+		return fanOut(ctx, in, true)
+	case fanOutFirst:
+		return fanOut(ctx, in, deliveriesInInput(ctx))
+	default:
 		err := singleDelivery(ctx, in)
 		// A replay signalled to a run of an earlier release once this code is deployed
 		// is taken before the run closes, as a fan-out run would; the recorded histories
@@ -81,12 +97,16 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 			return err
 		}
 		in.Trigger = models.TriggerManual
-		if ferr := fanOut(ctx, in); err == nil {
+		if ferr := fanOut(ctx, in, deliveriesInInput(ctx)); err == nil {
 			err = ferr
 		}
 		return err
 	}
-	return fanOut(ctx, in)
+}
+
+// deliveriesInInput is change changeDeliveriesInInput for the runs that ask it.
+func deliveriesInInput(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, changeDeliveriesInInput, workflow.DefaultVersion, 1) == 1
 }
 
 // singleDelivery is the code of the single-endpoint releases: one activity, retried

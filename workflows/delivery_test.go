@@ -30,7 +30,7 @@ func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	Register(env, &activities.Activities{})
-	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, fanOutOneMarker).Return(workflow.DefaultVersion)
 	log := &attemptLog{env: env}
 	var a *activities.Activities
 	env.OnActivity(a.MarkDeliveryFailed, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MarkFailedInput) error {

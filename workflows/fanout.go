@@ -40,11 +40,12 @@ type fanout struct {
 // fanOut runs every pending delivery of the event concurrently, each as its own
 // DeliverWebhook series under its own retry policy; a replay signal starts the ones that
 // became pending since. Before it returns it drains the signals that came meanwhile, so a
-// replay signalled to this run is never lost with it.
-func fanOut(ctx workflow.Context, in DeliveryInput) error {
+// replay signalled to this run is never lost with it. fromInput: the run starts the
+// deliveries of its input (change changeDeliveriesInInput) when it has any.
+func fanOut(ctx workflow.Context, in DeliveryInput, fromInput bool) error {
 	r := &fanout{in: in, running: map[string]bool{}, failed: map[string]error{}, done: workflow.NewChannel(ctx)}
 	replays := workflow.GetSignalChannel(ctx, SignalReplay)
-	if workflow.GetVersion(ctx, changeDeliveriesInInput, workflow.DefaultVersion, 1) == 1 && len(in.Deliveries) > 0 {
+	if fromInput && len(in.Deliveries) > 0 {
 		// The dispatcher read these before the start: a signal that came with the start
 		// (or a replay committed since) is left to the loop, which asks the database.
 		r.start(ctx, in.Deliveries, in.Trigger)

@@ -301,6 +301,40 @@ func TestFanOutDeliveriesInInput(t *testing.T) {
 	}
 }
 
+// A new run asks one change version (fanout 2: every first GetVersion records a marker
+// and upserts TemporalChangeVersion, a visibility write); a run that recorded fanout 1
+// asks deliveries-in-input after it, as its release did, and takes its input or asks the
+// database accordingly.
+func TestFanOutChangeVersions(t *testing.T) {
+	tests := []struct {
+		name     string
+		fanout   workflow.Version
+		inInput  workflow.Version // what deliveries-in-input answers, when asked
+		askedDII bool
+		asks     int // PendingDeliveries calls
+	}{
+		{name: "new run", fanout: fanOutOneMarker, askedDII: false, asks: 0},
+		{name: "fanout 1, deliveries in input", fanout: fanOutFirst, inInput: 1, askedDII: true, asks: 0},
+		{name: "fanout 1, before deliveries in input", fanout: fanOutFirst, inInput: workflow.DefaultVersion, askedDII: true, asks: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &fakeDelivery{id: "A", policy: oneSecondThrice, succeedAt: 1}
+			env, db := newFanOutEnv(t, a)
+			env.OnGetVersion(changeFanOut, workflow.DefaultVersion, fanOutOneMarker).Return(tt.fanout)
+			asked := false
+			env.OnGetVersion(changeDeliveriesInInput, workflow.DefaultVersion, 1).
+				Run(func(mock.Arguments) { asked = true }).Return(tt.inInput).Maybe()
+			env.ExecuteWorkflow(WebhookDelivery, inputWith(a))
+			checkRunError(t, env.GetWorkflowError(), false)
+			if asked != tt.askedDII || db.asks != tt.asks || len(a.times) != 1 {
+				t.Fatalf("deliveries-in-input asked %v, PendingDeliveries asked %d, A sent %d; want %v, %d, 1",
+					asked, db.asks, len(a.times), tt.askedDII, tt.asks)
+			}
+		})
+	}
+}
+
 // checkRunError: a run ends Failed (deliveries_failed) iff a delivery ended failed.
 func checkRunError(t *testing.T, err error, failed bool) {
 	t.Helper()
@@ -458,7 +492,7 @@ func equalDurations(a, b []time.Duration) bool {
 func TestSingleDeliveryRunTakesAReplaySignal(t *testing.T) {
 	other := &fakeDelivery{id: "B", policy: models.DefaultRetryPolicy, succeedAt: 1}
 	env, db := newFanOutEnv(t)
-	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, fanOutOneMarker).Return(workflow.DefaultVersion)
 	old := 0
 	db.single = func() (activities.DeliverResult, error) {
 		old++
