@@ -392,9 +392,15 @@ type benchFanInput struct {
 }
 
 // benchFanWorkflow is the floor of the fan-out: the shape of WebhookDelivery's fan-out
-// run (one workflow task scheduling N activities, one completing it).
+// run (one workflow task scheduling N activities, one completing it). With IO it also
+// asks one change version, as the issue requires of the fan-out (runs of the previous
+// release keep their code path through workflow.GetVersion): the SDK records a marker
+// and upserts TemporalChangeVersion, a visibility write on the server.
 func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
+	if in.IO {
+		_ = workflow.GetVersion(ctx, "bench-fanout", workflow.DefaultVersion, 1)
+	}
 	var a *benchNoop
 	futs := make([]workflow.Future, in.N)
 	for i := range in.N {
