@@ -80,7 +80,8 @@ func (r *benchRig) row(b *testing.B, conc, n int) benchRow {
 }
 
 func merge(a, b phaseResult) phaseResult {
-	return phaseResult{wall: a.wall + b.wall, lats: sorted(append(a.lats, b.lats...)), cpu: a.cpu.add(b.cpu)}
+	return phaseResult{wall: a.wall + b.wall, lats: sorted(append(a.lats, b.lats...)),
+		after: sorted(append(a.after, b.after...)), cpu: a.cpu.add(b.cpu)}
 }
 
 // phaseResult is what one phase measured.
@@ -88,7 +89,10 @@ type phaseResult struct {
 	wall time.Duration
 	lats []time.Duration // sorted
 	resp []time.Duration // ours: the API's response times, sorted
-	cpu  cpuSample       // CPU used during the phase
+	// after are the latencies counted from the return of the phase's call (the start
+	// call; floor+req: its commit and start; ours: the API's answer), sorted.
+	after []time.Duration
+	cpu   cpuSample // CPU used during the phase
 }
 
 func sorted(d []time.Duration) []time.Duration {
@@ -119,6 +123,7 @@ type benchRow struct {
 func (r *benchRig) phase(b *testing.B, name string, conc, from, to int, act func(k int, key string) error) phaseResult {
 	b.Helper()
 	lats := make([]time.Duration, to-from)
+	after := make([]time.Duration, to-from) // from the call's return (ours: the API's answer)
 	defer profilePhase(b, name)()
 	cpu0 := cpuNow(r.database)
 	began := time.Now()
@@ -133,12 +138,14 @@ func (r *benchRig) phase(b *testing.B, name string, conc, from, to int, act func
 		if err := act(k, key); err != nil {
 			return err
 		}
+		called := time.Since(t0)
 		// Latency is until the last receiver has it (every endpoint is subscribed).
 		timeout := time.After(time.Minute)
 		for j, arrived := range arrivals {
 			select {
 			case at := <-arrived:
 				lats[i] = max(lats[i], at.Sub(t0))
+				after[i] = lats[i] - called
 			case <-timeout:
 				return fmt.Errorf("%s: nothing arrived at receiver %d within a minute", key, j)
 			}
@@ -151,7 +158,7 @@ func (r *benchRig) phase(b *testing.B, name string, conc, from, to int, act func
 		b.Fatalf("phase %s: %v", name, err)
 	}
 	slices.Sort(lats)
-	return phaseResult{wall: wall, lats: lats, cpu: cpu}
+	return phaseResult{wall: wall, lats: lats, after: sorted(after), cpu: cpu}
 }
 
 // patchDeal is one change through the API: a PATCH of a draft deal (one deal-updated
