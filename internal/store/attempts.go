@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
@@ -29,13 +27,7 @@ func (s *Store) EventByID(ctx context.Context, id string) (models.Event, Env, er
 // RecordAttempt stores one delivery attempt as given (tests and tools; deliveries
 // record theirs with RecordDeliveryAttempt).
 func (s *Store) RecordAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	a.EnvironmentID = env.ID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now().UTC()
-	}
+	stampAttempt(a, env)
 	if err := s.db.WithContext(ctx).Create(a).Error; err != nil {
 		return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
 	}

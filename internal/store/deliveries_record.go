@@ -26,13 +26,7 @@ import (
 // deletion of its endpoint keeps that status. An event without deliveries (old runs of
 // events no endpoint took) takes the status as given.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	a.EnvironmentID = env.ID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now().UTC()
-	}
+	stampAttempt(a, env)
 	now := time.Now().UTC()
 	if s.dialect == "postgres" && a.DeliveryID != "" {
 		return s.recordFanOutAttempt(ctx, env, a, deliveryStatus, now)
@@ -77,6 +71,18 @@ func attemptLastError(a *models.DeliveryAttempt) string {
 		return a.Error
 	}
 	return ""
+}
+
+// stampAttempt gives an attempt about to be written its environment, and an id and a
+// creation time unless it has them (a retried write keeps the id of its first try).
+func stampAttempt(a *models.DeliveryAttempt, env Env) {
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	a.EnvironmentID = env.ID
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now().UTC()
+	}
 }
 
 // RecordDelivery is RecordDeliveryAttempt under the name the single-endpoint releases'

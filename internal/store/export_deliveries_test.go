@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/revops/revops/models"
 )
 
@@ -38,12 +36,6 @@ func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, 
 // single-endpoint releases' attempts run it, and as every attempt ran on PostgreSQL
 // before recordFanOutAttempt: the baseline of its benchmark.
 func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	a.EnvironmentID = env.ID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now().UTC()
-	}
+	stampAttempt(a, env)
 	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, time.Now().UTC())
 }
