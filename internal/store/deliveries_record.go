@@ -48,8 +48,14 @@ func (s *Store) recordAttemptStepByStep(ctx context.Context, env Env, a *models.
 		if found {
 			a.DeliveryID, a.EndpointID = d.ID, d.EndpointID
 		}
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a).Error; err != nil {
-			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
+		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
+		if ins.Error != nil {
+			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, ins.Error)
+		}
+		if ins.RowsAffected == 0 {
+			// Stored by an earlier write of this attempt, which set the status then; a
+			// replay may have put the delivery back to pending since.
+			return nil
 		}
 		if !found {
 			return setEventStatus(tx, env, a.EventID, deliveryStatus, now)

@@ -46,7 +46,9 @@ func (s *Store) recordFanOutAttempt(ctx context.Context, env Env, a *models.Deli
 
 // recordFanOutSQL locks the event (ev) before it touches the delivery (d): every change
 // of a delivery locks its event first (lockEvents). The attempt's endpoint is the
-// delivery's; ON CONFLICT keeps a retried write of one attempt from doubling it. When
+// delivery's; ON CONFLICT keeps a retried write of one attempt from doubling it, and the
+// delivery's status is set only with a new attempt: the write that stored it set it
+// then, and since a replay may have put the delivery back to pending. When
 // the event or the delivery is missing the attempt is written with no endpoint, and
 // rolled back with the ErrNotFound the caller returns. The update of the delivery is
 // checked again on its latest version when it changed after the statement began (the
@@ -63,9 +65,11 @@ var recordFanOutSQL = sync.OnceValue(func() string {
 	INSERT INTO delivery_attempts (` + cols + `)
 	VALUES (` + vals + `)
 	ON CONFLICT DO NOTHING
+	RETURNING 1
 ), delivery AS (
 	UPDATE webhook_deliveries w SET status = @status, last_error = @last_error, updated_at = @now
-	FROM d WHERE w.id = d.id AND NOT (w.status = @skipped AND w.last_error = @deleted)
+	FROM d WHERE w.id = d.id AND EXISTS (SELECT 1 FROM attempt)
+	AND NOT (w.status = @skipped AND w.last_error = @deleted)
 )
 SELECT (SELECT count(*) FROM ev) AS events,
 	EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @delivery AND event_id = @event AND environment_id = @env) AS delivery_exists,

@@ -19,6 +19,52 @@ import (
 	"github.com/revops/revops/models"
 )
 
+// A write of an attempt retried after the first one committed unseen (its answer lost)
+// changes nothing: the first set the status, and a replay may have put the delivery back
+// to pending since — the retry must not undo that replay. For the fan-out's attempts and
+// for those of the single-endpoint releases (no DeliveryID).
+func TestRetriedRecordDoesNotUndoAReplay(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		for _, single := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/single=%v", name, single), func(t *testing.T) {
+				ctx := context.Background()
+				ep := newEndpoint(t, db, "https://a.example/", nil, true)
+				ev := newAccountEvent(t, db)
+				d := deliveriesByEndpoint(t, db, ev.ID)[ep.ID]
+				att := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 6,
+					Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
+				if single {
+					att.DeliveryID = ""
+				}
+				retry := att
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, models.EventFailed); err != nil {
+					t.Fatal(err)
+				}
+				// The single-endpoint releases' attempt lands on the oldest endpoint's delivery.
+				target := att.EndpointID
+				if got := deliveriesByEndpoint(t, db, ev.ID)[target]; got.Status != models.EventFailed {
+					t.Fatalf("delivery %s after the attempt, want failed", got.Status)
+				}
+				if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, target); err != nil {
+					t.Fatalf("replay: %v", err)
+				}
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &retry, models.EventFailed); err != nil {
+					t.Fatal(err)
+				}
+				if got := deliveriesByEndpoint(t, db, ev.ID)[target]; got.Status != models.EventPending {
+					t.Fatalf("delivery %s after the retried write, want pending (replayed)", got.Status)
+				}
+				if s := eventStatus(t, db, ev.ID); s != models.EventPending {
+					t.Fatalf("event %s after the retried write, want pending", s)
+				}
+				if n := countWhere(t, db, "delivery_attempts", "id = ?", att.ID); n != 1 {
+					t.Fatalf("%d attempts stored, want 1", n)
+				}
+			})
+		}
+	}
+}
+
 // An attempt of a delivery is written once however often its write is retried, takes its
 // delivery's endpoint, sets the delivery's status and error and summarises the event; an
 // attempt of a delivery (or event) that does not exist is refused and leaves nothing.
