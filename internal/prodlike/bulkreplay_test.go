@@ -179,6 +179,13 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 	}
 
 	// One BulkReplay run for the job, completed, in the visibility the Temporal UI lists.
+	// The job is marked done by the run's last activity, so the run closes a moment later.
+	waitCtx, cancelWait := context.WithTimeout(ctx, time.Minute)
+	err = tc.GetWorkflow(waitCtx, wid, "").Get(waitCtx, nil)
+	cancelWait()
+	if err != nil {
+		t.Fatalf("run of %s: %v", wid, err)
+	}
 	d, err := tc.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
 		t.Fatal(err)
