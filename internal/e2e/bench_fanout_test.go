@@ -31,9 +31,11 @@ import (
 //   - floor+req: the same workflow doing only what the issue and the contract require
 //     of any implementation: one PostgreSQL commit before the start (the change's
 //     outbox row and its N deliveries), the start with the required search attributes
-//     and UI summary, one workflow.GetVersion (the previous release's runs keep their
-//     code path), and in each activity the signed HTTPS POST of the event's body and
-//     one commit recording it. What ours spends beyond floor+req is our own code's.
+//     and UI summary, then the event marked dispatched (CONTRACT §10), one
+//     workflow.GetVersion (the previous release's runs keep their code path), and in
+//     each activity the check that its delivery is not already delivered, the signed
+//     HTTPS POST of the event's body, and one commit recording the attempt and the
+//     delivery's status. What ours spends beyond floor+req is our own code's.
 //
 // Each phase also reports the p50 counted from the return of its call (the start call;
 // floor+req: its commit and start; ours: the API's answer, which comes after the commit
@@ -103,7 +105,11 @@ func (r *benchRig) startFan(required bool) func(int, string) error {
 			opts.StaticDetails = strings.Repeat("d", 330)
 		}
 		_, err := r.tc.ExecuteWorkflow(ctx, opts, "BenchFan", benchFanInput{Key: key, N: len(r.rcs), IO: required})
-		return err
+		if err != nil || !required {
+			return err
+		}
+		// CONTRACT §10: the event is marked dispatched once its workflow started.
+		return r.scratch.WithContext(ctx).Exec("UPDATE bench_io SET status = 'dispatched', at = now() WHERE id = ?", key).Error
 	}
 }
 

@@ -383,8 +383,9 @@ func (n *benchNoop) BenchNoopActivity(_ context.Context, key string) error {
 
 // benchFanInput is the fan-out floor's input: N activities run concurrently, the i-th
 // reporting to receiver i. Without IO they do nothing else (the literal floor); with IO
-// each does what the contract requires of any delivery, and no more: a signed HTTPS POST
-// of the event's body to receiver i, then one PostgreSQL commit recording it.
+// each does what the contract requires of any delivery attempt, and no more: read its
+// delivery's status (not already delivered?), a signed HTTPS POST of the event's body
+// to receiver i, then one PostgreSQL commit recording the attempt and the status.
 type benchFanInput struct {
 	Key string
 	N   int
@@ -414,11 +415,20 @@ func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
 	return nil
 }
 
-// BenchFanActivity reports key to receiver i: with io by a signed HTTPS POST that it
-// then records in one PostgreSQL commit, else directly (no HTTP, no database).
+// BenchFanActivity reports key to receiver i: with io by a signed HTTPS POST, checked
+// before and recorded after as benchFanInput says, else directly (no HTTP, no database).
 func (n *benchNoop) BenchFanActivity(ctx context.Context, key string, i int, io bool) error {
 	if !io {
 		n.r.rcs[i].arrived(key, "", time.Now())
+		return nil
+	}
+	// CONTRACT §10: an attempt first checks that its delivery is not delivered already.
+	delivery := key + "/d" + strconv.Itoa(i)
+	var status string
+	if err := n.r.scratch.WithContext(ctx).Raw("SELECT status FROM bench_io WHERE id = ?", delivery).Scan(&status).Error; err != nil {
+		return err
+	}
+	if status == "delivered" {
 		return nil
 	}
 	now := time.Now()
@@ -430,6 +440,7 @@ func (n *benchNoop) BenchFanActivity(ctx context.Context, key string, i int, io 
 	if !res.OK() {
 		return fmt.Errorf("floor POST: %s", res.Reason)
 	}
-	return n.r.scratch.WithContext(ctx).Exec("INSERT INTO bench_io (id, status, at) VALUES (?, ?, ?)",
-		key+"/"+strconv.Itoa(i), "delivered", now).Error
+	// One commit: the attempt and its delivery's status.
+	return n.r.scratch.WithContext(ctx).Exec(`WITH attempt AS (INSERT INTO bench_io (id, status, at) VALUES (?, 'delivered', ?))
+		UPDATE bench_io SET status = 'delivered', at = ? WHERE id = ?`, delivery+"/a", now, now, delivery).Error
 }

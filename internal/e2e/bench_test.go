@@ -84,6 +84,10 @@ func merge(a, b phaseResult) phaseResult {
 		after: sorted(append(a.after, b.after...)), cpu: a.cpu.add(b.cpu)}
 }
 
+// phaseSettle is how long a phase waits after its last arrival before it reads the CPU
+// used; it adds the same idle background to every phase.
+const phaseSettle = 300 * time.Millisecond
+
 // phaseResult is what one phase measured.
 type phaseResult struct {
 	wall time.Duration
@@ -92,7 +96,7 @@ type phaseResult struct {
 	// after are the latencies counted from the return of the phase's call (the start
 	// call; floor+req: its commit and start; ours: the API's answer), sorted.
 	after []time.Duration
-	cpu   cpuSample // CPU used during the phase
+	cpu   cpuUse // CPU used by the phase
 }
 
 func sorted(d []time.Duration) []time.Duration {
@@ -153,7 +157,14 @@ func (r *benchRig) phase(b *testing.B, name string, conc, from, to int, act func
 		return nil
 	})
 	wall := time.Since(began)
-	cpu := cpuNow(r.database).sub(cpu0)
+	busy := cpuNow(r.database).since(cpu0)
+	// What follows the last arrivals (their records, the runs' last workflow tasks) is
+	// the phase's too: let it finish before the CPU used is read, so that it does not
+	// land in the next phase's figures (the machine's busy share stays that of the wall
+	// time).
+	time.Sleep(phaseSettle)
+	cpu := cpuNow(r.database).since(cpu0)
+	cpu.busy, cpu.total = busy.busy, busy.total
 	if err != nil {
 		b.Fatalf("phase %s: %v", name, err)
 	}
