@@ -99,12 +99,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) (Deliv
 func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
 	info := activity.GetInfo(ctx)
 	log := activity.GetLogger(ctx)
-	ev, env, err := a.Store.EventByID(ctx, in.EventID)
-	if errors.Is(err, apperr.ErrNotFound) {
-		return nil, temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
-	}
+	ev, env, err := a.event(ctx, in.EventID)
 	if err != nil {
-		return nil, fmt.Errorf("load event: %w", err)
+		return nil, err
 	}
 	done, err := a.Store.DeliveredInRun(ctx, env, ev.ID, info.WorkflowExecution.RunID)
 	if err != nil {
@@ -122,6 +119,19 @@ func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*Unreco
 		return nil, fmt.Errorf("load webhook endpoint: %w", err)
 	}
 	return a.send(ctx, env, ev, ep, in, info)
+}
+
+// event loads the event of an attempt or record. One that is gone ends the activity's
+// series: retrying would not bring it back.
+func (a *Activities) event(ctx context.Context, id string) (models.Event, store.Env, error) {
+	ev, env, err := a.Store.EventByID(ctx, id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return ev, env, temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
+	}
+	if err != nil {
+		return ev, env, fmt.Errorf("load event: %w", err)
+	}
+	return ev, env, nil
 }
 
 // send makes the HTTP exchange of an attempt to ep and records it. The exchange gets the
@@ -163,15 +173,21 @@ func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, e
 	}
 }
 
-// skip records that no enabled endpoint was there when the attempt was due. Nothing was
-// sent, so a failed record fails the attempt and Temporal retries it.
+// skip records that no enabled endpoint was there when the attempt was due.
 func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
-	if err := a.record(ctx, env, &att, models.EventSkipped, recordReserve(ctx)); err != nil {
+	return a.recordUnsent(ctx, env, ev.Type, &att, models.EventSkipped)
+}
+
+// recordUnsent records an attempt that sent nothing (no enabled endpoint, endpoint
+// disabled) with the status it leaves, then feeds the metrics. Nothing was sent, so a
+// failed record fails the attempt and Temporal retries it.
+func (a *Activities) recordUnsent(ctx context.Context, env store.Env, eventType string, att *models.DeliveryAttempt, status string) error {
+	if err := a.record(ctx, env, att, status, recordReserve(ctx)); err != nil {
 		return err
 	}
-	observe(ev.Type, &att, models.EventSkipped)
+	observe(eventType, att, status)
 	return nil
 }
 

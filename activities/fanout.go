@@ -69,14 +69,13 @@ func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*Unrecord
 
 // endpointDisabled records that the attempt fell due while its endpoint was disabled:
 // nothing sent, the delivery failed with endpoint_disabled (replayable once the endpoint
-// is back). A failed record fails the attempt and Temporal retries it: nothing was sent.
+// is back).
 func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
 	att := newAttempt(t.Event, in, info, a.now())
 	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact(t.Endpoint.URL), t.Endpoint.Method
 	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled
-	if err := a.record(ctx, t.Env, &att, models.EventFailed, recordReserve(ctx)); err != nil {
+	if err := a.recordUnsent(ctx, t.Env, t.Event.Type, &att, models.EventFailed); err != nil {
 		return err
 	}
-	observe(t.Event.Type, &att, models.EventFailed)
 	return temporal.NewNonRetryableApplicationError("webhook endpoint disabled", ErrTypeEndpointDisabled, nil)
 }

@@ -136,13 +136,9 @@ type RecordDeliveredInput struct {
 // sets the event delivered. The workflow runs it under its own retries, so the record
 // waits out a database outage instead of the send being repeated.
 func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInput) error {
-	ev, env, err := a.Store.EventByID(ctx, in.EventID)
-	if errors.Is(err, apperr.ErrNotFound) {
-		// Nothing to record against; retrying forever would not change that.
-		return temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
-	}
+	ev, env, err := a.event(ctx, in.EventID) // one that is gone: nothing to record against
 	if err != nil {
-		return fmt.Errorf("load event: %w", err)
+		return err
 	}
 	u := in.Attempt
 	att := models.DeliveryAttempt{
