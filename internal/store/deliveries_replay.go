@@ -155,9 +155,9 @@ func deliveryQuery(db *gorm.DB, env Env, f EventFilter) *gorm.DB {
 }
 
 // DeliveriesAfter lists up to limit deliveries matching f (CountDeliveries' rule), in
-// (created_at, id) order strictly after the cursor when one is given: a bulk replay that
-// matches deliveries walks them this way, and replays each with ReplayDeliveries(event,
-// endpoint).
+// (created_at, id) order strictly after the cursor when one is given: a bulk replay walks
+// them this way, a page at a time (ReplayPage), and replays each with
+// ReplayDeliveries(event, endpoint).
 func (s *Store) DeliveriesAfter(ctx context.Context, env Env, f EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.WebhookDelivery, error) {
 	q := deliveryQuery(s.db.WithContext(ctx), env, f)
 	if cursorAt != nil {

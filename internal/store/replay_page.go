@@ -63,18 +63,14 @@ func (s *Store) ReplayPage(ctx context.Context, jobID, cursorID string, limit in
 			out = pageResult(j)
 			return nil
 		}
-		env, f := JobEnv(j), JobFilter(j)
-		q := deliveryQuery(tx, env, f)
-		if j.CursorAt != nil {
-			q = q.Where("(d.created_at > ?) OR (d.created_at = ? AND d.id > ?)", *j.CursorAt, *j.CursorAt, j.CursorID)
-		}
-		var page []models.WebhookDelivery
-		if err := q.Select("d.*").Order("d.created_at, d.id").Limit(limit).Find(&page).Error; err != nil {
+		// The page is read, and each replay runs, in this transaction (a replay in a
+		// savepoint of it: a refused one undoes only itself).
+		in := &Store{db: tx, dialect: s.dialect}
+		env := JobEnv(j)
+		page, err := in.DeliveriesAfter(ctx, env, JobFilter(j), j.CursorAt, j.CursorID, limit)
+		if err != nil {
 			return fmt.Errorf("page of replay job %s: %w", jobID, err)
 		}
-		// Each replay runs in a savepoint of this transaction: a refused one undoes only
-		// itself.
-		in := &Store{db: tx, dialect: s.dialect}
 		seen := map[string]int{}
 		for _, d := range page {
 			ev, err := in.ReplayDeliveries(ctx, env, d.EventID, d.EndpointID)
