@@ -57,7 +57,7 @@ func checkStrings(body []byte) error {
 			fs.Add("", textcheck.Code, "The body %v.", reason)
 			continue
 		}
-		fs.Add(param, textcheck.Code, "%s %v.", shown(param), reason)
+		textcheck.AddFault(&fs, param, reason)
 	}
 	if len(fs) == 0 {
 		return nil
@@ -97,25 +97,6 @@ func hasSuspectEscape(body []byte) bool {
 		}
 		i += j + 2
 	}
-}
-
-// lineOK records an invalid_string fault unless s passes textcheck.Line (the rule of
-// identifiers and enumerations), and tells whether it passed.
-func lineOK(fs *apperr.Faults, param, s string) bool {
-	if err := textcheck.Line(s); err != nil {
-		fs.Add(param, textcheck.Code, "%s %v.", shown(param), err)
-		return false
-	}
-	return true
-}
-
-// shown is param as a message names it: quoted when it holds what it is refused for (a
-// member name with a control character), so the message shows the character.
-func shown(param string) string {
-	if textcheck.Line(param) != nil {
-		return strconv.Quote(param)
-	}
-	return param
 }
 
 // pathWalker follows json.Decoder tokens and names the member each one belongs to.

@@ -12,6 +12,7 @@ import (
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
 )
 
@@ -56,7 +57,7 @@ func bindOptionalJSON(c *gin.Context, dst any) error {
 
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
 func checkEndpointID(fs *apperr.Faults, id string) {
-	if lineOK(fs, "endpoint_id", id) && id != "" && !isID(id) {
+	if textcheck.LineOK(fs, "endpoint_id", id) && id != "" && !isID(id) {
 		fs.Invalid("endpoint_id", "endpoint_id must be the id of a webhook endpoint.")
 	}
 }
@@ -107,10 +108,10 @@ func toReplayFilter(r replayRequest) (store.EventFilter, error) {
 	f := store.EventFilter{Status: r.Status, Type: r.Type, EndpointID: r.EndpointID}
 	var fs apperr.Faults
 	typ, status := f.Type, f.Status
-	if !lineOK(&fs, "type", typ) {
+	if !textcheck.LineOK(&fs, "type", typ) {
 		typ = ""
 	}
-	if !lineOK(&fs, "status", status) {
+	if !textcheck.LineOK(&fs, "status", status) {
 		status = ""
 	}
 	checkEventFilter(&fs, typ, status)
@@ -137,7 +138,7 @@ func timeValue(raw json.RawMessage, name string, fs *apperr.Faults) *time.Time {
 		if err := json.Unmarshal(raw, &text); err != nil {
 			text = ""
 		}
-		if !lineOK(fs, name, text) {
+		if !textcheck.LineOK(fs, name, text) {
 			return nil
 		}
 	}

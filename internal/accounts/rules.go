@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"net/mail"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -42,19 +41,19 @@ func Validate(in Input, creating bool) error {
 	switch {
 	case creating && (!in.Name.Set || in.Name.Null):
 		fs.Missing("name")
-	case in.Name.Set && !LineOK(&fs, "name", in.Name.Value):
+	case in.Name.Set && !textcheck.LineOK(&fs, "name", in.Name.Value):
 	case in.Name.Set && (in.Name.Null || strings.TrimSpace(in.Name.Value) == ""):
 		fs.Invalid("name", "name must be a non-empty string.")
 	case in.Name.Set && utf8.RuneCountInString(in.Name.Value) > MaxNameLen:
 		fs.Invalid("name", "name must be at most %d characters.", MaxNameLen)
 	}
-	if f := in.ExternalID; f.Set && !f.Null && LineOK(&fs, "external_id", f.Value) && (f.Value == "" || utf8.RuneCountInString(f.Value) > MaxNameLen) {
+	if f := in.ExternalID; f.Set && !f.Null && textcheck.LineOK(&fs, "external_id", f.Value) && (f.Value == "" || utf8.RuneCountInString(f.Value) > MaxNameLen) {
 		fs.Invalid("external_id", "external_id must be 1 to %d characters, or null.", MaxNameLen)
 	}
-	if f := in.Domain; f.Set && !f.Null && LineOK(&fs, "domain", f.Value) && !ValidDomain(f.Value) {
+	if f := in.Domain; f.Set && !f.Null && textcheck.LineOK(&fs, "domain", f.Value) && !ValidDomain(f.Value) {
 		fs.Invalid("domain", "domain %q is not a host name such as example.com.", f.Value)
 	}
-	if f := in.BillingEmail; f.Set && !f.Null && LineOK(&fs, "billing_email", f.Value) && !ValidEmail(f.Value) {
+	if f := in.BillingEmail; f.Set && !f.Null && textcheck.LineOK(&fs, "billing_email", f.Value) && !ValidEmail(f.Value) {
 		fs.Invalid("billing_email", "billing_email %q is not a valid email address.", f.Value)
 	}
 	if in.Properties.Set {
@@ -75,7 +74,7 @@ func validateProperties(fs *apperr.Faults, f Field[map[string]any]) {
 	sort.Strings(keys) // faults in a stable order
 	for _, k := range keys {
 		v, param := f.Value[k], "properties."+k
-		if !LineOK(fs, param, k) {
+		if !textcheck.LineOK(fs, param, k) {
 			continue
 		}
 		if k == "" || utf8.RuneCountInString(k) > MaxPropertyKeyLen {
@@ -89,37 +88,13 @@ func validateProperties(fs *apperr.Faults, f Field[map[string]any]) {
 				fs.Add(param, jsonnum.Code, "%s must be a finite number of at most %d characters written out in plain decimal.", param, jsonnum.MaxText)
 			}
 		case string:
-			if TextOK(fs, param, v) && utf8.RuneCountInString(v) > MaxPropertyValLen {
+			if textcheck.TextOK(fs, param, v) && utf8.RuneCountInString(v) > MaxPropertyValLen {
 				fs.Invalid(param, "%s must be at most %d characters.", param, MaxPropertyValLen)
 			}
 		default:
 			fs.Invalid(param, "%s must be a string, number, boolean or null (to remove it).", param)
 		}
 	}
-}
-
-// LineOK records an invalid_string fault (CONTRACT §15) unless s passes textcheck.Line,
-// the rule of identifiers, names, emails and URLs, and tells whether it passed. Callers
-// check it first so that a field gets one fault, the one that says what is wrong.
-func LineOK(fs *apperr.Faults, param, s string) bool {
-	return stringOK(fs, param, textcheck.Line(s))
-}
-
-// TextOK is LineOK for free text (textcheck.Text: tabs and newlines allowed).
-func TextOK(fs *apperr.Faults, param, s string) bool {
-	return stringOK(fs, param, textcheck.Text(s))
-}
-
-func stringOK(fs *apperr.Faults, param string, err error) bool {
-	if err == nil {
-		return true
-	}
-	name := param
-	if textcheck.Line(name) != nil {
-		name = strconv.Quote(name) // a property name holding the character at fault: show it
-	}
-	fs.Add(param, textcheck.Code, "%s %v.", name, err)
-	return false
 }
 
 // ValidEmail accepts a bare address (no display name), at most 254 characters.

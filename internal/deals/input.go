@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/accounts"
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/textcheck"
 )
 
 // Field is an absent / null / valued member of a request body.
@@ -79,7 +80,7 @@ func Validate(in Input, creating bool) error {
 	case c.Set && c.Value.ID == "":
 		fs.Missing("customer.id")
 	case c.Set:
-		accounts.LineOK(&fs, "customer.id", c.Value.ID)
+		textcheck.LineOK(&fs, "customer.id", c.Value.ID)
 	}
 	if f := in.ContractActivatesDate; f.Set && !f.Null && lineOK(&fs, "contract_activates_date", &f.Value) && !ValidDate(f.Value) {
 		fs.Invalid("contract_activates_date", "contract_activates_date must be a date as YYYY-MM-DD, or null.")
@@ -144,7 +145,7 @@ func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
 	validateItems(fs, "terms", f, func(p string, t TermInput) {
 		lineOK(fs, p+".id", t.ID)
 		requireText(fs, p+".name", t.Name)
-		if t.Description != nil && accounts.TextOK(fs, p+".description", *t.Description) && utf8.RuneCountInString(*t.Description) > 5000 {
+		if t.Description != nil && textcheck.TextOK(fs, p+".description", *t.Description) && utf8.RuneCountInString(*t.Description) > 5000 {
 			fs.Invalid(p+".description", "%s.description must be at most 5000 characters.", p)
 		}
 		for _, d := range []struct {
@@ -191,7 +192,7 @@ func requireDecimal(fs *apperr.Faults, param string, v *string) {
 // lineOK applies CONTRACT §15's one-line string rule to an optional string (every
 // string of a deal but a term's description): nil passes.
 func lineOK(fs *apperr.Faults, param string, v *string) bool {
-	return v == nil || accounts.LineOK(fs, param, *v)
+	return v == nil || textcheck.LineOK(fs, param, *v)
 }
 
 var (

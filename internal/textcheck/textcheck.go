@@ -6,7 +6,10 @@ package textcheck
 
 import (
 	"errors"
+	"strconv"
 	"unicode/utf8"
+
+	"github.com/revops/revops/internal/apperr"
 )
 
 // Code is the CONTRACT §4 fault code for a string this package refuses.
@@ -58,4 +61,35 @@ func Line(s string) error {
 		i += size
 	}
 	return nil
+}
+
+// LineOK records an invalid_string fault unless s passes Line, and tells whether it
+// passed. Callers check it first so that a field gets one fault, the one that says what
+// is wrong.
+func LineOK(fs *apperr.Faults, param, s string) bool {
+	return ok(fs, param, Line(s))
+}
+
+// TextOK is LineOK for free text (Text: tabs and newlines allowed).
+func TextOK(fs *apperr.Faults, param, s string) bool {
+	return ok(fs, param, Text(s))
+}
+
+func ok(fs *apperr.Faults, param string, err error) bool {
+	if err == nil {
+		return true
+	}
+	AddFault(fs, param, err)
+	return false
+}
+
+// AddFault records err, one of this package's reasons, as param's invalid_string fault.
+// A param holding what it is refused for (a member name with a control character) is
+// quoted, so that the message shows the character.
+func AddFault(fs *apperr.Faults, param string, err error) {
+	name := param
+	if Line(name) != nil {
+		name = strconv.Quote(name)
+	}
+	fs.Add(param, Code, "%s %v.", name, err)
 }

@@ -72,14 +72,14 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 			p.URL = &u
 		}
 	}
-	if in.Method != nil && lineOK(&fs, "method", *in.Method) {
+	if in.Method != nil && textcheck.LineOK(&fs, "method", *in.Method) {
 		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
 			fs.Invalid("method", "method must be POST or GET.")
 		}
 		p.Method = in.Method
 	}
 	if d := in.Description; d != nil {
-		if textOK(&fs, "description", *d) && utf8.RuneCountInString(*d) > MaxDescriptionLength {
+		if textcheck.TextOK(&fs, "description", *d) && utf8.RuneCountInString(*d) > MaxDescriptionLength {
 			fs.Invalid("description", "description must be at most %d characters.", MaxDescriptionLength)
 		}
 		p.Description = d
@@ -116,7 +116,7 @@ func checkURL(fs *apperr.Faults, raw *string) (string, bool) {
 	switch {
 	case raw == nil || *raw == "":
 		fs.Missing("url")
-	case !lineOK(fs, "url", *raw):
+	case !textcheck.LineOK(fs, "url", *raw): // url.Parse lets C1 controls through
 	case len(*raw) > MaxURLLength:
 		fs.Invalid("url", "url must be at most %d characters.", MaxURLLength)
 	default:
@@ -130,14 +130,6 @@ func checkURL(fs *apperr.Faults, raw *string) (string, bool) {
 	return "", false
 }
 
-func textOK(fs *apperr.Faults, param, s string) bool {
-	if err := textcheck.Text(s); err != nil {
-		fs.Add(param, textcheck.Code, "%s %v.", param, err)
-		return false
-	}
-	return true
-}
-
 // checkEventTypes: "*" or known types, each once, at least one.
 func checkEventTypes(fs *apperr.Faults, types []string) []string {
 	if len(types) == 0 {
@@ -148,7 +140,7 @@ func checkEventTypes(fs *apperr.Faults, types []string) []string {
 	for i, t := range types {
 		param := fmt.Sprintf("event_types[%d]", i)
 		switch {
-		case !lineOK(fs, param, t):
+		case !textcheck.LineOK(fs, param, t):
 		case t != catalog.Wildcard && !catalog.Known(t):
 			fs.Add(param, CodeInvalidEventType, "%q is not an event type; use \"*\" or one of %v.", t, catalog.Names())
 		case seen[t]:
@@ -195,7 +187,7 @@ func checkRetryPolicy(fs *apperr.Faults, in RetryPolicyInput, base models.RetryP
 
 // checkInterval parses a Go duration within the §13 bounds, in whole milliseconds.
 func checkInterval(fs *apperr.Faults, param, s string) int64 {
-	if !lineOK(fs, param, s) {
+	if !textcheck.LineOK(fs, param, s) {
 		return 0
 	}
 	d, err := time.ParseDuration(s)

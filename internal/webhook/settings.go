@@ -55,7 +55,7 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 	if u, ok := checkURL(&fs, in.URL); ok {
 		set.URL = u
 	}
-	if in.Method != nil && lineOK(&fs, "method", *in.Method) {
+	if in.Method != nil && textcheck.LineOK(&fs, "method", *in.Method) {
 		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
 			fs.Invalid("method", "method must be POST or GET.")
 		}
@@ -65,16 +65,6 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 		set.Enabled = *in.Enabled
 	}
 	return set, fs.Err()
-}
-
-// lineOK records an invalid_string fault unless s passes CONTRACT §15's rule for URLs
-// and identifiers (url.Parse refuses ASCII controls but takes C1 controls, NUL aside).
-func lineOK(fs *apperr.Faults, param, s string) bool {
-	if err := textcheck.Line(s); err != nil {
-		fs.Add(param, textcheck.Code, "%s %v.", param, err)
-		return false
-	}
-	return true
 }
 
 // checkDestination is the save-time SSRF check.
@@ -149,7 +139,7 @@ func checkTestType(eventType string) error {
 	var fs apperr.Faults
 	if eventType == "" {
 		fs.Missing("type")
-	} else if lineOK(&fs, "type", eventType) && !KnownType(eventType) {
+	} else if textcheck.LineOK(&fs, "type", eventType) && !KnownType(eventType) {
 		fs.Invalid("type", "type must be one of %v.", EventTypes)
 	}
 	return fs.Err()
