@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/store"
@@ -179,11 +178,8 @@ func TestRecordFailuresNeverResend(t *testing.T) {
 // deliverResult runs the activity once and decodes its result.
 func (f *fixture) deliverResult(t *testing.T, ev models.Event) (activities.DeliverResult, error) {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(f.acts)
 	var res activities.DeliverResult
-	val, err := env.ExecuteActivity(f.acts.DeliverWebhook, activities.DeliverInput{EventID: ev.ID, Trigger: models.TriggerScheduled, MaxAttempts: 6})
+	val, err := f.run(f.acts.DeliverWebhook, activities.DeliverInput{EventID: ev.ID, Trigger: models.TriggerScheduled, MaxAttempts: 6})
 	if err == nil {
 		if derr := val.Get(&res); derr != nil {
 			t.Fatal(derr)
@@ -204,10 +200,7 @@ func TestRecordDeliveredWritesTheAttemptOnce(t *testing.T) {
 		StartedAt: time.Now().UTC().Truncate(time.Millisecond), DurationMS: 42, StatusCode: 200,
 	}}
 	for range 2 { // the second run: the first one's completion was lost
-		var suite testsuite.WorkflowTestSuite
-		env := suite.NewTestActivityEnvironment()
-		env.RegisterActivity(f.acts)
-		if _, err := env.ExecuteActivity(f.acts.RecordDelivered, in); err != nil {
+		if _, err := f.run(f.acts.RecordDelivered, in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,10 +218,7 @@ func TestRecordDeliveredWritesTheAttemptOnce(t *testing.T) {
 	}
 
 	// An event that is not there will not appear: the workflow's unlimited retries stop.
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(f.acts)
-	_, err := env.ExecuteActivity(f.acts.RecordDelivered, activities.RecordDeliveredInput{EventID: "9d0c1a52-0000-4000-8000-000000000000", Attempt: in.Attempt})
+	_, err := f.run(f.acts.RecordDelivered, activities.RecordDeliveredInput{EventID: "9d0c1a52-0000-4000-8000-000000000000", Attempt: in.Attempt})
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || !appErr.NonRetryable() {
 		t.Fatalf("record for a missing event: %v, want a non-retryable error", err)
@@ -252,10 +242,7 @@ func TestMarkDeliveryFailed(t *testing.T) {
 			if err := f.db.Store.SetEventStatus(context.Background(), f.db.Env, ev.ID, tt.from); err != nil {
 				t.Fatal(err)
 			}
-			var suite testsuite.WorkflowTestSuite
-			env := suite.NewTestActivityEnvironment()
-			env.RegisterActivity(f.acts)
-			if _, err := env.ExecuteActivity(f.acts.MarkDeliveryFailed, activities.MarkFailedInput{EventID: ev.ID}); err != nil {
+			if _, err := f.run(f.acts.MarkDeliveryFailed, activities.MarkFailedInput{EventID: ev.ID}); err != nil {
 				t.Fatal(err)
 			}
 			if st := f.db.Load(t, ev.ID).Status; st != tt.want {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -60,13 +61,18 @@ func (f *fixture) endpoint(t *testing.T, rawURL, method string, enabled bool) {
 	}
 }
 
-// deliver runs the activity once, as Temporal would, with maxAttempts in the input.
-func (f *fixture) deliver(t *testing.T, ev models.Event, maxAttempts int32) error {
-	t.Helper()
+// run runs one of f.acts' activities once, as Temporal would.
+func (f *fixture) run(activity, input any) (converter.EncodedValue, error) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts)
-	_, err := env.ExecuteActivity(f.acts.DeliverWebhook, activities.DeliverInput{EventID: ev.ID, Trigger: models.TriggerScheduled, MaxAttempts: maxAttempts})
+	return env.ExecuteActivity(activity, input)
+}
+
+// deliver runs the activity once, as Temporal would, with maxAttempts in the input.
+func (f *fixture) deliver(t *testing.T, ev models.Event, maxAttempts int32) error {
+	t.Helper()
+	_, err := f.run(f.acts.DeliverWebhook, activities.DeliverInput{EventID: ev.ID, Trigger: models.TriggerScheduled, MaxAttempts: maxAttempts})
 	return err
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/signing"
@@ -56,10 +55,7 @@ func newTwoEndpoints(t *testing.T) *twoEndpoints {
 
 // deliverOne runs one attempt of endpoint i's delivery, as Temporal would.
 func (f *twoEndpoints) deliverOne(i int) error {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(f.acts)
-	_, err := env.ExecuteActivity(f.acts.DeliverWebhook, activities.DeliverInput{
+	_, err := f.run(f.acts.DeliverWebhook, activities.DeliverInput{
 		EventID: f.ev.ID, DeliveryID: f.ds[f.eps[i].ID].ID, Trigger: models.TriggerScheduled, MaxAttempts: 3,
 	})
 	return err
@@ -168,10 +164,7 @@ func TestPendingDeliveries(t *testing.T) {
 	if err := f.deliverOne(0); err != nil {
 		t.Fatal(err)
 	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(f.acts)
-	val, err := env.ExecuteActivity(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
+	val, err := f.run(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
