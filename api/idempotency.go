@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -147,21 +146,9 @@ func keepAs[T, R any](c *gin.Context, status int, render func(T) R) {
 		if !ok {
 			return 0, nil, fmt.Errorf("idempotent answer: result is %T, want %T", result, r)
 		}
-		body, err := answerJSON(render(r))
+		body, err := marshalJSON(render(r)) // as render writes it: replays are the same bytes
 		return status, body, err
 	})
-}
-
-// answerJSON encodes a kept answer: JSON without HTML escaping (CONTRACT: messages carry
-// < and > as they are), no trailing newline.
-func answerJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode answer: %w", err)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // validIdempotencyKey: 1–255 printable ASCII characters (CONTRACT §14).
