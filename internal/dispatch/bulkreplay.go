@@ -85,23 +85,14 @@ func (r *ReplayJobs) Sweep(ctx context.Context) (int, error) {
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.
 func (r *ReplayJobs) RunSweeper(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		if r.Health == nil || r.Health.Reachable() {
-			n, err := r.Sweep(ctx)
-			switch {
-			case ctx.Err() != nil:
-			case err != nil:
-				r.log().Warn("replay job sweeper cannot start workflows; retrying every interval", "started", n, "err", err)
-			case n > 0:
-				r.log().Info("replay job sweeper started workflows", "started", n)
-			}
+	sweepEvery(ctx, every, r.Health, func() {
+		n, err := r.Sweep(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			r.log().Warn("replay job sweeper cannot start workflows; retrying every interval", "started", n, "err", err)
+		case n > 0:
+			r.log().Info("replay job sweeper started workflows", "started", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }

@@ -59,9 +59,9 @@ type Reachability interface {
 }
 
 // reachable is true unless a health monitor says Temporal is away.
-func (s *Starter) reachable() bool {
-	return s.Health == nil || s.Health.Reachable()
-}
+func (s *Starter) reachable() bool { return reachable(s.Health) }
+
+func reachable(h Reachability) bool { return h == nil || h.Reachable() }
 
 func (s *Starter) log() *slog.Logger {
 	if s.Log != nil {
@@ -254,28 +254,36 @@ func sweepBatches[T any](ctx context.Context, age time.Duration, list func(conte
 // Temporal is away it does not try; a streak of failed sweeps is logged when it starts
 // and when it ends, not at every tick.
 func (s *Starter) RunSweeper(ctx context.Context, every time.Duration) {
+	failing := false
+	sweepEvery(ctx, every, s.Health, func() {
+		n, err := s.Sweep(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && !failing:
+			failing = true
+			s.log().Warn("webhook sweeper cannot start deliveries; retrying every interval", "started", n, "every", every, "err", err)
+		case err != nil:
+			s.log().Debug("webhook sweeper", "started", n, "err", err)
+		default:
+			if failing {
+				failing = false
+				s.log().Info("webhook sweeper starts deliveries again")
+			}
+			if n > 0 {
+				s.log().Info("webhook sweeper started deliveries", "started", n)
+			}
+		}
+	})
+}
+
+// sweepEvery runs sweep at once, then every interval, until ctx ends; it skips a turn
+// while h says Temporal is away (nil h: never).
+func sweepEvery(ctx context.Context, every time.Duration, h Reachability, sweep func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	failing := false
 	for {
-		if s.reachable() {
-			n, err := s.Sweep(ctx)
-			switch {
-			case ctx.Err() != nil:
-			case err != nil && !failing:
-				failing = true
-				s.log().Warn("webhook sweeper cannot start deliveries; retrying every interval", "started", n, "every", every, "err", err)
-			case err != nil:
-				s.log().Debug("webhook sweeper", "started", n, "err", err)
-			default:
-				if failing {
-					failing = false
-					s.log().Info("webhook sweeper starts deliveries again")
-				}
-				if n > 0 {
-					s.log().Info("webhook sweeper started deliveries", "started", n)
-				}
-			}
+		if reachable(h) {
+			sweep()
 		}
 		select {
 		case <-ctx.Done():
