@@ -49,15 +49,28 @@ var summarySQL = func() string {
 // the event row (lockEvents) before they change a delivery, so that this statement,
 // begun after that lock, sees every committed delivery of the event (READ COMMITTED).
 func summarizeEvent(tx *gorm.DB, eventID string, now time.Time) error {
-	res := tx.Model(&models.Event{}).Where("id = ?", eventID).
+	return summarizeEvents(tx, now, eventID)
+}
+
+// summarizeEvents is summarizeEvent for several events, in one statement; every one of
+// them must exist.
+func summarizeEvents(tx *gorm.DB, now time.Time, eventIDs ...string) error {
+	if len(eventIDs) == 0 {
+		return nil
+	}
+	res := tx.Model(&models.Event{}).Where("id IN ?", eventIDs).
 		Updates(map[string]any{"status": gorm.Expr(summarySQL), "updated_at": now})
+	if res.Error == nil && res.RowsAffected == int64(len(eventIDs)) {
+		return nil
+	}
+	what := "event " + eventIDs[0]
+	if len(eventIDs) > 1 {
+		what = fmt.Sprintf("%d events", len(eventIDs))
+	}
 	if res.Error != nil {
-		return fmt.Errorf("summarize event %s: %w", eventID, res.Error)
+		return fmt.Errorf("summarize %s: %w", what, res.Error)
 	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
+	return fmt.Errorf("%s: %w", what, apperr.ErrNotFound)
 }
 
 // lockEvents locks event rows in id order (PostgreSQL; SQLite transactions are

@@ -273,10 +273,8 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 		}).Error; err != nil {
 			return fmt.Errorf("skip deliveries of %s: %w", id, err)
 		}
-		for _, eventID := range eventIDs {
-			if err := summarizeEvent(tx, eventID, now); err != nil {
-				return err
-			}
+		if err := summarizeEvents(tx, now, eventIDs...); err != nil {
+			return err
 		}
 		return keepAnswer(ctx, tx, ep)
 	})
