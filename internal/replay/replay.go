@@ -21,7 +21,7 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []models.Event)
 }
 
-// JobStarter starts a job's BulkReplay workflow (dispatch.Starter.StartReplayJob).
+// JobStarter starts a job's BulkReplay workflow (dispatch.ReplayJobs.StartReplayJob).
 type JobStarter interface {
 	StartReplayJob(ctx context.Context, j models.ReplayJob) error
 }
