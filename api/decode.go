@@ -36,9 +36,16 @@ func hasBody(r *http.Request) bool {
 	return n > 0
 }
 
+// ctxBody holds the body a middleware already read with readBody (idempotent).
+const ctxBody = "revops.body"
+
 // readBody checks content type (415) and size (413) and returns the raw body.
 // A request without a body yields nil.
 func readBody(c *gin.Context) ([]byte, error) {
+	if v, ok := c.Get(ctxBody); ok {
+		body, _ := v.([]byte)
+		return body, nil
+	}
 	r := c.Request
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return nil, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -41,7 +40,7 @@ func (s *Server) idempotent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.Request.Body = io.NopCloser(bytes.NewReader(body)) // the handler reads it again
+	c.Set(ctxBody, body) // read and checked once: the handler's readBody takes it from here
 	if len(values) > 1 || !validIdempotencyKey(values[0]) {
 		abort(c, http.StatusBadRequest, typeInvalidRequest, "parameter_invalid",
 			"Idempotency-Key must be one header of 1 to 255 printable ASCII characters.", headerIdempotencyKey)
