@@ -3,10 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"flag"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,11 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apiclient"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -93,20 +85,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	defer stopSweep()
 	go st.RunSweeper(sweepCtx, 200*time.Millisecond)
 
-	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(s.db.Store)
-	k, err := km.Create(ctx, s.db.Env.OrganizationID, s.db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: s.db.Store, Keys: km,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st,
-		Jobs: &dispatch.ReplayJobs{Client: c, Store: s.db.Store, Rate: 100}}))
-	t.Cleanup(srv.Close)
-	rapi := apiclient.New(srv.URL, k.Plain)
+	rapi := s.serveAPI(t, s.db.Env, st, 100)
 
 	var job map[string]any
 	if err := rapi.Do(ctx, "POST", "/v1/events/replay", map[string]any{"status": "failed"}, &job); err != nil {

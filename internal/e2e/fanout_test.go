@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -18,12 +14,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
 	"github.com/revops/revops/internal/catalog/catalogtest"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/replaycli"
 	"github.com/revops/revops/internal/signing"
@@ -52,23 +45,7 @@ func (s *stack) tenant(t *testing.T, name string, st *dispatch.Starter) *tenant 
 	if err != nil {
 		t.Fatal(err)
 	}
-	km := keys.NewManager(s.db.Store)
-	k, err := km.Create(ctx, org.ID, env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if st != nil { // nil: no dispatcher, the sweeper does it all
-		deps.Dispatch = st
-		deps.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: 1000}
-	}
-	srv := httptest.NewServer(api.New(deps))
-	t.Cleanup(srv.Close)
-	return &tenant{t: t, s: s, env: env, api: replayAPI{Client: apiclient.New(srv.URL, k.Plain), URL: srv.URL, Key: k.Plain}}
+	return &tenant{t: t, s: s, env: env, api: s.serveAPI(t, env, st, 1000)}
 }
 
 // hook is one endpoint of a tenant with its own receiver and secret.

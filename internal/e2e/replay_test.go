@@ -24,6 +24,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/replaycli"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -36,19 +37,30 @@ type replayAPI struct {
 
 func (s *stack) api(st *dispatch.Starter) replayAPI {
 	s.t.Helper()
+	return s.serveAPI(s.t, s.db.Env, st, 1000)
+}
+
+// serveAPI serves the real API over the stack's database until t ends, with a new secret
+// key of env. st dispatches and its replay jobs send rate deliveries a second; nil leaves
+// every start to the sweeper.
+func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate float64) replayAPI {
+	t.Helper()
 	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	km := keys.NewManager(s.db.Store)
-	k, err := km.Create(context.Background(), s.db.Env.OrganizationID, s.db.Env.Name, "secret")
+	k, err := km.Create(context.Background(), env.OrganizationID, env.Name, "secret")
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: s.db.Store, Keys: km,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Dispatch: st,
-		Jobs: &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: 1000}}))
-	s.t.Cleanup(srv.Close)
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if st != nil {
+		deps.Dispatch = st
+		deps.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
+	}
+	srv := httptest.NewServer(api.New(deps))
+	t.Cleanup(srv.Close)
 	return replayAPI{Client: apiclient.New(srv.URL, k.Plain), URL: srv.URL, Key: k.Plain}
 }
 
