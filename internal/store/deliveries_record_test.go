@@ -175,7 +175,7 @@ func TestRecordSeesWhatCommittedWhileItWaitedForTheEvent(t *testing.T) {
 		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[a.ID].ID, RunID: "r1",
 			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}, models.EventDelivered)
 	}()
-	waitForLockWaiter(t, raw)
+	waitForLockWaiters(t, raw, 1)
 	go func() {
 		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[c.ID].ID, RunID: "r1",
 			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}, models.EventRetrying)

@@ -5,10 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
-
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -153,12 +149,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	if err != nil || job.Matched != 4 {
 		t.Fatalf("job = %+v, %v", job, err)
 	}
-	raw, err := gorm.Open(postgres.Open(db.url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	raw := rawPostgres(t, db.url)
 	// Another transaction holds the third event's row: the page replays two deliveries,
 	// then waits on the third.
 	hold := raw.Begin()

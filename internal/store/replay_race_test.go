@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/models"
 )
@@ -19,12 +16,7 @@ import (
 // of putting the event back to pending for good (PostgreSQL, READ COMMITTED).
 func TestMarkReplayedAfterAConcurrentAttemptKeepsItsStatus(t *testing.T) {
 	db := bothDatabases(t, models.EnvSandbox)["postgres"]
-	raw, err := gorm.Open(postgres.Open(db.url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
+	raw := rawPostgres(t, db.url)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	ev := models.Event{ID: uuid.NewString(), OrganizationID: db.env.OrganizationID, EnvironmentID: db.env.ID,
@@ -47,7 +39,7 @@ func TestMarkReplayedAfterAConcurrentAttemptKeepsItsStatus(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- db.st.MarkReplayed(ctx, db.env, ev.ID, "webhook-"+ev.ID, "run-2", now) }()
-	waitForLockWaiter(t, raw)
+	waitForLockWaiters(t, raw, 1)
 	if err := tx.Commit().Error; err != nil {
 		t.Fatal(err)
 	}
@@ -60,25 +52,5 @@ func TestMarkReplayedAfterAConcurrentAttemptKeepsItsStatus(t *testing.T) {
 	}
 	if got.Status != models.EventDelivered || got.RunID != "run-2" {
 		t.Fatalf("event %s in run %s after the replay was marked, want delivered in run-2", got.Status, got.RunID)
-	}
-}
-
-// waitForLockWaiter waits until a session of this database waits for a row lock.
-func waitForLockWaiter(t *testing.T, raw *gorm.DB) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var n int64
-		err := raw.Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n).Error
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("MarkReplayed never waited for the event row")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
