@@ -126,7 +126,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil || res.Replayed != n || res.Matched != n {
 		t.Fatalf("run result %+v, %v", res, err)
 	}
-	hist := runHistory(t, c, wid)
+	hist := runHistory(t, c, wid, "")
 	retried := 0
 	for _, e := range hist.Events {
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
@@ -177,11 +177,11 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	}
 }
 
-// runHistory reads the whole history of a workflow's latest run.
-func runHistory(t *testing.T, c client.Client, workflowID string) *historypb.History {
+// runHistory reads the whole history of a workflow's run (runID "": its latest).
+func runHistory(t *testing.T, c client.Client, workflowID, runID string) *historypb.History {
 	t.Helper()
 	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {

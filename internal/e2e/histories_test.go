@@ -7,16 +7,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
@@ -142,27 +138,7 @@ func (s *stack) record(c client.Client, dir, name, workflowID, runID, wantStatus
 	if err != nil || ev.Status != wantStatus {
 		t.Fatalf("%s: event status %q (err %v), want %s", name, ev.Status, err, wantStatus)
 	}
-	hist := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatalf("%s: read history: %v", name, err)
-		}
-		hist.Events = append(hist.Events, e)
-	}
-	js, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if secretIn(js, s.secret) {
-		t.Fatalf("%s: the history holds a signing secret", name)
-	}
-	path := filepath.Join(dir, name+".json")
-	if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("recorded %s: %d events", path, len(hist.Events))
+	writeHistory(t, dir, name, runHistory(t, c, workflowID, runID), s.secret)
 }
 
 // secretIn tells whether the history JSON holds the secret or any signing secret, in
