@@ -72,10 +72,7 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 			p.URL = &u
 		}
 	}
-	if in.Method != nil && textcheck.LineOK(&fs, "method", *in.Method) {
-		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
-			fs.Invalid("method", "method must be POST or GET.")
-		}
+	if in.Method != nil && checkMethod(&fs, *in.Method) {
 		p.Method = in.Method
 	}
 	if d := in.Description; d != nil {

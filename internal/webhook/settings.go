@@ -55,16 +55,25 @@ func ValidateEndpoint(in EndpointInput) (store.EndpointSettings, error) {
 	if u, ok := checkURL(&fs, in.URL); ok {
 		set.URL = u
 	}
-	if in.Method != nil && textcheck.LineOK(&fs, "method", *in.Method) {
-		if *in.Method != http.MethodPost && *in.Method != http.MethodGet {
-			fs.Invalid("method", "method must be POST or GET.")
-		}
+	if in.Method != nil && checkMethod(&fs, *in.Method) {
 		set.Method = *in.Method
 	}
 	if in.Enabled != nil {
 		set.Enabled = *in.Enabled
 	}
 	return set, fs.Err()
+}
+
+// checkMethod records a fault unless m is POST or GET, and tells whether it is.
+func checkMethod(fs *apperr.Faults, m string) bool {
+	if !textcheck.LineOK(fs, "method", m) {
+		return false
+	}
+	if m != http.MethodPost && m != http.MethodGet {
+		fs.Invalid("method", "method must be POST or GET.")
+		return false
+	}
+	return true
 }
 
 // checkDestination is the save-time SSRF check.
