@@ -35,7 +35,7 @@ func text(raw []byte, p param, fs *apperr.Faults) (string, bool) {
 	content := raw[1 : len(raw)-1]
 	escaped := bytes.IndexByte(content, '\\') >= 0
 	if err := stringFault(content, escaped); err != nil {
-		fs.Add(p.String(), textcheck.Code, "%s %v.", p, err)
+		textcheck.AddFault(fs, p.String(), err)
 		return "", false
 	}
 	if !escaped { // fast path: nothing to unescape
@@ -62,7 +62,7 @@ func identifier(raw []byte, p param, fs *apperr.Faults) string {
 		return s
 	}
 	if err := textcheck.Line(s); err != nil {
-		fs.Add(p.String(), textcheck.Code, "%s %v.", p, err)
+		textcheck.AddFault(fs, p.String(), err)
 		return ""
 	}
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength {
