@@ -28,11 +28,6 @@ func withExtra(extra []any) []migration {
 	return list
 }
 
-// TestExec runs a statement for a test's setup.
-func (s *Store) TestExec(ctx context.Context, sql string, args ...any) error {
-	return s.db.WithContext(ctx).Exec(sql, args...).Error
-}
-
 // TestCount runs a counting query for a test.
 func (s *Store) TestCount(ctx context.Context, sql string, args ...any) (int64, error) {
 	var n int64

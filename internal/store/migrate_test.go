@@ -91,7 +91,7 @@ INSERT INTO retention_probe (k) VALUES (1), (1), (2)`, false)
 			if err := st.CheckSchemaWith(ctx, table, index); !errors.Is(err, store.ErrSchemaMismatch) || !strings.Contains(err.Error(), "[90002]") {
 				t.Fatalf("after the failed step: %v, want version 90002 missing", err)
 			}
-			if err := st.TestExec(ctx, "DELETE FROM retention_probe WHERE k = 1"); err != nil {
+			if err := st.ExecForTest(ctx, "DELETE FROM retention_probe WHERE k = 1"); err != nil {
 				t.Fatal(err)
 			}
 			applied, err := st.MigrateWith(ctx, table, index)
@@ -111,7 +111,7 @@ INSERT INTO retention_probe (k) VALUES (1), (1), (2)`, false)
 					t.Fatalf("valid index retention_probe_k: %d (%v), want 1", valid, err)
 				}
 			}
-			if err := st.TestExec(ctx, "INSERT INTO retention_probe (k) VALUES (2)"); err == nil {
+			if err := st.ExecForTest(ctx, "INSERT INTO retention_probe (k) VALUES (2)"); err == nil {
 				t.Error("a duplicate was accepted: the unique index is not in force")
 			}
 			// A third run has nothing to do.

@@ -20,7 +20,7 @@ func TestPurgeInBatches(t *testing.T) {
 			st, env := db.st, db.env
 			exec := func(sql string, args ...any) {
 				t.Helper()
-				if err := st.TestExec(ctx, sql, args...); err != nil {
+				if err := st.ExecForTest(ctx, sql, args...); err != nil {
 					t.Fatalf("%s: %v", sql, err)
 				}
 			}
