@@ -28,11 +28,7 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	d, _, err := h.endpointView(c)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
+	d := h.endpointPage(ep) // the rotated endpoint as saved: no need to load it again
 	d.Secret = ep.Secret
 	h.showEndpoint(c, http.StatusOK, d, fmt.Sprintf(
 		"New signing secret made. The previous one still signs until %s.", ep.PreviousUntil.UTC().Format("2006-01-02 15:04 UTC")), "")

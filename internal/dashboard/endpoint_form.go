@@ -150,11 +150,16 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 	if err != nil {
 		return endpointData{}, ep, err
 	}
+	return h.endpointPage(ep), ep, nil
+}
+
+// endpointPage prepares the page of a loaded endpoint.
+func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
 	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince}
 	if ep.PreviousUntil != nil && h.now().Before(*ep.PreviousUntil) {
 		d.PreviousUntil = ep.PreviousUntil
 	}
-	return d, ep, nil
+	return d
 }
 
 func (h *handler) newEndpoint(c *gin.Context) {
