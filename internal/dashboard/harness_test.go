@@ -135,11 +135,12 @@ func (c *client) csrf(path string) string {
 	return m[1]
 }
 
-// login signs in and returns the response to the login POST.
-func (c *client) login(email, password string) page {
+// login signs in, with extra headers (X-Forwarded-For), and returns the response to the
+// login POST.
+func (c *client) login(email, password string, hdr ...string) page {
 	c.t.Helper()
 	tok := c.csrf("/dashboard/login")
-	return c.post("/dashboard/login", url.Values{"csrf_token": {tok}, "email": {email}, "password": {password}})
+	return c.post("/dashboard/login", url.Values{"csrf_token": {tok}, "email": {email}, "password": {password}}, hdr...)
 }
 
 // mustLogin signs in and fails the test unless it worked.

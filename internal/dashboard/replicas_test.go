@@ -21,9 +21,7 @@ func replicas(t *testing.T, args ...string) (a, b *site) {
 
 // loginAs posts a login from a fresh browser with extra headers (X-Forwarded-For).
 func loginAs(s *site, email, password string, hdr ...string) page {
-	c := s.client()
-	tok := c.csrf("/dashboard/login")
-	return c.post("/dashboard/login", url.Values{"csrf_token": {tok}, "email": {email}, "password": {password}}, hdr...)
+	return s.client().login(email, password, hdr...)
 }
 
 // perClientLimit is the dashboard's per-client limit of login attempts a minute.
