@@ -51,27 +51,11 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 		}
 		_, _ = w.Write([]byte("ok: " + webhooktest.AckSentence))
 	})
-	caFile := caFileOf(t, receiver.Certificate())
-	s := prodlike.Start(t, prodlike.Options{
-		RetryInterval: 2 * time.Second,
-		Env: []string{
-			"REVOPS_WEBHOOK_CA_FILE=" + caFile,
-			"REVOPS_WEBHOOK_ALLOW_PRIVATE=true", // the receiver is on loopback
-			"REVOPS_RATE_LIMIT=1000",            // the limit is not under test
-			// 50 deliveries a second: pages of 50, the job lasts ~10 s, long enough to
-			// catch a page running.
-			"REVOPS_REPLAY_RATE=50",
-		},
-	})
+	// 50 deliveries a second: pages of 50, the job lasts ~10 s, long enough to catch a
+	// page running.
+	s, c, _, workers := startShape(t, receiver, "REVOPS_REPLAY_RATE=50")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	key := secretKey(t, s)
-	began := time.Now()
-	apis := []*prodlike.API{s.StartAPI("api-1"), s.StartAPI("api-2")}
-	workers := []*prodlike.Proc{s.StartWorker("worker-1"), s.StartWorker("worker-2")}
-	t.Logf("2 api + 2 worker processes ready in %s", since(began))
-	c := &apiClient{key: key, urls: []string{apis[0].URL, apis[1].URL},
-		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}}
 
 	// 500 failed deliveries: one attempt each against a receiver answering 500.
 	if _, err := c.change(ctx, "POST", "/v1/webhook_endpoints", map[string]any{

@@ -56,27 +56,9 @@ const (
 func TestProductionShapeSurvivesKillsAndRestarts(t *testing.T) {
 	prodlike.Require(t)
 	receiver := webhooktest.NewReceiver(t)
-	caFile := caFileOf(t, receiver.Certificate())
-	s := prodlike.Start(t, prodlike.Options{
-		RetryInterval: 2 * time.Second,
-		Env: []string{
-			"REVOPS_WEBHOOK_CA_FILE=" + caFile,
-			"REVOPS_WEBHOOK_ALLOW_PRIVATE=true", // the receiver is on loopback
-			"REVOPS_RATE_LIMIT=1000",            // 8 clients on one key: the limit is not under test
-		},
-	})
+	s, c, apis, workers := startShape(t, receiver)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-
-	key := secretKey(t, s)
-
-	began := time.Now()
-	apis := []*prodlike.API{s.StartAPI("api-1"), s.StartAPI("api-2")}
-	workers := []*prodlike.Proc{s.StartWorker("worker-1"), s.StartWorker("worker-2")}
-	t.Logf("2 api + 2 worker processes ready in %s", time.Since(began).Round(100*time.Millisecond))
-
-	c := &apiClient{key: key, urls: []string{apis[0].URL, apis[1].URL},
-		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}}
 	if _, err := c.change(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": receiver.URL + "/hooks", "method": "POST", "enabled": true}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +262,29 @@ func injectFaults(ctx context.Context, t *testing.T, s *prodlike.Stack, acked *a
 	}
 	t.Logf("%s, fault at %d changes: PostgreSQL crashed (immediate stop) and restarted in %s", since(began), acked.Load(), took.Round(100*time.Millisecond))
 	return nil
+}
+
+// startShape starts the production shape of the acceptance tests: the stack, whose
+// workers trust receiver, with env added to its settings; a secret sandbox key; two API
+// replicas and two workers; and a client of both replicas with that key.
+func startShape(t *testing.T, receiver *webhooktest.Receiver, env ...string) (*prodlike.Stack, *apiClient, []*prodlike.API, []*prodlike.Proc) {
+	t.Helper()
+	s := prodlike.Start(t, prodlike.Options{
+		RetryInterval: 2 * time.Second,
+		Env: append([]string{
+			"REVOPS_WEBHOOK_CA_FILE=" + caFileOf(t, receiver.Certificate()),
+			"REVOPS_WEBHOOK_ALLOW_PRIVATE=true", // the receiver is on loopback
+			"REVOPS_RATE_LIMIT=1000",            // 8 clients on one key: the limit is not under test
+		}, env...),
+	})
+	key := secretKey(t, s)
+	began := time.Now()
+	apis := []*prodlike.API{s.StartAPI("api-1"), s.StartAPI("api-2")}
+	workers := []*prodlike.Proc{s.StartWorker("worker-1"), s.StartWorker("worker-2")}
+	t.Logf("2 api + 2 worker processes ready in %s", since(began))
+	c := &apiClient{key: key, urls: []string{apis[0].URL, apis[1].URL},
+		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}}
+	return s, c, apis, workers
 }
 
 // apiClient sends changes to whichever API replica answers.
