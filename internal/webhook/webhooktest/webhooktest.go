@@ -41,14 +41,7 @@ func New(t testing.TB) *DB {
 	t.Helper()
 	ctx := context.Background()
 	url := testdb.URL(t)
-	st, err := store.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	st := testdb.Open(t, url)
 	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		t.Fatalf("open raw handle: %v", err)
