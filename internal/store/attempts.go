@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
@@ -50,9 +52,15 @@ func (s *Store) MarkDispatched(ctx context.Context, env Env, eventID, workflowID
 	if runID != "" {
 		set["run_id"] = runID
 	}
-	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(set)
+	return updateEvent(s.db.WithContext(ctx), env, eventID, set, "mark dispatched")
+}
+
+// updateEvent sets columns of one event of the environment (ErrNotFound: there is no
+// such event); doing names the change in the error.
+func updateEvent(db *gorm.DB, env Env, eventID string, set map[string]any, doing string) error {
+	res := scope(db.Model(&models.Event{}), env).Where("id = ?", eventID).Updates(set)
 	if res.Error != nil {
-		return fmt.Errorf("mark event %s dispatched: %w", eventID, res.Error)
+		return fmt.Errorf("%s event %s: %w", doing, eventID, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)

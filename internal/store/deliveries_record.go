@@ -131,15 +131,7 @@ func attemptDelivery(tx *gorm.DB, env Env, a *models.DeliveryAttempt) (models.We
 // setEventStatus writes an event's own status (SetEventStatus, and the single-endpoint
 // releases for events without deliveries).
 func setEventStatus(tx *gorm.DB, env Env, eventID, status string, now time.Time) error {
-	res := scope(tx.Model(&models.Event{}), env).Where("id = ?", eventID).
-		Updates(map[string]any{"status": status, "updated_at": now})
-	if res.Error != nil {
-		return fmt.Errorf("set status of event %s: %w", eventID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
+	return updateEvent(tx, env, eventID, map[string]any{"status": status, "updated_at": now}, "set status of")
 }
 
 // MarkDeliveryFailed ends a delivery failed if it is still under way (pending or

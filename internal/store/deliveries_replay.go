@@ -135,14 +135,7 @@ func (s *Store) MarkRedispatched(ctx context.Context, env Env, eventID string, s
 	if runID != "" {
 		set["run_id"] = runID
 	}
-	res := s.in(ctx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(set)
-	if res.Error != nil {
-		return fmt.Errorf("mark event %s redispatched: %w", eventID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
+	return updateEvent(s.db.WithContext(ctx), env, eventID, set, "mark redispatched")
 }
 
 // deliveryQuery is the environment's deliveries matching f: status and endpoint on the

@@ -7,7 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -119,18 +118,11 @@ func markReplayed(tx *gorm.DB, env Env, eventID, workflowID, runID string, at ti
 		}
 		status = gorm.Expr(summarySQL)
 	}
-	res := scope(tx, env).Model(&models.Event{}).Where("id = ?", eventID).Updates(map[string]any{
+	return updateEvent(tx, env, eventID, map[string]any{
 		"workflow_id":   workflowID,
 		"run_id":        runID,
 		"dispatched_at": gorm.Expr("COALESCE(dispatched_at, ?)", at),
 		"updated_at":    at,
 		"status":        status,
-	})
-	if res.Error != nil {
-		return fmt.Errorf("mark event %s replayed: %w", eventID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("event %s: %w", eventID, apperr.ErrNotFound)
-	}
-	return nil
+	}, "mark replayed")
 }
