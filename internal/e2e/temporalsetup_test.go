@@ -23,7 +23,6 @@ import (
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/temporalsetup"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/workflows"
@@ -86,14 +85,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	// The Schedule's action starts a Retention run that a worker completes: events older
 	// than the retention go with their attempts, a newer one stays.
 	url := testdb.URL(t)
-	st, err := store.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := testdb.Open(t, url)
 	db, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
 		t.Fatal(err)
