@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -104,16 +103,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	w2 := s.worker()
 	defer w2.Stop()
 
-	deadline := time.Now().Add(3 * time.Minute)
-	for job["status"] != "done" {
-		if time.Now().After(deadline) {
-			t.Fatalf("job not done: %v", job)
-		}
-		time.Sleep(100 * time.Millisecond)
-		if err := rapi.Do(ctx, "GET", "/v1/events/replay/"+url.PathEscape(id), nil, &job); err != nil {
-			t.Fatal(err)
-		}
-	}
+	job = waitJobDone(t, rapi, job, 3*time.Minute, 100*time.Millisecond)
 	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
 		t.Fatalf("finished job = %v", job)
 	}

@@ -190,20 +190,29 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	for job["status"] != "done" {
-		if time.Since(started) > 30*time.Second {
-			t.Fatalf("job not done: %v", job)
-		}
-		time.Sleep(50 * time.Millisecond)
-		if err := rapi.Do(ctx, "GET", "/v1/events/replay/"+url.PathEscape(job["id"].(string)), nil, &job); err != nil {
-			t.Fatal(err)
-		}
-	}
+	job = waitJobDone(t, rapi, job, 30*time.Second, 50*time.Millisecond)
 	t.Logf("bulk replay of %d events: job done in %v", n, time.Since(started))
 	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
 		t.Fatalf("job = %v", job)
 	}
 	s.waitStatus(evs, models.EventDelivered, 90*time.Second)
+}
+
+// waitJobDone polls a replay job, as POST /v1/events/replay answered it, every `every`
+// until it is done and returns it; a job not done within `within` fails the test.
+func waitJobDone(t *testing.T, rapi replayAPI, job map[string]any, within, every time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for job["status"] != "done" {
+		if time.Now().After(deadline) {
+			t.Fatalf("job not done: %v", job)
+		}
+		time.Sleep(every)
+		if err := rapi.Do(context.Background(), "GET", "/v1/events/replay/"+url.PathEscape(job["id"].(string)), nil, &job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return job
 }
 
 // waitListed waits until the visibility query lists want runs.
