@@ -113,10 +113,4 @@ func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, d
 	return args
 }
 
-var attemptSchema = sync.OnceValue(func() *schema.Schema {
-	sch, err := schema.Parse(&models.DeliveryAttempt{}, &sync.Map{}, schema.NamingStrategy{})
-	if err != nil {
-		panic(fmt.Sprintf("schema of the delivery attempt: %v", err))
-	}
-	return sch
-})
+var attemptSchema = sync.OnceValue(func() *schema.Schema { return modelSchema(&models.DeliveryAttempt{}) })

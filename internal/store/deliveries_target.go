@@ -70,15 +70,22 @@ WHERE d.id = ?`
 })
 
 // selectAs lists every column of model as alias.column AS prefix+column (GORM's default
-// naming, the store's). The models are fixed at build time: a failure is a bug.
+// naming, the store's).
 func selectAs(model any, alias, prefix string) string {
-	sch, err := schema.Parse(model, &sync.Map{}, schema.NamingStrategy{})
-	if err != nil {
-		panic(fmt.Sprintf("schema of %T: %v", model, err))
-	}
+	sch := modelSchema(model)
 	cols := make([]string, len(sch.DBNames))
 	for i, c := range sch.DBNames {
 		cols[i] = alias + "." + c + " AS " + prefix + c
 	}
 	return strings.Join(cols, ", ")
+}
+
+// modelSchema is GORM's schema of a model under the store's naming. The models are fixed
+// at build time: a failure is a bug.
+func modelSchema(model any) *schema.Schema {
+	sch, err := schema.Parse(model, &sync.Map{}, schema.NamingStrategy{})
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", model, err))
+	}
+	return sch
 }
