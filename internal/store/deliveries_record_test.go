@@ -104,7 +104,7 @@ func TestRecordDeliveryAttemptOfADelivery(t *testing.T) {
 			}
 
 			gone := uuid.NewString()
-			orphan := insertDelivery(t, db, gone, a.ID)
+			orphan := insertDelivery(t, db, gone, a.ID, models.EventPending)
 			missing := []models.DeliveryAttempt{
 				{EventID: ev.ID, DeliveryID: uuid.NewString()}, // no such delivery
 				{EventID: uuid.NewString(), DeliveryID: d.ID},  // the delivery of another event

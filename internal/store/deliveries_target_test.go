@@ -50,8 +50,8 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 				t.Fatal(err)
 			}
 			foreign := newEndpoint(t, seeded{st: db.st, env: sandbox}, "https://sandbox.example/h", nil, true)
-			foreignDelivery := insertDelivery(t, db, ev.ID, foreign.ID)
-			orphan := insertDelivery(t, db, uuid.NewString(), full.ID)
+			foreignDelivery := insertDelivery(t, db, ev.ID, foreign.ID, models.EventPending)
+			orphan := insertDelivery(t, db, uuid.NewString(), full.ID, models.EventPending)
 
 			cases := []struct {
 				name, id     string
@@ -96,13 +96,13 @@ func exec(t *testing.T, db seeded, sql string, args ...any) {
 
 // insertDelivery writes a delivery of eventID to endpointID as given, bypassing the
 // rules that would refuse it (a foreign endpoint, a missing event).
-func insertDelivery(t *testing.T, db seeded, eventID, endpointID string) string {
+func insertDelivery(t *testing.T, db seeded, eventID, endpointID, status string) string {
 	t.Helper()
 	id := uuid.NewString()
 	exec(t, db, `INSERT INTO webhook_deliveries (id, event_id, environment_id, endpoint_id, status,
 		retry_initial_interval_ms, retry_backoff_coefficient, retry_maximum_interval_ms, retry_maximum_attempts, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, 1000, 1.0, 1000, 1, ?, ?)`,
-		id, eventID, db.env.ID, endpointID, models.EventPending, time.Now().UTC(), time.Now().UTC())
+		id, eventID, db.env.ID, endpointID, status, time.Now().UTC(), time.Now().UTC())
 	return id
 }
 

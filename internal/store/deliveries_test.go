@@ -44,12 +44,7 @@ func TestSummarizeDeliveries(t *testing.T) {
 		for _, tc := range cases {
 			ev := newAccountEvent(t, db) // no endpoint yet: skipped, no delivery
 			for _, st := range tc.statuses {
-				if err := db.st.ExecForTest(ctx, `INSERT INTO webhook_deliveries (id, event_id, environment_id, endpoint_id, status,
-					retry_initial_interval_ms, retry_backoff_coefficient, retry_maximum_interval_ms, retry_maximum_attempts, created_at, updated_at)
-					VALUES (?, ?, ?, ?, ?, 1000, 1.0, 1000, 1, ?, ?)`,
-					uuid.NewString(), ev.ID, db.env.ID, uuid.NewString(), st, time.Now().UTC(), time.Now().UTC()); err != nil {
-					t.Fatal(err)
-				}
+				insertDelivery(t, db, ev.ID, uuid.NewString(), st)
 			}
 			if err := db.st.SummarizeEventForTest(ctx, ev.ID); err != nil {
 				t.Fatal(err)
