@@ -124,7 +124,7 @@ func (r response) errorCode(t *testing.T) string {
 // []byte is encoded as JSON; []byte is sent as is. JSON content type unless set in hdr.
 func (h *harness) do(method, path, key string, body any, hdr ...string) response {
 	h.t.Helper()
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
 		b, ok := body.([]byte)
 		if !ok {
@@ -133,11 +133,27 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 				h.t.Fatal(err)
 			}
 		}
-		rd = bytes.NewReader(b)
+		if raw = b; raw == nil {
+			raw = []byte{} // a body was given, even an empty one
+		}
+	}
+	r, err := h.send(method, path, key, raw, hdr...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+// send is do for goroutines: it reports instead of failing the test. A nil body sends
+// none.
+func (h *harness) send(method, path, key string, body []byte, hdr ...string) (response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequest(method, h.srv.URL+path, rd)
 	if err != nil {
-		h.t.Fatal(err)
+		return response{}, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -150,14 +166,11 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		h.t.Fatal(err)
+		return response{}, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return response{Status: res.StatusCode, Header: res.Header, Body: b}, err
 }
 
 // expectError checks status and error code.

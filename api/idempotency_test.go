@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,28 +20,6 @@ import (
 	"github.com/revops/revops/internal/fingerprint"
 	"github.com/revops/revops/internal/store"
 )
-
-// send is h.do for goroutines: it reports instead of failing the test.
-func (h *harness) send(method, path, key string, body []byte, hdr ...string) (response, error) {
-	req, err := http.NewRequest(method, h.srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return response{Status: res.StatusCode, Header: res.Header, Body: b}, err
-}
 
 // concurrently sends n identical requests with one Idempotency-Key at once and checks
 // CONTRACT §14: one request runs, every other one gets its answer replayed (they wait
