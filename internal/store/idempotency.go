@@ -185,8 +185,8 @@ func WithAnswer(ctx context.Context, a *Answer) context.Context {
 // answers, when the request has an owned Idempotency-Key. A non-2xx rendering is not
 // kept; a claim lost to a takeover fails the transaction.
 func keepAnswer(ctx context.Context, tx *gorm.DB, result any) error {
-	a, _ := ctx.Value(answerKey{}).(*Answer)
-	if a == nil || a.render == nil || a.kept {
+	a := pendingAnswer(ctx)
+	if a == nil {
 		return nil
 	}
 	status, body, err := a.render(result)
@@ -239,7 +239,13 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, a *Answer) error {
 }
 
 // answering tells whether the request has an owned key whose answer a write must keep.
-func answering(ctx context.Context) bool {
+func answering(ctx context.Context) bool { return pendingAnswer(ctx) != nil }
+
+// pendingAnswer is the request's owned key whose answer a write must keep (nil: none).
+func pendingAnswer(ctx context.Context) *Answer {
 	a, _ := ctx.Value(answerKey{}).(*Answer)
-	return a != nil && a.render != nil && !a.kept
+	if a == nil || a.render == nil || a.kept {
+		return nil
+	}
+	return a
 }
