@@ -11,10 +11,7 @@ import (
 // MigrateWithout applies every migration but the listed versions: a database as the
 // release before them left it.
 func (s *Store) MigrateWithout(ctx context.Context, skip ...int) ([]string, error) {
-	saved := migrations
-	defer func() { migrations = saved }()
-	migrations = slices.DeleteFunc(slices.Clone(saved), func(m migration) bool { return slices.Contains(skip, m.version) })
-	return s.Migrate(ctx)
+	return s.migrate(ctx, slices.DeleteFunc(slices.Clone(migrations), func(m migration) bool { return slices.Contains(skip, m.version) }))
 }
 
 // ExecForTest runs a statement of a test's setup.
