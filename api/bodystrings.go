@@ -45,7 +45,7 @@ func checkStrings(body []byte) error {
 			w.next(tok)
 			continue
 		}
-		reason := stringFault(s, span)
+		reason := stringFault(span)
 		if reason == nil {
 			w.next(tok)
 			continue
@@ -65,22 +65,12 @@ func checkStrings(body []byte) error {
 	return &apperr.ValidationError{Faults: fs}
 }
 
-// stringFault tells what is wrong with a decoded string s given its raw JSON text span.
-func stringFault(s string, span []byte) error {
-	switch {
-	case !utf8.Valid(span):
-		return textcheck.ErrInvalidUTF8
-	case strings.IndexByte(s, 0) >= 0:
-		return textcheck.ErrNUL
-	}
-	// A U+FFFD the client did not write (raw or as \ufffd) stands for a lone surrogate.
-	if n := strings.Count(s, "\uFFFD"); n > 0 {
-		written := bytes.Count(span, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(span), []byte(`\ufffd`))
-		if n > written {
-			return textcheck.ErrInvalidUTF8
-		}
-	}
-	return nil
+// stringFault tells what is wrong with the string token whose JSON text ends span (the
+// bytes before it are punctuation and whitespace, never a quote).
+func stringFault(span []byte) error {
+	lit := span[bytes.IndexByte(span, '"'):]
+	content := lit[1 : len(lit)-1]
+	return textcheck.JSONString(content, bytes.IndexByte(content, '\\') >= 0)
 }
 
 // hasSuspectEscape tells whether body holds a \u escape of NUL or of a surrogate half

@@ -93,3 +93,57 @@ func AddFault(fs *apperr.Faults, param string, err error) {
 	}
 	fs.Add(param, Code, "%s %v.", name, err)
 }
+
+// JSONString applies Text to the content of a JSON string literal (the bytes between its
+// quotes, well-formed JSON: escapes complete, no raw control bytes) as PostgreSQL reads
+// it: the bytes must be valid UTF-8 and no escape may be \u0000 or half of a surrogate
+// pair (jsonb refuses both; encoding/json would quietly turn a half into U+FFFD). escaped
+// tells whether content holds a backslash; without one there are no escapes to walk.
+func JSONString(content []byte, escaped bool) error {
+	if !utf8.Valid(content) {
+		return ErrInvalidUTF8
+	}
+	if !escaped {
+		return nil
+	}
+	for i := 0; i < len(content); i++ {
+		if content[i] != '\\' {
+			continue
+		}
+		if i++; content[i] != 'u' {
+			continue // a one-letter escape, \\ included: skipped whole
+		}
+		r := hex4(content[i+1:])
+		i += 4
+		switch {
+		case r == 0:
+			return ErrNUL
+		case r >= 0xdc00 && r <= 0xdfff:
+			return ErrInvalidUTF8 // a low half without its high half
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+6 >= len(content) || content[i+1] != '\\' || content[i+2] != 'u' {
+				return ErrInvalidUTF8
+			}
+			if lo := hex4(content[i+3:]); lo < 0xdc00 || lo > 0xdfff {
+				return ErrInvalidUTF8
+			}
+			i += 6
+		}
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits that follow \u in well-formed JSON.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		default:
+			c = c | 0x20 - 'a' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}

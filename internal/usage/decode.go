@@ -108,7 +108,7 @@ func (d *decoder) topMember(key []byte, escaped bool) bool {
 		}
 		d.metricsRaw = span{start, d.s.pos}
 	default:
-		d.unknown = append(d.unknown, unknownName{name, stringFault(key, escaped)})
+		d.unknown = append(d.unknown, unknownName{name, textcheck.JSONString(key, escaped)})
 		_, ok = d.s.value()
 	}
 	return ok
@@ -142,7 +142,7 @@ func (d *decoder) element(int) bool {
 			if name == "" {
 				name = string(key)
 			}
-			m.unknown = append(m.unknown, unknownName{name, stringFault(raw, escaped)})
+			m.unknown = append(m.unknown, unknownName{name, textcheck.JSONString(raw, escaped)})
 		}
 		return ok
 	})

@@ -34,7 +34,7 @@ func text(raw []byte, p param, fs *apperr.Faults) (string, bool) {
 	}
 	content := raw[1 : len(raw)-1]
 	escaped := bytes.IndexByte(content, '\\') >= 0
-	if err := stringFault(content, escaped); err != nil {
+	if err := textcheck.JSONString(content, escaped); err != nil {
 		textcheck.AddFault(fs, p.String(), err)
 		return "", false
 	}

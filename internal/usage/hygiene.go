@@ -3,7 +3,6 @@ package usage
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/revops/revops/internal/jsonnum"
 	"github.com/revops/revops/internal/textcheck"
@@ -12,59 +11,6 @@ import (
 // CONTRACT §15 inside the body: strings PostgreSQL can store, and numbers it does not
 // blow up when it prints them. Everything here reads the bytes as scanned; nothing is
 // decoded or written out to be checked.
-
-// stringFault applies textcheck.Text to the content of a JSON string (between its
-// quotes) as PostgreSQL reads it: the bytes must be valid UTF-8 and no escape may be
-// \u0000 or half of a surrogate pair (jsonb refuses both; encoding/json would quietly
-// turn a half into U+FFFD). A raw NUL cannot occur: the scanner refuses control bytes.
-func stringFault(content []byte, escaped bool) error {
-	if !utf8.Valid(content) {
-		return textcheck.ErrInvalidUTF8
-	}
-	if !escaped {
-		return nil
-	}
-	for i := 0; i < len(content); i++ {
-		if content[i] != '\\' {
-			continue
-		}
-		if i++; content[i] != 'u' {
-			continue // a one-letter escape, \\ included: skipped whole
-		}
-		r := hex4(content[i+1:])
-		i += 4
-		switch {
-		case r == 0:
-			return textcheck.ErrNUL
-		case r >= 0xdc00 && r <= 0xdfff:
-			return textcheck.ErrInvalidUTF8 // a low half without its high half
-		case r >= 0xd800 && r <= 0xdbff:
-			if i+6 >= len(content) || content[i+1] != '\\' || content[i+2] != 'u' {
-				return textcheck.ErrInvalidUTF8
-			}
-			if lo := hex4(content[i+3:]); lo < 0xdc00 || lo > 0xdfff {
-				return textcheck.ErrInvalidUTF8
-			}
-			i += 6
-		}
-	}
-	return nil
-}
-
-// hex4 reads the four hex digits the scanner checked after \u.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c <= '9':
-			c -= '0'
-		default:
-			c = c | 0x20 - 'a' + 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
 
 // metaFault is the first value of a metadata object that breaks CONTRACT §15.
 type metaFault struct {
@@ -145,7 +91,7 @@ func (w *metaWalk) value() bool {
 	case c == '{':
 		return w.s.object(func(key []byte, escaped bool) bool {
 			w.path = append(w.path, pathSeg{key: key, escaped: escaped, index: -1})
-			if err := stringFault(key, escaped); err != nil {
+			if err := textcheck.JSONString(key, escaped); err != nil {
 				return w.fail(true, err, 0)
 			}
 			ok := w.value()
@@ -161,7 +107,7 @@ func (w *metaWalk) value() bool {
 		})
 	case c == '"':
 		content, escaped, _ := w.s.str()
-		if err := stringFault(content, escaped); err != nil {
+		if err := textcheck.JSONString(content, escaped); err != nil {
 			return w.fail(false, err, 0)
 		}
 		return true

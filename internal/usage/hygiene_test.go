@@ -140,7 +140,7 @@ func TestRefusedNumbersAreNotWrittenOut(t *testing.T) {
 	}
 }
 
-// TestStringFaultMatchesReference: the escape walk of stringFault and the regular
+// TestStringFaultMatchesReference: the escape walk of textcheck.JSONString and the regular
 // expression of the reference agree on every short escape sequence that matters.
 func TestStringFaultMatchesReference(t *testing.T) {
 	atoms := []string{`\u0000`, `\ud800`, `\udbff`, `\udc00`, `\udfff`, `\u0041`, `\\`, `\n`, `a`, `\\u0000`, "\xff", "é", `\ud83d\ude00`}
@@ -148,7 +148,7 @@ func TestStringFaultMatchesReference(t *testing.T) {
 		for _, b := range atoms {
 			for _, c := range atoms {
 				content := a + b + c
-				got := stringFault([]byte(content), strings.Contains(content, `\`))
+				got := textcheck.JSONString([]byte(content), strings.Contains(content, `\`))
 				want := refStringFault([]byte(`"` + content + `"`))
 				if !errors.Is(got, want) || (got == nil) != (want == nil) {
 					t.Errorf("%q: stringFault %v, reference %v", content, got, want)
@@ -156,7 +156,7 @@ func TestStringFaultMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	if err := stringFault([]byte(`\u0000`), true); !errors.Is(err, textcheck.ErrNUL) {
+	if err := textcheck.JSONString([]byte(`\u0000`), true); !errors.Is(err, textcheck.ErrNUL) {
 		t.Fatalf("\\u0000: %v", err)
 	}
 }
