@@ -64,14 +64,13 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 				return fmt.Errorf("new deliveries of %s: %w", eventID, err)
 			}
 		}
-		if err := summarizeEvent(tx, eventID, now); err != nil {
-			return err
-		}
+		// The event's summary, and its mark for redispatch when a delivery goes again.
+		set := map[string]any{"status": gorm.Expr(summarySQL), "updated_at": now}
 		if len(chosen)+len(fresh) > 0 {
-			if err := scope(tx.Model(&models.Event{}), env).Where("id = ?", eventID).
-				Update("redispatch_at", now).Error; err != nil {
-				return fmt.Errorf("mark event %s for redispatch: %w", eventID, err)
-			}
+			set["redispatch_at"] = now
+		}
+		if err := updateEvent(tx, env, eventID, set, "summarize replayed"); err != nil {
+			return err
 		}
 		// No keepAnswer: the answer shows attempts and deliveries read after commit, and a
 		// bulk replay calls this once per event within one request.
