@@ -107,6 +107,18 @@ func bindJSON(c *gin.Context, dst any) error {
 	return decodeStrict(body, dst)
 }
 
+// bindOptionalJSON is bindJSON for a body that may be absent (dst left as it is).
+func bindOptionalJSON(c *gin.Context, dst any) error {
+	body, err := readBody(c)
+	if err != nil || body == nil {
+		return err
+	}
+	if err := checkBody(body); err != nil {
+		return err
+	}
+	return decodeStrict(body, dst)
+}
+
 // maxNesting is how deep objects and arrays may nest in a request body of the API's own
 // routes. Their bodies nest at most a few levels (deal → skus → item); the limit keeps
 // every walk over a body (strings, fields, decoding) linear in its size with a small

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gin-gonic/gin"
 )
 
 // hasBody decides by what the stream holds when no length was announced (chunked, or
@@ -27,6 +29,24 @@ func TestHasBodyWithoutLength(t *testing.T) {
 		rest, err := io.ReadAll(r.Body)
 		if err != nil || string(rest) != tt.body {
 			t.Errorf("body after hasBody = %q, %v; want %q", rest, err, tt.body)
+		}
+	}
+}
+
+// An optional body is absent when the stream holds nothing, whether or not a length was
+// announced (chunked, HTTP/2 without Content-Length); one that is there is decoded.
+func TestBindOptionalJSONWithoutLength(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{"", "unchanged"},
+		{`{"endpoint_id":"x"}`, "x"},
+	} {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest("POST", "/", io.NopCloser(strings.NewReader(tt.body)))
+		c.Request.ContentLength, c.Request.TransferEncoding = -1, []string{"chunked"}
+		c.Request.Header.Set("Content-Type", "application/json")
+		dst := replayOneRequest{EndpointID: "unchanged"}
+		if err := bindOptionalJSON(c, &dst); err != nil || dst.EndpointID != tt.want {
+			t.Errorf("body %q: %v, endpoint_id %q; want %q", tt.body, err, dst.EndpointID, tt.want)
 		}
 	}
 }

@@ -47,14 +47,6 @@ func (s *Server) replayEvent(c *gin.Context) {
 	s.renderEvent(c, http.StatusAccepted, env, e)
 }
 
-// bindOptionalJSON is bindJSON for a body that may be absent (dst left as it is).
-func bindOptionalJSON(c *gin.Context, dst any) error {
-	if c.Request.ContentLength == 0 {
-		return nil
-	}
-	return bindJSON(c, dst)
-}
-
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
 func checkEndpointID(fs *apperr.Faults, id string) {
 	if textcheck.LineOK(fs, "endpoint_id", id) && id != "" && !isID(id) {

@@ -83,13 +83,6 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 
 // bindNoParams accepts an action request with no body or an empty JSON object.
 func bindNoParams(c *gin.Context) error {
-	body, err := readBody(c)
-	if err != nil || body == nil {
-		return err
-	}
-	if err := checkBody(body); err != nil {
-		return err
-	}
 	var none struct{}
-	return decodeStrict(body, &none)
+	return bindOptionalJSON(c, &none)
 }
