@@ -84,7 +84,7 @@ func validateProperties(fs *apperr.Faults, f Field[map[string]any]) {
 		switch v := v.(type) {
 		case nil, bool:
 		case json.Number:
-			if n, err := jsonnum.TextLen(v); err != nil || n > jsonnum.MaxText {
+			if jsonnum.Check(v) != nil {
 				fs.Add(param, jsonnum.Code, "%s must be a finite number of at most %d characters written out in plain decimal.", param, jsonnum.MaxText)
 			}
 		case string:
