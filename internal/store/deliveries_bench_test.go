@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
@@ -38,10 +36,7 @@ func benchEvents(b *testing.B, n int) (*store.Store, store.Env, [][]models.Webho
 		b.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: fmt.Sprintf("https://%d.example/", i),
-			Method: "POST", Enabled: true, Secret: "whsec_" + uuid.NewString()}, time.Now().UTC()); err != nil {
-			b.Fatal(err)
-		}
+		newEndpoint(b, seeded{st: st, env: env}, fmt.Sprintf("https://%d.example/", i), nil, true)
 	}
 	return st, env, moreBenchEvents(b, st, env, n)
 }
@@ -52,14 +47,9 @@ func moreBenchEvents(b *testing.B, st *store.Store, env store.Env, n int) [][]mo
 	ctx := context.Background()
 	out := make([][]models.WebhookDelivery, n)
 	for i := range out {
-		_, evs, err := st.CreateAccount(ctx, env, models.Account{ID: uuid.NewString(), Name: "Globex", Status: "draft", Properties: "{}"},
-			func(a models.Account) []store.Emit {
-				return []store.Emit{{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a}}
-			})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if out[i], err = st.EventDeliveries(ctx, env, evs[0].ID); err != nil || len(out[i]) != 3 {
+		ev := newAccountEvent(b, seeded{st: st, env: env})
+		var err error
+		if out[i], err = st.EventDeliveries(ctx, env, ev.ID); err != nil || len(out[i]) != 3 {
 			b.Fatalf("deliveries %v %v", out[i], err)
 		}
 	}

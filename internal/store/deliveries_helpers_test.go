@@ -15,13 +15,13 @@ import (
 )
 
 // newEndpoint creates an endpoint subscribed to types (nil: ["*"]).
-func newEndpoint(t *testing.T, db seeded, url string, types []string, enabled bool) models.WebhookEndpoint {
+func newEndpoint(t testing.TB, db seeded, url string, types []string, enabled bool) models.WebhookEndpoint {
 	t.Helper()
 	return newEndpointAt(t, db, url, types, enabled, time.Now().UTC())
 }
 
 // newEndpointAt creates an endpoint as if at `at` (its enabled_at too).
-func newEndpointAt(t *testing.T, db seeded, url string, types []string, enabled bool, at time.Time) models.WebhookEndpoint {
+func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled bool, at time.Time) models.WebhookEndpoint {
 	t.Helper()
 	ep, err := db.st.CreateWebhookEndpoint(context.Background(), db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", EventTypes: types, Enabled: enabled, Secret: "whsec_" + uuid.NewString(),
@@ -33,7 +33,7 @@ func newEndpointAt(t *testing.T, db seeded, url string, types []string, enabled 
 }
 
 // newAccountEvent writes an account and its account-created event.
-func newAccountEvent(t *testing.T, db seeded) models.Event {
+func newAccountEvent(t testing.TB, db seeded) models.Event {
 	t.Helper()
 	id := uuid.NewString()
 	_, evs, err := db.st.CreateAccount(context.Background(), db.env,
