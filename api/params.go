@@ -44,15 +44,16 @@ func checkQuery(c *gin.Context) error {
 		}
 		k, v, _ := strings.Cut(pair, "=")
 		key, kerr := url.QueryUnescape(k)
+		keyOK := kerr == nil && textcheck.Line(key) == nil
 		param := key
-		if kerr != nil || textcheck.Line(key) != nil {
+		if !keyOK {
 			param = ""
 		}
 		val, verr := url.QueryUnescape(v)
 		switch {
 		case kerr != nil || verr != nil || strings.Contains(pair, ";"):
 			return queryInvalid(param, "The query parameter %s is not correctly %%-encoded.", quoted(param))
-		case textcheck.Line(key) != nil:
+		case !keyOK:
 			return queryInvalid("", "A query parameter name is not valid UTF-8 or holds control characters.")
 		}
 		if err := textcheck.Line(val); err != nil {
