@@ -24,6 +24,7 @@ import (
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
 
@@ -42,21 +43,10 @@ func setup(b *testing.B) *env {
 	ctx := context.Background()
 	url := testdb.URL(b)
 	st := testdb.Open(b, url)
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	km := keys.NewManager(st)
 	org, _, err := orgs.Create(ctx, st, "Bench", "bench@example.com")
 	if err != nil {
 		b.Fatal(err)
 	}
-	k, err := km.Create(ctx, org.ID, "sandbox", "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	b.Cleanup(srv.Close)
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		b.Fatal(err)
@@ -66,6 +56,24 @@ func setup(b *testing.B) *env {
 	if _, err := pool.Exec(ctx, `CREATE TABLE usage_events_copy (LIKE usage_events INCLUDING ALL)`); err != nil {
 		b.Fatal(err)
 	}
+	return serve(b, st, org.ID, url, pool)
+}
+
+// serve puts the API in front of st and gives a new secret sandbox key of org to the
+// benchmark's client.
+func serve(b *testing.B, st *store.Store, orgID, url string, pool *pgxpool.Pool) *env {
+	b.Helper()
+	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	km := keys.NewManager(st)
+	k, err := km.Create(context.Background(), orgID, "sandbox", "secret")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
 	b.Cleanup(tr.CloseIdleConnections)
 	return &env{url: url, srv: srv, key: k.Plain, client: &http.Client{Transport: tr}, pool: pool}

@@ -3,13 +3,10 @@ package usagebench
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -21,9 +18,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
@@ -162,20 +156,7 @@ func openScale(b *testing.B, name string) *env {
 	if orgID == "" {
 		orgID = load(b, st, pool)
 	}
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	k, err := km.Create(ctx, orgID, "sandbox", "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	b.Cleanup(srv.Close)
-	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
-	b.Cleanup(tr.CloseIdleConnections)
-	e := &env{url: dbURL, srv: srv, key: k.Plain, client: &http.Client{Transport: tr}, pool: pool}
+	e := serve(b, st, orgID, dbURL, pool)
 	if err := pool.QueryRow(ctx, `SELECT e.id FROM environments e WHERE e.organization_id = $1 AND e.name = 'sandbox'`, orgID).Scan(&e.envID); err != nil {
 		b.Fatal(err)
 	}
