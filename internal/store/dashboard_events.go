@@ -8,12 +8,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// DashboardEvents lists an environment's events for the dashboard's Deliveries page,
-// newest first, optionally only those of one status.
-func (s *Store) DashboardEvents(ctx context.Context, env Env, status string, page Page) ([]models.Event, bool, error) {
-	return s.Events(ctx, env, EventFilter{Status: status}, page)
-}
-
 // DashboardEvent loads one event of the environment.
 func (s *Store) DashboardEvent(ctx context.Context, env Env, id string) (models.Event, error) {
 	var e models.Event

@@ -9,15 +9,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// DeliveryDay counts the deliveries to one endpoint created on one UTC day that ended
-// delivered and failed (those still pending or retrying, and skipped ones, are not
-// counted: they have no outcome yet, or none to judge the endpoint by).
-type DeliveryDay struct {
-	Day       time.Time // midnight UTC
-	Delivered int
-	Failed    int
-}
-
 // EndpointDeliveryCount is one row of EndpointDeliveryDays' query.
 type EndpointDeliveryCount struct {
 	EndpointID string
