@@ -81,6 +81,26 @@ func Conflict(code, format string, args ...any) error {
 	return &ConflictError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// InvalidError is a request the caller must change, named by one code and, when one
+// parameter is at fault, by that parameter. Err is the owning package's error value
+// (store.ErrBadCursor, webhook.ErrURLNotAllowed…) so that callers can test it with
+// errors.Is; the edge chooses the status (400), never the package that returns it.
+type InvalidError struct {
+	Err     error
+	Code    string // parameter_invalid, invalid_json, url_not_allowed, too_many_endpoints…
+	Param   string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return e.Code + ": " + e.Message }
+
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// Invalid builds an *InvalidError around the package's error value err.
+func Invalid(err error, code, param, format string, args ...any) error {
+	return &InvalidError{Err: err, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
 // RequestError is any other client error with its own status and code (e.g. 400 url_not_allowed).
 type RequestError struct {
 	Status  int
