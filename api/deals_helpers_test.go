@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/revops/revops/internal/dispatch"
 	"net/http"
 	"regexp"
 	"strings"
@@ -22,7 +23,7 @@ import (
 type objRecorder struct {
 	mu     sync.Mutex
 	events []models.Event
-	queue  *api.DispatchQueue
+	queue  *dispatch.Queue
 }
 
 func (r *objRecorder) Dispatch(_ context.Context, events []models.Event) {
@@ -46,7 +47,7 @@ func (r *objRecorder) ids() []string {
 
 func withObjDispatcher(r *objRecorder) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
-		r.queue = api.NewDispatchQueue(r, nil)
+		r.queue = dispatch.NewQueue(r, nil)
 		d.Dispatch = r.queue
 	}
 }

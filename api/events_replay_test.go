@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/revops/revops/internal/dispatch"
 	"net/http"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // is tested in internal/e2e): it counts the events a replay hands over. The database
 // decides the replays (store.ReplayDeliveries).
 type fakeDispatcher struct {
-	q   *api.DispatchQueue // in front of it, as in production
+	q   *dispatch.Queue // in front of it, as in production
 	mu  sync.Mutex
 	got map[string]int
 }
@@ -40,7 +41,7 @@ func (f *fakeDispatcher) count(id string) int {
 func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		f.got = map[string]int{}
-		f.q = api.NewDispatchQueue(f, nil)
+		f.q = dispatch.NewQueue(f, nil)
 		d.Dispatch = f.q
 	}
 }

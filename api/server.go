@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/buildinfo"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dashboard"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
@@ -28,14 +29,6 @@ type Check struct {
 	Optional bool
 }
 
-// Dispatcher starts the delivery of events right after the change that made them has
-// committed. It logs its own failures: the sweeper starts whatever it could not. It may
-// block (it talks to Temporal): the API calls it through a DispatchQueue, never in the
-// request.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, events []models.Event)
-}
-
 // Deps is what the API needs; cmd wires it.
 type Deps struct {
 	Config config.Config
@@ -44,8 +37,9 @@ type Deps struct {
 	Log    *slog.Logger
 	Ready  []Check
 	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
-	// for the sweeper); wrapped in a DispatchQueue unless it is one.
-	Dispatch Dispatcher
+	// for the sweeper); wrapped in a dispatch.Queue unless it is one, so that a request
+	// never waits for Temporal.
+	Dispatch dispatch.Dispatcher
 	// Jobs starts bulk replay jobs' BulkReplay workflows right after they are recorded
 	// (nil: the worker's sweeper starts them).
 	Jobs replay.JobStarter
@@ -58,7 +52,7 @@ type Server struct {
 	keys     *keys.Manager
 	log      *slog.Logger
 	ready    []Check
-	dispatch Dispatcher
+	dispatch dispatch.Dispatcher
 	replay   *replay.Service
 }
 
@@ -68,8 +62,8 @@ func New(d Deps) http.Handler {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if _, queued := s.dispatch.(*DispatchQueue); s.dispatch != nil && !queued {
-		s.dispatch = NewDispatchQueue(s.dispatch, s.log)
+	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
+		s.dispatch = dispatch.NewQueue(s.dispatch, s.log)
 	}
 	// Replays are decided in the database and handed to the dispatcher, so every API
 	// process offers them (CONTRACT §13); bulk replays run as workflows (§16).

@@ -38,8 +38,8 @@ var _ StarterStore = (*store.Store)(nil)
 // sweepBatch is how many events one sweeper query takes.
 const sweepBatch = 100
 
-// Starter starts delivery workflows: right after a change commits (Dispatch, the API's
-// api.Dispatcher) and for whatever that missed (Sweep, run by the worker).
+// Starter starts delivery workflows: right after a change commits (Dispatch, a
+// Dispatcher) and for whatever that missed (Sweep, run by the worker).
 type Starter struct {
 	Client        client.Client
 	Store         StarterStore
@@ -79,7 +79,7 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // Dispatch starts the delivery of freshly committed events, and reaches the workflow of
 // replayed ones (Redispatch), in the caller: the API calls it off the request path
-// (api.DispatchQueue, which also detaches ctx from the request and cancels it at
+// (through a Queue, which also detaches ctx from the request and cancels it at
 // shutdown). It only logs failures and stops at the first one (Temporal is likely away,
 // and each start would wait StartTimeout): the sweeper does whatever it could not.
 func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {

@@ -11,15 +11,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
-
-// Dispatcher reaches the workflow of replayed events without waiting for it
-// (api.DispatchQueue in front of dispatch.Starter).
-type Dispatcher interface {
-	Dispatch(ctx context.Context, events []models.Event)
-}
 
 // JobStarter starts a job's BulkReplay workflow (dispatch.ReplayJobs.StartReplayJob).
 type JobStarter interface {
@@ -40,8 +35,10 @@ const startTimeout = 5 * time.Second
 
 // Service replays events.
 type Service struct {
-	Store    Store
-	Dispatch Dispatcher // nil: the sweeper reaches the workflows
+	Store Store
+	// Dispatch reaches the workflow of replayed events without waiting for it (a
+	// dispatch.Queue in front of dispatch.Starter); nil: the sweeper reaches them.
+	Dispatch dispatch.Dispatcher
 	// Jobs starts a new job's workflow right after it is recorded, off the request path
 	// (nil, or Temporal away: the worker's sweeper starts it).
 	Jobs JobStarter

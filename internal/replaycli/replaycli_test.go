@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/revops/revops/internal/dispatch"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -64,7 +65,7 @@ func (p *pagedJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error 
 type fixture struct {
 	url, key string
 	rp       *replayer
-	q        *api.DispatchQueue
+	q        *dispatch.Queue
 	failed   []string // failed account-created events
 	other    string   // an account-updated event, failed too
 	ok       string   // a delivered event
@@ -90,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	rp := &replayer{}
-	q := api.NewDispatchQueue(rp, nil)
+	q := dispatch.NewQueue(rp, nil)
 	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
 	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Jobs: jobs, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)

@@ -1,4 +1,4 @@
-package api
+package dispatch
 
 import (
 	"context"
@@ -10,7 +10,15 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// Bounds of a DispatchQueue. A batch is the events of one change. A start waits on
+// Dispatcher starts the delivery of events right after the change that made them has
+// committed, or reaches the workflow of replayed ones. It logs its own failures: the
+// sweeper starts whatever it could not. Starter is one (it may block: it talks to
+// Temporal); Queue is the one the API and the replay service use, which never blocks.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, events []models.Event)
+}
+
+// Bounds of a Queue. A batch is the events of one change. A start waits on
 // Temporal (and, with eager start, runs the first workflow task here), so starts run
 // side by side, as they did when each request made its own: up to dispatchWorkers at
 // once, goroutines that end when the queue is empty. The queue only fills when Temporal
@@ -20,12 +28,12 @@ const (
 	dispatchWorkers   = 32
 )
 
-// DispatchQueue keeps the start of workflows off the request path (CONTRACT §10: a
+// Queue keeps the start of workflows off the request path (CONTRACT §10: a
 // response never waits for Temporal): Dispatch queues the committed events and returns
 // at once; a few goroutines, started on demand and gone when the queue is empty, hand
 // them to the underlying Dispatcher. A full queue drops, counted and logged once per
 // streak: the events stay undispatched in the outbox and the sweeper starts them.
-type DispatchQueue struct {
+type Queue struct {
 	next  Dispatcher
 	log   *slog.Logger
 	items chan dispatchItem
@@ -46,19 +54,19 @@ type dispatchItem struct {
 	events []models.Event
 }
 
-// NewDispatchQueue queues for next; Close it at shutdown.
-func NewDispatchQueue(next Dispatcher, log *slog.Logger) *DispatchQueue {
+// NewQueue queues for next; Close it at shutdown.
+func NewQueue(next Dispatcher, log *slog.Logger) *Queue {
 	if log == nil {
 		log = slog.Default()
 	}
 	stop, cancel := context.WithCancel(context.Background())
-	q := &DispatchQueue{next: next, log: log, items: make(chan dispatchItem, dispatchQueueSize), stop: stop, cancel: cancel}
+	q := &Queue{next: next, log: log, items: make(chan dispatchItem, dispatchQueueSize), stop: stop, cancel: cancel}
 	q.emptied = sync.NewCond(&q.mu)
 	return q
 }
 
 // Dispatch queues the events and returns without waiting.
-func (q *DispatchQueue) Dispatch(ctx context.Context, events []models.Event) {
+func (q *Queue) Dispatch(ctx context.Context, events []models.Event) {
 	if len(events) == 0 {
 		return
 	}
@@ -84,7 +92,7 @@ func (q *DispatchQueue) Dispatch(ctx context.Context, events []models.Event) {
 	}
 }
 
-func (q *DispatchQueue) drop(n int, why string) {
+func (q *Queue) drop(n int, why string) {
 	metrics.DispatchDropped(n)
 	if !q.dropping.Swap(true) {
 		q.log.Warn("workflow starts left to the outbox sweeper", "reason", why, "events", n)
@@ -93,7 +101,7 @@ func (q *DispatchQueue) drop(n int, why string) {
 
 // work drains the queue and ends when it is empty (checked under the lock Dispatch
 // holds while it decides to start a worker, so no item is ever left without one).
-func (q *DispatchQueue) work() {
+func (q *Queue) work() {
 	defer q.wg.Done()
 	for {
 		q.mu.Lock()
@@ -117,7 +125,7 @@ func (q *DispatchQueue) work() {
 	}
 }
 
-func (q *DispatchQueue) dispatch(it dispatchItem) {
+func (q *Queue) dispatch(it dispatchItem) {
 	ctx, cancel := context.WithCancel(it.ctx)
 	defer cancel()
 	defer context.AfterFunc(q.stop, cancel)()
@@ -127,7 +135,7 @@ func (q *DispatchQueue) dispatch(it dispatchItem) {
 // Close stops accepting events and waits until the queued ones are handed over or ctx
 // ends; then it cancels the starts still in flight, drops what is left (the sweeper of
 // the next process starts it) and waits for its goroutines.
-func (q *DispatchQueue) Close(ctx context.Context) {
+func (q *Queue) Close(ctx context.Context) {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
@@ -145,7 +153,7 @@ func (q *DispatchQueue) Close(ctx context.Context) {
 }
 
 // Idle waits until every batch queued so far has been handed over (tests).
-func (q *DispatchQueue) Idle() {
+func (q *Queue) Idle() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.running > 0 {
