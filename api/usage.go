@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/metrics"
@@ -23,16 +22,6 @@ func (s *Server) usageRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/usage/summary", s.usageSummary)
 }
 
-type usageBatchResponse struct {
-	Object          string `json:"object"`
-	TransactionID   string `json:"transaction_id"`
-	Mode            string `json:"mode"`
-	Environment     string `json:"environment"`
-	MetricsAccepted int    `json:"metrics_accepted"`
-	ReceivedAt      string `json:"received_at"`
-	Duplicate       bool   `json:"duplicate"`
-}
-
 func (s *Server) ingestUsage(c *gin.Context) {
 	body, err := readBody(c)
 	if err == nil && body == nil {
@@ -42,21 +31,10 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	// Microseconds: what PostgreSQL keeps, so the response and the stored rows agree.
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	b, err := usage.Decode(body, now)
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	env := principal(c).Env
-	w, err := toUsageWrite(&b, env, now)
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	keepAs(c, http.StatusCreated, func(r store.UsageResult) json.RawMessage { return json.RawMessage(r.Batch.Response) })
-	res, err := s.store.IngestUsage(c.Request.Context(), env, w)
+	// Microseconds: what PostgreSQL keeps, so the response and the stored rows agree.
+	res, err := usage.Ingest(c.Request.Context(), s.store, env, body, time.Now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		fail(c, err)
 		return
@@ -66,7 +44,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		c.Data(http.StatusCreated, "application/json; charset=utf-8", []byte(res.Batch.Response))
 		return
 	}
-	var replay usageBatchResponse
+	var replay usage.Receipt
 	if err := json.Unmarshal([]byte(res.Batch.Response), &replay); err != nil {
 		fail(c, err)
 		return
@@ -74,39 +52,6 @@ func (s *Server) ingestUsage(c *gin.Context) {
 	replay.Duplicate = true
 	c.Header("Idempotent-Replayed", "true")
 	render(c, http.StatusOK, replay)
-}
-
-// toUsageWrite converts a valid batch into the rows the store writes.
-func toUsageWrite(b *usage.Batch, env store.Env, now time.Time) (store.UsageWrite, error) {
-	resp, err := marshalJSON(usageBatchResponse{
-		Object: "usage_event_batch", TransactionID: b.TransactionID, Mode: b.Mode, Environment: env.Name,
-		MetricsAccepted: len(b.Metrics), ReceivedAt: now.Format(time.RFC3339Nano),
-	})
-	if err != nil {
-		return store.UsageWrite{}, err
-	}
-	w := store.UsageWrite{
-		Batch: models.UsageBatch{TransactionID: b.TransactionID, Mode: b.Mode, BodyHash: b.Hash(),
-			Response: string(resp), MetricsCount: len(b.Metrics), ReceivedAt: now},
-		Events: make([]models.UsageEvent, len(b.Metrics)),
-	}
-	for i := range b.Metrics {
-		m := &b.Metrics[i]
-		id, err := uuid.NewV7()
-		if err != nil {
-			return store.UsageWrite{}, err
-		}
-		w.Events[i] = models.UsageEvent{ID: id.String(), AccountID: m.AccountID, Product: m.Product,
-			MetricName: m.MetricName, MetricValue: m.Value.String(), MetricResolution: m.Resolution,
-			Metadata: string(m.Metadata), Timestamp: m.Timestamp}
-	}
-	rollups := usage.Rollups(*b)
-	w.Rollups = make([]models.UsageRollup, len(rollups))
-	for i, r := range rollups {
-		w.Rollups[i] = models.UsageRollup{AccountID: r.AccountID, Product: r.Product, MetricName: r.MetricName,
-			Resolution: r.Resolution, PeriodStart: r.PeriodStart, Value: r.Value.String()}
-	}
-	return w, nil
 }
 
 type usageEventResponse struct {
@@ -146,7 +91,7 @@ func (s *Server) listUsageEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, more, err := s.store.UsageEvents(c.Request.Context(), principal(c).Env, f, page)
+	rows, more, err := usage.Events(c.Request.Context(), s.store, principal(c).Env, f, page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -193,7 +138,7 @@ func (s *Server) usageSummary(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, more, err := s.store.UsageSummary(c.Request.Context(), principal(c).Env, f)
+	rows, more, err := usage.Summary(c.Request.Context(), s.store, principal(c).Env, f)
 	if err != nil {
 		fail(c, err)
 		return
