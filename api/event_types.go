@@ -18,12 +18,12 @@ type eventTypeObject struct {
 }
 
 func (s *Server) eventTypeRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/event_types", listEventTypes)
+	v1.GET("/event_types", s.listEventTypes)
 }
 
 // listEventTypes serves the whole catalog in one page: it is short and the same in
 // every environment.
-func listEventTypes(c *gin.Context) {
+func (s *Server) listEventTypes(c *gin.Context) {
 	if err := checkQuery(c); err != nil {
 		fail(c, err)
 		return
