@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
@@ -36,7 +37,7 @@ type usageBatchResponse struct {
 func (s *Server) ingestUsage(c *gin.Context) {
 	body, err := readBody(c)
 	if err == nil && body == nil {
-		err = apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+		err = httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
 	if err != nil {
 		fail(c, err)
