@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/accounts"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
@@ -115,5 +116,5 @@ func oneOf(param, v string, allowed ...string) error {
 			return nil
 		}
 	}
-	return apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, param, "%s %q is not one of %v.", param, v, allowed)
+	return httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, param, "%s %q is not one of %v.", param, v, allowed)
 }

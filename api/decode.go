@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 )
 
@@ -71,7 +72,7 @@ func readBody(c *gin.Context) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, tooLarge()
 		}
-		return nil, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "Could not read the request body.")
+		return nil, httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "Could not read the request body.")
 	}
 	return body, nil
 }
@@ -80,14 +81,14 @@ func readBody(c *gin.Context) ([]byte, error) {
 func checkContentType(r *http.Request) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return apperr.Request(http.StatusUnsupportedMediaType, "unsupported_media_type", "",
+		return httperr.Request(http.StatusUnsupportedMediaType, "unsupported_media_type", "",
 			"Send JSON bodies with 'Content-Type: application/json'.")
 	}
 	return nil
 }
 
 func tooLarge() error {
-	return apperr.Request(http.StatusRequestEntityTooLarge, "request_too_large", "",
+	return httperr.Request(http.StatusRequestEntityTooLarge, "request_too_large", "",
 		"Request bodies are limited to 1 MiB.")
 }
 
@@ -99,7 +100,7 @@ func bindJSON(c *gin.Context, dst any) error {
 		return err
 	}
 	if body == nil {
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
 	if err := checkBody(body); err != nil {
 		return err
@@ -134,7 +135,7 @@ func checkBody(body []byte) error {
 	if string(bytes.TrimSpace(body)) == "null" {
 		// Decoding null into a struct leaves it untouched: an action would run as if
 		// the body were {}.
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
 	return checkStrings(body)
 }
@@ -153,7 +154,7 @@ func checkNesting(body []byte) error {
 		case inString:
 		case c == '{' || c == '[':
 			if depth++; depth > maxNesting {
-				return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "",
+				return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "",
 					"The body is nested too deeply: at most %d levels of objects and arrays.", maxNesting)
 			}
 		case c == '}' || c == ']':
@@ -172,10 +173,10 @@ func decodeStrict(body []byte, dst any) error {
 		return jsonError(err, body)
 	}
 	if dec.More() {
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body holds more than one JSON value.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body holds more than one JSON value.")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "Unexpected data after the JSON value.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "Unexpected data after the JSON value.")
 	}
 	return nil
 }
@@ -187,11 +188,11 @@ func jsonError(err error, body []byte) error {
 	)
 	switch {
 	case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
 	case errors.As(err, &typ):
 		param := typ.Field
 		if param == "" {
-			return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+			return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 		}
 		if at := paramAt(body, param, typ.Value); at != "" {
 			param = at // with the array indexes the decoder's Field leaves out
@@ -203,7 +204,7 @@ func jsonError(err error, body []byte) error {
 		return &apperr.ValidationError{Faults: []apperr.Fault{{Param: name, Code: apperr.CodeUnknownParameter,
 			Message: fmt.Sprintf("Unknown parameter %s.", name)}}}
 	default:
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON: %v", err)
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON: %v", err)
 	}
 }
 

@@ -1,23 +1,22 @@
 package api
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/keys"
 )
 
-// Error types of CONTRACT §4.
+// Error types of CONTRACT §4, as the API's handlers name them in abort.
 const (
-	typeAuthentication = "authentication_error"
-	typePermission     = "permission_error"
-	typeInvalidRequest = "invalid_request_error"
-	typeRateLimit      = "rate_limit_error"
-	typeAPI            = "api_error"
+	typeAuthentication = httperr.TypeAuthentication
+	typePermission     = httperr.TypePermission
+	typeInvalidRequest = httperr.TypeInvalidRequest
+	typeRateLimit      = httperr.TypeRateLimit
+	typeAPI            = httperr.TypeAPI
 )
 
 type errorBody struct {
@@ -40,61 +39,19 @@ func abort(c *gin.Context, status int, typ, code, message, param string) {
 	}})
 }
 
-func typeFor(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return typeAuthentication
-	case http.StatusForbidden:
-		return typePermission
-	case http.StatusTooManyRequests:
-		return typeRateLimit
-	}
-	if status >= 500 {
-		return typeAPI
-	}
-	return typeInvalidRequest
-}
-
-// fail is the one place that maps domain errors to responses.
+// fail answers err with its CONTRACT §4 envelope; httperr.Of, shared with the dashboard,
+// chooses the status and the words.
 func fail(c *gin.Context, err error) {
-	var (
-		verr *apperr.ValidationError
-		cerr *apperr.ConflictError
-		rerr *apperr.RequestError
-	)
+	p := httperr.Of(err)
 	switch {
-	case errors.As(err, &verr):
-		first := verr.Faults[0]
-		abortJSON(c, http.StatusBadRequest, errorBody{Error: errorDetail{
-			Type: typeInvalidRequest, Code: first.Code, Message: first.Message, Param: first.Param,
-			RequestID: requestID(c), Errors: verr.Faults,
-		}})
-	case errors.As(err, &cerr):
-		abort(c, http.StatusConflict, typeInvalidRequest, cerr.Code, cerr.Message, "")
-	case errors.As(err, &rerr):
-		abort(c, rerr.Status, typeFor(rerr.Status), rerr.Code, rerr.Message, rerr.Param)
-	case errors.Is(err, apperr.ErrNotFound):
-		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "No such object.", "")
-	case errors.Is(err, keys.ErrMissing), errors.Is(err, keys.ErrInvalid), errors.Is(err, keys.ErrExpired):
-		unauthorized(c, err)
-	default:
+	case p.Status == http.StatusUnauthorized:
+		c.Header("WWW-Authenticate", `Bearer realm="revops"`)
+	case p.Status >= http.StatusInternalServerError:
 		logger(c).Error("request failed", "request_id", requestID(c), "err", err)
-		abort(c, http.StatusInternalServerError, typeAPI, "internal_error", "An internal error occurred. Retry later; quote the request id if it persists.", "")
 	}
-}
-
-func unauthorized(c *gin.Context, err error) {
-	c.Header("WWW-Authenticate", `Bearer realm="revops"`)
-	switch {
-	case errors.Is(err, keys.ErrMissing):
-		abort(c, http.StatusUnauthorized, typeAuthentication, "missing_api_key",
-			"No API key provided. Send it as 'Authorization: Bearer <API_KEY>'.", "")
-	case errors.Is(err, keys.ErrExpired):
-		abort(c, http.StatusUnauthorized, typeAuthentication, "api_key_expired",
-			"This API key has expired after being rolled. Use its replacement.", "")
-	default:
-		abort(c, http.StatusUnauthorized, typeAuthentication, "invalid_api_key", "Invalid API key provided.", "")
-	}
+	abortJSON(c, p.Status, errorBody{Error: errorDetail{
+		Type: p.Type, Code: p.Code, Message: p.Message, Param: p.Param, RequestID: requestID(c), Errors: p.Faults,
+	}})
 }
 
 func logger(c *gin.Context) *slog.Logger {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 )
 
@@ -61,7 +62,7 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 		return err
 	}
 	if body == nil {
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
 	if err := checkBody(body); err != nil {
 		return err
@@ -71,7 +72,7 @@ func bindObject(c *gin.Context, rules fieldRules, dst any) error {
 		return err
 	}
 	if raw == nil {
-		return apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
 	var fs apperr.Faults
 	rules.check(&fs, "", raw)

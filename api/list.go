@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 )
@@ -39,7 +40,7 @@ func pageParams(c *gin.Context) (store.Page, error) {
 	if v, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return p, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "limit", "limit must be an integer from 1 to 100.")
+			return p, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "limit", "limit must be an integer from 1 to 100.")
 		}
 		p.Limit = n
 	}

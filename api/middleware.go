@@ -96,7 +96,7 @@ func authenticate(km *keys.Manager) gin.HandlerFunc {
 		h := c.GetHeader("Authorization")
 		scheme, token, _ := strings.Cut(h, " ")
 		if h == "" || !strings.EqualFold(scheme, "Bearer") {
-			unauthorized(c, keys.ErrMissing)
+			fail(c, keys.ErrMissing)
 			return
 		}
 		p, err := km.Authenticate(c.Request.Context(), strings.TrimSpace(token))

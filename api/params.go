@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/textcheck"
 )
@@ -73,7 +74,7 @@ func idQuery(c *gin.Context, name string) (string, error) {
 }
 
 func queryInvalid(param, format string, args ...any) error {
-	return apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, param, format, args...)
+	return httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, param, format, args...)
 }
 
 // quoted names a parameter in a message, or says "a query parameter" when it has no

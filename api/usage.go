@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/store"
@@ -25,7 +26,7 @@ func (s *Server) usageRoutes(v1 *gin.RouterGroup) {
 func (s *Server) ingestUsage(c *gin.Context) {
 	body, err := readBody(c)
 	if err == nil && body == nil {
-		err = apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+		err = httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
 	if err != nil {
 		fail(c, err)

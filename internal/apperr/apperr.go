@@ -1,5 +1,6 @@
 // Package apperr holds the domain errors every layer shares. Business code returns them
-// (wrapped with %w); the API maps them to the CONTRACT §4 envelope in one place.
+// (wrapped with %w) and chooses no HTTP status: the edge maps them to a status and the
+// CONTRACT §4 envelope in one place (api/httperr), for the API and the dashboard alike.
 package apperr
 
 import (
@@ -101,7 +102,10 @@ func Invalid(err error, code, param, format string, args ...any) error {
 	return &InvalidError{Err: err, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// RequestError is any other client error with its own status and code (e.g. 400 url_not_allowed).
+// RequestError is a client error with its own status and code. It is on its way out: a
+// status is the edge's to choose (api/httperr.Request there; below it, an InvalidError
+// around the package's value). Only internal/webhook/settings.go and
+// internal/store/webhooks.go still build one, until their errors become values.
 type RequestError struct {
 	Status  int
 	Code    string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/models"
@@ -89,7 +90,7 @@ func (h *handler) showKeys(c *gin.Context, status int, created *keys.Created, no
 func (h *handler) createKey(c *gin.Context) {
 	typ := c.PostForm("type")
 	if typ != models.KeyPublic && typ != models.KeySecret {
-		h.fail(c, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "type", "Choose a public or a secret key."))
+		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "type", "Choose a public or a secret key."))
 		return
 	}
 	v := currentViewer(c)
@@ -109,7 +110,7 @@ func (h *handler) rollKey(c *gin.Context) {
 		}
 	}
 	if expiresIn < 0 {
-		h.fail(c, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "expires_in", "Choose when the old key stops working."))
+		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "expires_in", "Choose when the old key stops working."))
 		return
 	}
 	v := currentViewer(c)

@@ -5,7 +5,6 @@ package dashboard
 
 import (
 	"bytes"
-	"errors"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/store"
@@ -160,26 +159,18 @@ func (h *handler) render(c *gin.Context, status int, page string, v view) {
 	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
 }
 
-// fail shows an error page for err: client mistakes with their message, the rest as a
-// generic fault with the details in the log only.
+// fail shows an error page for err, with the status the API gives it (httperr.Of): client
+// mistakes with their message, a missing object and any other fault in the page's own
+// words, the details of a fault in the log only.
 func (h *handler) fail(c *gin.Context, err error) {
-	var (
-		verr *apperr.ValidationError
-		cerr *apperr.ConflictError
-		rerr *apperr.RequestError
-	)
-	status, msg := http.StatusInternalServerError, "Something went wrong. Try again; if it persists, check the server log."
-	switch {
-	case errors.Is(err, apperr.ErrNotFound):
-		status, msg = http.StatusNotFound, "This object does not exist in this environment."
-	case errors.As(err, &verr):
-		status, msg = http.StatusBadRequest, verr.Faults[0].Message
-	case errors.As(err, &cerr):
-		status, msg = http.StatusConflict, cerr.Message
-	case errors.As(err, &rerr):
-		status, msg = rerr.Status, rerr.Message
-	default:
+	p := httperr.Of(err)
+	msg := p.Message
+	switch p.Code {
+	case httperr.CodeNotFound:
+		msg = "This object does not exist in this environment."
+	case httperr.CodeInternal:
+		msg = "Something went wrong. Try again; if it persists, check the server log."
 		h.log.Error("dashboard request failed", "path", c.Request.URL.Path, "err", err)
 	}
-	h.render(c, status, "error", view{Title: http.StatusText(status), Error: msg})
+	h.render(c, p.Status, "error", view{Title: http.StatusText(p.Status), Error: msg})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -314,7 +315,7 @@ func (h *handler) replayFailed(c *gin.Context) {
 		return
 	}
 	if n == 0 {
-		h.fail(c, apperr.Request(http.StatusConflict, "nothing_to_replay", "", "No failed events to replay in this environment."))
+		h.fail(c, httperr.Request(http.StatusConflict, "nothing_to_replay", "", "No failed events to replay in this environment."))
 		return
 	}
 	c.Redirect(http.StatusSeeOther, fmt.Sprintf("/dashboard/deliveries?replayed=%d", n))

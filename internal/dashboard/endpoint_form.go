@@ -262,7 +262,8 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 func fieldErrors(err error) map[string]string {
 	var (
 		verr *apperr.ValidationError
-		rerr *apperr.RequestError
+		ierr *apperr.InvalidError
+		rerr *apperr.RequestError // until internal/webhook returns url_not_allowed as an InvalidError
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -273,6 +274,8 @@ func fieldErrors(err error) map[string]string {
 			}
 		}
 		return m
+	case errors.As(err, &ierr) && ierr.Param != "":
+		return map[string]string{ierr.Param: ierr.Message}
 	case errors.As(err, &rerr) && rerr.Param != "":
 		return map[string]string{rerr.Param: rerr.Message}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -243,7 +244,7 @@ func (h *handler) logout(c *gin.Context) {
 func (h *handler) switchEnvironment(c *gin.Context) {
 	env := c.PostForm("environment")
 	if env != models.EnvLive && env != models.EnvSandbox {
-		h.fail(c, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "environment", "Choose live or sandbox."))
+		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "environment", "Choose live or sandbox."))
 		return
 	}
 	if err := h.store.SetSessionEnvironment(c.Request.Context(), currentViewer(c).SessionID, env); err != nil {

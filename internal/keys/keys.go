@@ -27,6 +27,9 @@ var (
 	ErrExpired = errors.New("api_key_expired")
 )
 
+// ErrNegativeExpiry is a roll asked to end the old key before now.
+var ErrNegativeExpiry = errors.New("negative expiry of a rolled key")
+
 // Principal is who a request acts as.
 type Principal struct {
 	KeyID  string
@@ -99,7 +102,7 @@ func (m *Manager) List(ctx context.Context, orgID, env string) ([]models.APIKey,
 // Roll issues a replacement for a key; the old one keeps working for expiresIn.
 func (m *Manager) Roll(ctx context.Context, orgID, id string, expiresIn time.Duration) (Created, error) {
 	if expiresIn < 0 {
-		return Created{}, apperr.Request(400, apperr.CodeParameterInvalid, "expires_in", "expires_in must not be negative")
+		return Created{}, apperr.Invalid(ErrNegativeExpiry, apperr.CodeParameterInvalid, "expires_in", "expires_in must not be negative")
 	}
 	old, err := m.keyOf(ctx, orgID, id)
 	if err != nil {

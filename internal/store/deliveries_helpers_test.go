@@ -88,6 +88,10 @@ func conflictCode(err error) string {
 	if errors.As(err, &ce) {
 		return ce.Code
 	}
+	var ie *apperr.InvalidError
+	if errors.As(err, &ie) {
+		return fmt.Sprintf("invalid %s %s", ie.Code, ie.Param)
+	}
 	var re *apperr.RequestError
 	if errors.As(err, &re) {
 		return fmt.Sprintf("%d %s %s", re.Status, re.Code, re.Param)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,6 +16,14 @@ import (
 // CodeDeliveryInProgress is the conflict of a replay whose delivery is still under way.
 const CodeDeliveryInProgress = "delivery_in_progress"
 
+// Replays refused for their endpoint_id: one that names no endpoint of the environment,
+// and one whose endpoint is not subscribed to the event's type and never had a delivery
+// of it.
+var (
+	ErrUnknownEndpoint       = errors.New("not a webhook endpoint of this environment")
+	ErrEndpointNotSubscribed = errors.New("webhook endpoint not subscribed to the event's type")
+)
+
 // ReplayDeliveries decides a replay of an event in the database (CONTRACT §13), in one
 // transaction under the event's row lock: the chosen deliveries — the one to endpointID,
 // or all of them when endpointID is "" — go back to pending; if one of them is pending
@@ -24,7 +33,8 @@ const CodeDeliveryInProgress = "delivery_in_progress"
 // event's status is summarised again and its redispatch_at set: the dispatcher (after
 // commit) or the sweeper (EventsToRedispatch) reaches its workflow with SignalWithStart.
 // An endpointID that is not an endpoint of the environment, or one not subscribed to the
-// event's type that never had a delivery of it, is a 400 on param endpoint_id.
+// event's type that never had a delivery of it, is an *apperr.InvalidError on param
+// endpoint_id (ErrUnknownEndpoint, ErrEndpointNotSubscribed).
 func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpointID string) (models.Event, error) {
 	var ev models.Event
 	now := changeTime()
@@ -41,7 +51,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 			return fmt.Errorf("endpoints of replay: %w", err)
 		}
 		if endpointID != "" && len(eps) == 0 {
-			return apperr.Request(400, apperr.CodeParameterInvalid, "endpoint_id",
+			return apperr.Invalid(ErrUnknownEndpoint, apperr.CodeParameterInvalid, "endpoint_id",
 				"endpoint_id %q is not a webhook endpoint of this environment.", endpointID)
 		}
 		var ds []models.WebhookDelivery
@@ -103,7 +113,7 @@ func replayChoice(ev models.Event, eps []models.WebhookEndpoint, ds []models.Web
 		case catalog.Matches(ep.EventTypes, ev.Type) && (ep.Enabled || endpointID != ""):
 			fresh = append(fresh, newDelivery(ev, ep, now))
 		case endpointID != "":
-			return nil, nil, apperr.Request(400, apperr.CodeParameterInvalid, "endpoint_id",
+			return nil, nil, apperr.Invalid(ErrEndpointNotSubscribed, apperr.CodeParameterInvalid, "endpoint_id",
 				"Webhook endpoint %s is not subscribed to %s events.", ep.ID, ev.Type)
 		}
 	}

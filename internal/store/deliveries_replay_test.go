@@ -41,7 +41,7 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 					t.Fatalf("replay %q while in progress: %v", endpoint, err)
 				}
 			}
-			if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, uuid.NewString()); conflictCode(err) != "400 parameter_invalid endpoint_id" {
+			if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, uuid.NewString()); conflictCode(err) != "invalid parameter_invalid endpoint_id" || !errors.Is(err, store.ErrUnknownEndpoint) {
 				t.Fatalf("replay to an unknown endpoint: %v", err)
 			}
 			if _, err := db.st.ReplayDeliveries(ctx, db.env, uuid.NewString(), ""); !errors.Is(err, apperr.ErrNotFound) {

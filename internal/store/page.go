@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,6 +16,9 @@ type Page struct {
 	StartingAfter string // id of the last object of the previous page
 }
 
+// ErrBadCursor is a starting_after that names no object of the list asked for.
+var ErrBadCursor = errors.New("starting_after is not an object of this list")
+
 // paginate runs q (already scoped and filtered, on table) newest first by
 // (created_at, id), after the cursor, and tells whether more rows follow. table may be a
 // derived table named as the table, with its parameters in args.
@@ -26,7 +28,7 @@ func paginate[T any](q *gorm.DB, table string, page Page, args ...any) ([]T, boo
 		var cursor struct{ CreatedAt time.Time }
 		err := q.Table(table, args...).Select("created_at").Where("id = ?", page.StartingAfter).Take(&cursor).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, false, apperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "starting_after",
+			return nil, false, apperr.Invalid(ErrBadCursor, apperr.CodeParameterInvalid, "starting_after",
 				"starting_after %q is not an object of this list.", page.StartingAfter)
 		}
 		if err != nil {

@@ -129,7 +129,7 @@ func refused(err error) bool {
 	if errors.As(err, &c) || errors.Is(err, apperr.ErrNotFound) {
 		return true
 	}
-	var r *apperr.RequestError
+	var r *apperr.InvalidError
 	return errors.As(err, &r)
 }
 

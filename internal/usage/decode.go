@@ -2,7 +2,7 @@ package usage
 
 import (
 	"encoding/json"
-	"net/http"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +44,15 @@ type decoder struct {
 	lastMetaHash              [32]byte
 }
 
-// Decode reads and validates a request body received at now. Malformed JSON is a 400
-// invalid_json *apperr.RequestError; anything else wrong is one *apperr.ValidationError
+// Bodies refused before any member is read, each in an *apperr.InvalidError of code
+// invalid_json: text that is not JSON, and JSON that is not an object.
+var (
+	ErrInvalidJSON = errors.New("body is not valid JSON")
+	ErrNotObject   = errors.New("body is not a JSON object")
+)
+
+// Decode reads and validates a request body received at now. Malformed JSON is an
+// invalid_json *apperr.InvalidError (ErrInvalidJSON, ErrNotObject); anything else wrong is one *apperr.ValidationError
 // listing every fault with its precise param (event_metrics[3].metric_resolution).
 // Numbers are kept exact: they are never read through float64.
 //
@@ -55,12 +62,12 @@ func Decode(body []byte, now time.Time) (Batch, error) {
 	d := decoder{s: scanner{data: body}}
 	if c := d.s.peek(); c != '{' {
 		if c == 0 || !json.Valid(body) {
-			return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+			return Batch{}, apperr.Invalid(ErrInvalidJSON, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
 		}
-		return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		return Batch{}, apperr.Invalid(ErrNotObject, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
 	if !d.s.object(d.topMember) || !d.s.atEnd() {
-		return Batch{}, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+		return Batch{}, apperr.Invalid(ErrInvalidJSON, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
 	}
 	var b Batch
 	var fs apperr.Faults

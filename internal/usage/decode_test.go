@@ -89,9 +89,9 @@ func TestDecodeRejects(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var rerr *apperr.RequestError
-			if errors.As(err, &rerr) {
-				if rerr.Code != tt.code || tt.param != "" {
+			var ierr *apperr.InvalidError
+			if errors.As(err, &ierr) {
+				if ierr.Code != tt.code || tt.param != "" {
 					t.Fatalf("got %v, want %s at %q", err, tt.code, tt.param)
 				}
 				return
@@ -206,4 +206,15 @@ func mustHash(t *testing.T, s string, now time.Time) string {
 		t.Fatalf("%s: %v", s, err)
 	}
 	return b.Hash()
+}
+
+// Malformed bodies are told apart by the package's values; the message is the client's.
+func TestDecodeMalformedValues(t *testing.T) {
+	for body, want := range map[string]error{"": ErrInvalidJSON, "{": ErrInvalidJSON, "[]": ErrNotObject, `"x"`: ErrNotObject} {
+		_, err := Decode([]byte(body), testNow)
+		var ierr *apperr.InvalidError
+		if !errors.Is(err, want) || !errors.As(err, &ierr) || ierr.Code != apperr.CodeInvalidJSON {
+			t.Errorf("%q: got %v, want %v", body, err, want)
+		}
+	}
 }

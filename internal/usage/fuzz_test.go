@@ -33,8 +33,8 @@ func FuzzDecode(f *testing.F) {
 		b, err := Decode(data, testNow)
 		if err != nil {
 			var verr *apperr.ValidationError
-			var rerr *apperr.RequestError
-			if !errors.As(err, &verr) && !errors.As(err, &rerr) {
+			var ierr *apperr.InvalidError
+			if !errors.As(err, &verr) && !errors.As(err, &ierr) {
 				t.Fatalf("unexpected error type %T", err)
 			}
 			if verr != nil && len(verr.Faults) == 0 {

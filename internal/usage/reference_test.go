@@ -90,8 +90,8 @@ func compareWithReference(t *testing.T, data []byte) {
 	if !bytes.Equal(bytes.TrimSpace(data), bytes.Trim(data, " \t\r\n")) {
 		// The one intended change: the original trimmed Unicode white space (\v, \f, U+0085,
 		// U+00A0) around the body, accepting text that is not JSON.
-		var rerr *apperr.RequestError
-		if !errors.As(gotErr, &rerr) || rerr.Code != apperr.CodeInvalidJSON {
+		var ierr *apperr.InvalidError
+		if !errors.As(gotErr, &ierr) || ierr.Code != apperr.CodeInvalidJSON {
 			t.Fatalf("%q: got %v, want invalid_json", data, gotErr)
 		}
 		return

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"net/http"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,8 +27,9 @@ var (
 	refMetricFields = []string{"account_id", "product", "metric_name", "metric_value", "metric_resolution", "metadata", "timestamp"}
 )
 
-// refDecode reads and validates a request body received at now. Malformed JSON is a 400
-// invalid_json *apperr.RequestError; anything else wrong is one *apperr.ValidationError
+// refDecode reads and validates a request body received at now. Malformed JSON is an
+// invalid_json *apperr.InvalidError (ErrInvalidJSON, ErrNotObject: the values Decode now
+// returns, so that the two errors compare equal); anything else wrong is one *apperr.ValidationError
 // listing every fault with its precise param (event_metrics[3].metric_resolution).
 // Numbers are kept exact: they are never read through float64.
 func refDecode(body []byte, now time.Time) (Batch, error) {
@@ -38,9 +38,9 @@ func refDecode(body []byte, now time.Time) (Batch, error) {
 	top, ok := refObject(trimmed) // validates the whole body: one pass instead of json.Valid + decode
 	if !ok {
 		if len(trimmed) == 0 || !json.Valid(trimmed) {
-			return b, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
+			return b, apperr.Invalid(ErrInvalidJSON, apperr.CodeInvalidJSON, "", "The body is not valid JSON.")
 		}
-		return b, apperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
+		return b, apperr.Invalid(ErrNotObject, apperr.CodeInvalidJSON, "", "The body must be a JSON object.")
 	}
 	var fs apperr.Faults
 	refUnknown(top, refBatchFields, "", refKeyFaults(trimmed), &fs)
