@@ -33,8 +33,7 @@ func (s *Server) createAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusCreated, accounts.ToObject)
-	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in)
+	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in, replyAs[accounts.Object](c, http.StatusCreated))
 	s.renderAccount(c, http.StatusCreated, a, events, err)
 }
 
@@ -44,33 +43,31 @@ func (s *Server) updateAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, accounts.ToObject)
-	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
+	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, replyAs[accounts.Object](c, http.StatusOK))
 	s.renderAccount(c, http.StatusOK, a, events, err)
 }
 
 // accountAction serves activate and DELETE (deprovision): no parameters.
-func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string) (models.Account, []models.Event, error)) gin.HandlerFunc {
+func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string, reply store.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := bindNoParams(c); err != nil {
 			fail(c, err)
 			return
 		}
-		keepAs(c, http.StatusOK, accounts.ToObject)
-		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
+		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), replyAs[accounts.Object](c, http.StatusOK))
 		s.renderAccount(c, http.StatusOK, a, events, err)
 	}
 }
 
 // renderAccount answers with the account after a change and hands its committed events
 // to the dispatcher.
-func (s *Server) renderAccount(c *gin.Context, status int, a models.Account, events []models.Event, err error) {
+func (s *Server) renderAccount(c *gin.Context, status int, a accounts.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.dispatched(c, events)
-	render(c, status, accounts.ToObject(a))
+	render(c, status, a)
 }
 
 func (s *Server) getAccount(c *gin.Context) {

@@ -52,8 +52,7 @@ func (s *Server) createDeal(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusCreated, dealObject)
-	d, events, err := deals.Create(c.Request.Context(), s.store, principal(c).Env, in)
+	d, events, err := deals.Create(c.Request.Context(), s.store, principal(c).Env, in, replyAs[deals.Object](c, http.StatusCreated))
 	s.renderDeal(c, http.StatusCreated, d, events, err)
 }
 
@@ -63,8 +62,7 @@ func (s *Server) updateDeal(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, dealObject)
-	d, events, err := deals.Edit(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
+	d, events, err := deals.Edit(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, replyAs[deals.Object](c, http.StatusOK))
 	s.renderDeal(c, http.StatusOK, d, events, err)
 }
 
@@ -74,14 +72,10 @@ func (s *Server) dealAction(action string) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
-		keepAs(c, http.StatusOK, dealObject)
-		d, events, err := deals.Act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), action)
+		d, events, err := deals.Act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), action, replyAs[deals.Object](c, http.StatusOK))
 		s.renderDeal(c, http.StatusOK, d, events, err)
 	}
 }
-
-// dealObject is the answer to a deal change, as deals' services render it.
-func dealObject(r store.DealResult) deals.Object { return deals.ToObject(r.Deal, r.Account) }
 
 // renderDeal answers with the deal after a change and hands its committed events to
 // the dispatcher.
