@@ -71,12 +71,12 @@ func (s *Server) renderAccount(c *gin.Context, status int, a accounts.Object, ev
 }
 
 func (s *Server) getAccount(c *gin.Context) {
-	a, err := s.store.Account(c.Request.Context(), principal(c).Env, c.Param("id"))
+	a, err := accounts.Get(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, accounts.ToObject(a))
+	render(c, http.StatusOK, a)
 }
 
 func (s *Server) listAccounts(c *gin.Context) {
@@ -90,14 +90,10 @@ func (s *Server) listAccounts(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, more, err := s.store.Accounts(c.Request.Context(), principal(c).Env, f, page)
+	out, more, err := accounts.List(c.Request.Context(), s.store, principal(c).Env, f, page)
 	if err != nil {
 		fail(c, err)
 		return
-	}
-	out := make([]accounts.Object, len(rows))
-	for i, a := range rows {
-		out[i] = accounts.ToObject(a)
 	}
 	render(c, http.StatusOK, newList(out, more))
 }

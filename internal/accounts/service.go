@@ -48,9 +48,11 @@ func Emit(typ string, obj Object) store.Emit {
 	return store.Emit{Type: typ, ObjectType: "account", ObjectID: obj.ID, Object: obj}
 }
 
-// Store is what account changes need from the database.
+// Store is what accounts need from the database.
 type Store interface {
 	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	Account(ctx context.Context, env store.Env, id string) (models.Account, error)
+	Accounts(ctx context.Context, env store.Env, f store.AccountFilter, page store.Page) ([]models.Account, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -135,4 +137,26 @@ func change(ctx context.Context, st Store, env store.Env, id, action string, edi
 		return Object{}, nil, err
 	}
 	return obj, events, nil
+}
+
+// Get loads one account.
+func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error) {
+	a, err := st.Account(ctx, env, id)
+	if err != nil {
+		return Object{}, err
+	}
+	return ToObject(a), nil
+}
+
+// List returns one page of accounts, newest first.
+func List(ctx context.Context, st Store, env store.Env, f store.AccountFilter, page store.Page) ([]Object, bool, error) {
+	rows, more, err := st.Accounts(ctx, env, f, page)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]Object, len(rows))
+	for i, a := range rows {
+		out[i] = ToObject(a)
+	}
+	return out, more, nil
 }
