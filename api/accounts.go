@@ -33,8 +33,9 @@ func (s *Server) createAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in, replyAs[accounts.Object](c, http.StatusCreated))
-	s.renderAccount(c, http.StatusCreated, a, events, err)
+	reply := replyAs[accounts.Object](c, http.StatusCreated)
+	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in, reply)
+	s.renderAccount(c, reply, a, events, err)
 }
 
 func (s *Server) updateAccount(c *gin.Context) {
@@ -43,8 +44,9 @@ func (s *Server) updateAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, replyAs[accounts.Object](c, http.StatusOK))
-	s.renderAccount(c, http.StatusOK, a, events, err)
+	reply := replyAs[accounts.Object](c, http.StatusOK)
+	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, reply)
+	s.renderAccount(c, reply, a, events, err)
 }
 
 // accountAction serves activate and DELETE (deprovision): no parameters.
@@ -54,20 +56,22 @@ func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, 
 			fail(c, err)
 			return
 		}
-		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), replyAs[accounts.Object](c, http.StatusOK))
-		s.renderAccount(c, http.StatusOK, a, events, err)
+		reply := replyAs[accounts.Object](c, http.StatusOK)
+		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), reply)
+		s.renderAccount(c, reply, a, events, err)
 	}
 }
 
-// renderAccount answers with the account after a change and hands its committed events
+// renderAccount answers with the account after a change, in the status chosen once for
+// its reply (so the first answer and its replays agree), and hands its committed events
 // to the dispatcher.
-func (s *Server) renderAccount(c *gin.Context, status int, a accounts.Object, events []models.Event, err error) {
+func (s *Server) renderAccount(c *gin.Context, reply store.Reply[accounts.Object], a accounts.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.dispatched(c, events)
-	render(c, status, a)
+	render(c, reply.Status(), a)
 }
 
 func (s *Server) getAccount(c *gin.Context) {

@@ -203,6 +203,9 @@ func NewReply[T any](a *Answer, status int, body func(T) ([]byte, error)) Reply[
 	return Reply[T]{answer: a, status: status, body: body}
 }
 
+// Status is the success status the API chose: the first answer and its replays show it.
+func (r Reply[T]) Status() int { return r.status }
+
 // Keeps tells whether the request has an owned key whose answer the change must keep:
 // a writer whose fast path needs no transaction takes it only when this is false.
 func (r Reply[T]) Keeps() bool { return r.answer != nil && !r.answer.kept }
