@@ -34,9 +34,9 @@ func (s *Server) createAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusCreated, accounts.ToObject)
-	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in)
-	s.renderAccount(c, http.StatusCreated, a, events, err)
+	reply := replyAs[accounts.Object](c, http.StatusCreated)
+	a, events, err := accounts.Create(c.Request.Context(), s.store, principal(c).Env, in, reply)
+	s.renderAccount(c, reply, a, events, err)
 }
 
 func (s *Server) updateAccount(c *gin.Context) {
@@ -45,42 +45,43 @@ func (s *Server) updateAccount(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, accounts.ToObject)
-	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
-	s.renderAccount(c, http.StatusOK, a, events, err)
+	reply := replyAs[accounts.Object](c, http.StatusOK)
+	a, events, err := accounts.Update(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, reply)
+	s.renderAccount(c, reply, a, events, err)
 }
 
 // accountAction serves activate and DELETE (deprovision): no parameters.
-func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string) (models.Account, []models.Event, error)) gin.HandlerFunc {
+func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string, reply store.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := bindNoParams(c); err != nil {
 			fail(c, err)
 			return
 		}
-		keepAs(c, http.StatusOK, accounts.ToObject)
-		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
-		s.renderAccount(c, http.StatusOK, a, events, err)
+		reply := replyAs[accounts.Object](c, http.StatusOK)
+		a, events, err := act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), reply)
+		s.renderAccount(c, reply, a, events, err)
 	}
 }
 
-// renderAccount answers with the account after a change and hands its committed events
+// renderAccount answers with the account after a change, in the status chosen once for
+// its reply (so the first answer and its replays agree), and hands its committed events
 // to the dispatcher.
-func (s *Server) renderAccount(c *gin.Context, status int, a models.Account, events []models.Event, err error) {
+func (s *Server) renderAccount(c *gin.Context, reply store.Reply[accounts.Object], a accounts.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.dispatched(c, events)
-	render(c, status, accounts.ToObject(a))
+	render(c, reply.Status(), a)
 }
 
 func (s *Server) getAccount(c *gin.Context) {
-	a, err := s.store.Account(c.Request.Context(), principal(c).Env, c.Param("id"))
+	a, err := accounts.Get(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, accounts.ToObject(a))
+	render(c, http.StatusOK, a)
 }
 
 func (s *Server) listAccounts(c *gin.Context) {
@@ -94,14 +95,10 @@ func (s *Server) listAccounts(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, more, err := s.store.Accounts(c.Request.Context(), principal(c).Env, f, page)
+	out, more, err := accounts.List(c.Request.Context(), s.store, principal(c).Env, f, page)
 	if err != nil {
 		fail(c, err)
 		return
-	}
-	out := make([]accounts.Object, len(rows))
-	for i, a := range rows {
-		out[i] = accounts.ToObject(a)
 	}
 	render(c, http.StatusOK, newList(out, more))
 }

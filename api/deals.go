@@ -52,9 +52,9 @@ func (s *Server) createDeal(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusCreated, dealObject)
-	d, events, err := deals.Create(c.Request.Context(), s.store, principal(c).Env, in)
-	s.renderDeal(c, http.StatusCreated, d, events, err)
+	reply := replyAs[deals.Object](c, http.StatusCreated)
+	d, events, err := deals.Create(c.Request.Context(), s.store, principal(c).Env, in, reply)
+	s.renderDeal(c, reply, d, events, err)
 }
 
 func (s *Server) updateDeal(c *gin.Context) {
@@ -63,9 +63,9 @@ func (s *Server) updateDeal(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, dealObject)
-	d, events, err := deals.Edit(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in)
-	s.renderDeal(c, http.StatusOK, d, events, err)
+	reply := replyAs[deals.Object](c, http.StatusOK)
+	d, events, err := deals.Edit(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), in, reply)
+	s.renderDeal(c, reply, d, events, err)
 }
 
 func (s *Server) dealAction(action string) gin.HandlerFunc {
@@ -74,24 +74,22 @@ func (s *Server) dealAction(action string) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
-		keepAs(c, http.StatusOK, dealObject)
-		d, events, err := deals.Act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), action)
-		s.renderDeal(c, http.StatusOK, d, events, err)
+		reply := replyAs[deals.Object](c, http.StatusOK)
+		d, events, err := deals.Act(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), action, reply)
+		s.renderDeal(c, reply, d, events, err)
 	}
 }
 
-// dealObject is the answer to a deal change, as deals' services render it.
-func dealObject(r store.DealResult) deals.Object { return deals.ToObject(r.Deal, r.Account) }
-
-// renderDeal answers with the deal after a change and hands its committed events to
+// renderDeal answers with the deal after a change, in the status chosen once for its
+// reply (so the first answer and its replays agree), and hands its committed events to
 // the dispatcher.
-func (s *Server) renderDeal(c *gin.Context, status int, d deals.Object, events []models.Event, err error) {
+func (s *Server) renderDeal(c *gin.Context, reply store.Reply[deals.Object], d deals.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	s.dispatched(c, events)
-	render(c, status, d)
+	render(c, reply.Status(), d)
 }
 
 func (s *Server) getDeal(c *gin.Context) {

@@ -25,9 +25,10 @@ const (
 
 // idempotent implements CONTRACT §14 for POST, PATCH and DELETE. It runs after the rate
 // limit and after the body's content type and size checks (§3), before the handler.
-// The owned claim travels in the request context: the store keeps the answer inside
-// the change's transaction (store.Answer); a handler without one has its 2xx kept
-// right after it answered.
+// The handler takes the owned claim (claimOf) and passes its answer down with its
+// business call (replyAs), which keeps it inside the change's transaction; the writers
+// not moved to that yet find it in the request context (keepAs). A handler whose answer
+// no transaction kept has its 2xx kept right after it answered.
 func (s *Server) idempotent(c *gin.Context) {
 	m := c.Request.Method
 	values := c.Request.Header.Values(headerIdempotencyKey)
@@ -130,14 +131,30 @@ func (s *Server) releaseKey(c *gin.Context, ctx context.Context, a *store.Answer
 	}
 }
 
-// keepAs tells the store how to render an idempotent request's answer from the result
-// of its change (what the store function returns), so that the answer is written in
-// the change's own transaction. Handlers call it before their business call; without
-// an Idempotency-Key it does nothing.
-func keepAs[T, R any](c *gin.Context, status int, render func(T) R) {
-	v, ok := c.Get(ctxAnswer)
+// claimOf is the owned claim the idempotent middleware left for the handler (nil: the
+// request has no Idempotency-Key).
+func claimOf(c *gin.Context) *store.Answer {
+	v, _ := c.Get(ctxAnswer)
 	a, _ := v.(*store.Answer)
-	if !ok || a == nil {
+	return a
+}
+
+// replyAs is how a handler's change answers an idempotent request: with status, and
+// the change's result as render writes it, so that the first answer and every replay
+// are the same bytes. The handler passes it to its business call, which keeps the
+// answer in the change's own transaction.
+func replyAs[T any](c *gin.Context, status int) store.Reply[T] {
+	return store.NewReply(claimOf(c), status, func(v T) ([]byte, error) { return marshalJSON(v) })
+}
+
+// keepAs is the context path, for the writers that take no store.Reply yet (usage
+// ingest, webhook endpoints, replay jobs): it tells the store how to render the answer
+// from the result of its change (what the store function returns), so that the answer
+// is written in the change's own transaction. Handlers call it before their business
+// call; without an Idempotency-Key it does nothing.
+func keepAs[T, R any](c *gin.Context, status int, render func(T) R) {
+	a := claimOf(c)
+	if a == nil {
 		return
 	}
 	a.Render(func(result any) (int, []byte, error) {

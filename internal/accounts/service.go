@@ -42,73 +42,121 @@ func ToObject(a models.Account) Object {
 	}
 }
 
-// Emit is the event of an account change, carrying the account as it is after the change.
-func Emit(typ string, a models.Account) store.Emit {
-	return store.Emit{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: ToObject(a)}
+// Emit is the event of an account change, carrying the account as it is after the
+// change (obj, converted once for the events and the answer).
+func Emit(typ string, obj Object) store.Emit {
+	return store.Emit{Type: typ, ObjectType: "account", ObjectID: obj.ID, Object: obj}
 }
 
-// Store is what account changes need from the database.
+// Store is what accounts need from the database.
 type Store interface {
-	CreateAccount(ctx context.Context, env store.Env, a models.Account, emit func(models.Account) []store.Emit) (models.Account, []models.Event, error)
-	UpdateAccount(ctx context.Context, env store.Env, id string, decide store.AccountDecision) (models.Account, []models.Event, error)
+	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	Account(ctx context.Context, env store.Env, id string) (models.Account, error)
+	Accounts(ctx context.Context, env store.Env, f store.AccountFilter, page store.Page) ([]models.Account, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
 
-// Create validates in and writes a draft account with its account-created event.
-func Create(ctx context.Context, st Store, env store.Env, in Input) (models.Account, []models.Event, error) {
+// Create validates in and writes a draft account with its account-created event; reply
+// keeps the answer with it.
+func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
-		return models.Account{}, nil, err
+		return Object{}, nil, err
 	}
 	a, _, err := Apply(models.Account{ID: uuid.NewString(), Status: models.AccountDraft, Properties: "{}"}, in)
 	if err != nil {
-		return models.Account{}, nil, err
+		return Object{}, nil, err
 	}
-	return st.CreateAccount(ctx, env, a, func(saved models.Account) []store.Emit {
-		return []store.Emit{Emit("account-created", saved)}
+	var obj Object
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		if err := tx.InsertAccount(&a); err != nil {
+			return err
+		}
+		obj = ToObject(a)
+		tx.Emit(Emit("account-created", obj))
+		return reply.Keep(tx, obj)
 	})
+	if err != nil {
+		return Object{}, nil, err
+	}
+	return obj, events, nil
 }
 
 // Update applies a PATCH: nothing changed → no write and no event; a deprovisioned
 // account refuses (409).
-func Update(ctx context.Context, st Store, env store.Env, id string, in Input) (models.Account, []models.Event, error) {
+func Update(ctx context.Context, st Store, env store.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
-		return models.Account{}, nil, err
+		return Object{}, nil, err
 	}
-	return st.UpdateAccount(ctx, env, id, decision(ActionUpdate, func(cur models.Account) (models.Account, bool, error) {
-		return Apply(cur, in)
-	}))
+	return change(ctx, st, env, id, ActionUpdate, &in, reply)
 }
 
 // Activate moves a draft account to active (account-updated).
-func Activate(ctx context.Context, st Store, env store.Env, id string) (models.Account, []models.Event, error) {
-	return st.UpdateAccount(ctx, env, id, decision(ActionActivate, nil))
+func Activate(ctx context.Context, st Store, env store.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+	return change(ctx, st, env, id, ActionActivate, nil, reply)
 }
 
 // Deprovision soft-deletes an account (account-deleted only); it stays readable.
-func Deprovision(ctx context.Context, st Store, env store.Env, id string) (models.Account, []models.Event, error) {
-	return st.UpdateAccount(ctx, env, id, decision(ActionDeprovision, nil))
+func Deprovision(ctx context.Context, st Store, env store.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+	return change(ctx, st, env, id, ActionDeprovision, nil, reply)
 }
 
-// decision runs the status machine for action, then edit (if any), and emits the
-// action's event only when the account really changed.
-func decision(action string, edit func(models.Account) (models.Account, bool, error)) store.AccountDecision {
-	return func(cur models.Account, at time.Time) (*models.Account, []store.Emit, error) {
+// change is every change of an existing account: lock it, run the status machine for
+// action, apply the edit (if any), and save and emit the action's event only when the
+// account really changed.
+func change(ctx context.Context, st Store, env store.Env, id, action string, edit *Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+	var obj Object
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		cur, err := tx.LockAccount(id)
+		if err != nil {
+			return err
+		}
 		status, event, err := Transition(cur.Status, action)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		next := cur
 		if edit != nil {
-			if next, _, err = edit(cur); err != nil {
-				return nil, nil, err
+			if next, _, err = Apply(cur, *edit); err != nil {
+				return err
 			}
 		}
 		next.Status = status
 		if !changed(cur, next) {
-			return nil, nil, nil
+			obj = ToObject(cur)
+			return reply.Keep(tx, obj)
 		}
-		next.UpdatedAt = at
-		return &next, []store.Emit{Emit(event, next)}, nil
+		if err := tx.SaveAccount(&next); err != nil {
+			return err
+		}
+		obj = ToObject(next)
+		tx.Emit(Emit(event, obj))
+		return reply.Keep(tx, obj)
+	})
+	if err != nil {
+		return Object{}, nil, err
 	}
+	return obj, events, nil
+}
+
+// Get loads one account.
+func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error) {
+	a, err := st.Account(ctx, env, id)
+	if err != nil {
+		return Object{}, err
+	}
+	return ToObject(a), nil
+}
+
+// List returns one page of accounts, newest first.
+func List(ctx context.Context, st Store, env store.Env, f store.AccountFilter, page store.Page) ([]Object, bool, error) {
+	rows, more, err := st.Accounts(ctx, env, f, page)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]Object, len(rows))
+	for i, a := range rows {
+		out[i] = ToObject(a)
+	}
+	return out, more, nil
 }

@@ -60,11 +60,10 @@ func items(text string) json.RawMessage {
 }
 
 // emits turns the deal event types of a move into events carrying the deal after it.
-func emits(types []string, d models.Deal, customer models.Account) []store.Emit {
-	obj := ToObject(d, customer)
+func emits(types []string, obj Object) []store.Emit {
 	out := make([]store.Emit, len(types))
 	for i, t := range types {
-		out[i] = store.Emit{Type: t, ObjectType: "deal", ObjectID: d.ID, Object: obj}
+		out[i] = store.Emit{Type: t, ObjectType: "deal", ObjectID: obj.ID, Object: obj}
 	}
 	return out
 }

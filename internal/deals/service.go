@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -16,8 +15,7 @@ import (
 
 // Store is what deals need from the database.
 type Store interface {
-	CreateDeal(ctx context.Context, env store.Env, customerID string, build func(models.Account, time.Time) (store.DealChange, error)) (models.Deal, models.Account, []models.Event, error)
-	UpdateDeal(ctx context.Context, env store.Env, id, customerID string, decide store.DealDecision) (models.Deal, models.Account, []models.Event, error)
+	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
 	Deal(ctx context.Context, env store.Env, id string) (models.Deal, error)
 	Deals(ctx context.Context, env store.Env, f store.DealFilter, page store.Page) ([]models.Deal, bool, error)
 	Account(ctx context.Context, env store.Env, id string) (models.Account, error)
@@ -27,8 +25,8 @@ type Store interface {
 var _ Store = (*store.Store)(nil)
 
 // Create validates in and writes a new deal (draft, or pending_approval with "submit":
-// true) with its deal-created event.
-func Create(ctx context.Context, st Store, env store.Env, in Input) (Object, []models.Event, error) {
+// true) with its deal-created event; reply keeps the answer with it.
+func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
 		return Object{}, nil, err
 	}
@@ -36,96 +34,170 @@ func Create(ctx context.Context, st Store, env store.Env, in Input) (Object, []m
 	if in.Submit.Set && !in.Submit.Null && in.Submit.Value {
 		action = ActionCreateSubmitted
 	}
-	d, a, events, err := st.CreateDeal(ctx, env, in.Customer.Value.ID, func(customer models.Account, at time.Time) (store.DealChange, error) {
+	var obj Object
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		customer, err := lockCustomer(tx, in.Customer.Value.ID)
+		if err != nil {
+			return err
+		}
 		if err := usableCustomer(customer); err != nil {
-			return store.DealChange{}, err
+			return err
 		}
 		status, types, err := Transition("", action)
 		if err != nil {
-			return store.DealChange{}, err
+			return err
 		}
 		next, err := Apply(models.Deal{ID: uuid.NewString(), Skus: "[]", Terms: "[]"}, in)
 		if err != nil {
-			return store.DealChange{}, err
+			return err
 		}
-		next.Status, next.CreatedAt, next.UpdatedAt = status, at, at
-		return store.DealChange{Deal: &next, Events: emits(types, next, customer)}, nil
+		next.Status = status
+		if err := tx.InsertDeal(&next); err != nil {
+			return err
+		}
+		obj = ToObject(next, customer)
+		tx.Emit(emits(types, obj)...)
+		return reply.Keep(tx, obj)
 	})
-	return result(d, a, events, err)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	return obj, events, nil
 }
 
 // Edit applies a PATCH while the deal is draft or pending_approval; a PATCH that
 // changes nothing writes nothing and sends no event.
-func Edit(ctx context.Context, st Store, env store.Env, id string, in Input) (Object, []models.Event, error) {
+func Edit(ctx context.Context, st Store, env store.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
 		return Object{}, nil, err
 	}
-	customerID := ""
-	if in.Customer.Set {
-		customerID = in.Customer.Value.ID
-	}
-	d, a, events, err := st.UpdateDeal(ctx, env, id, customerID, func(cur models.Deal, customer models.Account, at time.Time) (store.DealChange, error) {
+	var obj Object
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		cur, err := tx.LockDeal(id)
+		if err != nil {
+			return err
+		}
+		customerID := cur.AccountID
+		if in.Customer.Set {
+			customerID = in.Customer.Value.ID
+		}
+		customer, err := lockCustomer(tx, customerID)
+		if err != nil {
+			return err
+		}
 		_, types, err := Transition(cur.Status, ActionEdit)
 		if err != nil {
-			return store.DealChange{}, err
+			return err
 		}
 		next, err := Apply(cur, in)
-		if err != nil || !Changed(cur, next) {
-			return store.DealChange{}, err
+		if err != nil {
+			return err
+		}
+		if !Changed(cur, next) {
+			obj = ToObject(cur, customer)
+			return reply.Keep(tx, obj)
 		}
 		if next.AccountID != cur.AccountID {
 			if err := usableCustomer(customer); err != nil {
-				return store.DealChange{}, err
+				return err
 			}
 		}
-		next.UpdatedAt = at
-		return store.DealChange{Deal: &next, Events: emits(types, next, customer)}, nil
+		if err := tx.SaveDeal(&next); err != nil {
+			return err
+		}
+		obj = ToObject(next, customer)
+		tx.Emit(emits(types, obj)...)
+		return reply.Keep(tx, obj)
 	})
-	return result(d, a, events, err)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	return obj, events, nil
 }
 
 // Act performs a status action (submit, approve, sign, activate, void). Activating a
-// deal whose account is still draft activates the account too (account-updated).
-func Act(ctx context.Context, st Store, env store.Env, id, action string) (Object, []models.Event, error) {
-	d, a, events, err := st.UpdateDeal(ctx, env, id, "", func(cur models.Deal, customer models.Account, at time.Time) (store.DealChange, error) {
+// deal whose account is still draft activates the account too (account-updated, after
+// the deal's events).
+func Act(ctx context.Context, st Store, env store.Env, id, action string, reply store.Reply[Object]) (Object, []models.Event, error) {
+	var obj Object
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		cur, err := tx.LockDeal(id)
+		if err != nil {
+			return err
+		}
+		customer, err := lockCustomer(tx, cur.AccountID)
+		if err != nil {
+			return err
+		}
 		status, types, err := Transition(cur.Status, action)
 		if err != nil {
-			return store.DealChange{}, err
+			return err
 		}
 		if action == ActionSign {
 			if err := ReadyToSign(cur); err != nil {
-				return store.DealChange{}, err
+				return err
+			}
+		}
+		var (
+			billed      *models.Account // the customer, when it is activated with the deal
+			billedEvent string
+		)
+		if action == ActionActivate {
+			if billed, billedEvent, err = customerActivation(customer); err != nil {
+				return err
 			}
 		}
 		next := cur
-		next.Status, next.UpdatedAt = status, at
-		ch := store.DealChange{Deal: &next, Events: emits(types, next, customer)}
-		if action == ActionActivate {
-			return activateCustomer(ch, customer, at)
+		next.Status = status
+		if err := tx.SaveDeal(&next); err != nil {
+			return err
 		}
-		return ch, nil
+		// The snapshot shows none of the account's status, so it is the same after the
+		// account's activation: one object serves the events and the answer.
+		obj = ToObject(next, customer)
+		tx.Emit(emits(types, obj)...)
+		if billed != nil {
+			if err := tx.SaveAccount(billed); err != nil {
+				return err
+			}
+			tx.Emit(accounts.Emit(billedEvent, accounts.ToObject(*billed)))
+		}
+		return reply.Keep(tx, obj)
 	})
-	return result(d, a, events, err)
+	if err != nil {
+		return Object{}, nil, err
+	}
+	return obj, events, nil
 }
 
-// activateCustomer adds the account's activation to a deal's activation when the
-// account is still draft; a deprovisioned account cannot be billed (409).
-func activateCustomer(ch store.DealChange, customer models.Account, at time.Time) (store.DealChange, error) {
+// lockCustomer locks the account a deal belongs to, or will; an account that is not in
+// the environment is a fault of the request's customer.id.
+func lockCustomer(tx *store.Tx, id string) (models.Account, error) {
+	a, err := tx.LockAccount(id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return a, apperr.Faults{{Param: "customer.id", Code: apperr.CodeParameterInvalid,
+			Message: "customer.id is not an account of this environment."}}.Err()
+	}
+	return a, err
+}
+
+// customerActivation is the account's side of a deal's activation: the account made
+// active, with its event type, when it is still draft; nil when it is active already.
+// A deprovisioned account cannot be billed (409).
+func customerActivation(customer models.Account) (*models.Account, string, error) {
 	if err := usableCustomer(customer); err != nil {
-		return store.DealChange{}, err
+		return nil, "", err
 	}
 	if customer.Status != models.AccountDraft {
-		return ch, nil
+		return nil, "", nil
 	}
 	status, event, err := accounts.Transition(customer.Status, accounts.ActionActivate)
 	if err != nil {
-		return store.DealChange{}, err
+		return nil, "", err
 	}
-	acct := customer
-	acct.Status, acct.UpdatedAt = status, at
-	ch.Account = &acct
-	ch.Events = append(ch.Events, accounts.Emit(event, acct))
-	return ch, nil
+	next := customer
+	next.Status = status
+	return &next, event, nil
 }
 
 // usableCustomer refuses a deprovisioned account: it accepts no new deals and no billing.
@@ -135,18 +207,6 @@ func usableCustomer(a models.Account) error {
 			"Account %s is deprovisioned: it accepts no new deals and cannot be activated for billing.", a.ID))
 	}
 	return nil
-}
-
-// result renders a change's outcome and maps an unknown customer to a 400 on customer.id.
-func result(d models.Deal, a models.Account, events []models.Event, err error) (Object, []models.Event, error) {
-	if errors.Is(err, store.ErrNoCustomer) {
-		return Object{}, nil, apperr.Faults{{Param: "customer.id", Code: apperr.CodeParameterInvalid,
-			Message: "customer.id is not an account of this environment."}}.Err()
-	}
-	if err != nil {
-		return Object{}, nil, err
-	}
-	return ToObject(d, a), events, nil
 }
 
 // Get loads one deal with its customer snapshot.

@@ -73,13 +73,15 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 			t.Fatal(err)
 		}
 	}
-	_, events, err := st.CreateAccount(ctx, env, models.Account{ID: uuid.NewString(), Name: "Globex", Status: "draft", Properties: "{}"},
-		func(a models.Account) []store.Emit {
-			return []store.Emit{
-				{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a},
-				{Type: "account-updated", ObjectType: "account", ObjectID: a.ID, Object: a},
-			}
-		})
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		a := models.Account{ID: uuid.NewString(), Name: "Globex", Status: "draft", Properties: "{}"}
+		if err := tx.InsertAccount(&a); err != nil {
+			return err
+		}
+		tx.Emit(store.Emit{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a},
+			store.Emit{Type: "account-updated", ObjectType: "account", ObjectID: a.ID, Object: a})
+		return nil
+	})
 	if err != nil || len(events) != 2 {
 		t.Fatalf("create account: %v %v", events, err)
 	}

@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/models"
@@ -36,83 +34,38 @@ type AccountFilter struct {
 	ExternalID string
 }
 
-// AccountDecision looks at the locked current account and returns the account to save
-// (nil: nothing changed) and the events to write with it, or an error to roll back.
-// at is the time of the change: the new updated_at, which the event snapshots must show.
-type AccountDecision func(cur models.Account, at time.Time) (*models.Account, []Emit, error)
-
-// CreateAccount writes a new account and its events in one transaction.
-func (s *Store) CreateAccount(ctx context.Context, env Env, a models.Account, emit func(models.Account) []Emit) (models.Account, []models.Event, error) {
-	at := changeTime()
-	a.OrganizationID, a.EnvironmentID, a.CreatedAt, a.UpdatedAt = env.OrganizationID, env.ID, at, at
-	var events []models.Event
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&a).Error; err != nil {
-			return fmt.Errorf("create account: %w", err)
-		}
-		var err error
-		if events, err = writeEvents(tx, env, at, emit(a)); err != nil {
-			return err
-		}
-		return keepAnswer(ctx, tx, a)
-	})
-	if err != nil {
-		return models.Account{}, nil, err
-	}
-	return a, events, nil
-}
-
-// UpdateAccount locks the account (FOR UPDATE; SQLite's single connection serialises
-// instead), lets decide choose the change, and writes it with its events atomically.
-func (s *Store) UpdateAccount(ctx context.Context, env Env, id string, decide AccountDecision) (models.Account, []models.Event, error) {
-	var (
-		out    models.Account
-		events []models.Event
-	)
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		cur, err := lockAccount(tx, env, id)
-		if err != nil {
-			return err
-		}
-		at := changeTime()
-		next, emits, err := decide(cur, at)
-		if err != nil {
-			return err
-		}
-		if next == nil {
-			out = cur
-			return keepAnswer(ctx, tx, out)
-		}
-		next.UpdatedAt = at
-		if err := saveAccount(tx, env, *next); err != nil {
-			return err
-		}
-		out = *next
-		if events, err = writeEvents(tx, env, at, emits); err != nil {
-			return err
-		}
-		return keepAnswer(ctx, tx, out)
-	})
-	if err != nil {
-		return models.Account{}, nil, err
-	}
-	return out, events, nil
-}
-
-func lockAccount(tx *gorm.DB, env Env, id string) (models.Account, error) {
+// LockAccount loads the account for update (FOR UPDATE; SQLite's single connection
+// serialises instead): a second change of it waits until this transaction ends, so two
+// changes can never both start from the same status.
+func (tx *Tx) LockAccount(id string) (models.Account, error) {
 	var a models.Account
-	err := scope(tx, env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&a).Error
+	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&a).Error
 	if err != nil {
 		return a, notFound(err, "account "+id)
 	}
 	return a, nil
 }
 
-// saveAccount writes every column of a (scoped: a row of another environment is never
-// touched). UpdateColumns, not Updates: GORM would otherwise stamp updated_at with its own
-// clock, and the stored time would differ from the one the response and events show.
-func saveAccount(tx *gorm.DB, env Env, a models.Account) error {
-	res := scope(tx.Model(&models.Account{}), env).Where("id = ?", a.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(&a)
+// InsertAccount writes a new account in the transaction's environment, created and
+// updated at the change's time (set on a, so that what the caller shows is what is
+// stored).
+func (tx *Tx) InsertAccount(a *models.Account) error {
+	at := tx.Now()
+	a.OrganizationID, a.EnvironmentID, a.CreatedAt, a.UpdatedAt = tx.env.OrganizationID, tx.env.ID, at, at
+	if err := tx.db.Create(a).Error; err != nil {
+		return fmt.Errorf("create account: %w", err)
+	}
+	return nil
+}
+
+// SaveAccount writes every column of a (scoped: a row of another environment is never
+// touched) and stamps a.UpdatedAt with the change's time: save before taking the
+// snapshot an event carries. UpdateColumns, not Updates: GORM would otherwise stamp
+// updated_at with its own clock, and the stored time would differ from the one the
+// response and events show.
+func (tx *Tx) SaveAccount(a *models.Account) error {
+	a.UpdatedAt = tx.Now()
+	res := scope(tx.db.Model(&models.Account{}), tx.env).Where("id = ?", a.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(a)
 	if res.Error != nil {
 		return fmt.Errorf("save account %s: %w", a.ID, res.Error)
 	}

@@ -2,14 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -39,117 +35,41 @@ CREATE INDEX deals_env_created ON deals (environment_id, created_at, id);
 CREATE INDEX deals_env_account ON deals (environment_id, account_id, created_at)`})
 }
 
-// ErrNoCustomer is returned when a deal names an account that is not in its environment.
-var ErrNoCustomer = errors.New("customer account not found in this environment")
-
 // DealFilter narrows a list of deals; empty fields do not filter.
 type DealFilter struct {
 	Status     string
 	CustomerID string
 }
 
-// DealChange is what a decision about a deal wants written.
-type DealChange struct {
-	Deal    *models.Deal    // nil: the deal is unchanged and nothing is written
-	Account *models.Account // non-nil: the customer account changes too
-	Events  []Emit
-}
-
-// DealDecision looks at the locked deal and the locked account it will belong to and
-// returns the change; an error rolls everything back.
-// at is the time of the change: the new updated_at, which the event snapshots must show.
-type DealDecision func(cur models.Deal, customer models.Account, at time.Time) (DealChange, error)
-
-// CreateDeal locks the customer account, lets build make the deal, and writes the deal
-// and its events in one transaction.
-func (s *Store) CreateDeal(ctx context.Context, env Env, customerID string, build func(customer models.Account, at time.Time) (DealChange, error)) (models.Deal, models.Account, []models.Event, error) {
-	return s.changeDeal(ctx, env, "", customerID, func(_ models.Deal, customer models.Account, at time.Time) (DealChange, error) {
-		return build(customer, at)
-	})
-}
-
-// UpdateDeal locks the deal, then its customer account (customerID when the change moves
-// the deal to another account, else the current one), lets decide choose the change, and
-// writes deal, account and events atomically. Two concurrent changes of one deal are
-// serialised by the row lock, so both cannot start from the same status.
-func (s *Store) UpdateDeal(ctx context.Context, env Env, id, customerID string, decide DealDecision) (models.Deal, models.Account, []models.Event, error) {
-	return s.changeDeal(ctx, env, id, customerID, decide)
-}
-
-// DealResult is what a deal change leaves: the deal and its customer account, the
-// result an idempotent request's answer is rendered from.
-type DealResult struct {
-	Deal    models.Deal
-	Account models.Account
-}
-
-func (s *Store) changeDeal(ctx context.Context, env Env, id, customerID string, decide DealDecision) (models.Deal, models.Account, []models.Event, error) {
-	var (
-		deal   models.Deal
-		acct   models.Account
-		events []models.Event
-	)
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var cur models.Deal
-		if id != "" {
-			err := scope(tx, env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&cur).Error
-			if err != nil {
-				return notFound(err, "deal "+id)
-			}
-			if customerID == "" {
-				customerID = cur.AccountID
-			}
-		}
-		customer, err := lockAccount(tx, env, customerID)
-		if errors.Is(err, apperr.ErrNotFound) {
-			return fmt.Errorf("account %s: %w", customerID, ErrNoCustomer)
-		}
-		if err != nil {
-			return err
-		}
-		at := changeTime()
-		ch, err := decide(cur, customer, at)
-		if err != nil {
-			return err
-		}
-		deal, acct = cur, customer
-		if ch.Deal == nil {
-			return keepAnswer(ctx, tx, DealResult{Deal: deal, Account: acct})
-		}
-		if err := writeDeal(tx, env, id == "", ch.Deal, at); err != nil {
-			return err
-		}
-		deal = *ch.Deal
-		if ch.Account != nil {
-			ch.Account.UpdatedAt = at
-			if err := saveAccount(tx, env, *ch.Account); err != nil {
-				return err
-			}
-			acct = *ch.Account
-		}
-		if events, err = writeEvents(tx, env, at, ch.Events); err != nil {
-			return err
-		}
-		return keepAnswer(ctx, tx, DealResult{Deal: deal, Account: acct})
-	})
+// LockDeal loads the deal for update (FOR UPDATE; SQLite's single connection
+// serialises instead): two concurrent changes of one deal are serialised by the row
+// lock, so both cannot start from the same status.
+func (tx *Tx) LockDeal(id string) (models.Deal, error) {
+	var d models.Deal
+	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&d).Error
 	if err != nil {
-		return models.Deal{}, models.Account{}, nil, err
+		return d, notFound(err, "deal "+id)
 	}
-	return deal, acct, events, nil
+	return d, nil
 }
 
-// writeDeal inserts a new deal or saves every column of an existing one (scoped;
-// UpdateColumns keeps our updated_at, as in saveAccount).
-func writeDeal(tx *gorm.DB, env Env, insert bool, d *models.Deal, at time.Time) error {
-	d.UpdatedAt = at
-	if insert {
-		d.OrganizationID, d.EnvironmentID, d.CreatedAt = env.OrganizationID, env.ID, at
-		if err := tx.Create(d).Error; err != nil {
-			return fmt.Errorf("create deal: %w", err)
-		}
-		return nil
+// InsertDeal writes a new deal in the transaction's environment, created and updated at
+// the change's time (set on d, so that what the caller shows is what is stored).
+func (tx *Tx) InsertDeal(d *models.Deal) error {
+	at := tx.Now()
+	d.OrganizationID, d.EnvironmentID, d.CreatedAt, d.UpdatedAt = tx.env.OrganizationID, tx.env.ID, at, at
+	if err := tx.db.Create(d).Error; err != nil {
+		return fmt.Errorf("create deal: %w", err)
 	}
-	res := scope(tx.Model(&models.Deal{}), env).Where("id = ?", d.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(d)
+	return nil
+}
+
+// SaveDeal writes every column of an existing deal (scoped; UpdateColumns keeps our
+// updated_at, as in SaveAccount) and stamps d.UpdatedAt with the change's time: save
+// before taking the snapshot an event carries.
+func (tx *Tx) SaveDeal(d *models.Deal) error {
+	d.UpdatedAt = tx.Now()
+	res := scope(tx.db.Model(&models.Deal{}), tx.env).Where("id = ?", d.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(d)
 	if res.Error != nil {
 		return fmt.Errorf("save deal %s: %w", d.ID, res.Error)
 	}

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -21,18 +20,29 @@ func TestDealOutboxOnBothDatabases(t *testing.T) {
 					return []store.Emit{{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
 				}
 			}
-			acct, evs, err := st.CreateAccount(ctx, env, models.Account{ID: "acct-1", Name: "Globex", Status: "draft", Properties: "{}"}, emit("account-created"))
+			acct, evs, err := insertAccount(ctx, st, env, models.Account{ID: "acct-1", Name: "Globex", Status: "draft", Properties: "{}"}, emit("account-created"))
 			if err != nil || len(evs) != 1 {
 				t.Fatalf("create account: %v %v", evs, err)
 			}
-			d, a, evs, err := st.CreateDeal(ctx, env, acct.ID, func(c models.Account, at time.Time) (store.DealChange, error) {
-				next := models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]", CreatedAt: at, UpdatedAt: at}
-				active := c
-				active.Status = "active"
-				return store.DealChange{Deal: &next, Account: &active, Events: []store.Emit{
-					{Type: "deal-created", ObjectType: "deal", ObjectID: next.ID, Object: map[string]string{"id": next.ID}},
-					{Type: "account-updated", ObjectType: "account", ObjectID: c.ID, Object: map[string]string{"id": c.ID}},
-				}}, nil
+			var d models.Deal
+			var a models.Account
+			evs, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+				c, err := tx.LockAccount(acct.ID)
+				if err != nil {
+					return err
+				}
+				d = models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]"}
+				if err := tx.InsertDeal(&d); err != nil {
+					return err
+				}
+				tx.Emit(store.Emit{Type: "deal-created", ObjectType: "deal", ObjectID: d.ID, Object: map[string]string{"id": d.ID}})
+				a = c
+				a.Status = "active"
+				if err := tx.SaveAccount(&a); err != nil {
+					return err
+				}
+				tx.Emit(store.Emit{Type: "account-updated", ObjectType: "account", ObjectID: c.ID, Object: map[string]string{"id": c.ID}})
+				return nil
 			})
 			if err != nil || d.ID != "deal-1" || a.Status != "active" || len(evs) != 2 || evs[1].Seq != 2 {
 				t.Fatalf("create deal: %+v %+v %v %v", d, a, evs, err)
@@ -46,7 +56,11 @@ func TestDealOutboxOnBothDatabases(t *testing.T) {
 				all[1].Payload != `{"event":{"id":"`+all[1].ID+`","time":"`+all[1].Time+`","type":"account-updated"},"account":{"id":"acct-1"}}` {
 				t.Fatalf("events %+v %v", all, err)
 			}
-			if _, _, _, err := st.CreateDeal(ctx, env, "nope", nil); err == nil {
+			_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+				_, err := tx.LockAccount("nope")
+				return err
+			})
+			if err == nil {
 				t.Fatal("deal for an unknown account")
 			}
 		})

@@ -36,7 +36,7 @@ func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled 
 func newAccountEvent(t testing.TB, db seeded) models.Event {
 	t.Helper()
 	id := uuid.NewString()
-	_, evs, err := db.st.CreateAccount(context.Background(), db.env,
+	_, evs, err := insertAccount(context.Background(), db.st, db.env,
 		models.Account{ID: id, Name: "Globex", Status: "draft", Properties: "{}"},
 		func(a models.Account) []store.Emit {
 			return []store.Emit{{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a}}

@@ -155,9 +155,11 @@ func owned(env Env, key, token string) Claim {
 var ErrIdempotencyClaimLost = apperr.Conflict("idempotency_key_in_use",
 	"Another request with this Idempotency-Key took it over while this one ran past 60 s; nothing was changed.")
 
-// Answer is an owned claim: how the request will answer, and whether that answer is kept.
-// The API sets Render; every write transaction calls keepAnswer just before it commits,
-// so the answer of a change is stored with the change or not at all.
+// Answer is an owned claim: how the request will answer, and whether that answer is
+// kept. A change keeps it inside its own transaction, just before commit, so that the
+// answer is stored with the change or not at all: deals and accounts through a Reply
+// passed to them explicitly; the writers not moved to Reply yet (usage ingest, webhook
+// endpoints, replay jobs) through the request context (WithAnswer, Render, keepAnswer).
 type Answer struct {
 	env        Env
 	key, token string
@@ -167,23 +169,80 @@ type Answer struct {
 	body       []byte
 }
 
-// Render tells how the change's result (what the store function returns) becomes the
-// response's status and body.
-func (a *Answer) Render(fn func(result any) (status int, body []byte, err error)) { a.render = fn }
-
 // Kept returns the answer stored by the change's transaction, if one was.
 func (a *Answer) Kept() (status int, body []byte, ok bool) { return a.status, a.body, a.kept }
 
+// keep writes status and body as the key's answer in db, the transaction of the change
+// it answers. A non-2xx answer is not kept (CONTRACT §14); a claim lost to a takeover
+// fails the transaction.
+func (a *Answer) keep(db *gorm.DB, status int, body []byte) error {
+	if status < 200 || status > 299 {
+		return nil
+	}
+	if err := complete(db, a.env, a.key, a.token, status, body); err != nil {
+		return err
+	}
+	a.kept, a.status, a.body = true, status, body
+	return nil
+}
+
+// Reply is how a change answers its request when the request has an Idempotency-Key
+// (CONTRACT §14): the owned claim, the status the API chose for success and how the
+// change's result becomes the body. The API builds it and passes it down with the
+// request; the business function that makes the change calls Keep last in its
+// transaction. A Reply without a claim (no Idempotency-Key) keeps nothing.
+type Reply[T any] struct {
+	answer *Answer
+	status int
+	body   func(T) ([]byte, error)
+}
+
+// NewReply binds the owned claim a (nil: none) to the success status and the body
+// encoder, which must write the bytes the response sends, so that replays are the same.
+func NewReply[T any](a *Answer, status int, body func(T) ([]byte, error)) Reply[T] {
+	return Reply[T]{answer: a, status: status, body: body}
+}
+
+// Status is the success status the API chose: the first answer and its replays show it.
+func (r Reply[T]) Status() int { return r.status }
+
+// Keeps tells whether the request has an owned key whose answer the change must keep:
+// a writer whose fast path needs no transaction takes it only when this is false.
+func (r Reply[T]) Keeps() bool { return r.answer != nil && !r.answer.kept }
+
+// Keep writes the answer rendered from result in tx, the change's own transaction; call
+// it last, just before the function returns and the transaction commits. A failed
+// encoding or a lost claim fails the transaction, so nothing is changed without its
+// answer.
+func (r Reply[T]) Keep(tx *Tx, result T) error { return r.keepIn(tx.db, result) }
+
+// keepIn is Keep for a store writer that runs its own *gorm.DB transaction.
+func (r Reply[T]) keepIn(db *gorm.DB, result T) error {
+	if !r.Keeps() {
+		return nil
+	}
+	body, err := r.body(result)
+	if err != nil {
+		return fmt.Errorf("render idempotent answer: %w", err)
+	}
+	return r.answer.keep(db, r.status, body)
+}
+
+// Render tells how the change's result (what the store function returns) becomes the
+// response's status and body, for the writers that keep their answer through the
+// request context.
+func (a *Answer) Render(fn func(result any) (status int, body []byte, err error)) { a.render = fn }
+
 type answerKey struct{}
 
-// WithAnswer makes the store keep a's answer inside the request's write transaction.
+// WithAnswer makes the store keep a's answer inside the request's write transaction
+// (the context path, for the writers that take no Reply yet).
 func WithAnswer(ctx context.Context, a *Answer) context.Context {
 	return context.WithValue(ctx, answerKey{}, a)
 }
 
 // keepAnswer writes the request's answer in tx, the transaction of the change it
-// answers, when the request has an owned Idempotency-Key. A non-2xx rendering is not
-// kept; a claim lost to a takeover fails the transaction.
+// answers, when the request has an owned Idempotency-Key in ctx with a Render.
 func keepAnswer(ctx context.Context, tx *gorm.DB, result any) error {
 	a := pendingAnswer(ctx)
 	if a == nil {
@@ -193,14 +252,7 @@ func keepAnswer(ctx context.Context, tx *gorm.DB, result any) error {
 	if err != nil {
 		return fmt.Errorf("render idempotent answer: %w", err)
 	}
-	if status < 200 || status > 299 {
-		return nil
-	}
-	if err := complete(tx, a.env, a.key, a.token, status, body); err != nil {
-		return err
-	}
-	a.kept, a.status, a.body = true, status, body
-	return nil
+	return a.keep(tx, status, body)
 }
 
 func complete(db *gorm.DB, env Env, key, token string, status int, body []byte) error {

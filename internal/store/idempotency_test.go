@@ -25,18 +25,19 @@ func claimKey(t *testing.T, db seeded, key, fp string) store.Claim {
 	return c
 }
 
-// renderName answers with the created account's name, as the API renders an object.
-func renderName(result any) (int, []byte, error) {
-	a, ok := result.(models.Account)
-	if !ok {
-		return 0, nil, errors.New("not an account")
-	}
-	return 201, []byte(strconv.Quote(a.Name)), nil
-}
+// nameBody answers with an account's name, as the API renders an object.
+func nameBody(a models.Account) ([]byte, error) { return []byte(strconv.Quote(a.Name)), nil }
 
-func createAccount(ctx context.Context, db seeded, name string) error {
-	_, _, err := db.st.CreateAccount(ctx, db.env, models.Account{ID: uuid.NewString(), Name: name, Status: "draft", Properties: "{}"},
-		func(models.Account) []store.Emit { return nil })
+// createAccount writes an account as accounts.Create does, keeping reply's answer last
+// in its transaction.
+func createAccount(ctx context.Context, db seeded, name string, reply store.Reply[models.Account]) error {
+	_, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
+		a := models.Account{ID: uuid.NewString(), Name: name, Status: "draft", Properties: "{}"}
+		if err := tx.InsertAccount(&a); err != nil {
+			return err
+		}
+		return reply.Keep(tx, a)
+	})
 	return err
 }
 
@@ -59,18 +60,17 @@ func TestIdempotentAnswerCommitsWithTheChange(t *testing.T) {
 			// A claim lost before commit (here released; in production taken over after
 			// 60 s): the account must not be created.
 			c := claimKey(t, db, "lost", "fp")
-			c.Answer.Render(renderName)
 			if err := db.st.ReleaseIdempotencyKey(ctx, c.Answer); err != nil {
 				t.Fatal(err)
 			}
-			err := createAccount(store.WithAnswer(ctx, c.Answer), db, "Lost")
+			err := createAccount(ctx, db, "Lost", store.NewReply(c.Answer, 201, nameBody))
 			if !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				t.Fatalf("err = %v, want the claim lost", err)
 			}
 			// A render that fails rolls the change back too.
 			c = claimKey(t, db, "broken", "fp")
-			c.Answer.Render(func(any) (int, []byte, error) { return 0, nil, errors.New("boom") })
-			if err := createAccount(store.WithAnswer(ctx, c.Answer), db, "Broken"); err == nil {
+			broken := func(models.Account) ([]byte, error) { return nil, errors.New("boom") }
+			if err := createAccount(ctx, db, "Broken", store.NewReply(c.Answer, 201, broken)); err == nil {
 				t.Fatal("a failed render did not fail the change")
 			}
 			if n := countAccounts(t, db); n != 0 {
@@ -78,8 +78,7 @@ func TestIdempotentAnswerCommitsWithTheChange(t *testing.T) {
 			}
 
 			c = claimKey(t, db, "ok", "fp")
-			c.Answer.Render(renderName)
-			if err := createAccount(store.WithAnswer(ctx, c.Answer), db, "Kept"); err != nil {
+			if err := createAccount(ctx, db, "Kept", store.NewReply(c.Answer, 201, nameBody)); err != nil {
 				t.Fatal(err)
 			}
 			if status, body, ok := c.Answer.Kept(); !ok || status != 201 || string(body) != `"Kept"` {
@@ -173,7 +172,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st, env := db.st, db.env
-			if err := createAccount(ctx, db, "Customer"); err != nil {
+			if err := createAccount(ctx, db, "Customer", store.Reply[models.Account]{}); err != nil {
 				t.Fatal(err)
 			}
 			rows, _, err := st.Accounts(ctx, env, store.AccountFilter{}, store.Page{Limit: 10})
@@ -182,63 +181,74 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			}
 			customer := rows[0]
 			now := time.Now().UTC().Truncate(time.Microsecond)
+			// Each write takes the owned claim the way its API handler passes it: deals and
+			// accounts as a store.Reply, usage ingest through the context (WithAnswer).
 			writes := []struct {
 				name    string
-				write   func(ctx context.Context) error
+				write   func(ctx context.Context, a *store.Answer) error
 				changed func() bool
-				render  func(any) (int, []byte, error)
 			}{
-				{"account update", func(ctx context.Context) error {
-					_, _, err := st.UpdateAccount(ctx, env, customer.ID, func(cur models.Account, _ time.Time) (*models.Account, []store.Emit, error) {
+				{"account update", func(ctx context.Context, claim *store.Answer) error {
+					_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+						cur, err := tx.LockAccount(customer.ID)
+						if err != nil {
+							return err
+						}
 						cur.Name = "Renamed"
-						return &cur, nil, nil
+						if err := tx.SaveAccount(&cur); err != nil {
+							return err
+						}
+						return store.NewReply(claim, 200, nameBody).Keep(tx, cur)
 					})
 					return err
 				}, func() bool {
 					a, err := st.Account(ctx, env, customer.ID)
 					return err != nil || a.Name == "Renamed"
-				}, func(r any) (int, []byte, error) {
-					a, ok := r.(models.Account)
-					return 200, []byte(strconv.Quote(a.Name)), okErr(ok)
 				}},
-				{"deal create", func(ctx context.Context) error {
-					_, _, _, err := st.CreateDeal(ctx, env, customer.ID, func(c models.Account, at time.Time) (store.DealChange, error) {
-						return store.DealChange{Deal: &models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]"}}, nil
+				{"deal create", func(ctx context.Context, claim *store.Answer) error {
+					_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+						c, err := tx.LockAccount(customer.ID)
+						if err != nil {
+							return err
+						}
+						d := models.Deal{ID: "deal-1", AccountID: c.ID, Status: "draft", Skus: "[]", Terms: "[]"}
+						if err := tx.InsertDeal(&d); err != nil {
+							return err
+						}
+						return store.NewReply(claim, 201, func(d models.Deal) ([]byte, error) {
+							return []byte(strconv.Quote(d.ID + "/" + c.Name)), nil
+						}).Keep(tx, d)
 					})
 					return err
 				}, func() bool {
 					_, err := st.Deal(ctx, env, "deal-1")
 					return err == nil
-				}, func(r any) (int, []byte, error) {
-					d, ok := r.(store.DealResult)
-					return 201, []byte(strconv.Quote(d.Deal.ID + "/" + d.Account.Name)), okErr(ok)
 				}},
-				{"usage ingest", func(ctx context.Context) error {
-					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now))
+				{"usage ingest", func(ctx context.Context, claim *store.Answer) error {
+					claim.Render(func(r any) (int, []byte, error) {
+						u, ok := r.(store.UsageResult)
+						return 201, []byte(strconv.Quote(u.Batch.TransactionID)), okErr(ok)
+					})
+					_, err := st.IngestUsage(store.WithAnswer(ctx, claim), env, usageWrite("tx-1", "increment", "h", "1", now))
 					return err
 				}, func() bool {
 					b, _, _, err := st.UsageCounts(ctx, env)
 					return err != nil || b > 0
-				}, func(r any) (int, []byte, error) {
-					u, ok := r.(store.UsageResult)
-					return 201, []byte(strconv.Quote(u.Batch.TransactionID)), okErr(ok)
 				}},
 			}
 			for _, w := range writes {
 				lost := claimKey(t, db, "lost "+w.name, "fp")
-				lost.Answer.Render(w.render)
 				if err := st.ReleaseIdempotencyKey(ctx, lost.Answer); err != nil {
 					t.Fatal(err)
 				}
-				if err := w.write(store.WithAnswer(ctx, lost.Answer)); !errors.Is(err, store.ErrIdempotencyClaimLost) {
+				if err := w.write(ctx, lost.Answer); !errors.Is(err, store.ErrIdempotencyClaimLost) {
 					t.Fatalf("%s with its claim lost: %v", w.name, err)
 				}
 				if w.changed() {
 					t.Fatalf("%s committed without its answer", w.name)
 				}
 				c := claimKey(t, db, w.name, "fp")
-				c.Answer.Render(w.render)
-				if err := w.write(store.WithAnswer(ctx, c.Answer)); err != nil {
+				if err := w.write(ctx, c.Answer); err != nil {
 					t.Fatalf("%s: %v", w.name, err)
 				}
 				replay := claimKey(t, db, w.name, "fp")

@@ -18,7 +18,7 @@ func TestOutboxBacklogAge(t *testing.T) {
 			st, env := db.st, db.env
 			var events []models.Event
 			for _, id := range []string{"acct-1", "acct-2"} {
-				_, evs, err := st.CreateAccount(ctx, env, models.Account{ID: id, Name: id, Status: "draft", Properties: "{}"},
+				_, evs, err := insertAccount(ctx, st, env, models.Account{ID: id, Name: id, Status: "draft", Properties: "{}"},
 					func(a models.Account) []store.Emit {
 						return []store.Emit{{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
 					})

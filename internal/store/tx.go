@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/models"
+)
+
+// Tx is the store inside one write transaction, scoped to one environment as Store
+// scopes its queries (scope). A business function that changes deals or accounts gets
+// one from InTx and reads top to bottom through it: lock, decide, save, emit, keep the
+// answer. Whatever it wrote commits or rolls back as one.
+type Tx struct {
+	db    *gorm.DB
+	env   Env
+	at    time.Time
+	emits []Emit
+}
+
+// InTx runs fn in one transaction in env. fn's error rolls everything back and is
+// returned as is. The events fn emitted are written when fn returns, before the commit
+// (the outbox: they commit with the change or not at all), and returned once committed
+// for the dispatcher.
+func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) ([]models.Event, error) {
+	var events []models.Event
+	err := s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		tx := &Tx{db: db, env: env}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		var err error
+		events, err = writeEvents(db, env, tx.Now(), tx.emits)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// Env is the environment the transaction acts in.
+func (tx *Tx) Env() Env { return tx.env }
+
+// Now is the time of the change: every updated_at it saves and every event it writes
+// shows it. It is fixed at its first call, which in a function that locks first comes
+// after the locks, so that changes serialised by a row lock are stamped in lock order.
+func (tx *Tx) Now() time.Time {
+	if tx.at.IsZero() {
+		tx.at = changeTime()
+	}
+	return tx.at
+}
+
+// Emit adds events to the change, in order. InTx writes all of them in one batch (one
+// insert of events and their deliveries, numbered 1..n within the change) when the
+// function returns. e.Object is encoded then: pass a snapshot value, not something the
+// function still changes.
+func (tx *Tx) Emit(e ...Emit) { tx.emits = append(tx.emits, e...) }

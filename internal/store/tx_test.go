@@ -1,0 +1,90 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// insertAccount writes a and the events emit asks for in one change, as
+// accounts.Create does.
+func insertAccount(ctx context.Context, st *store.Store, env store.Env, a models.Account, emit func(models.Account) []store.Emit) (models.Account, []models.Event, error) {
+	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		if err := tx.InsertAccount(&a); err != nil {
+			return err
+		}
+		tx.Emit(emit(a)...)
+		return nil
+	})
+	return a, events, err
+}
+
+// One change is one batch in the outbox: events emitted in several calls are numbered
+// in order and stamped with the change's time, the time its rows show; a failing
+// change leaves nothing behind.
+func TestInTxWritesOneChange(t *testing.T) {
+	ctx := context.Background()
+	for name, db := range bothDatabases(t, "sandbox") {
+		t.Run(name, func(t *testing.T) {
+			st, env := db.st, db.env
+			var a models.Account
+			events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+				a = models.Account{ID: uuid.NewString(), Name: "Globex", Status: "draft", Properties: "{}"}
+				if err := tx.InsertAccount(&a); err != nil {
+					return err
+				}
+				tx.Emit(store.Emit{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a})
+				time.Sleep(2 * time.Millisecond) // the change's time does not move on
+				a.Status = "active"
+				if err := tx.SaveAccount(&a); err != nil {
+					return err
+				}
+				tx.Emit(store.Emit{Type: "account-updated", ObjectType: "account", ObjectID: a.ID, Object: a})
+				return nil
+			})
+			if err != nil || len(events) != 2 || events[0].Seq != 1 || events[1].Seq != 2 ||
+				events[0].Type != "account-created" || !events[1].CreatedAt.Equal(a.UpdatedAt) || !a.CreatedAt.Equal(a.UpdatedAt) {
+				t.Fatalf("change: %+v %+v %v", a, events, err)
+			}
+			got, err := st.Account(ctx, env, a.ID)
+			if err != nil || got.Status != "active" || !got.UpdatedAt.Equal(a.UpdatedAt) {
+				t.Fatalf("stored %+v %v, want updated at %v", got, err, a.UpdatedAt)
+			}
+
+			boom := errors.New("boom")
+			events, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+				cur, err := tx.LockAccount(a.ID)
+				if err != nil {
+					return err
+				}
+				cur.Name = "Rolled back"
+				if err := tx.SaveAccount(&cur); err != nil {
+					return err
+				}
+				tx.Emit(store.Emit{Type: "account-updated", ObjectType: "account", ObjectID: cur.ID, Object: cur})
+				return boom
+			})
+			if !errors.Is(err, boom) || events != nil {
+				t.Fatalf("failed change: %v %v", events, err)
+			}
+			all, err := st.EventsForObject(ctx, env, a.ID)
+			if got, _ := st.Account(ctx, env, a.ID); err != nil || len(all) != 2 || got.Name != "Globex" {
+				t.Fatalf("after a rollback: %+v, events %d %v", got, len(all), err)
+			}
+			_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+				_, err := tx.LockDeal("nope")
+				return err
+			})
+			if !errors.Is(err, apperr.ErrNotFound) {
+				t.Fatalf("lock of an unknown deal: %v", err)
+			}
+		})
+	}
+}
