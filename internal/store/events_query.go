@@ -35,6 +35,16 @@ func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
 	return q
 }
 
+// Event reads one event of the environment (ErrNotFound: there is none there). The
+// worker, which has an id from a workflow input and no environment, uses EventByID.
+func (s *Store) Event(ctx context.Context, env Env, id string) (models.Event, error) {
+	var e models.Event
+	if err := s.in(ctx, env).Where("id = ?", id).Take(&e).Error; err != nil {
+		return e, notFound(err, "event "+id)
+	}
+	return e, nil
+}
+
 // Events lists an environment's events matching f, newest first.
 func (s *Store) Events(ctx context.Context, env Env, f EventFilter, page Page) ([]models.Event, bool, error) {
 	rows, more, err := paginate[models.Event](f.apply(s.in(ctx, env)), "events", page)
