@@ -162,20 +162,11 @@ func (h *handler) toEventRow(e events.Event, byID map[string]endpointRef) eventR
 }
 
 // nextAttempt estimates when Temporal starts the attempt after attempt number n (started
-// at `started`, lasting ms): it waits initial × coefficient^(n-1), capped at the maximum
-// interval, after the attempt ends. Like the workflow (retryPolicyOf), the default policy
-// runs at REVOPS_WEBHOOK_RETRY_INTERVAL.
+// at `started`, lasting ms): the policy's wait after the attempt ends. The policy runs
+// as the workflow runs it (retryPolicyOf): the default one at
+// REVOPS_WEBHOOK_RETRY_INTERVAL.
 func (h *handler) nextAttempt(p models.RetryPolicy, started time.Time, ms int64, n int) *time.Time {
-	if p == models.DefaultRetryPolicy {
-		iv := h.cfg.WebhookRetryInterval.Milliseconds()
-		p.InitialIntervalMS, p.MaximumIntervalMS = iv, iv
-	}
-	wait := float64(p.InitialIntervalMS)
-	for i := 1; i < n && wait < float64(p.MaximumIntervalMS); i++ {
-		wait *= p.BackoffCoefficient
-	}
-	wait = min(wait, float64(p.MaximumIntervalMS))
-	next := started.Add(time.Duration(ms)*time.Millisecond + time.Duration(wait)*time.Millisecond)
+	next := started.Add(time.Duration(ms)*time.Millisecond + p.Effective(h.cfg.WebhookRetryInterval).Wait(n))
 	return &next
 }
 
