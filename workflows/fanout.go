@@ -12,14 +12,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
-// (CONTRACT §13): the open run starts the event's pending deliveries it is not running.
-const SignalReplay = "replay"
-
-// AttrEndpointIDs is the keyword-list search attribute naming the endpoints a run
-// delivers to (CONTRACT §13), set in the start options.
-const AttrEndpointIDs = "RevopsEndpointIds"
-
 // ErrTypeDeliveriesFailed is the type of the error a fan-out run ends with when one of
 // its deliveries ended failed.
 const ErrTypeDeliveriesFailed = "deliveries_failed"
