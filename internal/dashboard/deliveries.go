@@ -14,6 +14,7 @@ import (
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
 )
 
@@ -236,7 +237,7 @@ func (h *handler) replayOne(c *gin.Context) {
 		return
 	}
 	endpointID := c.PostForm("endpoint_id")
-	if endpointID != "" && !isID(endpointID) {
+	if endpointID != "" && !textcheck.IsID(endpointID) {
 		h.fail(c, fmt.Errorf("endpoint %q: %w", printable(endpointID), apperr.ErrNotFound))
 		return
 	}
