@@ -23,9 +23,9 @@ type Store interface {
 	EventByID(ctx context.Context, id string) (models.Event, store.Env, error)
 	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error)
 	DeliveredInRun(ctx context.Context, env store.Env, eventID, runID string) (bool, error)
-	// RecordDelivery writes an attempt and its delivery's status (the attempt's
+	// RecordDeliveryAttempt writes an attempt and its delivery's status (the attempt's
 	// DeliveryID, or the event's only delivery when it has none).
-	RecordDelivery(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error
+	RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error
 	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)

@@ -83,7 +83,7 @@ func TestAttemptAfterDeliveryInItsRunDoesNotSend(t *testing.T) {
 	other := f.db.Event(t, "deal-signed", map[string]any{"id": "d2"}, time.Time{})
 	delivered := models.DeliveryAttempt{EventID: other.ID, RunID: "an-earlier-run", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}
-	if err := f.db.Store.RecordDelivery(context.Background(), f.db.Env, &delivered, models.EventDelivered); err != nil {
+	if err := f.db.Store.RecordDeliveryAttempt(context.Background(), f.db.Env, &delivered, models.EventDelivered); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.deliver(t, other, 6); err != nil {
@@ -94,7 +94,7 @@ func TestAttemptAfterDeliveryInItsRunDoesNotSend(t *testing.T) {
 	}
 }
 
-// flakyStore fails RecordDelivery: `failures` times (-1: always); when commit is set the
+// flakyStore fails RecordDeliveryAttempt: `failures` times (-1: always); when commit is set the
 // failed calls write first, as a commit whose answer was lost.
 type flakyStore struct {
 	*store.Store
@@ -104,16 +104,16 @@ type flakyStore struct {
 	calls    int
 }
 
-func (s *flakyStore) RecordDelivery(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+func (s *flakyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
 	s.mu.Lock()
 	s.calls++
 	fail := s.failures < 0 || s.calls <= s.failures
 	s.mu.Unlock()
 	if !fail {
-		return s.Store.RecordDelivery(ctx, env, a, status)
+		return s.Store.RecordDeliveryAttempt(ctx, env, a, status)
 	}
 	if s.commit {
-		if err := s.Store.RecordDelivery(ctx, env, a, status); err != nil {
+		if err := s.Store.RecordDeliveryAttempt(ctx, env, a, status); err != nil {
 			return err
 		}
 	}

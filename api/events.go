@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -67,34 +68,37 @@ type attemptObject struct {
 	Method          string  `json:"method,omitempty"`
 }
 
-// toEventObject converts an event row, its attempts (oldest first) and its deliveries.
-func (s *Server) toEventObject(e models.Event, attempts []models.DeliveryAttempt, deliveries []models.WebhookDelivery) eventObject {
+// toEventObject converts an event read with its attempts and deliveries.
+func (s *Server) toEventObject(e events.Event) eventObject {
 	o := eventObject{
 		ID: e.ID, Object: "event", Type: e.Type, Status: e.Status, ObjectID: e.ObjectID,
 		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
-		Payload: json.RawMessage(e.Payload), Attempts: make([]attemptObject, len(attempts)),
+		Payload: json.RawMessage(e.Payload), Attempts: make([]attemptObject, len(e.Attempts)),
 		WorkflowID: nonEmpty(e.WorkflowID), RunID: nonEmpty(e.RunID),
 		TemporalUIURL: nonEmpty(s.cfg.TemporalRunURL(e.WorkflowID, e.RunID)),
-		Deliveries:    make([]deliveryObject, len(deliveries)),
+		Deliveries:    make([]deliveryObject, len(e.Deliveries)),
 	}
-	byDelivery := map[string]int{}
-	for i, d := range deliveries {
-		o.Deliveries[i] = deliveryObject{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status, Attempts: []attemptObject{}}
-		byDelivery[d.ID] = i
+	for i, a := range e.Attempts {
+		o.Attempts[i] = toAttemptObject(a)
 	}
-	for i, a := range attempts {
-		o.Attempts[i] = attemptObject{
-			EndpointID: nonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
-			DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
-			Outcome: a.Outcome, URL: a.URL, Method: a.Method,
+	for i, d := range e.Deliveries {
+		o.Deliveries[i] = deliveryObject{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status, Attempts: make([]attemptObject, len(d.Attempts))}
+		for j, a := range d.Attempts {
+			o.Deliveries[i].Attempts[j] = toAttemptObject(a)
 		}
-		if a.StatusCode != 0 {
-			code := a.StatusCode
-			o.Attempts[i].StatusCode = &code
-		}
-		if j, ok := byDelivery[a.DeliveryID]; ok {
-			o.Deliveries[j].Attempts = append(o.Deliveries[j].Attempts, o.Attempts[i])
-		}
+	}
+	return o
+}
+
+func toAttemptObject(a models.DeliveryAttempt) attemptObject {
+	o := attemptObject{
+		EndpointID: nonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
+		DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
+		Outcome: a.Outcome, URL: a.URL, Method: a.Method,
+	}
+	if a.StatusCode != 0 {
+		code := a.StatusCode
+		o.StatusCode = &code
 	}
 	return o
 }
@@ -151,56 +155,34 @@ func (s *Server) listEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	env := principal(c).Env
-	events, more, err := s.store.Events(c.Request.Context(), env, f, page)
+	list, more, err := events.List(c.Request.Context(), s.store, principal(c).Env, f, page)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	out, err := s.withAttempts(c, env, events)
-	if err != nil {
-		fail(c, err)
-		return
+	out := make([]eventObject, len(list))
+	for i, e := range list {
+		out[i] = s.toEventObject(e)
 	}
 	render(c, http.StatusOK, newList(out, more))
 }
 
-// withAttempts converts events, loading their attempts in one query.
-func (s *Server) withAttempts(c *gin.Context, env store.Env, events []models.Event) ([]eventObject, error) {
-	ids := make([]string, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
-	}
-	attempts, err := s.store.AttemptsOf(c.Request.Context(), env, ids)
-	if err != nil {
-		return nil, err
-	}
-	deliveries, err := s.store.DeliveriesOf(c.Request.Context(), env, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]eventObject, len(events))
-	for i, e := range events {
-		out[i] = s.toEventObject(e, attempts[e.ID], deliveries[e.ID])
-	}
-	return out, nil
-}
-
 func (s *Server) getEvent(c *gin.Context) {
-	env := principal(c).Env
-	e, err := s.store.DashboardEvent(c.Request.Context(), env, c.Param("id"))
+	e, err := events.Get(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	s.renderEvent(c, http.StatusOK, env, e)
+	render(c, http.StatusOK, s.toEventObject(e))
 }
 
+// renderEvent answers with an event row just written (a replay), read with its
+// attempts and deliveries.
 func (s *Server) renderEvent(c *gin.Context, status int, env store.Env, e models.Event) {
-	out, err := s.withAttempts(c, env, []models.Event{e})
+	out, err := events.Of(c.Request.Context(), s.store, env, []models.Event{e})
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, status, out[0])
+	render(c, status, s.toEventObject(out[0]))
 }

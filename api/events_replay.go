@@ -49,7 +49,7 @@ func (s *Server) replayEvent(c *gin.Context) {
 
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
 func checkEndpointID(fs *apperr.Faults, id string) {
-	if textcheck.LineOK(fs, "endpoint_id", id) && id != "" && !isID(id) {
+	if textcheck.LineOK(fs, "endpoint_id", id) && id != "" && !textcheck.IsID(id) {
 		fs.Invalid("endpoint_id", "endpoint_id must be the id of a webhook endpoint.")
 	}
 }

@@ -144,7 +144,7 @@ func TestEventObject(t *testing.T) {
 		{EventID: ev.ID, RunID: "run-1", Number: 2, Trigger: models.TriggerScheduled, StartedAt: started.Add(time.Hour),
 			DurationMS: 30000, Error: "timeout", Outcome: models.AttemptFailed},
 	} {
-		if err := h.store.RecordAttempt(ctx, env, &att); err != nil {
+		if err := h.store.SeedAttempt(ctx, env, &att); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,7 +189,7 @@ func TestEventListCarriesAttempts(t *testing.T) {
 	a, _ := eventsFixture(h)
 	ev := h.objEvents(a)[0]
 	att := models.DeliveryAttempt{EventID: ev.ID, Number: 1, Trigger: models.TriggerManual, StartedAt: time.Now(), Outcome: models.AttemptSkipped}
-	if err := h.store.RecordAttempt(context.Background(), h.objEnv("sandbox"), &att); err != nil {
+	if err := h.store.SeedAttempt(context.Background(), h.objEnv("sandbox"), &att); err != nil {
 		t.Fatal(err)
 	}
 	out := h.mustObj(http.StatusOK, "GET", "/v1/events?object_id="+a+"&type=account-created", nil)

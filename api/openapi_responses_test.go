@@ -279,7 +279,7 @@ func dispatchedWithAttempts(h *harness, ids map[string]string) {
 		if i == 0 {
 			a.DeliveryID, a.EndpointID = ds[0].ID, ds[0].EndpointID
 		}
-		if err := h.store.RecordAttempt(ctx, env, &a); err != nil {
+		if err := h.store.SeedAttempt(ctx, env, &a); err != nil {
 			h.t.Fatal(err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
@@ -17,14 +16,9 @@ import (
 // here, once, before any query — PostgreSQL answers NUL and invalid UTF-8 with an error
 // (a 500 otherwise), and a value that cannot match is not worth a round trip.
 
-// isID tells whether s can be the id of an object: every id is a UUID in canonical form.
-func isID(s string) bool {
-	return len(s) == 36 && uuid.Validate(s) == nil
-}
-
 // pathIDs answers 404 for a route whose :id cannot be an id, as for an unknown id.
 func pathIDs(c *gin.Context) {
-	if id, ok := c.Params.Get("id"); ok && !isID(id) {
+	if id, ok := c.Params.Get("id"); ok && !textcheck.IsID(id) {
 		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "No such object.", "")
 		return
 	}
@@ -67,7 +61,7 @@ func checkQuery(c *gin.Context) error {
 // idQuery reads an optional query parameter that must be an id.
 func idQuery(c *gin.Context, name string) (string, error) {
 	v := c.Query(name)
-	if v != "" && !isID(v) {
+	if v != "" && !textcheck.IsID(v) {
 		return "", queryInvalid(name, "%s must be an object id (a UUID such as 0192f4a4-7c1e-7d2a-9f6e-3c1b2a4d5e6f).", name)
 	}
 	return v, nil

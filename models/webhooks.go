@@ -33,6 +33,44 @@ func (p RetryPolicy) MaximumInterval() time.Duration {
 	return time.Duration(p.MaximumIntervalMS) * time.Millisecond
 }
 
+// Effective is the policy a delivery runs under: p itself, but the default policy for
+// a row without one (never expected, never unbounded), and the default policy at
+// defaultInterval when one is given (REVOPS_WEBHOOK_RETRY_INTERVAL, which demos and
+// tests shorten). The workflow hands it to Temporal; the dashboard estimates with it.
+func (p RetryPolicy) Effective(defaultInterval time.Duration) RetryPolicy {
+	if p.MaximumAttempts <= 0 {
+		p = DefaultRetryPolicy
+	}
+	if p == DefaultRetryPolicy && defaultInterval > 0 {
+		p.InitialIntervalMS, p.MaximumIntervalMS = defaultInterval.Milliseconds(), defaultInterval.Milliseconds()
+	}
+	return p
+}
+
+// Wait is how long Temporal waits after attempt n (from 1) fails before the next:
+// the initial interval times the coefficient n-1 times, capped at the maximum interval.
+func (p RetryPolicy) Wait(n int) time.Duration { return time.Duration(p.wait(n)) }
+
+// wait is Wait in float64 nanoseconds: 10^19 s still fits, and the cap applies.
+func (p RetryPolicy) wait(n int) float64 {
+	w, limit := float64(p.InitialInterval()), float64(p.MaximumInterval())
+	for i := 1; i < n && w < limit; i++ {
+		w *= p.BackoffCoefficient
+	}
+	return min(w, limit)
+}
+
+// Schedule is the time from the first attempt to the last, every attempt failing: the
+// sum of the waits between them. Summed unrounded, so that a schedule at the bound of
+// CONTRACT §13 is judged on its exact value.
+func (p RetryPolicy) Schedule() time.Duration {
+	var total float64
+	for n := 1; n < p.MaximumAttempts; n++ {
+		total += p.wait(n)
+	}
+	return time.Duration(total)
+}
+
 // WebhookEndpoint is one of an environment's webhook destinations (up to 16).
 type WebhookEndpoint struct {
 	ID             string `gorm:"primaryKey"`

@@ -9,9 +9,8 @@ import (
 	"github.com/revops/revops/activities"
 )
 
-// Names and bounds of bulk replay (CONTRACT §16).
+// Bounds of bulk replay (CONTRACT §16).
 const (
-	BulkReplayWorkflowName = "BulkReplay"
 	// DefaultReplayRate is REVOPS_REPLAY_RATE's default, in deliveries per second.
 	DefaultReplayRate = 50
 	// MaxReplayPage bounds a page: one short transaction.
@@ -19,9 +18,6 @@ const (
 	// replayPagesPerRun bounds a run's history: past it the workflow continues as new.
 	replayPagesPerRun = 300
 )
-
-// BulkReplayWorkflowID is the id of a replay job's workflow.
-func BulkReplayWorkflowID(jobID string) string { return "replay-job-" + jobID }
 
 // BulkReplayInput is the job to run, its pace (fixed at start, so that a change of
 // REVOPS_REPLAY_RATE never changes a running workflow's commands), and where it stands:

@@ -10,9 +10,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// WorkflowName is the registered type of the delivery workflow (CONTRACT §10).
-const WorkflowName = "WebhookDelivery"
-
 // Delivery limits (CONTRACT §8/§10).
 const (
 	DefaultRetryInterval = time.Hour

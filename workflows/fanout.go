@@ -12,14 +12,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
-// (CONTRACT §13): the open run starts the event's pending deliveries it is not running.
-const SignalReplay = "replay"
-
-// AttrEndpointIDs is the keyword-list search attribute naming the endpoints a run
-// delivers to (CONTRACT §13), set in the start options.
-const AttrEndpointIDs = "RevopsEndpointIds"
-
 // ErrTypeDeliveriesFailed is the type of the error a fan-out run ends with when one of
 // its deliveries ended failed.
 const ErrTypeDeliveriesFailed = "deliveries_failed"
@@ -168,16 +160,10 @@ func (r *fanout) result() error {
 }
 
 // retryPolicyOf is the Temporal retry policy of a delivery: the copy it took of its
-// endpoint's. A delivery under the default policy retries at the configured interval of
-// the default policy (REVOPS_WEBHOOK_RETRY_INTERVAL, fixed in the input), which demos
-// and tests shorten.
+// endpoint's, as models.RetryPolicy.Effective makes it run (the default policy at the
+// interval fixed in the input).
 func retryPolicyOf(p models.RetryPolicy, defaultInterval time.Duration) *temporal.RetryPolicy {
-	if p.MaximumAttempts <= 0 {
-		p = models.DefaultRetryPolicy // a row without a policy: never expected, never unbounded
-	}
-	if p == models.DefaultRetryPolicy && defaultInterval > 0 {
-		p.InitialIntervalMS, p.MaximumIntervalMS = defaultInterval.Milliseconds(), defaultInterval.Milliseconds()
-	}
+	p = p.Effective(defaultInterval)
 	return &temporal.RetryPolicy{
 		InitialInterval:    p.InitialInterval(),
 		BackoffCoefficient: p.BackoffCoefficient,

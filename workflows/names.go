@@ -1,11 +1,42 @@
 // Package workflows holds the Temporal workflows of Revops and the names the starter
-// (API, sweeper) and the worker share.
+// (API, sweeper, temporal-setup) and the worker share.
 package workflows
 
 import enumspb "go.temporal.io/api/enums/v1"
 
-// TaskQueue is where webhook deliveries run.
+// Every name below is recorded in workflow histories or registered in the Temporal
+// namespace: changing one breaks the replay of running workflows (testdata/histories)
+// or the starts of deployed releases. Add names; never rename them.
+
+// TaskQueue is where webhook deliveries, bulk replays and retention runs run.
 const TaskQueue = "revops-webhooks"
+
+// Registered workflow types.
+const (
+	// WorkflowName is the delivery workflow (CONTRACT §10).
+	WorkflowName = "WebhookDelivery"
+	// BulkReplayWorkflowName is the workflow of a bulk replay job (CONTRACT §16).
+	BulkReplayWorkflowName = "BulkReplay"
+	// RetentionWorkflowName is the workflow the retention Schedule runs (CONTRACT §16).
+	RetentionWorkflowName = "Retention"
+)
+
+// SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
+// (CONTRACT §13): the open run starts the event's pending deliveries it is not running.
+const SignalReplay = "replay"
+
+// WorkflowID is the id of the delivery workflow of one event.
+func WorkflowID(eventID string) string { return "webhook-" + eventID }
+
+// BulkReplayWorkflowID is the id of a replay job's workflow.
+func BulkReplayWorkflowID(jobID string) string { return "replay-job-" + jobID }
+
+// Retention runs on a Temporal Schedule (CONTRACT §16).
+const (
+	RetentionScheduleID = "revops-retention"
+	// RetentionWorkflowID is the id of each scheduled run (the Schedule appends the time).
+	RetentionWorkflowID = "revops-retention"
+)
 
 // Search attributes set on every delivery run (CONTRACT §10), all of Keyword type.
 const (
@@ -15,7 +46,11 @@ const (
 	AttrOrganizationID = "RevopsOrganizationId"
 )
 
-// SearchAttributes lists the attributes the Temporal namespace must have.
+// AttrEndpointIDs is the keyword-list search attribute naming the endpoints a run
+// delivers to (CONTRACT §13), set in the start options.
+const AttrEndpointIDs = "RevopsEndpointIds"
+
+// SearchAttributes lists the Keyword attributes the Temporal namespace must have.
 var SearchAttributes = []string{AttrEventType, AttrObjectID, AttrEnvironment, AttrOrganizationID}
 
 // SearchAttributeTypes is every attribute the namespace must have (CONTRACT §10, §13),
@@ -28,6 +63,3 @@ var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
 	AttrOrganizationID: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	AttrEndpointIDs:    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 }
-
-// WorkflowID is the id of the delivery workflow of one event.
-func WorkflowID(eventID string) string { return "webhook-" + eventID }

@@ -11,12 +11,8 @@ import (
 	"github.com/revops/revops/activities"
 )
 
-// Names of the retention Schedule and its workflow (CONTRACT §16).
+// Period and bounds of retention (CONTRACT §16).
 const (
-	RetentionWorkflowName = "Retention"
-	RetentionScheduleID   = "revops-retention"
-	// RetentionWorkflowID is the id of each scheduled run (the Schedule appends the time).
-	RetentionWorkflowID = "revops-retention"
 	// RetentionEvery is how often the Schedule runs the workflow.
 	RetentionEvery = 24 * time.Hour
 	// MinRetention is the longest retry schedule (§13): nothing younger may be purged.

@@ -13,7 +13,9 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
 )
 
@@ -116,75 +118,57 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		return
 	}
 	d.Endpoints = refs
-	ctx := c.Request.Context()
 	f := store.EventFilter{Status: d.Status, EndpointID: d.Endpoint}
-	events, more, err := h.store.Events(ctx, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
+	list, more, err := events.List(c.Request.Context(), h.store, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	ids := make([]string, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
-	}
-	stats, err := h.store.DashboardAttemptStats(ctx, env, ids)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	deliveries, err := h.store.DeliveriesOf(ctx, env, ids)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	for _, e := range events {
-		r := h.toEventRow(e, stats[e.ID], deliveries[e.ID])
-		for _, dl := range deliveries[e.ID] {
-			r.Deliveries = append(r.Deliveries, deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError})
-		}
-		d.Events = append(d.Events, r)
+	for _, e := range list {
+		d.Events = append(d.Events, h.toEventRow(e, byID))
 	}
 	if more {
 		d.NextPage = "/dashboard/deliveries?" + url.Values{"status": {d.Status}, "endpoint_id": {d.Endpoint},
-			"starting_after": {events[len(events)-1].ID}}.Encode()
+			"starting_after": {list[len(list)-1].ID}}.Encode()
 	}
 	h.render(c, http.StatusOK, "deliveries", view{Title: "Deliveries", Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 
-// toEventRow converts an event; while it retries, its next attempt is estimated from its
-// last attempt under the policy of a retrying delivery (the default one without).
-func (h *handler) toEventRow(e models.Event, st store.AttemptStats, ds []models.WebhookDelivery) eventRow {
+// toEventRow converts an event read with its deliveries and attempts. While a
+// delivery retries, its next attempt is estimated from its last attempt under its
+// policy; while the event retries, its next retry from its last attempt under the
+// policy of a retrying delivery (the default one without).
+func (h *handler) toEventRow(e events.Event, byID map[string]endpointRef) eventRow {
 	created := e.CreatedAt
 	r := eventRow{ID: e.ID, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID, Status: e.Status,
-		Created: &created, Attempts: st.Count}
-	if e.Status == models.EventRetrying && st.Count > 0 {
-		policy := models.DefaultRetryPolicy
-		for _, d := range ds {
-			if d.Status == models.EventRetrying {
-				policy = d.RetryPolicy
-				break
+		Created: &created, Attempts: len(e.Attempts)}
+	policy, retrying := models.DefaultRetryPolicy, false
+	for _, dl := range e.Deliveries {
+		row := deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError, Attempts: dl.Attempts}
+		if dl.Status == models.EventRetrying {
+			if !retrying {
+				policy, retrying = dl.RetryPolicy, true
+			}
+			if n := len(dl.Attempts); n > 0 {
+				last := dl.Attempts[n-1]
+				row.NextAttempt = h.nextAttempt(dl.RetryPolicy, last.StartedAt, last.DurationMS, last.Number)
 			}
 		}
-		r.NextRetry = h.nextAttempt(policy, st.LastStarted, st.LastMS, st.LastNumber)
+		r.Deliveries = append(r.Deliveries, row)
+	}
+	if e.Status == models.EventRetrying && len(e.Attempts) > 0 {
+		last := e.Attempts[len(e.Attempts)-1]
+		r.NextRetry = h.nextAttempt(policy, last.StartedAt, last.DurationMS, last.Number)
 	}
 	return r
 }
 
 // nextAttempt estimates when Temporal starts the attempt after attempt number n (started
-// at `started`, lasting ms): it waits initial × coefficient^(n-1), capped at the maximum
-// interval, after the attempt ends. Like the workflow (retryPolicyOf), the default policy
-// runs at REVOPS_WEBHOOK_RETRY_INTERVAL.
+// at `started`, lasting ms): the policy's wait after the attempt ends. The policy runs
+// as the workflow runs it (retryPolicyOf): the default one at
+// REVOPS_WEBHOOK_RETRY_INTERVAL.
 func (h *handler) nextAttempt(p models.RetryPolicy, started time.Time, ms int64, n int) *time.Time {
-	if p == models.DefaultRetryPolicy {
-		iv := h.cfg.WebhookRetryInterval.Milliseconds()
-		p.InitialIntervalMS, p.MaximumIntervalMS = iv, iv
-	}
-	wait := float64(p.InitialIntervalMS)
-	for i := 1; i < n && wait < float64(p.MaximumIntervalMS); i++ {
-		wait *= p.BackoffCoefficient
-	}
-	wait = min(wait, float64(p.MaximumIntervalMS))
-	next := started.Add(time.Duration(ms)*time.Millisecond + time.Duration(wait)*time.Millisecond)
+	next := started.Add(time.Duration(ms)*time.Millisecond + p.Effective(h.cfg.WebhookRetryInterval).Wait(n))
 	return &next
 }
 
@@ -217,18 +201,7 @@ func (h *handler) showDelivery(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	e, err := h.store.DashboardEvent(ctx, env, c.Param("id"))
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	attempts, err := h.store.DeliveryAttempts(ctx, env, e.ID)
-	if err != nil {
-		h.fail(c, err)
-		return
-	}
-	deliveries, err := h.store.EventDeliveries(ctx, env, e.ID)
+	e, err := events.Get(c.Request.Context(), h.store, env, c.Param("id"))
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -238,31 +211,8 @@ func (h *handler) showDelivery(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	st := store.AttemptStats{Count: len(attempts)}
-	if n := len(attempts); n > 0 {
-		st.LastStarted, st.LastMS, st.LastNumber = attempts[n-1].StartedAt, attempts[n-1].DurationMS, attempts[n-1].Number
-	}
-	d := deliveryData{Event: h.toEventRow(e, st, deliveries), Payload: indentJSON(e.Payload),
-		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e), CanReplay: h.replayer != nil}
-	index := map[string]int{}
-	for i, dl := range deliveries {
-		index[dl.ID] = i
-		d.Event.Deliveries = append(d.Event.Deliveries, deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError})
-	}
-	for _, a := range attempts {
-		if i, ok := index[a.DeliveryID]; ok {
-			d.Event.Deliveries[i].Attempts = append(d.Event.Deliveries[i].Attempts, a)
-		} else {
-			d.Other = append(d.Other, a)
-		}
-	}
-	for i, dl := range deliveries {
-		as := d.Event.Deliveries[i].Attempts
-		if dl.Status == models.EventRetrying && len(as) > 0 {
-			last := as[len(as)-1]
-			d.Event.Deliveries[i].NextAttempt = h.nextAttempt(dl.RetryPolicy, last.StartedAt, last.DurationMS, last.Number)
-		}
-	}
+	d := deliveryData{Event: h.toEventRow(e, byID), Payload: indentJSON(e.Payload), Other: e.Unassigned(),
+		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e.Event), CanReplay: h.replayer != nil}
 	h.render(c, http.StatusOK, "delivery", view{Title: "Event " + e.Type, Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 
@@ -288,7 +238,7 @@ func (h *handler) replayOne(c *gin.Context) {
 		return
 	}
 	endpointID := c.PostForm("endpoint_id")
-	if endpointID != "" && !isID(endpointID) {
+	if endpointID != "" && !textcheck.IsID(endpointID) {
 		h.fail(c, fmt.Errorf("endpoint %q: %w", printable(endpointID), apperr.ErrNotFound))
 		return
 	}

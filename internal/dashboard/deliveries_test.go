@@ -53,7 +53,7 @@ func (s *site) failAttempts(e models.Event, n int) {
 		a := models.DeliveryAttempt{EventID: e.ID, RunID: "run-1", Number: i, Trigger: models.TriggerScheduled,
 			URL: "https://hooks.example/x", Method: "POST", StartedAt: start.Add(time.Duration(i) * time.Minute),
 			DurationMS: 120, StatusCode: 500, ResponseExcerpt: "upstream exploded", Error: "status 500", Outcome: models.AttemptFailed}
-		if err := s.store.RecordAttempt(ctx, env, &a); err != nil {
+		if err := s.store.SeedAttempt(ctx, env, &a); err != nil {
 			s.t.Fatal(err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/textcheck"
@@ -18,11 +17,6 @@ import (
 // maxFormBytes bounds a dashboard form (CONTRACT §15). The largest real one, a webhook
 // URL with its token, is a few KiB.
 const maxFormBytes = 64 << 10
-
-// isID tells whether s can be an object id: every id is a canonical UUID, as in the API.
-func isID(s string) bool {
-	return len(s) == 36 && uuid.Validate(s) == nil
-}
 
 // readForm reads a POST body once, before anyone else does: only URL-encoded forms (every
 // dashboard form; multipart would let a client make the server buffer files), at most
@@ -56,7 +50,7 @@ func (h *handler) readForm(c *gin.Context) {
 // on the form it came from (see formFault), never passed on to the store.
 func (h *handler) checkInput(c *gin.Context) {
 	for _, p := range c.Params {
-		if textcheck.Line(p.Value) != nil || (p.Key == "id" && !isID(p.Value)) {
+		if textcheck.Line(p.Value) != nil || (p.Key == "id" && !textcheck.IsID(p.Value)) {
 			h.fail(c, fmt.Errorf("path %s: %w", p.Key, apperr.ErrNotFound))
 			c.Abort()
 			return
@@ -70,7 +64,7 @@ func (h *handler) checkInput(c *gin.Context) {
 	}
 	for k, vs := range query {
 		err := checkField(k, vs)
-		if err == nil && (k == "starting_after" || k == "endpoint_id") && vs[0] != "" && !isID(vs[0]) {
+		if err == nil && (k == "starting_after" || k == "endpoint_id") && vs[0] != "" && !textcheck.IsID(vs[0]) {
 			err = fmt.Errorf("%s is not an id.", k)
 		}
 		if err != nil {

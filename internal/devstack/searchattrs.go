@@ -57,7 +57,7 @@ func dialWhenReady(ctx context.Context, hostPort, namespace string, logger *slog
 			c.Close()
 		}
 		lastErr = err
-		if err := sleepCtx(ctx, pollEvery); err != nil {
+		if err := temporalsetup.Sleep(ctx, pollEvery); err != nil {
 			return nil, fmt.Errorf("wait for temporal frontend at %s: %w (last error: %v)", hostPort, err, lastErr)
 		}
 	}
@@ -75,16 +75,5 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	if err != nil || len(added) == 0 {
 		return err
 	}
-	return sleepCtx(ctx, SearchAttributeSettle)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return temporalsetup.Sleep(ctx, SearchAttributeSettle)
 }

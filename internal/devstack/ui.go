@@ -12,6 +12,8 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+
+	"github.com/revops/revops/internal/temporalsetup"
 )
 
 // webUI is the Temporal Web UI served from the assets embedded in ui-server.
@@ -93,7 +95,7 @@ func waitHTTP(ctx context.Context, rawURL string) error {
 		} else {
 			last = err.Error()
 		}
-		if err := sleepCtx(ctx, pollEvery); err != nil {
+		if err := temporalsetup.Sleep(ctx, pollEvery); err != nil {
 			return fmt.Errorf("%w (last: %s)", err, last)
 		}
 	}

@@ -18,21 +18,21 @@ import (
 	"github.com/revops/revops/workflows"
 )
 
-// faultyStore fails RecordDelivery for the attempts `fail` picks (CONTRACT §10 faults).
+// faultyStore fails RecordDeliveryAttempt for the attempts `fail` picks (CONTRACT §10 faults).
 type faultyStore struct {
 	*store.Store
 	mu   sync.Mutex
 	fail func(a *models.DeliveryAttempt) bool
 }
 
-func (f *faultyStore) RecordDelivery(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
 	f.mu.Lock()
 	fail := f.fail != nil && f.fail(a)
 	f.mu.Unlock()
 	if fail {
 		return errors.New("database unreachable")
 	}
-	return f.Store.RecordDelivery(ctx, env, a, status)
+	return f.Store.RecordDeliveryAttempt(ctx, env, a, status)
 }
 
 func (f *faultyStore) set(fail func(a *models.DeliveryAttempt) bool) {

@@ -26,9 +26,11 @@ func (s *Store) EventByID(ctx context.Context, id string) (models.Event, Env, er
 	return e, EnvOf(e), nil
 }
 
-// RecordAttempt stores one delivery attempt as given (tests and tools; deliveries
-// record theirs with RecordDeliveryAttempt).
-func (s *Store) RecordAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt) error {
+// SeedAttempt stores one delivery attempt as given and changes no status: tests set up
+// a history with it. It is not a second attempt writer: deliveries record theirs with
+// RecordDeliveryAttempt. It stays exported (not in export_test.go) because the api and
+// dashboard tests seed attempts with it.
+func (s *Store) SeedAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt) error {
 	stampAttempt(a, env)
 	if err := s.db.WithContext(ctx).Create(a).Error; err != nil {
 		return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)

@@ -91,12 +91,6 @@ func stampAttempt(a *models.DeliveryAttempt, env Env) {
 	}
 }
 
-// RecordDelivery is RecordDeliveryAttempt under the name the single-endpoint releases'
-// activities use.
-func (s *Store) RecordDelivery(ctx context.Context, env Env, a *models.DeliveryAttempt, status string) error {
-	return s.RecordDeliveryAttempt(ctx, env, a, status)
-}
-
 // attemptDelivery is the delivery an attempt belongs to (found false: the event has none).
 func attemptDelivery(tx *gorm.DB, env Env, a *models.DeliveryAttempt) (models.WebhookDelivery, bool, error) {
 	var ds []models.WebhookDelivery

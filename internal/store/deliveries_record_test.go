@@ -137,7 +137,7 @@ func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
 			ev := newAccountEvent(t, db) // no endpoint: skipped, no delivery
 			a := models.DeliveryAttempt{EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
-			if err := db.st.RecordDelivery(context.Background(), db.env, &a, models.EventFailed); err != nil {
+			if err := db.st.RecordDeliveryAttempt(context.Background(), db.env, &a, models.EventFailed); err != nil {
 				t.Fatal(err)
 			}
 			as, err := db.st.DeliveryAttempts(context.Background(), db.env, ev.ID)

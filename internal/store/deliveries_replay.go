@@ -156,7 +156,7 @@ func deliveryQuery(db *gorm.DB, env Env, f EventFilter) *gorm.DB {
 	return whereRange(q, "e.created_at", f.CreatedAfter, f.CreatedBefore)
 }
 
-// DeliveriesAfter lists up to limit deliveries matching f (CountDeliveries' rule), in
+// DeliveriesAfter lists up to limit deliveries matching f (deliveryQuery's rule), in
 // (created_at, id) order strictly after the cursor when one is given: a bulk replay walks
 // them this way, a page at a time (ReplayPage), and replays each with
 // ReplayDeliveries(event, endpoint).
@@ -170,13 +170,4 @@ func (s *Store) DeliveriesAfter(ctx context.Context, env Env, f EventFilter, cur
 		return nil, fmt.Errorf("deliveries to replay: %w", err)
 	}
 	return rows, nil
-}
-
-// CountDeliveries counts the environment's deliveries matching f.
-func (s *Store) CountDeliveries(ctx context.Context, env Env, f EventFilter) (int, error) {
-	var n int64
-	if err := deliveryQuery(s.db.WithContext(ctx), env, f).Count(&n).Error; err != nil {
-		return 0, fmt.Errorf("count deliveries: %w", err)
-	}
-	return int(n), nil
 }

@@ -251,7 +251,7 @@ func TestOldRunsRecordOnTheirDelivery(t *testing.T) {
 			a := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
 			for i := 0; i < 2; i++ { // a retried write of one attempt is recorded once
-				if err := db.st.RecordDelivery(ctx, db.env, &a, models.EventRetrying); err != nil {
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &a, models.EventRetrying); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -73,7 +73,7 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		if containsAll(have, want) {
 			return names, nil
 		}
-		if err := sleepCtx(ctx, pollEvery); err != nil {
+		if err := Sleep(ctx, pollEvery); err != nil {
 			return nil, fmt.Errorf("wait for search attributes %v: %w", names, err)
 		}
 	}

@@ -64,7 +64,7 @@ func Run(ctx context.Context, c client.Client, opts Options) (Result, error) {
 	}
 	if len(added) > 0 {
 		change(fmt.Sprintf("search attributes %v added", added))
-		if err := sleepCtx(ctx, opts.Settle); err != nil {
+		if err := Sleep(ctx, opts.Settle); err != nil {
 			return res, err
 		}
 	}
@@ -118,7 +118,7 @@ func untilServed(ctx context.Context, what string, f func() error) error {
 		if !errors.As(err, &notFound) {
 			return err
 		}
-		if serr := sleepCtx(ctx, pollEvery); serr != nil {
+		if serr := Sleep(ctx, pollEvery); serr != nil {
 			return fmt.Errorf("%s: namespace not served yet: %w (last error: %v)", what, serr, err)
 		}
 	}
@@ -130,7 +130,9 @@ func isAlreadyExists(err error) bool {
 	return errors.As(err, &nsExists) || errors.As(err, &exists)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or less if ctx ends first (then it returns ctx's error). The setup's
+// polls and `revops dev`'s (internal/devstack) wait with it.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/revops/revops/internal/apperr"
 )
 
@@ -21,6 +23,13 @@ var (
 	ErrNUL         = errors.New("contains a NUL character")
 	ErrControl     = errors.New("contains a control character")
 )
+
+// IsID tells whether s can be the id of an object: every id is a UUID in canonical
+// form. The API and the dashboard answer a path or query id that cannot be one as they
+// answer an unknown one, without a query.
+func IsID(s string) bool {
+	return len(s) == 36 && uuid.Validate(s) == nil
+}
 
 // Text checks free text (descriptions, metadata values, notes): valid UTF-8 and no NUL.
 // Tabs, newlines and other control characters are allowed.

@@ -175,7 +175,7 @@ func checkRetryPolicy(fs *apperr.Faults, in RetryPolicyInput, base models.RetryP
 	if r.MaximumIntervalMS < r.InitialIntervalMS {
 		fs.Invalid("retry_policy.maximum_interval", "retry_policy.maximum_interval (%s) must be at least initial_interval (%s).",
 			FormatDuration(r.MaximumInterval()), FormatDuration(r.InitialInterval()))
-	} else if total := Schedule(r); total > MaxRetrySchedule {
+	} else if total := r.Schedule(); total > MaxRetrySchedule {
 		fs.Invalid("retry_policy.maximum_attempts", "These retries would span %s from the first attempt to the last; the most is %s: lower maximum_attempts or the intervals.",
 			FormatDuration(total.Round(time.Second)), FormatDuration(MaxRetrySchedule))
 	}
@@ -197,19 +197,6 @@ func checkInterval(fs *apperr.Faults, param, s string) int64 {
 		fs.Invalid(param, "%s must be a whole number of milliseconds.", param)
 	}
 	return d.Milliseconds()
-}
-
-// Schedule is the time from a policy's first attempt to its last, retries all failing:
-// each wait is the previous one times the coefficient, capped at the maximum interval.
-func Schedule(r models.RetryPolicy) time.Duration {
-	var total, wait float64
-	wait = float64(r.InitialInterval())
-	limit := float64(r.MaximumInterval())
-	for i := 1; i < r.MaximumAttempts; i++ {
-		total += math.Min(wait, limit)
-		wait *= r.BackoffCoefficient // float64: 10^19 s still fits, and the cap applies
-	}
-	return time.Duration(total)
 }
 
 // FormatDuration writes a duration as Go duration text without zero units: "1h", "1h30m", "90s" → "1m30s".

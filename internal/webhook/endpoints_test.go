@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/webhook"
-	"github.com/revops/revops/models"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -18,27 +17,6 @@ func TestFormatDuration(t *testing.T) {
 		}
 		if back, err := time.ParseDuration(webhook.FormatDuration(d)); err != nil || back != d {
 			t.Errorf("%q does not parse back to %v: %v %v", webhook.FormatDuration(d), d, back, err)
-		}
-	}
-}
-
-// The schedule is the sum of the waits between attempts: each the previous one times
-// the coefficient, capped at the maximum interval.
-func TestSchedule(t *testing.T) {
-	ms := func(d time.Duration) int64 { return d.Milliseconds() }
-	for _, tc := range []struct {
-		name string
-		p    models.RetryPolicy
-		want time.Duration
-	}{
-		{"the default: 5 waits of 1h", models.DefaultRetryPolicy, 5 * time.Hour},
-		{"one attempt, no wait", models.RetryPolicy{InitialIntervalMS: ms(time.Hour), BackoffCoefficient: 1, MaximumIntervalMS: ms(time.Hour), MaximumAttempts: 1}, 0},
-		{"doubling 1s,2s,4s", models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: ms(time.Hour), MaximumAttempts: 4}, 7 * time.Second},
-		{"capped 1s,2s,3s,3s", models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: 3000, MaximumAttempts: 5}, 9 * time.Second},
-		{"the widest: 19 waits of 24h", models.RetryPolicy{InitialIntervalMS: ms(24 * time.Hour), BackoffCoefficient: 10, MaximumIntervalMS: ms(24 * time.Hour), MaximumAttempts: 20}, 19 * 24 * time.Hour},
-	} {
-		if got := webhook.Schedule(tc.p); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

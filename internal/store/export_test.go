@@ -1,0 +1,111 @@
+package store
+
+// The store's test-only methods live here, compiled into this package's tests alone, so
+// that no release can call them. Test-only methods that other packages' tests call
+// (SeedAttempt, SetEventStatus, EventsForObject, DeliveryAttempts, UsageCounts) cannot:
+// a _test file is not compiled into another package's test binary.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/models"
+)
+
+// MigrateWithout applies every migration but the listed versions: a database as the
+// release before them left it.
+func (s *Store) MigrateWithout(ctx context.Context, skip ...int) ([]string, error) {
+	return s.migrate(ctx, slices.DeleteFunc(slices.Clone(migrations), func(m migration) bool { return slices.Contains(skip, m.version) }))
+}
+
+// ExecForTest runs a statement of a test's setup.
+func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error {
+	return s.db.WithContext(ctx).Exec(sql, args...).Error
+}
+
+// SummarizeEventForTest sets the event's status to the summary of its deliveries in SQL.
+func (s *Store) SummarizeEventForTest(ctx context.Context, eventID string) error {
+	return summarizeEvent(s.db.WithContext(ctx), eventID, time.Now().UTC())
+}
+
+// CountForTest counts the rows of table matching where.
+func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, n *int64) error {
+	return s.db.WithContext(ctx).Table(table).Where(where, arg).Count(n).Error
+}
+
+// RecordDeliveryAttemptStepByStepForTest is RecordDeliveryAttempt as SQLite and the
+// single-endpoint releases' attempts run it, and as every attempt ran on PostgreSQL
+// before recordFanOutAttempt: the baseline of its benchmark.
+func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
+	stampAttempt(a, env)
+	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, time.Now().UTC())
+}
+
+// CountEvents counts an environment's events matching f.
+func (s *Store) CountEvents(ctx context.Context, env Env, f EventFilter) (int, error) {
+	var n int64
+	if err := f.apply(s.in(ctx, env)).Model(&models.Event{}).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count events: %w", err)
+	}
+	return int(n), nil
+}
+
+// CountDeliveries counts the environment's deliveries matching f.
+func (s *Store) CountDeliveries(ctx context.Context, env Env, f EventFilter) (int, error) {
+	var n int64
+	if err := deliveryQuery(s.db.WithContext(ctx), env, f).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	return int(n), nil
+}
+
+// MarkReplayed is the previous releases' replay of one event, and markReplayed its
+// body: no release calls them any more (replays go through ReplayDeliveries), but
+// their tests pin how a replay and a concurrent attempt's record serialise.
+// MarkReplayed records the new run of a replayed event and puts the event back to
+// pending, unless the new run already recorded an attempt (it may be that fast): then
+// the status that attempt set stands. The row is locked first, in its own statement: an
+// attempt being recorded holds that lock until it commits, and under READ COMMITTED
+// only a statement begun after that commit sees the attempt (one UPDATE that waited for
+// the lock would still judge EXISTS by its older snapshot and undo a delivered status).
+func (s *Store) MarkReplayed(ctx context.Context, env Env, eventID, workflowID, runID string, at time.Time) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		lock := scope(tx, env).Model(&models.Event{}).Where("id = ?", eventID).Update("updated_at", at)
+		if lock.Error != nil {
+			return fmt.Errorf("mark event %s replayed: %w", eventID, lock.Error)
+		}
+		return markReplayed(tx, env, eventID, workflowID, runID, at)
+	})
+}
+
+func markReplayed(tx *gorm.DB, env Env, eventID, workflowID, runID string, at time.Time) error {
+	var n int64
+	if err := scope(tx.Model(&models.WebhookDelivery{}), env).Where("event_id = ?", eventID).Count(&n).Error; err != nil {
+		return fmt.Errorf("deliveries of %s: %w", eventID, err)
+	}
+	status := gorm.Expr("CASE WHEN EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = events.id AND a.run_id = ?) THEN status ELSE ? END",
+		runID, models.EventPending)
+	if n > 0 {
+		// The single-endpoint releases' replay: every delivery goes again, unless the new
+		// run already recorded an attempt; deliveries of deleted endpoints stay skipped.
+		res := scope(tx.Model(&models.WebhookDelivery{}), env).
+			Where("event_id = ? AND NOT (status = ? AND last_error = ?)", eventID, models.EventSkipped, models.DeliveryEndpointDeleted).
+			Where("NOT EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.event_id = ? AND a.run_id = ?)", eventID, runID).
+			Updates(map[string]any{"status": models.EventPending, "last_error": "", "updated_at": at})
+		if res.Error != nil {
+			return fmt.Errorf("replay deliveries of %s: %w", eventID, res.Error)
+		}
+		status = gorm.Expr(summarySQL)
+	}
+	return updateEvent(tx, env, eventID, map[string]any{
+		"workflow_id":   workflowID,
+		"run_id":        runID,
+		"dispatched_at": gorm.Expr("COALESCE(dispatched_at, ?)", at),
+		"updated_at":    at,
+		"status":        status,
+	}, "mark replayed")
+}
