@@ -88,9 +88,6 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 	return s, nil
 }
 
-// Dialect is "postgres" or "sqlite".
-func (s *Store) Dialect() string { return s.dialect }
-
 // Ping checks the database is reachable.
 func (s *Store) Ping(ctx context.Context) error {
 	sqlDB, err := s.db.DB()
