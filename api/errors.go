@@ -61,6 +61,7 @@ func fail(c *gin.Context, err error) {
 		verr *apperr.ValidationError
 		cerr *apperr.ConflictError
 		rerr *apperr.RequestError
+		ierr *apperr.InvalidError
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -73,6 +74,8 @@ func fail(c *gin.Context, err error) {
 		abort(c, http.StatusConflict, typeInvalidRequest, cerr.Code, cerr.Message, "")
 	case errors.As(err, &rerr):
 		abort(c, rerr.Status, typeFor(rerr.Status), rerr.Code, rerr.Message, rerr.Param)
+	case errors.As(err, &ierr): // until the shared statusOf: answered as RequestError{400} was
+		abort(c, http.StatusBadRequest, typeInvalidRequest, ierr.Code, ierr.Message, ierr.Param)
 	case errors.Is(err, apperr.ErrNotFound):
 		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "No such object.", "")
 	case errors.Is(err, keys.ErrMissing), errors.Is(err, keys.ErrInvalid), errors.Is(err, keys.ErrExpired):

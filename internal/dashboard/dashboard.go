@@ -167,6 +167,7 @@ func (h *handler) fail(c *gin.Context, err error) {
 		verr *apperr.ValidationError
 		cerr *apperr.ConflictError
 		rerr *apperr.RequestError
+		ierr *apperr.InvalidError
 	)
 	status, msg := http.StatusInternalServerError, "Something went wrong. Try again; if it persists, check the server log."
 	switch {
@@ -178,6 +179,8 @@ func (h *handler) fail(c *gin.Context, err error) {
 		status, msg = http.StatusConflict, cerr.Message
 	case errors.As(err, &rerr):
 		status, msg = rerr.Status, rerr.Message
+	case errors.As(err, &ierr): // until the shared statusOf: shown as RequestError{400} was
+		status, msg = http.StatusBadRequest, ierr.Message
 	default:
 		h.log.Error("dashboard request failed", "path", c.Request.URL.Path, "err", err)
 	}

@@ -262,7 +262,7 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 func fieldErrors(err error) map[string]string {
 	var (
 		verr *apperr.ValidationError
-		rerr *apperr.RequestError
+		ierr *apperr.InvalidError
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -273,8 +273,8 @@ func fieldErrors(err error) map[string]string {
 			}
 		}
 		return m
-	case errors.As(err, &rerr) && rerr.Param != "":
-		return map[string]string{rerr.Param: rerr.Message}
+	case errors.As(err, &ierr) && ierr.Param != "":
+		return map[string]string{ierr.Param: ierr.Message}
 	}
 	return nil
 }

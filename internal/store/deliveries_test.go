@@ -132,7 +132,7 @@ func TestEndpointLimitUnderConcurrentCreates(t *testing.T) {
 				switch {
 				case err == nil:
 					ok++
-				case conflictCode(err) == "400 too_many_endpoints ":
+				case errors.Is(err, store.ErrTooManyEndpoints):
 					refused++
 				default:
 					t.Errorf("create: %v", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -55,7 +54,11 @@ CREATE INDEX delivery_attempts_event ON delivery_attempts (event_id, started_at)
 // MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
 const MaxEndpoints = 16
 
-// CodeTooManyEndpoints is the error code of the 17th endpoint.
+// ErrTooManyEndpoints refuses an environment's 17th endpoint. It comes wrapped in an
+// *apperr.InvalidError with CodeTooManyEndpoints.
+var ErrTooManyEndpoints = errors.New("too many webhook endpoints")
+
+// CodeTooManyEndpoints is the error code of ErrTooManyEndpoints.
 const CodeTooManyEndpoints = "too_many_endpoints"
 
 // EndpointSettings is what a PUT of the singular endpoint (CONTRACT §8) sets.
@@ -108,7 +111,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.We
 			return fmt.Errorf("count webhook endpoints: %w", err)
 		}
 		if n >= MaxEndpoints {
-			return apperr.Request(http.StatusBadRequest, CodeTooManyEndpoints, "",
+			return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
 				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
 		}
 		var err error

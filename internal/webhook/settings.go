@@ -18,6 +18,14 @@ import (
 	"github.com/revops/revops/models"
 )
 
+// ErrURLNotAllowed is a destination refused at save time: it resolves to a loopback,
+// private, link-local or metadata address, or does not resolve (CONTRACT §8). It comes
+// wrapped in an *apperr.InvalidError with CodeURLNotAllowed and param "url".
+var ErrURLNotAllowed = errors.New("webhook destination not allowed")
+
+// CodeURLNotAllowed is the error code of ErrURLNotAllowed.
+const CodeURLNotAllowed = "url_not_allowed"
+
 // Settings rules (CONTRACT §8).
 const (
 	MaxURLLength    = 2048
@@ -82,10 +90,10 @@ func (s *Settings) checkDestination(ctx context.Context, rawURL string) error {
 	err := ssrf.CheckHost(ctx, s.Resolver, u.Hostname(), s.AllowPrivate)
 	switch {
 	case errors.Is(err, ssrf.ErrNotAllowed):
-		return apperr.Request(http.StatusBadRequest, "url_not_allowed", "url",
+		return apperr.Invalid(ErrURLNotAllowed, CodeURLNotAllowed, "url",
 			"Webhooks cannot be sent to %s: it resolves to a loopback, private, link-local or metadata address.", u.Hostname())
 	case errors.Is(err, ssrf.ErrUnresolvable):
-		return apperr.Request(http.StatusBadRequest, "url_not_allowed", "url",
+		return apperr.Invalid(ErrURLNotAllowed, CodeURLNotAllowed, "url",
 			"Webhooks cannot be sent to %s: the host name does not resolve.", u.Hostname())
 	}
 	return err
