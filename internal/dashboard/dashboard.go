@@ -39,7 +39,6 @@ type handler struct {
 	keys     *keys.Manager
 	log      *slog.Logger
 	throttle *throttle
-	webhooks *webhook.Settings
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
 	replayer  Replayer
@@ -51,9 +50,8 @@ type handler struct {
 func Routes(r gin.IRouter, d Deps) {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), endpoints: newWebhookEndpoints(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
-	h.endpoints = &webhook.Endpoints{Store: d.Store, Settings: h.webhooks}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
