@@ -41,7 +41,7 @@ func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		f.got = map[string]int{}
 		f.q = api.NewDispatchQueue(f, nil)
-		d.Dispatch = f.q
+		d.Dispatch, d.Replay.Dispatch = f.q, f.q
 	}
 }
 
@@ -123,7 +123,7 @@ func (f *fakeJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
 func TestBulkReplayJob(t *testing.T) {
 	f := &fakeDispatcher{}
 	jobs := &fakeJobs{done: make(chan struct{})}
-	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Jobs = jobs })
+	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Replay.Jobs = jobs })
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",

@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 
@@ -36,44 +37,47 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []models.Event)
 }
 
-// Deps is what the API needs; cmd wires it.
+// Deps is what the API needs; internal/app wires it, building each part once per process.
 type Deps struct {
 	Config config.Config
 	Store  *store.Store
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Ready  []Check
-	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
-	// for the sweeper); wrapped in a DispatchQueue unless it is one.
+	// Dispatch starts new events' workflows (nil: they wait for the sweeper); wrapped in
+	// a DispatchQueue unless it is one.
 	Dispatch Dispatcher
-	// Jobs starts bulk replay jobs' BulkReplay workflows right after they are recorded
-	// (nil: the worker's sweeper starts them).
-	Jobs replay.JobStarter
+	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
+	// dashboard, with the process's one Sender for the manual tests.
+	Endpoints *webhook.Endpoints
+	// Replay replays events (§9, §13, §16) here and in the dashboard. Replays are decided
+	// in the database and handed to its dispatcher (the same queue as Dispatch), so every
+	// API process offers them; bulk replays run as workflows.
+	Replay *replay.Service
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	cfg      config.Config
-	store    *store.Store
-	keys     *keys.Manager
-	log      *slog.Logger
-	ready    []Check
-	dispatch Dispatcher
-	replay   *replay.Service
+	cfg       config.Config
+	store     *store.Store
+	keys      *keys.Manager
+	log       *slog.Logger
+	ready     []Check
+	dispatch  Dispatcher
+	endpoints *webhook.Endpoints
+	replay    *replay.Service
 }
 
 // New builds the HTTP handler of the API.
 func New(d Deps) http.Handler {
-	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch}
+	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
+		endpoints: d.Endpoints, replay: d.Replay}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if _, queued := s.dispatch.(*DispatchQueue); s.dispatch != nil && !queued {
 		s.dispatch = NewDispatchQueue(s.dispatch, s.log)
 	}
-	// Replays are decided in the database and handed to the dispatcher, so every API
-	// process offers them (CONTRACT §13); bulk replays run as workflows (§16).
-	s.replay = &replay.Service{Store: s.store, Dispatch: s.dispatch, Jobs: d.Jobs, Log: s.log}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -97,7 +101,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
 	secret := v1.Group("", requireSecret, lim.handle, pathIDs, s.idempotent)
 	s.routes(secret)
-	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log, Replay: s.dashboardReplayer()})
+	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
+		Endpoints: s.endpoints, Replay: s.dashboardReplayer()})
 	return r
 }
 

@@ -76,8 +76,8 @@ type webhookEndpointsHandlers struct {
 	endpoints *webhook.Endpoints
 }
 
-func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup, endpoints *webhook.Endpoints) {
-	h := &webhookEndpointsHandlers{endpoints: endpoints}
+func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup) {
+	h := &webhookEndpointsHandlers{endpoints: s.endpoints}
 	v1.POST("/webhook_endpoints", h.create)
 	v1.GET("/webhook_endpoints", h.list)
 	v1.GET("/webhook_endpoints/:id", h.get)

@@ -51,21 +51,13 @@ type webhookHandlers struct {
 }
 
 func (s *Server) webhookRoutes(v1 *gin.RouterGroup) {
-	sender, err := webhook.NewSender(s.cfg.WebhookAllowPrivate, s.cfg.WebhookCAFile, s.cfg.AckSentence())
-	if err != nil {
-		// Manual tests then fail on TLS to private CAs; the worker refuses to start instead.
-		s.log.Error("webhook sender without the extra CA file", "err", err)
-		sender, _ = webhook.NewSender(s.cfg.WebhookAllowPrivate, "", s.cfg.AckSentence())
-	}
-	h := &webhookHandlers{endpoints: &webhook.Endpoints{
-		Store: s.store, Sender: sender, AllowPrivate: s.cfg.WebhookAllowPrivate,
-	}}
+	h := &webhookHandlers{endpoints: s.endpoints}
 	v1.GET("/webhook_endpoint", h.get)
 	v1.PUT("/webhook_endpoint", h.put)
 	v1.GET("/webhook_endpoint/secret", h.secret)
 	v1.POST("/webhook_endpoint/rotate_secret", h.rotate)
 	v1.POST("/webhook_endpoint/test", h.test)
-	s.webhookEndpointsRoutes(v1, h.endpoints)
+	s.webhookEndpointsRoutes(v1)
 }
 
 func (h *webhookHandlers) get(c *gin.Context) {

@@ -28,19 +28,6 @@ func (h *handler) webhookRoutes(g *gin.RouterGroup) {
 	g.POST("/webhooks/:id/test", h.testEndpoint)
 }
 
-// newWebhookEndpoints builds the same endpoints service the API uses, with its own
-// Sender (SSRF-guarded, trusting REVOPS_WEBHOOK_CA_FILE).
-func newWebhookEndpoints(d Deps) *webhook.Endpoints {
-	sender, err := webhook.NewSender(d.Config.WebhookAllowPrivate, d.Config.WebhookCAFile, d.Config.AckSentence())
-	if err != nil {
-		if d.Log != nil {
-			d.Log.Error("dashboard webhook client without the extra CA", "err", err)
-		}
-		sender, _ = webhook.NewSender(d.Config.WebhookAllowPrivate, "", d.Config.AckSentence())
-	}
-	return &webhook.Endpoints{Store: d.Store, Sender: sender, AllowPrivate: d.Config.WebhookAllowPrivate}
-}
-
 // endpointRow is one endpoint on the Webhooks page.
 type endpointRow struct {
 	ID, URL, Method, Description string
