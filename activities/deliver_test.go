@@ -19,7 +19,6 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
@@ -54,8 +53,8 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) endpoint(t *testing.T, rawURL, method string, enabled bool) {
 	t.Helper()
-	_, _, err := f.db.Store.PutWebhookEndpoint(context.Background(), f.db.Env,
-		store.EndpointSettings{URL: rawURL, Method: method, Enabled: enabled}, f.secret, time.Now().UTC())
+	_, err := f.db.Store.CreateWebhookEndpoint(context.Background(), f.db.Env,
+		models.WebhookEndpoint{URL: rawURL, Method: method, Enabled: enabled, Secret: f.secret}, time.Now().UTC())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +194,11 @@ func TestSignsWithBothSecretsDuringRotation(t *testing.T) {
 	f.endpoint(t, f.rc.URL, http.MethodPost, true)
 	old := f.secret
 	next, _ := signing.NewSecret()
-	if _, err := f.db.Store.RotateWebhookSecret(context.Background(), f.db.Env, next, time.Now().UTC(), 24*time.Hour); err != nil {
+	ep, err := f.db.Store.WebhookEndpoint(context.Background(), f.db.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Store.RotateEndpointSecret(context.Background(), f.db.Env, ep.ID, next, time.Now().UTC(), 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	ev := f.db.Event(t, "deal-active", map[string]any{"id": "d3"}, time.Time{})

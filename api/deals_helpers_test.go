@@ -48,7 +48,7 @@ func (r *objRecorder) ids() []string {
 func withObjDispatcher(r *objRecorder) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		r.queue = dispatch.NewQueue(r, nil)
-		d.Dispatch = r.queue
+		d.Dispatch, d.Replay.Dispatch = r.queue, r.queue
 	}
 }
 

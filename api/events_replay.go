@@ -18,6 +18,9 @@ import (
 
 // dashboardReplayer is the dashboard's replay buttons' engine.
 func (s *Server) dashboardReplayer() dashboard.Replayer {
+	if s.replay == nil {
+		return nil // no buttons, rather than a non-nil interface over a nil service
+	}
 	return s.replay
 }
 

@@ -42,7 +42,7 @@ func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		f.got = map[string]int{}
 		f.q = dispatch.NewQueue(f, nil)
-		d.Dispatch = f.q
+		d.Dispatch, d.Replay.Dispatch = f.q, f.q
 	}
 }
 
@@ -124,7 +124,7 @@ func (f *fakeJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
 func TestBulkReplayJob(t *testing.T) {
 	f := &fakeDispatcher{}
 	jobs := &fakeJobs{done: make(chan struct{})}
-	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Jobs = jobs })
+	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Replay.Jobs = jobs })
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",

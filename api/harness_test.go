@@ -15,9 +15,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
@@ -58,11 +60,16 @@ func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	}
 	st := testdb.Open(t, url)
 	km := keys.NewManager(st)
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Options that give a dispatcher or a job starter set them on Replay too.
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Replay: &replay.Service{Store: st, Log: log}}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}
 	deps.Config = cfg
+	if deps.Endpoints, err = app.NewEndpoints(cfg, st); err != nil { // as options set cfg
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv, store: st, keys: km, dbURL: url, key: map[string]string{}}

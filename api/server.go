@@ -17,6 +17,7 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 
@@ -36,38 +37,40 @@ type Deps struct {
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Ready  []Check
-	// Dispatch starts new events' workflows and reaches replayed events' (nil: both wait
-	// for the sweeper); wrapped in a dispatch.Queue unless it is one, so that a request
-	// never waits for Temporal.
+	// Dispatch starts new events' workflows (nil: they wait for the sweeper); wrapped in
+	// a dispatch.Queue unless it is one, so that a request never waits for Temporal.
 	Dispatch dispatch.Dispatcher
-	// Jobs starts bulk replay jobs' BulkReplay workflows right after they are recorded
-	// (nil: the worker's sweeper starts them).
-	Jobs replay.JobStarter
+	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
+	// dashboard, with the process's one Sender for the manual tests.
+	Endpoints *webhook.Endpoints
+	// Replay replays events (§9, §13, §16) here and in the dashboard. Replays are decided
+	// in the database and handed to its dispatcher (the same queue as Dispatch), so every
+	// API process offers them; bulk replays run as workflows.
+	Replay *replay.Service
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	cfg      config.Config
-	store    *store.Store
-	keys     *keys.Manager
-	log      *slog.Logger
-	ready    []Check
-	dispatch dispatch.Dispatcher
-	replay   *replay.Service
+	cfg       config.Config
+	store     *store.Store
+	keys      *keys.Manager
+	log       *slog.Logger
+	ready     []Check
+	dispatch  dispatch.Dispatcher
+	endpoints *webhook.Endpoints
+	replay    *replay.Service
 }
 
 // New builds the HTTP handler of the API.
 func New(d Deps) http.Handler {
-	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch}
+	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
+		endpoints: d.Endpoints, replay: d.Replay}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
 		s.dispatch = dispatch.NewQueue(s.dispatch, s.log)
 	}
-	// Replays are decided in the database and handed to the dispatcher, so every API
-	// process offers them (CONTRACT §13); bulk replays run as workflows (§16).
-	s.replay = &replay.Service{Store: s.store, Dispatch: s.dispatch, Jobs: d.Jobs, Log: s.log}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -91,7 +94,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
 	secret := v1.Group("", requireSecret, lim.handle, pathIDs, s.idempotent)
 	s.routes(secret)
-	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log, Replay: s.dashboardReplayer()})
+	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
+		Endpoints: s.endpoints, Replay: s.dashboardReplayer()})
 	return r
 }
 

@@ -21,6 +21,8 @@ var webhookEndpointsFields = fieldRules{
 	}},
 }
 
+// webhookEndpointsRequest is the body of POST and PATCH /v1/webhook_endpoints and, within
+// webhookEndpointFields, of PUT /v1/webhook_endpoint.
 type webhookEndpointsRequest struct {
 	URL         *string                   `json:"url"`
 	Method      *string                   `json:"method"`
@@ -74,8 +76,8 @@ type webhookEndpointsHandlers struct {
 	endpoints *webhook.Endpoints
 }
 
-func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup, settings *webhook.Settings) {
-	h := &webhookEndpointsHandlers{endpoints: &webhook.Endpoints{Store: s.store, Settings: settings}}
+func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup) {
+	h := &webhookEndpointsHandlers{endpoints: s.endpoints}
 	v1.POST("/webhook_endpoints", h.create)
 	v1.GET("/webhook_endpoints", h.list)
 	v1.GET("/webhook_endpoints/:id", h.get)

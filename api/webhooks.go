@@ -16,12 +16,6 @@ var webhookEndpointFields = fieldRules{
 	readOnly: []string{"object", "secret", "created_at", "updated_at"},
 }
 
-type webhookEndpointRequest struct {
-	URL     *string `json:"url"`
-	Method  *string `json:"method"`
-	Enabled *bool   `json:"enabled"`
-}
-
 type webhookEndpointObject struct {
 	Object    string `json:"object"`
 	URL       string `json:"url"`
@@ -50,31 +44,24 @@ type webhookTestResponse struct {
 	Error           *string `json:"error"`
 }
 
-// webhookHandlers serve the webhook settings of the caller's environment.
+// webhookHandlers serve CONTRACT §8's singular endpoint of the caller's environment: a
+// thin adapter over the §13 endpoints, acting on the oldest one.
 type webhookHandlers struct {
-	settings *webhook.Settings
+	endpoints *webhook.Endpoints
 }
 
 func (s *Server) webhookRoutes(v1 *gin.RouterGroup) {
-	sender, err := webhook.NewSender(s.cfg.WebhookAllowPrivate, s.cfg.WebhookCAFile, s.cfg.AckSentence())
-	if err != nil {
-		// Manual tests then fail on TLS to private CAs; the worker refuses to start instead.
-		s.log.Error("webhook sender without the extra CA file", "err", err)
-		sender, _ = webhook.NewSender(s.cfg.WebhookAllowPrivate, "", s.cfg.AckSentence())
-	}
-	h := &webhookHandlers{settings: &webhook.Settings{
-		Store: s.store, Sender: sender, AllowPrivate: s.cfg.WebhookAllowPrivate,
-	}}
+	h := &webhookHandlers{endpoints: s.endpoints}
 	v1.GET("/webhook_endpoint", h.get)
 	v1.PUT("/webhook_endpoint", h.put)
 	v1.GET("/webhook_endpoint/secret", h.secret)
 	v1.POST("/webhook_endpoint/rotate_secret", h.rotate)
 	v1.POST("/webhook_endpoint/test", h.test)
-	s.webhookEndpointsRoutes(v1, h.settings)
+	s.webhookEndpointsRoutes(v1)
 }
 
 func (h *webhookHandlers) get(c *gin.Context) {
-	ep, err := h.settings.Get(c.Request.Context(), principal(c).Env)
+	ep, err := h.endpoints.Oldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -83,13 +70,12 @@ func (h *webhookHandlers) get(c *gin.Context) {
 }
 
 func (h *webhookHandlers) put(c *gin.Context) {
-	var in webhookEndpointRequest
+	var in webhookEndpointsRequest // its url, method and enabled: the rules allow no other
 	if err := bindObject(c, webhookEndpointFields, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	ep, created, err := h.settings.Put(c.Request.Context(), principal(c).Env,
-		webhook.EndpointInput{URL: in.URL, Method: in.Method, Enabled: in.Enabled})
+	ep, created, err := h.endpoints.Put(c.Request.Context(), principal(c).Env, in.fields())
 	if err != nil {
 		fail(c, err)
 		return
@@ -98,7 +84,7 @@ func (h *webhookHandlers) put(c *gin.Context) {
 }
 
 func (h *webhookHandlers) secret(c *gin.Context) {
-	ep, err := h.settings.Get(c.Request.Context(), principal(c).Env)
+	ep, err := h.endpoints.Oldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -112,7 +98,7 @@ func (h *webhookHandlers) rotate(c *gin.Context) {
 		return
 	}
 	keepAs(c, http.StatusOK, toWebhookSecret)
-	ep, err := h.settings.Rotate(c.Request.Context(), principal(c).Env)
+	ep, err := h.endpoints.RotateOldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -126,7 +112,7 @@ func (h *webhookHandlers) test(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := h.settings.Test(c.Request.Context(), principal(c).Env, in.Type)
+	res, err := h.endpoints.TestOldest(c.Request.Context(), principal(c).Env, in.Type)
 	if err != nil {
 		fail(c, err)
 		return

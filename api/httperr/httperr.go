@@ -50,7 +50,6 @@ func Of(err error) Problem {
 		cerr *apperr.ConflictError
 		ierr *apperr.InvalidError
 		rerr *RequestError
-		oerr *apperr.RequestError // until internal/webhook and internal/store/webhooks.go return values
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -65,8 +64,6 @@ func Of(err error) Problem {
 		return problem(http.StatusBadRequest, ierr.Code, ierr.Message, ierr.Param)
 	case errors.As(err, &rerr):
 		return problem(rerr.Status, rerr.Code, rerr.Message, rerr.Param)
-	case errors.As(err, &oerr):
-		return problem(oerr.Status, oerr.Code, oerr.Message, oerr.Param)
 	case errors.Is(err, apperr.ErrNotFound):
 		return problem(http.StatusNotFound, CodeNotFound, "No such object.", "")
 	case errors.Is(err, keys.ErrMissing):

@@ -24,8 +24,8 @@ import (
 	"github.com/revops/revops/internal/health"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook"
 )
 
 // Defaults of Parts' intervals.
@@ -97,6 +97,13 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	defer wg.Wait()
 	defer cancel()
 
+	// Built before anything starts, so that a webhook CA file that cannot be loaded stops
+	// the process here, whichever parts it runs.
+	endpoints, err := NewEndpoints(cfg, st)
+	if err != nil {
+		return err
+	}
+
 	if cfg.MetricsAddr != "" {
 		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr)
 		if err != nil {
@@ -122,11 +129,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 
 	if p.Worker {
-		sender, err := webhook.NewSender(cfg.WebhookAllowPrivate, cfg.WebhookCAFile, cfg.AckSentence())
-		if err != nil {
-			return fmt.Errorf("webhook sender: %w", err)
-		}
-		acts := &activities.Activities{Store: st, Sender: sender, DisableAfter: cfg.WebhookDisableAfter}
+		acts := &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter}
 		ret := &activities.Retention{Store: st}
 		bulk := &activities.BulkReplay{Store: st, Dispatch: starter}
 		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
@@ -140,12 +143,15 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		}
 		queue := dispatch.NewQueue(starter, log)
 		handler := api.New(api.Deps{
-			Config:   cfg,
-			Store:    st,
-			Keys:     keys.NewManager(st),
-			Log:      log,
-			Dispatch: queue,
-			Jobs:     jobs,
+			Config:    cfg,
+			Store:     st,
+			Keys:      keys.NewManager(st),
+			Log:       log,
+			Dispatch:  queue,
+			Endpoints: endpoints,
+			// The replays of every API process reach their workflows through the same
+			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
+			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

@@ -102,24 +102,6 @@ func Invalid(err error, code, param, format string, args ...any) error {
 	return &InvalidError{Err: err, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// RequestError is a client error with its own status and code. It is on its way out: a
-// status is the edge's to choose (api/httperr.Request there; below it, an InvalidError
-// around the package's value). Only internal/webhook/settings.go and
-// internal/store/webhooks.go still build one, until their errors become values.
-type RequestError struct {
-	Status  int
-	Code    string
-	Message string
-	Param   string
-}
-
-func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
-
-// Request builds a *RequestError.
-func Request(status int, code, param, format string, args ...any) error {
-	return &RequestError{Status: status, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
-}
-
 // Summary lists "param:code" of every fault of a validation error, space-separated: a
 // compact form for tests and logs. It is "" for nil and the error's text for any other error.
 func Summary(err error) string {

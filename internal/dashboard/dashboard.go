@@ -29,6 +29,9 @@ type Deps struct {
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Replay Replayer // nil: no replay buttons (the webhook engine provides it)
+	// Endpoints is the API's own service of /v1/webhook_endpoints (internal/app builds
+	// it once): the forms follow its rules and the manual test goes through its Sender.
+	Endpoints *webhook.Endpoints
 }
 
 // handler holds the dependencies of every dashboard page.
@@ -38,7 +41,6 @@ type handler struct {
 	keys     *keys.Manager
 	log      *slog.Logger
 	throttle *throttle
-	webhooks *webhook.Settings
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
 	replayer  Replayer
@@ -50,9 +52,8 @@ type handler struct {
 func Routes(r gin.IRouter, d Deps) {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), webhooks: newWebhookSettings(d), replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
-	h.endpoints = &webhook.Endpoints{Store: d.Store, Settings: h.webhooks}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

@@ -263,7 +263,6 @@ func fieldErrors(err error) map[string]string {
 	var (
 		verr *apperr.ValidationError
 		ierr *apperr.InvalidError
-		rerr *apperr.RequestError // until internal/webhook returns url_not_allowed as an InvalidError
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -276,8 +275,6 @@ func fieldErrors(err error) map[string]string {
 		return m
 	case errors.As(err, &ierr) && ierr.Param != "":
 		return map[string]string{ierr.Param: ierr.Message}
-	case errors.As(err, &rerr) && rerr.Param != "":
-		return map[string]string{rerr.Param: rerr.Message}
 	}
 	return nil
 }

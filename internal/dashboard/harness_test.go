@@ -14,9 +14,11 @@ import (
 	"testing"
 
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
@@ -49,7 +51,12 @@ func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 		t.Fatal(err)
 	}
 	km := keys.NewManager(st)
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	endpoints, err := app.NewEndpoints(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st, Log: log}}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
 	return &site{t: t, srv: srv, store: st, keys: km, cfg: cfg}

@@ -28,23 +28,6 @@ func (h *handler) webhookRoutes(g *gin.RouterGroup) {
 	g.POST("/webhooks/:id/test", h.testEndpoint)
 }
 
-// newWebhookSettings builds the same settings service the API uses, with its own client
-// (SSRF-guarded, trusting REVOPS_WEBHOOK_CA_FILE).
-func newWebhookSettings(d Deps) *webhook.Settings {
-	client, err := webhook.NewClient(d.Config.WebhookAllowPrivate, d.Config.WebhookCAFile)
-	if err != nil {
-		if d.Log != nil {
-			d.Log.Error("dashboard webhook client without the extra CA", "err", err)
-		}
-		client, _ = webhook.NewClient(d.Config.WebhookAllowPrivate, "")
-	}
-	return &webhook.Settings{
-		Store:        d.Store,
-		Sender:       &webhook.Sender{Client: client, AckSentence: d.Config.AckSentence()},
-		AllowPrivate: d.Config.WebhookAllowPrivate,
-	}
-}
-
 // endpointRow is one endpoint on the Webhooks page.
 type endpointRow struct {
 	ID, URL, Method, Description string

@@ -150,8 +150,8 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 		b.Fatal(err)
 	}
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
-	if r.ep, _, err = r.st.PutWebhookEndpoint(ctx, r.env, store.EndpointSettings{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true}, secret, time.Now()); err != nil {
+	if r.ep, err = r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
+		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	for _, rc := range r.rcs[1:] {

@@ -23,6 +23,7 @@ import (
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/replaycli"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -54,10 +55,13 @@ func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Replay: &replay.Service{Store: s.db.Store, Log: log}}
 	if st != nil {
-		deps.Dispatch = st
-		deps.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
+		// As internal/app wires them: replays reach their workflows through the API's queue.
+		q := dispatch.NewQueue(st, log)
+		deps.Dispatch, deps.Replay.Dispatch = q, q
+		deps.Replay.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
 	}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)

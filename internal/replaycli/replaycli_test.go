@@ -19,6 +19,7 @@ import (
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/replaycli"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
@@ -93,7 +94,9 @@ func newFixture(t *testing.T) *fixture {
 	rp := &replayer{}
 	q := dispatch.NewQueue(rp, nil)
 	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Jobs: jobs, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: log,
+		Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs, Log: log}}))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c := apiclient.New(srv.URL, k.Plain)

@@ -92,9 +92,5 @@ func conflictCode(err error) string {
 	if errors.As(err, &ie) {
 		return fmt.Sprintf("invalid %s %s", ie.Code, ie.Param)
 	}
-	var re *apperr.RequestError
-	if errors.As(err, &re) {
-		return fmt.Sprintf("%d %s %s", re.Status, re.Code, re.Param)
-	}
 	return fmt.Sprint(err)
 }

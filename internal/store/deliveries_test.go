@@ -132,7 +132,7 @@ func TestEndpointLimitUnderConcurrentCreates(t *testing.T) {
 				switch {
 				case err == nil:
 					ok++
-				case conflictCode(err) == "400 too_many_endpoints ":
+				case errors.Is(err, store.ErrTooManyEndpoints):
 					refused++
 				default:
 					t.Errorf("create: %v", err)
@@ -153,7 +153,7 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			now := time.Now().UTC()
-			first, created, err := db.st.PutWebhookEndpoint(ctx, db.env, store.EndpointSettings{URL: "https://one.example/", Method: "POST", Enabled: true}, "whsec_one", now)
+			first, created, err := putOldest(db.st, db.env, "https://one.example/", "POST", true, "whsec_one", now)
 			if err != nil || !created || first.EventTypes[0] != "*" || first.RetryPolicy != models.DefaultRetryPolicy {
 				t.Fatalf("first PUT: %+v %v %v", first, created, err)
 			}
@@ -162,7 +162,7 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, first.ID, store.EndpointPatch{Description: &desc, EventTypes: []string{"account-created"}}, now); err != nil {
 				t.Fatal(err)
 			}
-			ep, created, err := db.st.PutWebhookEndpoint(ctx, db.env, store.EndpointSettings{URL: "https://uno.example/", Method: "GET", Enabled: false}, "whsec_new", now)
+			ep, created, err := putOldest(db.st, db.env, "https://uno.example/", "GET", false, "whsec_new", now)
 			if err != nil || created || ep.ID != first.ID || ep.Secret != "whsec_one" || ep.URL != "https://uno.example/" ||
 				ep.Method != "GET" || ep.Enabled || ep.DisabledReason != models.DisabledManual || ep.Description != "billing" ||
 				len(ep.EventTypes) != 1 || ep.EventTypes[0] != "account-created" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -55,15 +54,12 @@ CREATE INDEX delivery_attempts_event ON delivery_attempts (event_id, started_at)
 // MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
 const MaxEndpoints = 16
 
-// CodeTooManyEndpoints is the error code of the 17th endpoint.
-const CodeTooManyEndpoints = "too_many_endpoints"
+// ErrTooManyEndpoints refuses an environment's 17th endpoint. It comes wrapped in an
+// *apperr.InvalidError with CodeTooManyEndpoints.
+var ErrTooManyEndpoints = errors.New("too many webhook endpoints")
 
-// EndpointSettings is what a PUT of the singular endpoint (CONTRACT §8) sets.
-type EndpointSettings struct {
-	URL     string
-	Method  string
-	Enabled bool
-}
+// CodeTooManyEndpoints is the error code of ErrTooManyEndpoints.
+const CodeTooManyEndpoints = "too_many_endpoints"
 
 // EndpointPatch is a PATCH of an endpoint; nil fields are left as they are.
 type EndpointPatch struct {
@@ -108,7 +104,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.We
 			return fmt.Errorf("count webhook endpoints: %w", err)
 		}
 		if n >= MaxEndpoints {
-			return apperr.Request(http.StatusBadRequest, CodeTooManyEndpoints, "",
+			return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
 				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
 		}
 		var err error
@@ -206,37 +202,47 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p
 		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
 			return notFound(err, "webhook endpoint "+id)
 		}
-		set := map[string]any{"updated_at": now}
-		if p.Enabled != nil {
-			for k, v := range enabledChange(ep, *p.Enabled, now) {
-				set[k] = v
-			}
-		}
-		for col, v := range map[string]*string{"url": p.URL, "method": p.Method, "description": p.Description} {
-			if v != nil {
-				set[col] = *v
-			}
-		}
-		if p.EventTypes != nil {
-			b, err := json.Marshal(p.EventTypes)
-			if err != nil {
-				return fmt.Errorf("encode event types: %w", err)
-			}
-			set["event_types"] = string(b)
-		}
-		if r := p.RetryPolicy; r != nil {
-			set["retry_initial_interval_ms"], set["retry_backoff_coefficient"] = r.InitialIntervalMS, r.BackoffCoefficient
-			set["retry_maximum_interval_ms"], set["retry_maximum_attempts"] = r.MaximumIntervalMS, r.MaximumAttempts
-		}
-		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", id).Updates(set).Error; err != nil {
-			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
-		}
-		if err := scope(tx, env).Where("id = ?", id).Take(&ep).Error; err != nil {
-			return fmt.Errorf("reload webhook endpoint %s: %w", id, err)
+		var err error
+		if ep, err = patchEndpoint(tx, env, ep, p, now); err != nil {
+			return err
 		}
 		return keepAnswer(ctx, tx, ep)
 	})
 	return ep, err
+}
+
+// patchEndpoint applies p to cur, read in tx, and returns the endpoint as saved.
+func patchEndpoint(tx *gorm.DB, env Env, cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
+	set := map[string]any{"updated_at": now}
+	if p.Enabled != nil {
+		for k, v := range enabledChange(cur, *p.Enabled, now) {
+			set[k] = v
+		}
+	}
+	for col, v := range map[string]*string{"url": p.URL, "method": p.Method, "description": p.Description} {
+		if v != nil {
+			set[col] = *v
+		}
+	}
+	if p.EventTypes != nil {
+		b, err := json.Marshal(p.EventTypes)
+		if err != nil {
+			return cur, fmt.Errorf("encode event types: %w", err)
+		}
+		set["event_types"] = string(b)
+	}
+	if r := p.RetryPolicy; r != nil {
+		set["retry_initial_interval_ms"], set["retry_backoff_coefficient"] = r.InitialIntervalMS, r.BackoffCoefficient
+		set["retry_maximum_interval_ms"], set["retry_maximum_attempts"] = r.MaximumIntervalMS, r.MaximumAttempts
+	}
+	if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", cur.ID).Updates(set).Error; err != nil {
+		return cur, fmt.Errorf("update webhook endpoint %s: %w", cur.ID, err)
+	}
+	var ep models.WebhookEndpoint
+	if err := scope(tx, env).Where("id = ?", cur.ID).Take(&ep).Error; err != nil {
+		return cur, fmt.Errorf("reload webhook endpoint %s: %w", cur.ID, err)
+	}
+	return ep, nil
 }
 
 // DeleteWebhookEndpoint removes an endpoint. Its unfinished deliveries end skipped
@@ -281,60 +287,35 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 	return ep, err
 }
 
-// PutWebhookEndpoint is the §8 singular PUT: it creates the environment's first endpoint
-// with newSecret (created tells so), or replaces the oldest one's url, method and
-// enabled, keeping its id, secret, event types, retry policy and description.
-func (s *Store) PutWebhookEndpoint(ctx context.Context, env Env, set EndpointSettings, newSecret string, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
+// PutOldestWebhookEndpoint is the §8 PUT of the singular routes (CONTRACT §13): it
+// applies p to the environment's oldest endpoint or, when there is none, creates create
+// (created tells which). The environment is locked first, so that concurrent first PUTs
+// make one endpoint (and one secret), the others updating it.
+func (s *Store) PutOldestWebhookEndpoint(ctx context.Context, env Env, create models.WebhookEndpoint, p EndpointPatch, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockEnv(tx, env); err != nil {
 			return err
 		}
 		cur, err := oldestEndpoint(scope(tx, env))
-		if err != nil && !isNotFound(err) {
-			return err
-		}
-		if err != nil {
+		switch {
+		case isNotFound(err):
 			created = true
-			ep, err = createEndpoint(tx, env, models.WebhookEndpoint{
-				URL: set.URL, Method: set.Method, Enabled: set.Enabled, Secret: newSecret,
-			}, now)
-			return err
+			ep, err = createEndpoint(tx, env, create, now)
+		case err == nil:
+			ep, err = patchEndpoint(tx, env, cur, p, now)
 		}
-		cols := enabledChange(cur, set.Enabled, now)
-		cols["url"], cols["method"], cols["updated_at"] = set.URL, set.Method, now
-		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", cur.ID).Updates(cols).Error; err != nil {
-			return fmt.Errorf("update webhook endpoint: %w", err)
-		}
-		ep, err = oldestEndpoint(scope(tx, env))
 		return err
 	})
 	return ep, created, err
 }
 
-// RotateWebhookSecret rotates the secret of the environment's oldest endpoint (§8).
-func (s *Store) RotateWebhookSecret(ctx context.Context, env Env, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
-	return s.rotate(ctx, env, "", newSecret, now, overlap)
-}
-
 // RotateEndpointSecret makes newSecret the endpoint's current secret; the old one keeps
 // signing until now+overlap.
 func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
-	return s.rotate(ctx, env, id, newSecret, now, overlap)
-}
-
-// rotate acts on endpoint id, or on the oldest endpoint when id is "".
-func (s *Store) rotate(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		q := s.forUpdate(scope(tx, env))
-		var err error
-		if id == "" {
-			ep, err = oldestEndpoint(q)
-		} else if err = q.Where("id = ?", id).Take(&ep).Error; err != nil {
-			err = notFound(err, "webhook endpoint "+id)
-		}
-		if err != nil {
-			return err
+		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
+			return notFound(err, "webhook endpoint "+id)
 		}
 		until := now.Add(overlap)
 		ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, newSecret, now

@@ -26,11 +26,18 @@ func webhookEnvs(t *testing.T) (*store.Store, store.Env, store.Env) {
 	return st, live, sandbox
 }
 
+// putOldest is the §8 PUT as webhook.Endpoints.Put makes it: url, method and enabled,
+// on the oldest endpoint or on a new one with secret.
+func putOldest(st *store.Store, env store.Env, url, method string, enabled bool, secret string, now time.Time) (models.WebhookEndpoint, bool, error) {
+	return st.PutOldestWebhookEndpoint(context.Background(), env,
+		models.WebhookEndpoint{URL: url, Method: method, Enabled: enabled, Secret: secret},
+		store.EndpointPatch{URL: &url, Method: &method, Enabled: &enabled}, now)
+}
+
 func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 	ctx := context.Background()
 	st, live, sandbox := webhookEnvs(t)
 	now := time.Now().UTC()
-	set := store.EndpointSettings{URL: "https://a.example/h", Method: "POST", Enabled: true}
 
 	// Concurrent first PUTs: one creates, the others update; one row, one secret.
 	var wg sync.WaitGroup
@@ -39,7 +46,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, c, err := st.PutWebhookEndpoint(ctx, sandbox, set, "whsec_c2VjcmV0"+string(rune('A'+i)), now)
+			_, c, err := putOldest(st, sandbox, "https://a.example/h", "POST", true, "whsec_c2VjcmV0"+string(rune('A'+i)), now)
 			if err != nil {
 				t.Error(err)
 			}
@@ -59,7 +66,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 	}
 	first, _ := st.WebhookEndpoint(ctx, sandbox)
 
-	ep, c, err := st.PutWebhookEndpoint(ctx, sandbox, store.EndpointSettings{URL: "https://b.example/", Method: "GET", Enabled: false}, "whsec_other", now)
+	ep, c, err := putOldest(st, sandbox, "https://b.example/", "GET", false, "whsec_other", now)
 	if err != nil || c || ep.Secret != first.Secret || ep.URL != "https://b.example/" || ep.Method != "GET" || ep.Enabled {
 		t.Fatalf("update: %+v created=%v err=%v", ep, c, err)
 	}
@@ -67,7 +74,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatalf("live endpoint: %v, want not found", err)
 	}
 	// Enabled=false is written on creation too.
-	ep, _, err = st.PutWebhookEndpoint(ctx, live, store.EndpointSettings{URL: "https://c.example/", Method: "POST"}, "whsec_live", now)
+	ep, _, err = putOldest(st, live, "https://c.example/", "POST", false, "whsec_live", now)
 	if err != nil || ep.Enabled {
 		t.Fatalf("create disabled: %+v %v", ep, err)
 	}
@@ -75,7 +82,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatal("disabled endpoint stored as enabled")
 	}
 
-	rot, err := st.RotateWebhookSecret(ctx, sandbox, "whsec_new", now, 24*time.Hour)
+	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour)
 	if err != nil || rot.Secret != "whsec_new" || rot.PreviousSecret != first.Secret || rot.PreviousUntil == nil {
 		t.Fatalf("rotate: %+v %v", rot, err)
 	}

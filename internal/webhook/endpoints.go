@@ -18,6 +18,12 @@ import (
 	"github.com/revops/revops/models"
 )
 
+// Endpoint rules of CONTRACT §8.
+const (
+	MaxURLLength    = 2048
+	RotationOverlap = 24 * time.Hour // the previous secret keeps signing this long
+)
+
 // Endpoint rules of CONTRACT §13.
 const (
 	MaxDescriptionLength = 255 // characters; the endpoint-disabled schema says the same
@@ -31,8 +37,10 @@ const (
 	CodeInvalidEventType = "invalid_event_type"
 )
 
-// EndpointsStore is what the endpoints API needs of the database.
+// EndpointsStore is what the endpoints need of the database.
 type EndpointsStore interface {
+	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // the oldest
+	PutOldestWebhookEndpoint(ctx context.Context, env store.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
 	CreateWebhookEndpoint(ctx context.Context, env store.Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error)
 	WebhookEndpoints(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
 	WebhookEndpointByID(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error)
@@ -106,6 +114,18 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		}
 	}
 	return p, fs.Err()
+}
+
+// checkMethod records a fault unless m is POST or GET, and tells whether it is.
+func checkMethod(fs *apperr.Faults, m string) bool {
+	if !textcheck.LineOK(fs, "method", m) {
+		return false
+	}
+	if m != http.MethodPost && m != http.MethodGet {
+		fs.Invalid("method", "method must be POST or GET.")
+		return false
+	}
+	return true
 }
 
 // checkURL applies §8's rules to a url member (required when checked).
@@ -211,10 +231,16 @@ func FormatDuration(d time.Duration) string {
 	return s
 }
 
-// Endpoints manages an environment's webhook endpoints (CONTRACT §13).
+// Endpoints manages an environment's webhook endpoints (CONTRACT §13) and, through
+// oldest.go, the one the §8 singular routes act on. A process builds one, with its one
+// Sender (internal/app), and the API and the dashboard share it.
 type Endpoints struct {
-	Store    EndpointsStore
-	Settings *Settings // the destination check and the test sender
+	Store EndpointsStore
+	// Sender sends the manual tests, signed like any delivery.
+	Sender *Sender
+	// AllowPrivate lets destinations resolve to private and loopback addresses
+	// (REVOPS_WEBHOOK_ALLOW_PRIVATE): the save-time check follows the Sender's dialer.
+	AllowPrivate bool
 }
 
 // Create validates and stores a new endpoint with a new secret.
@@ -223,17 +249,22 @@ func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	if err := e.Settings.checkDestination(ctx, *p.URL); err != nil {
+	if err := e.checkDestination(ctx, *p.URL); err != nil {
 		return models.WebhookEndpoint{}, err
 	}
 	secret, err := signing.NewSecret()
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
+	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC())
+}
+
+// newEndpoint is the endpoint a create's validated patch describes (every member set).
+func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
+	return models.WebhookEndpoint{
 		URL: *p.URL, Method: *p.Method, Description: deref(p.Description), EventTypes: p.EventTypes,
 		RetryPolicy: *p.RetryPolicy, Enabled: *p.Enabled, Secret: secret,
-	}, time.Now().UTC())
+	}
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
@@ -247,7 +278,7 @@ func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in End
 		return cur, err
 	}
 	if p.URL != nil {
-		if err := e.Settings.checkDestination(ctx, *p.URL); err != nil {
+		if err := e.checkDestination(ctx, *p.URL); err != nil {
 			return cur, err
 		}
 	}
@@ -287,7 +318,7 @@ func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType strin
 	if err != nil {
 		return TestResult{}, err
 	}
-	return e.Settings.send(ctx, ep, eventType)
+	return e.send(ctx, ep, eventType)
 }
 
 func deref(s *string) string {

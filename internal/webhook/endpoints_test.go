@@ -1,9 +1,13 @@
 package webhook_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 )
 
@@ -17,6 +21,30 @@ func TestFormatDuration(t *testing.T) {
 		}
 		if back, err := time.ParseDuration(webhook.FormatDuration(d)); err != nil || back != d {
 			t.Errorf("%q does not parse back to %v: %v %v", webhook.FormatDuration(d), d, back, err)
+		}
+	}
+}
+
+// A destination refused at save time is webhook.ErrURLNotAllowed, carried by an
+// apperr.InvalidError that names url_not_allowed and the url parameter: the package says
+// what is wrong, the edge chooses the status (CONTRACT §8).
+func TestRefusedDestinationIsErrURLNotAllowed(t *testing.T) {
+	e := &webhook.Endpoints{} // refused before the store is reached
+	ctx, url := context.Background(), "https://127.0.0.1/hook"
+	for name, call := range map[string]func() error{
+		"create": func() error {
+			_, err := e.Create(ctx, store.Env{}, webhook.EndpointFields{URL: &url})
+			return err
+		},
+		"put": func() error {
+			_, _, err := e.Put(ctx, store.Env{}, webhook.EndpointFields{URL: &url})
+			return err
+		},
+	} {
+		err := call()
+		var ie *apperr.InvalidError
+		if !errors.Is(err, webhook.ErrURLNotAllowed) || !errors.As(err, &ie) || ie.Code != webhook.CodeURLNotAllowed || ie.Param != "url" {
+			t.Errorf("%s of %s: %v (%#v), want ErrURLNotAllowed as url_not_allowed on url", name, url, err, ie)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // Package webhook sends signed webhook requests (the one place that speaks HTTP to
-// receivers: the delivery activity and the manual test both use Sender) and holds the
-// rules of the webhook settings.
+// receivers: the delivery activity and the manual test both use Sender) and manages
+// webhook endpoints (Endpoints: CONTRACT §13, and the §8 singular routes on the oldest).
 package webhook
 
 import (
@@ -22,6 +22,7 @@ import (
 
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/ssrf"
+	"github.com/revops/revops/models"
 )
 
 // Limits of CONTRACT §8.
@@ -54,6 +55,15 @@ type Message struct {
 	At      time.Time // webhook-timestamp: the time of the attempt
 }
 
+// SigningSecrets are the current secret and, during the rotation overlap, the previous one.
+func SigningSecrets(ep models.WebhookEndpoint, now time.Time) []string {
+	secrets := []string{ep.Secret}
+	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && now.Before(*ep.PreviousUntil) {
+		secrets = append(secrets, ep.PreviousSecret)
+	}
+	return secrets
+}
+
 // Result is the outcome of one request. Reason is "" on success; otherwise a short,
 // secret-free explanation fit for logs, attempt records and Temporal history.
 type Result struct {
@@ -67,9 +77,9 @@ type Result struct {
 // OK tells whether the receiver acknowledged the message.
 func (r Result) OK() bool { return r.Reason == "" }
 
-// NewClient builds the HTTP client for receivers: SSRF-guarded dials, no proxy (it would
+// loadClient builds the HTTP client for receivers: SSRF-guarded dials, no proxy (it would
 // dial on our behalf, past the guard), no redirects, extra roots from caFile (PEM).
-func NewClient(allowPrivate bool, caFile string) (*http.Client, error) {
+func loadClient(allowPrivate bool, caFile string) (*http.Client, error) {
 	roots, err := x509.SystemCertPool()
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()
@@ -107,16 +117,17 @@ func newClient(allowPrivate bool, roots *x509.CertPool) *http.Client {
 }
 
 // NewSender builds the sender of a process from its settings (REVOPS_WEBHOOK_* and the
-// service name's acknowledgement sentence).
+// service name's acknowledgement sentence). A caFile it cannot read, or that holds no
+// certificate, is an error: the process stops rather than send without it.
 func NewSender(allowPrivate bool, caFile, ackSentence string) (*Sender, error) {
-	client, err := NewClient(allowPrivate, caFile)
+	client, err := loadClient(allowPrivate, caFile)
 	if err != nil {
 		return nil, err
 	}
 	return &Sender{Client: client, AckSentence: ackSentence, Timeout: DefaultTimeout}, nil
 }
 
-// NewClientWithRoots is NewClient with an explicit root pool (tests trusting one CA only).
+// NewClientWithRoots is the receivers' client with an explicit root pool (tests trusting one CA only).
 func NewClientWithRoots(allowPrivate bool, roots *x509.CertPool) *http.Client {
 	return newClient(allowPrivate, roots)
 }

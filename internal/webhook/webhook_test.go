@@ -8,36 +8,38 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
 )
 
+// The §8 PUT's body (url, method, enabled) under the rules of a create, as Put applies them.
 func TestValidateEndpoint(t *testing.T) {
 	str := func(s string) *string { return &s }
 	no := false
 	tests := []struct {
 		name   string
-		in     EndpointInput
+		in     EndpointFields
 		faults []string // "param:code"
 	}{
-		{"defaults", EndpointInput{URL: str("https://example.com/h")}, nil},
-		{"get disabled", EndpointInput{URL: str("https://example.com/h"), Method: str("GET"), Enabled: &no}, nil},
-		{"missing url", EndpointInput{}, []string{"url:parameter_missing"}},
-		{"http", EndpointInput{URL: str("http://example.com/")}, []string{"url:parameter_invalid"}},
-		{"relative", EndpointInput{URL: str("/hooks")}, []string{"url:parameter_invalid"}},
-		{"no host", EndpointInput{URL: str("https:///x")}, []string{"url:parameter_invalid"}},
-		{"2048 chars ok", EndpointInput{URL: str("https://e.com/" + strings.Repeat("a", 2048-14))}, nil},
-		{"2049 chars", EndpointInput{URL: str("https://e.com/" + strings.Repeat("a", 2049-14))}, []string{"url:parameter_invalid"}},
-		{"every fault", EndpointInput{URL: str("ftp://x"), Method: str("DELETE")}, []string{"url:parameter_invalid", "method:parameter_invalid"}},
+		{"defaults", EndpointFields{URL: str("https://example.com/h")}, nil},
+		{"get disabled", EndpointFields{URL: str("https://example.com/h"), Method: str("GET"), Enabled: &no}, nil},
+		{"missing url", EndpointFields{}, []string{"url:parameter_missing"}},
+		{"http", EndpointFields{URL: str("http://example.com/")}, []string{"url:parameter_invalid"}},
+		{"relative", EndpointFields{URL: str("/hooks")}, []string{"url:parameter_invalid"}},
+		{"no host", EndpointFields{URL: str("https:///x")}, []string{"url:parameter_invalid"}},
+		{"2048 chars ok", EndpointFields{URL: str("https://e.com/" + strings.Repeat("a", 2048-14))}, nil},
+		{"2049 chars", EndpointFields{URL: str("https://e.com/" + strings.Repeat("a", 2049-14))}, []string{"url:parameter_invalid"}},
+		{"every fault", EndpointFields{URL: str("ftp://x"), Method: str("DELETE")}, []string{"url:parameter_invalid", "method:parameter_invalid"}},
 		// CONTRACT §15: NUL, invalid UTF-8 and control characters (C1 ones pass url.Parse).
-		{"url NUL", EndpointInput{URL: str("https://e.com/\x00")}, []string{"url:invalid_string"}},
-		{"url invalid UTF-8", EndpointInput{URL: str("https://e.com/\xff")}, []string{"url:invalid_string"}},
-		{"url newline", EndpointInput{URL: str("https://e.com/a\nb")}, []string{"url:invalid_string"}},
-		{"url C1", EndpointInput{URL: str("https://e.com/\u0085")}, []string{"url:invalid_string"}},
-		{"url non-ASCII path", EndpointInput{URL: str("https://e.com/zürich")}, nil},
-		{"method NUL", EndpointInput{URL: str("https://e.com/"), Method: str("POST\x00")}, []string{"method:invalid_string"}},
+		{"url NUL", EndpointFields{URL: str("https://e.com/\x00")}, []string{"url:invalid_string"}},
+		{"url invalid UTF-8", EndpointFields{URL: str("https://e.com/\xff")}, []string{"url:invalid_string"}},
+		{"url newline", EndpointFields{URL: str("https://e.com/a\nb")}, []string{"url:invalid_string"}},
+		{"url C1", EndpointFields{URL: str("https://e.com/\u0085")}, []string{"url:invalid_string"}},
+		{"url non-ASCII path", EndpointFields{URL: str("https://e.com/zürich")}, nil},
+		{"method NUL", EndpointFields{URL: str("https://e.com/"), Method: str("POST\x00")}, []string{"method:invalid_string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := ValidateEndpoint(tt.in)
+			set, err := ValidateEndpointFields(tt.in, true, models.DefaultRetryPolicy)
 			var got []string
 			var verr *apperr.ValidationError
 			if errors.As(err, &verr) {
@@ -48,7 +50,7 @@ func TestValidateEndpoint(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(tt.faults, ",") {
 				t.Fatalf("faults %v, want %v", got, tt.faults)
 			}
-			if err == nil && (set.Method == "" || (tt.in.Enabled == nil && !set.Enabled)) {
+			if err == nil && (set.Method == nil || *set.Method == "" || (tt.in.Enabled == nil && !*set.Enabled)) {
 				t.Fatalf("defaults not applied: %+v", set)
 			}
 		})
