@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,9 +133,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		acts := &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter}
 		ret := &activities.Retention{Store: st}
 		bulk := &activities.BulkReplay{Store: st, Dispatch: starter}
-		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, orDefault(p.WorkerRetry, DefaultWorkerRetry)) })
-		goRun(func() { starter.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { jobs.RunSweeper(ctx, orDefault(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry)) })
+		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 	}
 	if p.API {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -173,11 +174,4 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	<-ctx.Done()
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

@@ -261,10 +261,14 @@ func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields
 
 // newEndpoint is the endpoint a create's validated patch describes (every member set).
 func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
-	return models.WebhookEndpoint{
-		URL: *p.URL, Method: *p.Method, Description: deref(p.Description), EventTypes: p.EventTypes,
+	ep := models.WebhookEndpoint{
+		URL: *p.URL, Method: *p.Method, EventTypes: p.EventTypes,
 		RetryPolicy: *p.RetryPolicy, Enabled: *p.Enabled, Secret: secret,
 	}
+	if p.Description != nil {
+		ep.Description = *p.Description
+	}
+	return ep
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
@@ -321,9 +325,3 @@ func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType strin
 	return e.send(ctx, ep, eventType)
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
