@@ -19,15 +19,6 @@ var accountFields = fieldRules{
 	readOnly: []string{"id", "object", "status", "created_at", "updated_at"},
 }
 
-func (s *Server) accountRoutes(v1 *gin.RouterGroup) {
-	v1.POST("/accounts", s.createAccount)
-	v1.GET("/accounts", s.listAccounts)
-	v1.GET("/accounts/:id", s.getAccount)
-	v1.PATCH("/accounts/:id", s.updateAccount)
-	v1.DELETE("/accounts/:id", s.accountAction(accounts.Deprovision))
-	v1.POST("/accounts/:id/activate", s.accountAction(accounts.Activate))
-}
-
 func (s *Server) createAccount(c *gin.Context) {
 	var in accounts.Input
 	if err := bindObject(c, accountFields, &in); err != nil {

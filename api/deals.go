@@ -30,22 +30,6 @@ var dealCreateFields = func() fieldRules {
 	return r
 }()
 
-// accountDealRoutes registers the Accounts and Deals routes (one line in routes).
-func (s *Server) accountDealRoutes(v1 *gin.RouterGroup) {
-	s.accountRoutes(v1)
-	s.dealRoutes(v1)
-}
-
-func (s *Server) dealRoutes(v1 *gin.RouterGroup) {
-	v1.POST("/deals", s.createDeal)
-	v1.GET("/deals", s.listDeals)
-	v1.GET("/deals/:id", s.getDeal)
-	v1.PATCH("/deals/:id", s.updateDeal)
-	for _, action := range []string{deals.ActionSubmit, deals.ActionApprove, deals.ActionSign, deals.ActionActivate, deals.ActionVoid} {
-		v1.POST("/deals/:id/"+action, s.dealAction(action))
-	}
-}
-
 func (s *Server) createDeal(c *gin.Context) {
 	var in deals.Input
 	if err := bindObject(c, dealCreateFields, &in); err != nil {

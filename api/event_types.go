@@ -17,10 +17,6 @@ type eventTypeObject struct {
 	Schema      json.RawMessage `json:"schema"` // JSON Schema (2020-12) of the delivered body
 }
 
-func (s *Server) eventTypeRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/event_types", s.listEventTypes)
-}
-
 // listEventTypes serves the whole catalog in one page: it is short and the same in
 // every environment.
 func (s *Server) listEventTypes(c *gin.Context) {

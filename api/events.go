@@ -18,15 +18,6 @@ import (
 // eventStatuses are the delivery statuses of CONTRACT §8.
 var eventStatuses = []string{models.EventPending, models.EventRetrying, models.EventDelivered, models.EventFailed, models.EventSkipped}
 
-// eventRoutes registers CONTRACT §9's events and replays (secret keys only).
-func (s *Server) eventRoutes(v1 *gin.RouterGroup) {
-	v1.GET("/events", s.listEvents)
-	v1.GET("/events/:id", s.getEvent)
-	v1.POST("/events/:id/replay", s.replayEvent)
-	v1.POST("/events/replay", s.replayEvents)
-	v1.GET("/events/replay/:id", s.getReplayJob)
-}
-
 type eventObject struct {
 	ID          string          `json:"id"`
 	Object      string          `json:"object"`

@@ -4,19 +4,14 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/revops/revops/api/openapi"
 )
 
-// openapiHandler serves GET /v1/openapi.json (any valid key, CONTRACT §9). The document
-// is built once: it depends only on the configured public URL.
-func openapiHandler(publicURL string) gin.HandlerFunc {
-	doc, err := openapi.Document(publicURL)
-	return func(c *gin.Context) {
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		c.Data(http.StatusOK, "application/json; charset=utf-8", doc)
+// openapiJSON serves GET /v1/openapi.json (any valid key, CONTRACT §9): the document New
+// built.
+func (s *Server) openapiJSON(c *gin.Context) {
+	if s.openapiErr != nil {
+		fail(c, s.openapiErr)
+		return
 	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.openapi)
 }

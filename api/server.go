@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/openapi"
 	"github.com/revops/revops/internal/buildinfo"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dashboard"
@@ -59,54 +60,37 @@ type Server struct {
 	dispatch  dispatch.Dispatcher
 	endpoints *webhook.Endpoints
 	replay    *replay.Service
+	limiter   *limiter
+	dashboard *dashboard.Dashboard
+	// openapi is GET /v1/openapi.json's body, or openapiErr why it could not be built.
+	openapi    []byte
+	openapiErr error
 }
 
-// New builds the HTTP handler of the API.
+// New builds the HTTP handler of the API: the Server and its parts first, then the routes.
 func New(d Deps) http.Handler {
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
-		endpoints: d.Endpoints, replay: d.Replay}
+		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
 		s.dispatch = dispatch.NewQueue(s.dispatch, s.log)
 	}
+	// The document depends only on the public URL: built once, served as bytes.
+	s.openapi, s.openapiErr = openapi.Document(s.cfg.PublicURL)
+	s.dashboard = dashboard.New(dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
+		Endpoints: s.endpoints, Replay: s.dashboardReplayer()})
+
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	// Order is CONTRACT §3's: HTTPS, authentication, then routing (404/405), key type,
-	// rate limit; content type, size and JSON are checked by the handler's decoding.
+	// Order is CONTRACT §3's: HTTPS and authentication here, on every request; the rest
+	// on the route groups (routes).
 	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
-	r.NoRoute(func(c *gin.Context) {
-		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "Unrecognized request URL ("+c.Request.Method+" "+c.Request.URL.Path+").", "")
-	})
-	r.NoMethod(func(c *gin.Context) {
-		abort(c, http.StatusMethodNotAllowed, typeInvalidRequest, "method_not_allowed", "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+".", "")
-	})
-
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
-
-	lim := newLimiter(s.cfg.RateLimit)
-	v1 := r.Group("/v1")
-	v1.GET("/whoami", lim.handle, s.whoami)
-	v1.GET("/openapi.json", lim.handle, openapiHandler(s.cfg.PublicURL))
-	secret := v1.Group("", requireSecret, lim.handle, pathIDs, s.idempotent)
-	s.routes(secret)
-	dashboard.Routes(r, dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
-		Endpoints: s.endpoints, Replay: s.dashboardReplayer()})
+	s.routes(r)
 	return r
-}
-
-// routes registers the secret-key routes of every feature, one line per feature.
-func (s *Server) routes(v1 *gin.RouterGroup) {
-	_ = v1
-	s.accountDealRoutes(v1)
-	s.usageRoutes(v1)
-	s.webhookRoutes(v1)
-	s.eventRoutes(v1)
-	s.eventTypeRoutes(v1)
 }
 
 // dispatched hands committed events to the dispatcher's queue, if any: it returns at once.

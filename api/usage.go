@@ -16,13 +16,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// usageRoutes registers CONTRACT §5 (secret keys only: the group requires them).
-func (s *Server) usageRoutes(v1 *gin.RouterGroup) {
-	v1.POST("/usage/events", s.ingestUsage)
-	v1.GET("/usage/events", s.listUsageEvents)
-	v1.GET("/usage/summary", s.usageSummary)
-}
-
 func (s *Server) ingestUsage(c *gin.Context) {
 	body, err := readBody(c)
 	if err == nil && body == nil {

@@ -71,31 +71,14 @@ type deletedObject struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// webhookEndpointsHandlers serve CONTRACT §13's endpoints of the caller's environment.
-type webhookEndpointsHandlers struct {
-	endpoints *webhook.Endpoints
-}
-
-func (s *Server) webhookEndpointsRoutes(v1 *gin.RouterGroup) {
-	h := &webhookEndpointsHandlers{endpoints: s.endpoints}
-	v1.POST("/webhook_endpoints", h.create)
-	v1.GET("/webhook_endpoints", h.list)
-	v1.GET("/webhook_endpoints/:id", h.get)
-	v1.PATCH("/webhook_endpoints/:id", h.update)
-	v1.DELETE("/webhook_endpoints/:id", h.remove)
-	v1.GET("/webhook_endpoints/:id/secret", h.secret)
-	v1.POST("/webhook_endpoints/:id/rotate_secret", h.rotate)
-	v1.POST("/webhook_endpoints/:id/test", h.test)
-}
-
-func (h *webhookEndpointsHandlers) create(c *gin.Context) {
+func (s *Server) createEndpoint(c *gin.Context) {
 	var in webhookEndpointsRequest
 	if err := bindObject(c, webhookEndpointsFields, &in); err != nil {
 		fail(c, err)
 		return
 	}
 	keepAs(c, http.StatusCreated, toEndpointWithSecret)
-	ep, err := h.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields())
+	ep, err := s.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields())
 	if err != nil {
 		fail(c, err)
 		return
@@ -103,13 +86,13 @@ func (h *webhookEndpointsHandlers) create(c *gin.Context) {
 	render(c, http.StatusCreated, toEndpointWithSecret(ep))
 }
 
-func (h *webhookEndpointsHandlers) list(c *gin.Context) {
+func (s *Server) listEndpoints(c *gin.Context) {
 	page, err := pageParams(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	eps, more, err := h.endpoints.List(c.Request.Context(), principal(c).Env, page)
+	eps, more, err := s.endpoints.List(c.Request.Context(), principal(c).Env, page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -121,8 +104,8 @@ func (h *webhookEndpointsHandlers) list(c *gin.Context) {
 	render(c, http.StatusOK, newList(out, more))
 }
 
-func (h *webhookEndpointsHandlers) get(c *gin.Context) {
-	ep, err := h.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+func (s *Server) getEndpoint(c *gin.Context) {
+	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -130,14 +113,14 @@ func (h *webhookEndpointsHandlers) get(c *gin.Context) {
 	render(c, http.StatusOK, toEndpointObject(ep))
 }
 
-func (h *webhookEndpointsHandlers) update(c *gin.Context) {
+func (s *Server) updateEndpoint(c *gin.Context) {
 	var in webhookEndpointsRequest
 	if err := bindObject(c, webhookEndpointsFields, &in); err != nil {
 		fail(c, err)
 		return
 	}
 	keepAs(c, http.StatusOK, toEndpointObject)
-	ep, err := h.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields())
+	ep, err := s.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields())
 	if err != nil {
 		fail(c, err)
 		return
@@ -145,13 +128,13 @@ func (h *webhookEndpointsHandlers) update(c *gin.Context) {
 	render(c, http.StatusOK, toEndpointObject(ep))
 }
 
-func (h *webhookEndpointsHandlers) remove(c *gin.Context) {
+func (s *Server) deleteEndpoint(c *gin.Context) {
 	if err := bindNoParams(c); err != nil {
 		fail(c, err)
 		return
 	}
 	keepAs(c, http.StatusOK, toDeletedEndpoint)
-	ep, err := h.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"))
+	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -159,8 +142,8 @@ func (h *webhookEndpointsHandlers) remove(c *gin.Context) {
 	render(c, http.StatusOK, toDeletedEndpoint(ep))
 }
 
-func (h *webhookEndpointsHandlers) secret(c *gin.Context) {
-	ep, err := h.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+func (s *Server) endpointSecret(c *gin.Context) {
+	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -168,13 +151,13 @@ func (h *webhookEndpointsHandlers) secret(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
-func (h *webhookEndpointsHandlers) rotate(c *gin.Context) {
+func (s *Server) rotateEndpointSecret(c *gin.Context) {
 	if err := bindNoParams(c); err != nil {
 		fail(c, err)
 		return
 	}
 	keepAs(c, http.StatusOK, toWebhookSecret)
-	ep, err := h.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"))
+	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -182,13 +165,13 @@ func (h *webhookEndpointsHandlers) rotate(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
-func (h *webhookEndpointsHandlers) test(c *gin.Context) {
+func (s *Server) testEndpoint(c *gin.Context) {
 	var in webhookTestRequest
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	res, err := h.endpoints.Test(c.Request.Context(), principal(c).Env, c.Param("id"), in.Type)
+	res, err := s.endpoints.Test(c.Request.Context(), principal(c).Env, c.Param("id"), in.Type)
 	if err != nil {
 		fail(c, err)
 		return

@@ -44,24 +44,8 @@ type webhookTestResponse struct {
 	Error           *string `json:"error"`
 }
 
-// webhookHandlers serve CONTRACT §8's singular endpoint of the caller's environment: a
-// thin adapter over the §13 endpoints, acting on the oldest one.
-type webhookHandlers struct {
-	endpoints *webhook.Endpoints
-}
-
-func (s *Server) webhookRoutes(v1 *gin.RouterGroup) {
-	h := &webhookHandlers{endpoints: s.endpoints}
-	v1.GET("/webhook_endpoint", h.get)
-	v1.PUT("/webhook_endpoint", h.put)
-	v1.GET("/webhook_endpoint/secret", h.secret)
-	v1.POST("/webhook_endpoint/rotate_secret", h.rotate)
-	v1.POST("/webhook_endpoint/test", h.test)
-	s.webhookEndpointsRoutes(v1)
-}
-
-func (h *webhookHandlers) get(c *gin.Context) {
-	ep, err := h.endpoints.Oldest(c.Request.Context(), principal(c).Env)
+func (s *Server) getWebhookEndpoint(c *gin.Context) {
+	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -69,13 +53,13 @@ func (h *webhookHandlers) get(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookEndpoint(ep, false))
 }
 
-func (h *webhookHandlers) put(c *gin.Context) {
+func (s *Server) putWebhookEndpoint(c *gin.Context) {
 	var in webhookEndpointsRequest // its url, method and enabled: the rules allow no other
 	if err := bindObject(c, webhookEndpointFields, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	ep, created, err := h.endpoints.Put(c.Request.Context(), principal(c).Env, in.fields())
+	ep, created, err := s.endpoints.Put(c.Request.Context(), principal(c).Env, in.fields())
 	if err != nil {
 		fail(c, err)
 		return
@@ -83,8 +67,8 @@ func (h *webhookHandlers) put(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookEndpoint(ep, created))
 }
 
-func (h *webhookHandlers) secret(c *gin.Context) {
-	ep, err := h.endpoints.Oldest(c.Request.Context(), principal(c).Env)
+func (s *Server) webhookEndpointSecret(c *gin.Context) {
+	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -92,13 +76,13 @@ func (h *webhookHandlers) secret(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
-func (h *webhookHandlers) rotate(c *gin.Context) {
+func (s *Server) rotateWebhookSecret(c *gin.Context) {
 	if err := bindNoParams(c); err != nil {
 		fail(c, err)
 		return
 	}
 	keepAs(c, http.StatusOK, toWebhookSecret)
-	ep, err := h.endpoints.RotateOldest(c.Request.Context(), principal(c).Env)
+	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -106,13 +90,13 @@ func (h *webhookHandlers) rotate(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookSecret(ep))
 }
 
-func (h *webhookHandlers) test(c *gin.Context) {
+func (s *Server) testWebhookEndpoint(c *gin.Context) {
 	var in webhookTestRequest
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	res, err := h.endpoints.TestOldest(c.Request.Context(), principal(c).Env, in.Type)
+	res, err := s.endpoints.TestOldest(c.Request.Context(), principal(c).Env, in.Type)
 	if err != nil {
 		fail(c, err)
 		return

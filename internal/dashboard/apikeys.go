@@ -14,14 +14,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-func (h *handler) keyRoutes(g *gin.RouterGroup) {
-	g.GET("/api-keys", h.listKeys)
-	g.POST("/api-keys", h.createKey)
-	g.POST("/api-keys/:id/roll", h.rollKey)
-	g.GET("/api-keys/:id/revoke", h.confirmRevoke)
-	g.POST("/api-keys/:id/revoke", h.revokeKey)
-}
-
 // rollChoices are the expiry choices offered when rolling a key (CLI default: 24h).
 var rollChoices = []struct {
 	Value string

@@ -48,8 +48,11 @@ type handler struct {
 	now       func() time.Time
 }
 
-// Routes mounts the dashboard on r under /dashboard.
-func Routes(r gin.IRouter, d Deps) {
+// Dashboard is the dashboard's handler, built once by New and mounted by Routes.
+type Dashboard struct{ h *handler }
+
+// New builds the dashboard: its pages are parsed here, once.
+func New(d Deps) *Dashboard {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
 		throttle: newThrottle(d.Store), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
@@ -60,20 +63,7 @@ func Routes(r gin.IRouter, d Deps) {
 	if d.Config.TLS == "proxy" && len(d.Config.TrustedProxies) == 0 {
 		h.log.Warn("REVOPS_TLS=proxy without REVOPS_TRUSTED_PROXIES: the dashboard sees every login as coming from the proxy, so its per-client throttle counts all clients together; list the proxy's addresses in REVOPS_TRUSTED_PROXIES")
 	}
-	g := r.Group("/dashboard", securityHeaders, h.readForm)
-	g.GET("/static/*file", staticFiles())
-	g.GET("/login", h.checkInput, h.loginForm)
-	g.POST("/login", h.checkInput, h.login)
-
-	// The session comes first so that strangers are sent to the login page whatever they
-	// send, and the CSRF token before the input check so forged forms get no further.
-	in := g.Group("", h.requireSession, h.checkCSRF, h.checkInput)
-	in.GET("", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, "/dashboard/api-keys") })
-	in.POST("/logout", h.logout)
-	in.POST("/environment", h.switchEnvironment)
-	h.keyRoutes(in)
-	h.webhookRoutes(in)
-	h.deliveryRoutes(in)
+	return &Dashboard{h: h}
 }
 
 // securityHeaders keeps pages out of frames and caches: a key is shown once and must not

@@ -34,15 +34,6 @@ const deliveriesPerPage = 25
 
 var eventStatuses = []string{models.EventPending, models.EventRetrying, models.EventDelivered, models.EventFailed, models.EventSkipped}
 
-func (h *handler) deliveryRoutes(g *gin.RouterGroup) {
-	g.GET("/deliveries", h.listDeliveries)
-	g.GET("/deliveries/:id", h.showDelivery)
-	if h.replayer != nil {
-		g.POST("/deliveries/:id/replay", h.replayOne)
-		g.POST("/deliveries/replay-failed", h.replayFailed)
-	}
-}
-
 // endpointRef names an endpoint in the Deliveries pages.
 type endpointRef struct {
 	ID, Name string // Name: its description, else its URL's host; "deleted endpoint" once gone

@@ -14,20 +14,6 @@ import (
 	"github.com/revops/revops/models"
 )
 
-func (h *handler) webhookRoutes(g *gin.RouterGroup) {
-	g.GET("/webhooks", h.webhookPage)
-	g.GET("/webhooks/new", h.newEndpoint)
-	g.POST("/webhooks", h.createEndpoint)
-	g.GET("/webhooks/:id", h.editEndpoint)
-	g.POST("/webhooks/:id", h.updateEndpoint)
-	g.POST("/webhooks/:id/enable", h.enableEndpoint)
-	g.GET("/webhooks/:id/delete", h.confirmDeleteEndpoint)
-	g.POST("/webhooks/:id/delete", h.deleteEndpoint)
-	g.POST("/webhooks/:id/secret/reveal", h.revealSecret)
-	g.POST("/webhooks/:id/secret/rotate", h.rotateSecret)
-	g.POST("/webhooks/:id/test", h.testEndpoint)
-}
-
 // endpointRow is one endpoint on the Webhooks page.
 type endpointRow struct {
 	ID, URL, Method, Description string
