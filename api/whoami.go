@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/revops/revops/internal/orgs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -20,7 +21,7 @@ type organizationRef struct {
 
 func (s *Server) whoami(c *gin.Context) {
 	p := principal(c)
-	org, err := s.store.Organization(c.Request.Context(), p.Env.OrganizationID)
+	org, err := orgs.Get(c.Request.Context(), s.store, p.Env.OrganizationID)
 	if err != nil {
 		fail(c, err)
 		return

@@ -1,4 +1,4 @@
-// Package orgs creates organizations with their first dashboard user.
+// Package orgs creates organizations with their first dashboard user, and reads them.
 package orgs
 
 import (
@@ -63,4 +63,9 @@ func ResetPassword(ctx context.Context, st *store.Store, email string) (string, 
 		return "", err
 	}
 	return password, st.ResetUserPassword(ctx, u.ID, hash)
+}
+
+// Get reads one organization (GET /v1/whoami names the key's).
+func Get(ctx context.Context, st *store.Store, id string) (models.Organization, error) {
+	return st.Organization(ctx, id)
 }
