@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/revops/revops/internal/dispatch"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

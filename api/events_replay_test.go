@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"github.com/revops/revops/internal/dispatch"
 	"net/http"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/models"
 )
 

@@ -1,8 +1,9 @@
 package api
 
 import (
-	"github.com/revops/revops/internal/orgs"
 	"net/http"
+
+	"github.com/revops/revops/internal/orgs"
 
 	"github.com/gin-gonic/gin"
 )

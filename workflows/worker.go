@@ -1,8 +1,9 @@
 package workflows
 
 import (
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"go.temporal.io/sdk/worker"
 
 	"github.com/revops/revops/activities"
 )
