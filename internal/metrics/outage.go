@@ -1,9 +1,8 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus/promauto"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 // What an operator watches while Temporal is away: the API keeps serving and events wait

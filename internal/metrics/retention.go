@@ -1,9 +1,8 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus/promauto"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 var retentionPurged = promauto.NewCounterVec(prometheus.CounterOpts{

@@ -324,4 +324,3 @@ func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType strin
 	}
 	return e.send(ctx, ep, eventType)
 }
-
