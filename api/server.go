@@ -31,7 +31,7 @@ type Check struct {
 	Optional bool
 }
 
-// Deps is what the API needs; cmd wires it.
+// Deps is what the API needs; internal/app builds each part once per process and wires it.
 type Deps struct {
 	Config config.Config
 	Store  *store.Store

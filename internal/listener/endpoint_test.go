@@ -14,6 +14,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/listener"
@@ -31,7 +32,11 @@ func sandboxAPI(t *testing.T) *apiclient.Client {
 		t.Fatal(err)
 	}
 	km := keys.NewManager(st)
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	eps, err := app.NewEndpoints(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	org, _, err := orgs.Create(context.Background(), st, "Acme", "owner@acme.test")
 	if err != nil {

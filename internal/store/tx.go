@@ -41,9 +41,6 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) ([]mod
 	return events, nil
 }
 
-// Env is the environment the transaction acts in.
-func (tx *Tx) Env() Env { return tx.env }
-
 // Now is the time of the change: every updated_at it saves and every event it writes
 // shows it. It is fixed at its first call, which in a function that locks first comes
 // after the locks, so that changes serialised by a row lock are stamped in lock order.

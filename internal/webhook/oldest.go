@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -40,13 +42,20 @@ func (e *Endpoints) Put(ctx context.Context, env store.Env, in EndpointFields) (
 		store.EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
 }
 
-// RotateOldest is Rotate on the oldest endpoint.
+// RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
+// if it was deleted in between, the next oldest is the singular endpoint now, and is
+// rotated instead (as when both steps held one lock); ErrNotFound once none is left.
 func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) {
-	ep, err := e.Oldest(ctx, env)
-	if err != nil {
-		return ep, err
+	for {
+		ep, err := e.Oldest(ctx, env)
+		if err != nil {
+			return ep, err
+		}
+		ep, err = e.Rotate(ctx, env, ep.ID)
+		if !errors.Is(err, apperr.ErrNotFound) {
+			return ep, err
+		}
 	}
-	return e.Rotate(ctx, env, ep.ID)
 }
 
 // TestOldest is Test on the oldest endpoint: the type is checked before the endpoint is
