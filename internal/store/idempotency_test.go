@@ -181,8 +181,8 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			}
 			customer := rows[0]
 			now := time.Now().UTC().Truncate(time.Microsecond)
-			// Each write takes the owned claim the way its API handler passes it: deals and
-			// accounts as a store.Reply, usage ingest through the context (WithAnswer).
+			// Each write takes the owned claim the way its API handler passes it: as a
+			// store.Reply.
 			writes := []struct {
 				name    string
 				write   func(ctx context.Context, a *store.Answer) error
@@ -225,11 +225,10 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err == nil
 				}},
 				{"usage ingest", func(ctx context.Context, claim *store.Answer) error {
-					claim.Render(func(r any) (int, []byte, error) {
-						u, ok := r.(store.UsageResult)
-						return 201, []byte(strconv.Quote(u.Batch.TransactionID)), okErr(ok)
+					reply := store.NewReply(claim, 201, func(u store.UsageResult) ([]byte, error) {
+						return []byte(strconv.Quote(u.Batch.TransactionID)), nil
 					})
-					_, err := st.IngestUsage(store.WithAnswer(ctx, claim), env, usageWrite("tx-1", "increment", "h", "1", now))
+					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now), reply)
 					return err
 				}, func() bool {
 					b, _, _, err := st.UsageCounts(ctx, env)
@@ -259,11 +258,4 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			}
 		})
 	}
-}
-
-func okErr(ok bool) error {
-	if !ok {
-		return errors.New("unexpected result type")
-	}
-	return nil
 }
