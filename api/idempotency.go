@@ -154,7 +154,7 @@ func replyWith[T, R any](c *gin.Context, status int, render func(T) R) store.Rep
 }
 
 // keepAs is the context path, for the writers that take no store.Reply yet (webhook
-// endpoints, replay jobs): it tells the store how to render the answer
+// endpoints and secret rotation): it tells the store how to render the answer
 // from the result of its change (what the store function returns), so that the answer
 // is written in the change's own transaction. Handlers call it before their business
 // call; without an Idempotency-Key it does nothing.

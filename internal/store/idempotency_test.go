@@ -183,6 +183,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			// Each write takes the owned claim the way its API handler passes it: as a
 			// store.Reply.
+			var jobID string // the replay job the last write recorded, or tried to
 			writes := []struct {
 				name    string
 				write   func(ctx context.Context, a *store.Answer) error
@@ -233,6 +234,17 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 				}, func() bool {
 					b, _, _, err := st.UsageCounts(ctx, env)
 					return err != nil || b > 0
+				}},
+				{"replay job", func(ctx context.Context, claim *store.Answer) error {
+					reply := store.NewReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
+						return []byte(strconv.Quote(j.ID)), nil
+					})
+					j, err := st.CreateReplayJob(ctx, env, store.EventFilter{Status: models.EventFailed}, now, reply)
+					jobID = j.ID
+					return err
+				}, func() bool {
+					_, err := st.ReplayJob(ctx, env, jobID)
+					return err == nil
 				}},
 			}
 			for _, w := range writes {
