@@ -160,13 +160,13 @@ func (s *Server) replayEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusAccepted, toReplayJobObject)
-	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f)
+	reply := replyWith(c, http.StatusAccepted, toReplayJobObject)
+	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusAccepted, toReplayJobObject(j))
+	render(c, reply.Status(), toReplayJobObject(j))
 }
 
 func (s *Server) getReplayJob(c *gin.Context) {

@@ -147,8 +147,14 @@ func replyAs[T any](c *gin.Context, status int) store.Reply[T] {
 	return store.NewReply(claimOf(c), status, func(v T) ([]byte, error) { return marshalJSON(v) })
 }
 
-// keepAs is the context path, for the writers that take no store.Reply yet (usage
-// ingest, webhook endpoints, replay jobs): it tells the store how to render the answer
+// replyWith is replyAs for a change whose result the handler converts before it renders
+// it (render: what the response sends), so that the answer kept is that rendering.
+func replyWith[T, R any](c *gin.Context, status int, render func(T) R) store.Reply[T] {
+	return store.NewReply(claimOf(c), status, func(v T) ([]byte, error) { return marshalJSON(render(v)) })
+}
+
+// keepAs is the context path, for the writers that take no store.Reply yet (webhook
+// endpoints and secret rotation): it tells the store how to render the answer
 // from the result of its change (what the store function returns), so that the answer
 // is written in the change's own transaction. Handlers call it before their business
 // call; without an Idempotency-Key it does nothing.

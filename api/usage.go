@@ -26,16 +26,16 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		return
 	}
 	env := principal(c).Env
-	keepAs(c, http.StatusCreated, func(r store.UsageResult) json.RawMessage { return json.RawMessage(r.Batch.Response) })
+	reply := replyWith(c, http.StatusCreated, usageReceipt)
 	// Microseconds: what PostgreSQL keeps, so the response and the stored rows agree.
-	res, err := usage.Ingest(c.Request.Context(), s.store, env, body, time.Now().UTC().Truncate(time.Microsecond))
+	res, err := usage.Ingest(c.Request.Context(), s.store, env, body, time.Now().UTC().Truncate(time.Microsecond), reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	if !res.Duplicate {
 		metrics.UsageAccepted(env.Name, res.Batch.MetricsCount)
-		c.Data(http.StatusCreated, "application/json; charset=utf-8", []byte(res.Batch.Response))
+		c.Data(reply.Status(), "application/json; charset=utf-8", usageReceipt(res))
 		return
 	}
 	var replay usage.Receipt
@@ -47,6 +47,9 @@ func (s *Server) ingestUsage(c *gin.Context) {
 	c.Header("Idempotent-Replayed", "true")
 	render(c, http.StatusOK, replay)
 }
+
+// usageReceipt is the answer to an accepted batch: its receipt, as stored with it.
+func usageReceipt(r store.UsageResult) json.RawMessage { return json.RawMessage(r.Batch.Response) }
 
 type usageEventResponse struct {
 	ID               string          `json:"id"`

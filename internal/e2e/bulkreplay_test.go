@@ -217,7 +217,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now())
+	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now(), store.Reply[models.ReplayJob]{})
 	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

@@ -24,7 +24,7 @@ type JobStarter interface {
 // Store is what replays need of the database.
 type Store interface {
 	ReplayDeliveries(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
-	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time) (models.ReplayJob, error)
+	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error)
 	ReplayJob(ctx context.Context, env store.Env, id string) (models.ReplayJob, error)
 }
 
@@ -78,16 +78,17 @@ func (s *Service) Replay(ctx context.Context, env store.Env, id string) error {
 }
 
 // ReplayFailed starts a job replaying every failed event of the environment (the
-// dashboard's button) and says how many events it matched.
+// dashboard's button, which takes no Idempotency-Key: its Reply keeps nothing) and says
+// how many events it matched.
 func (s *Service) ReplayFailed(ctx context.Context, env store.Env) (int, error) {
-	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed})
+	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed}, store.Reply[models.ReplayJob]{})
 	return j.Matched, err
 }
 
-// StartJob records a job for the deliveries matching f and asks for its BulkReplay
-// workflow without waiting for Temporal.
-func (s *Service) StartJob(ctx context.Context, env store.Env, f store.EventFilter) (models.ReplayJob, error) {
-	j, err := s.Store.CreateReplayJob(ctx, env, f, time.Now())
+// StartJob records a job for the deliveries matching f, with reply's answer, and asks
+// for its BulkReplay workflow without waiting for Temporal.
+func (s *Service) StartJob(ctx context.Context, env store.Env, f store.EventFilter, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error) {
+	j, err := s.Store.CreateReplayJob(ctx, env, f, time.Now(), reply)
 	if err != nil {
 		return j, err
 	}

@@ -158,8 +158,9 @@ var ErrIdempotencyClaimLost = apperr.Conflict("idempotency_key_in_use",
 // Answer is an owned claim: how the request will answer, and whether that answer is
 // kept. A change keeps it inside its own transaction, just before commit, so that the
 // answer is stored with the change or not at all: deals and accounts through a Reply
-// passed to them explicitly; the writers not moved to Reply yet (usage ingest, webhook
-// endpoints, replay jobs) through the request context (WithAnswer, Render, keepAnswer).
+// passed to them explicitly, as are usage ingest and replay jobs; the webhook endpoint
+// writers, not moved to Reply yet, through the request context (WithAnswer, Render,
+// keepAnswer).
 type Answer struct {
 	env        Env
 	key, token string
@@ -289,9 +290,6 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, a *Answer) error {
 	}
 	return nil
 }
-
-// answering tells whether the request has an owned key whose answer a write must keep.
-func answering(ctx context.Context) bool { return pendingAnswer(ctx) != nil }
 
 // pendingAnswer is the request's owned key whose answer a write must keep (nil: none).
 func pendingAnswer(ctx context.Context) *Answer {

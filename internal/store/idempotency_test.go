@@ -181,8 +181,9 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			}
 			customer := rows[0]
 			now := time.Now().UTC().Truncate(time.Microsecond)
-			// Each write takes the owned claim the way its API handler passes it: deals and
-			// accounts as a store.Reply, usage ingest through the context (WithAnswer).
+			// Each write takes the owned claim the way its API handler passes it: as a
+			// store.Reply.
+			var jobID string // the replay job the last write recorded, or tried to
 			writes := []struct {
 				name    string
 				write   func(ctx context.Context, a *store.Answer) error
@@ -225,15 +226,25 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err == nil
 				}},
 				{"usage ingest", func(ctx context.Context, claim *store.Answer) error {
-					claim.Render(func(r any) (int, []byte, error) {
-						u, ok := r.(store.UsageResult)
-						return 201, []byte(strconv.Quote(u.Batch.TransactionID)), okErr(ok)
+					reply := store.NewReply(claim, 201, func(u store.UsageResult) ([]byte, error) {
+						return []byte(strconv.Quote(u.Batch.TransactionID)), nil
 					})
-					_, err := st.IngestUsage(store.WithAnswer(ctx, claim), env, usageWrite("tx-1", "increment", "h", "1", now))
+					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now), reply)
 					return err
 				}, func() bool {
 					b, _, _, err := st.UsageCounts(ctx, env)
 					return err != nil || b > 0
+				}},
+				{"replay job", func(ctx context.Context, claim *store.Answer) error {
+					reply := store.NewReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
+						return []byte(strconv.Quote(j.ID)), nil
+					})
+					j, err := st.CreateReplayJob(ctx, env, store.EventFilter{Status: models.EventFailed}, now, reply)
+					jobID = j.ID
+					return err
+				}, func() bool {
+					_, err := st.ReplayJob(ctx, env, jobID)
+					return err == nil
 				}},
 			}
 			for _, w := range writes {
@@ -259,11 +270,4 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 			}
 		})
 	}
-}
-
-func okErr(ok bool) error {
-	if !ok {
-		return errors.New("unexpected result type")
-	}
-	return nil
 }

@@ -48,11 +48,11 @@ func JobEnv(j models.ReplayJob) Env {
 }
 
 // CreateReplayJob counts the deliveries matching f (CONTRACT §13: bulk replay matches
-// deliveries) and records a running job for them, with the request's kept answer in the
-// same transaction. CreatedBefore is frozen at now at the latest, so events written later
+// deliveries) and records a running job for them, with reply's answer (CONTRACT §14) in
+// the same transaction. CreatedBefore is frozen at now at the latest, so events written later
 // never join. A job matching nothing is done at once; a running one waits for its
 // BulkReplay workflow (workflow_started_at unset until then).
-func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time) (models.ReplayJob, error) {
+func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Reply[models.ReplayJob]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
 		f.CreatedBefore = &now
@@ -75,7 +75,7 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		if err := tx.Create(&j).Error; err != nil {
 			return fmt.Errorf("create replay job: %w", err)
 		}
-		return keepAnswer(ctx, tx, j)
+		return reply.keepIn(tx, j)
 	})
 	return j, err
 }

@@ -79,16 +79,17 @@ type UsageResult struct {
 
 var errUsageDuplicate = errors.New("usage batch exists")
 
-// IngestUsage writes a batch, its events and its rollups in one transaction, or nothing.
-// The unique (environment, transaction id) decides idempotency at any concurrency: a
-// second request waits for the first one's transaction, then finds its row; same hash →
-// Duplicate, another hash → 409 transaction_id_reused.
-func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageResult, error) {
+// IngestUsage writes a batch, its events and its rollups in one transaction, or nothing,
+// and keeps reply's answer with them (CONTRACT §14). The unique (environment,
+// transaction id) decides idempotency at any concurrency: a second request waits for
+// the first one's transaction, then finds its row; same hash → Duplicate (reply keeps
+// nothing), another hash → 409 transaction_id_reused.
+func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Reply[UsageResult]) (UsageResult, error) {
 	b := w.Batch
 	b.EnvironmentID = env.ID
 	var err error
 	switch {
-	case s.dialect == "postgres" && !answering(ctx):
+	case s.dialect == "postgres" && !reply.Keeps():
 		b.Seq, err = s.ingestPostgres(ctx, s.db.WithContext(ctx), &b, &w) // one statement (usage_pg.go)
 	case s.dialect == "postgres":
 		// An Idempotency-Key's answer must commit with the batch: the one statement
@@ -99,7 +100,7 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageRe
 				return err
 			}
 			b.Seq = seq
-			return keepAnswer(ctx, tx, UsageResult{Batch: b})
+			return reply.keepIn(tx, UsageResult{Batch: b})
 		})
 	default:
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -114,7 +115,7 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite) (UsageRe
 			if err := upsertRollups(tx, env, &b, w.Rollups); err != nil {
 				return err
 			}
-			return keepAnswer(ctx, tx, UsageResult{Batch: b})
+			return reply.keepIn(tx, UsageResult{Batch: b})
 		})
 	}
 	if errors.Is(err, errUsageDuplicate) {

@@ -14,7 +14,7 @@ import (
 
 // Store is what usage needs of the database.
 type Store interface {
-	IngestUsage(ctx context.Context, env store.Env, w store.UsageWrite) (store.UsageResult, error)
+	IngestUsage(ctx context.Context, env store.Env, w store.UsageWrite, reply store.Reply[store.UsageResult]) (store.UsageResult, error)
 	UsageEvents(ctx context.Context, env store.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error)
 	UsageSummary(ctx context.Context, env store.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error)
 }
@@ -36,8 +36,9 @@ type Receipt struct {
 
 // Ingest decodes and validates a POST /v1/usage/events body received at now (every
 // fault at once), then stores the batch, its events and their rollups in one
-// transaction, or finds the batch already stored under its transaction_id.
-func Ingest(ctx context.Context, st Store, env store.Env, body []byte, now time.Time) (store.UsageResult, error) {
+// transaction, or finds the batch already stored under its transaction_id. reply keeps
+// the request's answer in that transaction (CONTRACT §14); a duplicate keeps none.
+func Ingest(ctx context.Context, st Store, env store.Env, body []byte, now time.Time, reply store.Reply[store.UsageResult]) (store.UsageResult, error) {
 	b, err := Decode(body, now)
 	if err != nil {
 		return store.UsageResult{}, err
@@ -46,7 +47,7 @@ func Ingest(ctx context.Context, st Store, env store.Env, body []byte, now time.
 	if err != nil {
 		return store.UsageResult{}, err
 	}
-	return st.IngestUsage(ctx, env, w)
+	return st.IngestUsage(ctx, env, w, reply)
 }
 
 // Events lists the environment's stored usage events, newest first.
