@@ -19,6 +19,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
@@ -54,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) endpoint(t *testing.T, rawURL, method string, enabled bool) {
 	t.Helper()
 	_, err := f.db.Store.CreateWebhookEndpoint(context.Background(), f.db.Env,
-		models.WebhookEndpoint{URL: rawURL, Method: method, Enabled: enabled, Secret: f.secret}, time.Now().UTC())
+		models.WebhookEndpoint{URL: rawURL, Method: method, Enabled: enabled, Secret: f.secret}, time.Now().UTC(), store.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestSignsWithBothSecretsDuringRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.db.Store.RotateEndpointSecret(context.Background(), f.db.Env, ep.ID, next, time.Now().UTC(), 24*time.Hour); err != nil {
+	if _, err := f.db.Store.RotateEndpointSecret(context.Background(), f.db.Env, ep.ID, next, time.Now().UTC(), 24*time.Hour, store.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	ev := f.db.Event(t, "deal-active", map[string]any{"id": "d3"}, time.Time{})

@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -128,7 +129,7 @@ func TestBulkReplayJob(t *testing.T) {
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC()); err != nil {
+	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 130

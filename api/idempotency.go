@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -26,9 +25,8 @@ const (
 // idempotent implements CONTRACT §14 for POST, PATCH and DELETE. It runs after the rate
 // limit and after the body's content type and size checks (§3), before the handler.
 // The handler takes the owned claim (claimOf) and passes its answer down with its
-// business call (replyAs), which keeps it inside the change's transaction; the writers
-// not moved to that yet find it in the request context (keepAs). A handler whose answer
-// no transaction kept has its 2xx kept right after it answered.
+// business call (replyAs, replyWith), which keeps it inside the change's transaction. A
+// handler whose answer no transaction kept has its 2xx kept right after it answered.
 func (s *Server) idempotent(c *gin.Context) {
 	m := c.Request.Method
 	values := c.Request.Header.Values(headerIdempotencyKey)
@@ -93,7 +91,6 @@ func (s *Server) claimKey(ctx context.Context, env store.Env, req store.Idempote
 // answer and every replay are the same bytes.
 func (s *Server) runOwned(c *gin.Context, a *store.Answer) {
 	c.Set(ctxAnswer, a)
-	c.Request = c.Request.WithContext(store.WithAnswer(c.Request.Context(), a))
 	buf := &bufferedWriter{ResponseWriter: c.Writer, status: http.StatusOK}
 	c.Writer = buf
 	// The key's bookkeeping outlives a client that hung up: a change may have committed.
@@ -151,26 +148,6 @@ func replyAs[T any](c *gin.Context, status int) store.Reply[T] {
 // it (render: what the response sends), so that the answer kept is that rendering.
 func replyWith[T, R any](c *gin.Context, status int, render func(T) R) store.Reply[T] {
 	return store.NewReply(claimOf(c), status, func(v T) ([]byte, error) { return marshalJSON(render(v)) })
-}
-
-// keepAs is the context path, for the writers that take no store.Reply yet (webhook
-// endpoints and secret rotation): it tells the store how to render the answer
-// from the result of its change (what the store function returns), so that the answer
-// is written in the change's own transaction. Handlers call it before their business
-// call; without an Idempotency-Key it does nothing.
-func keepAs[T, R any](c *gin.Context, status int, render func(T) R) {
-	a := claimOf(c)
-	if a == nil {
-		return
-	}
-	a.Render(func(result any) (int, []byte, error) {
-		r, ok := result.(T)
-		if !ok {
-			return 0, nil, fmt.Errorf("idempotent answer: result is %T, want %T", result, r)
-		}
-		body, err := marshalJSON(render(r)) // as render writes it: replays are the same bytes
-		return status, body, err
-	})
 }
 
 // validIdempotencyKey: 1–255 printable ASCII characters (CONTRACT §14).

@@ -15,6 +15,8 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/webhook"
 )
 
 // registeredRoutes builds the API's engine and lists its /v1 routes as "METHOD /v1/…{id}".
@@ -24,7 +26,9 @@ func registeredRoutes(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, ok := api.New(api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).(*gin.Engine)
+	// Registering reaches no part: empty ones will do.
+	eng, ok := api.New(api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Endpoints: &webhook.Endpoints{}, Replay: &replay.Service{}}).(*gin.Engine)
 	if !ok {
 		t.Fatal("api.New no longer returns a *gin.Engine: list its routes another way")
 	}

@@ -69,6 +69,11 @@ type Server struct {
 
 // New builds the HTTP handler of the API: the Server and its parts first, then the routes.
 func New(d Deps) http.Handler {
+	if d.Endpoints == nil || d.Replay == nil {
+		// A wiring fault, not a request's: without them the webhook and replay routes
+		// would answer 500. internal/app builds both (app.NewEndpoints, replay.Service).
+		panic("api.New: Deps.Endpoints and Deps.Replay are required")
+	}
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
 		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit)}
 	if s.log == nil {

@@ -77,8 +77,8 @@ func (s *Server) createEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusCreated, toEndpointWithSecret)
-	ep, err := s.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields())
+	reply := replyWith(c, http.StatusCreated, toEndpointWithSecret)
+	ep, err := s.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields(), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -119,8 +119,8 @@ func (s *Server) updateEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, toEndpointObject)
-	ep, err := s.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields())
+	reply := replyWith(c, http.StatusOK, toEndpointObject)
+	ep, err := s.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields(), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -133,8 +133,8 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, toDeletedEndpoint)
-	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"))
+	reply := replyWith(c, http.StatusOK, toDeletedEndpoint)
+	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -156,8 +156,8 @@ func (s *Server) rotateEndpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, toWebhookSecret)
-	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"))
+	reply := replyWith(c, http.StatusOK, toWebhookSecret)
+	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return

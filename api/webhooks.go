@@ -81,8 +81,8 @@ func (s *Server) rotateWebhookSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	keepAs(c, http.StatusOK, toWebhookSecret)
-	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env)
+	reply := replyWith(c, http.StatusOK, toWebhookSecret)
+	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env, reply)
 	if err != nil {
 		fail(c, err)
 		return

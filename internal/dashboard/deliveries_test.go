@@ -72,7 +72,7 @@ func (s *site) newEndpoints(env store.Env, subs ...[]string) []models.WebhookEnd
 	for i, types := range subs {
 		ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 			URL: fmt.Sprintf("https://hooks%d.example/revops", i+1), Method: "POST", Description: []string{"Billing", "CRM", "Ops"}[i],
-			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC())
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), store.EndpointReply{})
 		if err != nil {
 			s.t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/revops/revops/internal/store"
 )
 
 func (h *handler) revealSecret(c *gin.Context) {
@@ -23,7 +25,7 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"))
+	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), store.EndpointReply{})
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -90,7 +92,7 @@ func (h *handler) deleteEndpoint(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id")); err != nil {
+	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), store.EndpointReply{}); err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
@@ -209,9 +210,9 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		// Not saved: only list the other fields' faults too, with the same rules.
 		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy)
 	} else if d.ID == "" {
-		ep, err = h.endpoints.Create(c.Request.Context(), env, in)
+		ep, err = h.endpoints.Create(c.Request.Context(), env, in, store.EndpointReply{})
 	} else {
-		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in)
+		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in, store.EndpointReply{})
 	}
 	for param, msg := range fieldErrors(err) {
 		if _, ok := faults[formParam(param)]; !ok {

@@ -242,7 +242,7 @@ func TestWebhookEndpointScopeAndCSRF(t *testing.T) {
 	u := s.newUser("Acme", "owner@acme.test")
 	env := s.sandbox(u.orgID)
 	ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
-		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC())
+		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), store.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,12 +327,12 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 			env := s.sandbox(u.orgID)
 			now := time.Now().UTC()
 			a, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
-				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour))
+				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), store.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
-				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now)
+				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, store.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}

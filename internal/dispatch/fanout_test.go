@@ -69,7 +69,7 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 		{URL: "https://off.example/h", Method: "POST", Enabled: false},
 	} {
 		ep.Secret = "whsec_" + uuid.NewString()
-		if _, err := st.CreateWebhookEndpoint(ctx, env, ep, start.Add(time.Duration(i)*time.Millisecond)); err != nil {
+		if _, err := st.CreateWebhookEndpoint(ctx, env, ep, start.Add(time.Duration(i)*time.Millisecond), store.EndpointReply{}); err != nil {
 			t.Fatal(err)
 		}
 	}

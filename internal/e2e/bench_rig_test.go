@@ -30,11 +30,13 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/internal/webhook"
@@ -151,12 +153,12 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 	}
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
 	if r.ep, err = r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now()); err != nil {
+		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, rc := range r.rcs[1:] {
 		if _, err := r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
-			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now()); err != nil {
+			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -197,8 +199,13 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 	}
 	km := keys.NewManager(r.st)
 	starter := &dispatch.Starter{Client: r.tc, Store: r.st, Log: log}
-	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter}))
-	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log}))
+	eps, err := app.NewEndpoints(cfg, r.st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := &replay.Service{Store: r.st, Log: log}
+	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter, Endpoints: eps, Replay: rp}))
+	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Endpoints: eps, Replay: rp}))
 	b.Cleanup(r.api.Close)
 	b.Cleanup(r.setup.Close)
 	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -107,7 +108,7 @@ func TestRecordHistories(t *testing.T) {
 	if _, err := s.db.Store.CreateWebhookEndpoint(ctx, s.db.Env, models.WebhookEndpoint{
 		URL: dead.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret,
 		RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 1, MaximumIntervalMS: 1000, MaximumAttempts: 2},
-	}, time.Now().UTC()); err != nil {
+	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	deliver("two_endpoints_one_failing", 0, models.EventFailed)

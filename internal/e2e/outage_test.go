@@ -25,6 +25,7 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/metrics/metricstest"
 	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -59,7 +60,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	rc := webhooktest.NewReceiver(t)
 	ctx := context.Background()
 	secret, _ := signing.NewSecret()
-	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now()); err != nil {
+	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
@@ -56,7 +57,11 @@ func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Replay: &replay.Service{Store: s.db.Store, Log: log}}
+	eps, err := app.NewEndpoints(cfg, s.db.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store, Log: log}}
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
 		q := dispatch.NewQueue(st, log)

@@ -19,6 +19,7 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/listener"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/testdb"
 )
 
@@ -36,7 +37,7 @@ func sandboxAPI(t *testing.T) *apiclient.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(srv.Close)
 	org, _, err := orgs.Create(context.Background(), st, "Acme", "owner@acme.test")
 	if err != nil {

@@ -15,12 +15,14 @@ import (
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/replaycli"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
@@ -95,8 +97,12 @@ func newFixture(t *testing.T) *fixture {
 	q := dispatch.NewQueue(rp, nil)
 	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eps, err := app.NewEndpoints(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: log,
-		Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs, Log: log}}))
+		Endpoints: eps, Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs, Log: log}}))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c := apiclient.New(srv.URL, k.Plain)
@@ -104,7 +110,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC())
+	ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC(), store.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
 	}

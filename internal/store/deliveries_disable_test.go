@@ -99,7 +99,7 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 
 			// Re-enabled: failures before it do not count, so the next failure keeps it.
 			on := true
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, dead.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC()); err != nil {
+			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, dead.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC(), store.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			ev3 := newAccountEvent(t, db)

@@ -25,7 +25,7 @@ func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled 
 	t.Helper()
 	ep, err := db.st.CreateWebhookEndpoint(context.Background(), db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", EventTypes: types, Enabled: enabled, Secret: "whsec_" + uuid.NewString(),
-	}, at)
+	}, at, store.EndpointReply{})
 	if err != nil {
 		t.Fatalf("create endpoint %s: %v", url, err)
 	}

@@ -82,7 +82,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 		if err := updateEvent(tx, env, eventID, set, "summarize replayed"); err != nil {
 			return err
 		}
-		// No keepAnswer: the answer shows attempts and deliveries read after commit, and a
+		// No Reply: the answer shows attempts and deliveries read after commit, and a
 		// bulk replay calls this once per event within one request.
 		if err := scope(tx, env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
 			return fmt.Errorf("reload event %s: %w", eventID, err)

@@ -37,10 +37,10 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 				now, now, ev.ID)
 			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500' WHERE event_id = ?`, models.EventRetrying, ev.ID)
 			off := false
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, disabled.ID, store.EndpointPatch{Enabled: &off}, now); err != nil {
+			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, disabled.ID, store.EndpointPatch{Enabled: &off}, now, store.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.DeleteWebhookEndpoint(ctx, db.env, deleted.ID, now); err != nil {
+			if _, err := db.st.DeleteWebhookEndpoint(ctx, db.env, deleted.ID, now, store.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			byEndpoint := deliveriesByEndpoint(t, db, ev.ID)

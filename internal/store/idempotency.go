@@ -157,14 +157,11 @@ var ErrIdempotencyClaimLost = apperr.Conflict("idempotency_key_in_use",
 
 // Answer is an owned claim: how the request will answer, and whether that answer is
 // kept. A change keeps it inside its own transaction, just before commit, so that the
-// answer is stored with the change or not at all: deals and accounts through a Reply
-// passed to them explicitly, as are usage ingest and replay jobs; the webhook endpoint
-// writers, not moved to Reply yet, through the request context (WithAnswer, Render,
-// keepAnswer).
+// answer is stored with the change or not at all, through the Reply every writer is
+// passed explicitly (never through the request's context).
 type Answer struct {
 	env        Env
 	key, token string
-	render     func(result any) (status int, body []byte, err error)
 	kept       bool
 	status     int
 	body       []byte
@@ -229,33 +226,6 @@ func (r Reply[T]) keepIn(db *gorm.DB, result T) error {
 	return r.answer.keep(db, r.status, body)
 }
 
-// Render tells how the change's result (what the store function returns) becomes the
-// response's status and body, for the writers that keep their answer through the
-// request context.
-func (a *Answer) Render(fn func(result any) (status int, body []byte, err error)) { a.render = fn }
-
-type answerKey struct{}
-
-// WithAnswer makes the store keep a's answer inside the request's write transaction
-// (the context path, for the writers that take no Reply yet).
-func WithAnswer(ctx context.Context, a *Answer) context.Context {
-	return context.WithValue(ctx, answerKey{}, a)
-}
-
-// keepAnswer writes the request's answer in tx, the transaction of the change it
-// answers, when the request has an owned Idempotency-Key in ctx with a Render.
-func keepAnswer(ctx context.Context, tx *gorm.DB, result any) error {
-	a := pendingAnswer(ctx)
-	if a == nil {
-		return nil
-	}
-	status, body, err := a.render(result)
-	if err != nil {
-		return fmt.Errorf("render idempotent answer: %w", err)
-	}
-	return a.keep(tx, status, body)
-}
-
 func complete(db *gorm.DB, env Env, key, token string, status int, body []byte) error {
 	res := scope(db.Model(&idempotencyRow{}), env).
 		Where("idempotency_key = ? AND claim = ? AND completed_at IS NULL", key, token).
@@ -289,13 +259,4 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, a *Answer) error {
 		return fmt.Errorf("release idempotency key: %w", err)
 	}
 	return nil
-}
-
-// pendingAnswer is the request's owned key whose answer a write must keep (nil: none).
-func pendingAnswer(ctx context.Context) *Answer {
-	a, _ := ctx.Value(answerKey{}).(*Answer)
-	if a == nil || a.render == nil || a.kept {
-		return nil
-	}
-	return a
 }

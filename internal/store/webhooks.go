@@ -92,9 +92,13 @@ func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
 	return q.Clauses(clause.Locking{Strength: "UPDATE"})
 }
 
+// EndpointReply is the idempotent answer of a change of one endpoint (CONTRACT §14),
+// kept in the change's transaction; its zero value keeps nothing (the dashboard).
+type EndpointReply = Reply[models.WebhookEndpoint]
+
 // CreateWebhookEndpoint stores a new endpoint (ID, timestamps and the disabled reason are
 // set here), refusing a 17th one of the environment even under concurrent creates.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error) {
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.WebhookEndpoint, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockEnv(tx, env); err != nil {
 			return err
@@ -112,7 +116,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.We
 		if err != nil {
 			return err
 		}
-		return keepAnswer(ctx, tx, ep)
+		return reply.keepIn(tx, ep)
 	})
 	return ep, err
 }
@@ -196,7 +200,7 @@ func enabledChange(cur models.WebhookEndpoint, enabled bool, now time.Time) map[
 }
 
 // UpdateWebhookEndpoint applies a PATCH to one endpoint.
-func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p EndpointPatch, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
@@ -206,7 +210,7 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p
 		if ep, err = patchEndpoint(tx, env, ep, p, now); err != nil {
 			return err
 		}
-		return keepAnswer(ctx, tx, ep)
+		return reply.keepIn(tx, ep)
 	})
 	return ep, err
 }
@@ -248,7 +252,7 @@ func patchEndpoint(tx *gorm.DB, env Env, cur models.WebhookEndpoint, p EndpointP
 // DeleteWebhookEndpoint removes an endpoint. Its unfinished deliveries end skipped
 // (endpoint_deleted) and their events' statuses are summarised again, in the same
 // transaction; its past deliveries and attempts stay.
-func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, now time.Time) (models.WebhookEndpoint, error) {
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
@@ -282,7 +286,7 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 		if err := summarizeEvents(tx, now, eventIDs...); err != nil {
 			return err
 		}
-		return keepAnswer(ctx, tx, ep)
+		return reply.keepIn(tx, ep)
 	})
 	return ep, err
 }
@@ -311,7 +315,7 @@ func (s *Store) PutOldestWebhookEndpoint(ctx context.Context, env Env, create mo
 
 // RotateEndpointSecret makes newSecret the endpoint's current secret; the old one keeps
 // signing until now+overlap.
-func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error) {
+func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration, reply EndpointReply) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
@@ -325,7 +329,7 @@ func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret
 		if res.Error != nil {
 			return fmt.Errorf("rotate webhook secret: %w", res.Error)
 		}
-		return keepAnswer(ctx, tx, ep)
+		return reply.keepIn(tx, ep)
 	})
 	return ep, err
 }

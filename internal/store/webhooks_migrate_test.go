@@ -110,7 +110,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 				t.Fatalf("old run's record after migration: status %q, attempt %+v", ev.Status, a)
 			}
 			if _, err := st.CreateWebhookEndpoint(ctx, live, models.WebhookEndpoint{URL: "https://new.example/", Method: "POST",
-				Enabled: true, Secret: "whsec_new"}, time.Now().UTC()); err != nil {
+				Enabled: true, Secret: "whsec_new"}, time.Now().UTC(), store.EndpointReply{}); err != nil {
 				t.Fatalf("second endpoint after migration: %v", err)
 			}
 		})

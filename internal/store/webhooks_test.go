@@ -82,7 +82,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatal("disabled endpoint stored as enabled")
 	}
 
-	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour)
+	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour, store.EndpointReply{})
 	if err != nil || rot.Secret != "whsec_new" || rot.PreviousSecret != first.Secret || rot.PreviousUntil == nil {
 		t.Fatalf("rotate: %+v %v", rot, err)
 	}

@@ -41,12 +41,12 @@ const (
 type EndpointsStore interface {
 	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // the oldest
 	PutOldestWebhookEndpoint(ctx context.Context, env store.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
-	CreateWebhookEndpoint(ctx context.Context, env store.Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error)
+	CreateWebhookEndpoint(ctx context.Context, env store.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	WebhookEndpoints(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
 	WebhookEndpointByID(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error)
-	UpdateWebhookEndpoint(ctx context.Context, env store.Env, id string, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, error)
-	DeleteWebhookEndpoint(ctx context.Context, env store.Env, id string, now time.Time) (models.WebhookEndpoint, error)
-	RotateEndpointSecret(ctx context.Context, env store.Env, id, newSecret string, now time.Time, overlap time.Duration) (models.WebhookEndpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, env store.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	DeleteWebhookEndpoint(ctx context.Context, env store.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	RotateEndpointSecret(ctx context.Context, env store.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -244,7 +244,7 @@ type Endpoints struct {
 }
 
 // Create validates and stores a new endpoint with a new secret.
-func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -256,7 +256,7 @@ func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC())
+	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC(), reply)
 }
 
 // newEndpoint is the endpoint a create's validated patch describes (every member set).
@@ -272,7 +272,7 @@ func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
-func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in EndpointFields) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	cur, err := e.Store.WebhookEndpointByID(ctx, env, id)
 	if err != nil {
 		return cur, err
@@ -286,7 +286,7 @@ func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in End
 			return cur, err
 		}
 	}
-	return e.Store.UpdateWebhookEndpoint(ctx, env, id, p, time.Now().UTC())
+	return e.Store.UpdateWebhookEndpoint(ctx, env, id, p, time.Now().UTC(), reply)
 }
 
 // Get loads one endpoint.
@@ -300,17 +300,17 @@ func (e *Endpoints) List(ctx context.Context, env store.Env, page store.Page) ([
 }
 
 // Delete removes an endpoint; its unfinished deliveries end skipped.
-func (e *Endpoints) Delete(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error) {
-	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC())
+func (e *Endpoints) Delete(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC(), reply)
 }
 
 // Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
-func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	secret, err := signing.NewSecret()
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap)
+	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not.

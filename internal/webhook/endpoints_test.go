@@ -33,7 +33,7 @@ func TestRefusedDestinationIsErrURLNotAllowed(t *testing.T) {
 	ctx, url := context.Background(), "https://127.0.0.1/hook"
 	for name, call := range map[string]func() error{
 		"create": func() error {
-			_, err := e.Create(ctx, store.Env{}, webhook.EndpointFields{URL: &url})
+			_, err := e.Create(ctx, store.Env{}, webhook.EndpointFields{URL: &url}, store.EndpointReply{})
 			return err
 		},
 		"put": func() error {

@@ -45,13 +45,13 @@ func (e *Endpoints) Put(ctx context.Context, env store.Env, in EndpointFields) (
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
 // if it was deleted in between, the next oldest is the singular endpoint now, and is
 // rotated instead (as when both steps held one lock); ErrNotFound once none is left.
-func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) {
+func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	for {
 		ep, err := e.Oldest(ctx, env)
 		if err != nil {
 			return ep, err
 		}
-		ep, err = e.Rotate(ctx, env, ep.ID)
+		ep, err = e.Rotate(ctx, env, ep.ID, reply)
 		if !errors.Is(err, apperr.ErrNotFound) {
 			return ep, err
 		}

@@ -21,9 +21,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 )
@@ -72,7 +74,12 @@ func serve(b *testing.B, st *store.Store, orgID, url string, pool *pgxpool.Pool)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	eps, err := app.NewEndpoints(cfg, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Endpoints: eps, Replay: &replay.Service{Store: st}}))
 	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
 	b.Cleanup(tr.CloseIdleConnections)
