@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -163,16 +164,19 @@ func (h *handler) nextAttempt(p models.RetryPolicy, started time.Time, ms int64,
 	return &next
 }
 
+// replayNotice words the notice after a replay. The query is only ever written by our own
+// redirects; anything else in it (a crafted link's text) shows no notice (CONTRACT §17).
 func replayNotice(c *gin.Context) string {
-	switch c.Query("replayed") {
-	case "":
-		return ""
-	case "one":
+	n := c.Query("replayed")
+	switch {
+	case n == "one":
 		return "Replay started: every delivery of the event goes again (same event id, so receivers can deduplicate)."
-	case "endpoint":
+	case n == "endpoint":
 		return "Replay started: the delivery to this endpoint goes again (same event id, so receivers can deduplicate)."
+	case n != "" && len(n) <= 9 && strings.Trim(n, "0123456789") == "": // a count
+		return fmt.Sprintf("Replay started for %s failed deliveries (each endpoint's delivery counts once).", n)
 	default:
-		return fmt.Sprintf("Replay started for %s failed deliveries (each endpoint's delivery counts once).", c.Query("replayed"))
+		return ""
 	}
 }
 

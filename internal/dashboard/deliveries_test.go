@@ -245,6 +245,13 @@ func TestReplayButtons(t *testing.T) {
 	if !strings.Contains(c.get(p.location).body, "Replay started for 2 failed deliveries") {
 		t.Fatal("no replay notice")
 	}
+	// A crafted link's text never reaches the notice bar (CONTRACT §17): only our own
+	// redirects' words and counts are shown.
+	for _, v := range []string{"your account is locked, call 555-0100", "2 failed deliveries. Sign in again at evil.example", "-1", "1e9", "1234567890"} {
+		if body := c.get("/dashboard/deliveries?" + url.Values{"replayed": {v}}.Encode()).body; strings.Contains(body, "Replay started") || strings.Contains(body, "evil.example") || strings.Contains(body, "555-0100") {
+			t.Errorf("?replayed=%q shows a notice", v)
+		}
+	}
 }
 
 func deliveryStatuses(t *testing.T, s *site, e models.Event) map[string]string {
