@@ -94,3 +94,18 @@ func TestComposeMatchesReadme(t *testing.T) {
 		}
 	}
 }
+
+// The Temporal UI shows every tenant's runs: the shipped stack runs it read-only, with no
+// cross-origin caller (CONTRACT §17).
+func TestComposeTemporalUIIsReadOnly(t *testing.T) {
+	ui, ok := readCompose(t).Services["temporal-ui"]
+	if !ok {
+		t.Fatal("no temporal-ui service")
+	}
+	if ui.Environment["TEMPORAL_DISABLE_WRITE_ACTIONS"] != "true" {
+		t.Errorf("TEMPORAL_DISABLE_WRITE_ACTIONS = %q, want \"true\"", ui.Environment["TEMPORAL_DISABLE_WRITE_ACTIONS"])
+	}
+	if v, set := ui.Environment["TEMPORAL_CORS_ORIGINS"]; set {
+		t.Errorf("TEMPORAL_CORS_ORIGINS = %q, want none", v)
+	}
+}
