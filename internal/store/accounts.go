@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"gorm.io/gorm/clause"
-
 	"github.com/revops/revops/models"
 )
 
@@ -38,12 +36,7 @@ type AccountFilter struct {
 // serialises instead): a second change of it waits until this transaction ends, so two
 // changes can never both start from the same status.
 func (tx *Tx) LockAccount(id string) (models.Account, error) {
-	var a models.Account
-	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&a).Error
-	if err != nil {
-		return a, notFound(err, "account "+id)
-	}
-	return a, nil
+	return lockRow[models.Account](tx, "account", id)
 }
 
 // InsertAccount writes a new account in the transaction's environment, created and
@@ -58,21 +51,11 @@ func (tx *Tx) InsertAccount(a *models.Account) error {
 	return nil
 }
 
-// SaveAccount writes every column of a (scoped: a row of another environment is never
-// touched) and stamps a.UpdatedAt with the change's time: save before taking the
-// snapshot an event carries. UpdateColumns, not Updates: GORM would otherwise stamp
-// updated_at with its own clock, and the stored time would differ from the one the
-// response and events show.
+// SaveAccount writes every column of a (saveRow) and stamps a.UpdatedAt with the
+// change's time: save before taking the snapshot an event carries.
 func (tx *Tx) SaveAccount(a *models.Account) error {
 	a.UpdatedAt = tx.Now()
-	res := scope(tx.db.Model(&models.Account{}), tx.env).Where("id = ?", a.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(a)
-	if res.Error != nil {
-		return fmt.Errorf("save account %s: %w", a.ID, res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("save account %s: %d rows updated", a.ID, res.RowsAffected)
-	}
-	return nil
+	return saveRow(tx, "account", a.ID, a)
 }
 
 // Account loads one account of the environment.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"gorm.io/gorm/clause"
-
 	"github.com/revops/revops/models"
 )
 
@@ -45,12 +43,7 @@ type DealFilter struct {
 // serialises instead): two concurrent changes of one deal are serialised by the row
 // lock, so both cannot start from the same status.
 func (tx *Tx) LockDeal(id string) (models.Deal, error) {
-	var d models.Deal
-	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&d).Error
-	if err != nil {
-		return d, notFound(err, "deal "+id)
-	}
-	return d, nil
+	return lockRow[models.Deal](tx, "deal", id)
 }
 
 // InsertDeal writes a new deal in the transaction's environment, created and updated at
@@ -64,19 +57,11 @@ func (tx *Tx) InsertDeal(d *models.Deal) error {
 	return nil
 }
 
-// SaveDeal writes every column of an existing deal (scoped; UpdateColumns keeps our
-// updated_at, as in SaveAccount) and stamps d.UpdatedAt with the change's time: save
-// before taking the snapshot an event carries.
+// SaveDeal writes every column of an existing deal (saveRow) and stamps d.UpdatedAt with
+// the change's time: save before taking the snapshot an event carries.
 func (tx *Tx) SaveDeal(d *models.Deal) error {
 	d.UpdatedAt = tx.Now()
-	res := scope(tx.db.Model(&models.Deal{}), tx.env).Where("id = ?", d.ID).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(d)
-	if res.Error != nil {
-		return fmt.Errorf("save deal %s: %w", d.ID, res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("save deal %s: %d rows updated", d.ID, res.RowsAffected)
-	}
-	return nil
+	return saveRow(tx, "deal", d.ID, d)
 }
 
 // Deal loads one deal of the environment.

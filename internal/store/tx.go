@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/models"
 )
@@ -56,3 +58,29 @@ func (tx *Tx) Now() time.Time {
 // function returns. e.Object is encoded then: pass a snapshot value, not something the
 // function still changes.
 func (tx *Tx) Emit(e ...Emit) { tx.emits = append(tx.emits, e...) }
+
+// lockRow loads the row id of T in the transaction's environment FOR UPDATE (SQLite's
+// single connection serialises instead); what names it in the not-found error.
+func lockRow[T any](tx *Tx, what, id string) (T, error) {
+	var row T
+	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&row).Error
+	if err != nil {
+		return row, notFound(err, what+" "+id)
+	}
+	return row, nil
+}
+
+// saveRow writes every column of the existing row id (scoped: a row of another
+// environment is never touched) but its identity and creation time. UpdateColumns, not
+// Updates: GORM would otherwise stamp updated_at with its own clock, and the stored time
+// would differ from the one the response and events show.
+func saveRow[T any](tx *Tx, what, id string, row *T) error {
+	res := scope(tx.db.Model(new(T)), tx.env).Where("id = ?", id).Select("*").Omit("id", "organization_id", "environment_id", "created_at").UpdateColumns(row)
+	if res.Error != nil {
+		return fmt.Errorf("save %s %s: %w", what, id, res.Error)
+	}
+	if res.RowsAffected != 1 {
+		return fmt.Errorf("save %s %s: %d rows updated", what, id, res.RowsAffected)
+	}
+	return nil
+}
