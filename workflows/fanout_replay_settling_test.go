@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
 )
 
@@ -131,6 +132,30 @@ func TestFanOutNoRecheckWithoutAReplayWhileRunning(t *testing.T) {
 			}
 			if len(b.times) != 3 {
 				t.Errorf("B sent %d times, want 3 (one series)", len(b.times))
+			}
+		})
+	}
+}
+
+// replayedSince: a higher count is a replay; an equal one is the series' own pending
+// state; a count missing on either side (read by an earlier release) counts as a replay,
+// so the run looks again rather than lose one.
+func TestReplayedSince(t *testing.T) {
+	n := func(v int) *int { return &v }
+	tests := []struct {
+		name         string
+		running, now *int
+		want         bool
+	}{
+		{"same count", n(1), n(1), false},
+		{"replayed since", n(1), n(2), true},
+		{"series read by an earlier release", nil, n(2), true},
+		{"no count now", n(1), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := replayedSince(activities.Delivery{ID: "A", Replays: tt.running}, activities.Delivery{ID: "A", Replays: tt.now}); got != tt.want {
+				t.Errorf("replayedSince = %v, want %v", got, tt.want)
 			}
 		})
 	}
