@@ -29,7 +29,7 @@ type Store interface {
 	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
-	MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, disableAfter time.Duration) (disabled bool, err error)
+	MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error)
 }
 
 var _ Store = (*store.Store)(nil)

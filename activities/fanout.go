@@ -24,6 +24,15 @@ type Delivery struct {
 	ID         string
 	EndpointID string
 	Policy     models.RetryPolicy
+	// Replays is the delivery's replay count when it was read: its series hands it to
+	// MarkDeliveryFailed, which then leaves a delivery replayed since pending. nil in
+	// the histories of earlier releases, which did not read it.
+	Replays *int `json:",omitempty"`
+}
+
+// DeliveryOf is the workflow's view of a pending delivery.
+func DeliveryOf(d models.WebhookDelivery) Delivery {
+	return Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy, Replays: &d.Replays}
 }
 
 // PendingDeliveries lists the event's deliveries that are pending: all of them when its
@@ -35,7 +44,7 @@ func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]
 	}
 	out := make([]Delivery, len(ds))
 	for i, d := range ds {
-		out[i] = Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy}
+		out[i] = DeliveryOf(d)
 	}
 	return out, nil
 }

@@ -173,7 +173,61 @@ func TestPendingDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := activities.Delivery{ID: f.ds[f.eps[1].ID].ID, EndpointID: f.eps[1].ID, Policy: f.eps[1].RetryPolicy}
-	if len(got) != 1 || got[0] != want {
+	if len(got) != 1 || got[0].Replays == nil || *got[0].Replays != 0 {
+		t.Fatalf("pending %+v, want only %+v with replays 0", got, want)
+	}
+	if got[0].Replays = nil; got[0] != want {
 		t.Fatalf("pending %+v, want only %+v", got, want)
+	}
+}
+
+// A series' MarkDeliveryFailed carries the replay count PendingDeliveries read: a delivery
+// replayed since stays pending for its new series; without a count (a run of an earlier
+// release) it ends failed, as before.
+func TestMarkDeliveryFailedKeepsALaterReplay(t *testing.T) {
+	f := newTwoEndpoints(t)
+	ctx := context.Background()
+	d := f.ds[f.eps[0].ID]
+	pendingReplays := func() int {
+		t.Helper()
+		val, err := f.run(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []activities.Delivery
+		if err := val.Get(&got); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range got {
+			if p.ID == d.ID && p.Replays != nil {
+				return *p.Replays
+			}
+		}
+		t.Fatalf("delivery %s not pending with a count: %+v", d.ID, got)
+		return 0
+	}
+	mark := func(replays *int) string {
+		t.Helper()
+		if _, err := f.run(f.acts.MarkDeliveryFailed, activities.MarkFailedInput{EventID: f.ev.ID, DeliveryID: d.ID, Replays: replays}); err != nil {
+			t.Fatal(err)
+		}
+		return f.delivery(t, 0).Status
+	}
+
+	first := pendingReplays()
+	if got := mark(&first); got != models.EventFailed {
+		t.Fatalf("no replay since the read: %q, want failed", got)
+	}
+	if _, err := f.db.Store.ReplayDeliveries(ctx, f.db.Env, f.ev.ID, f.eps[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if again := pendingReplays(); again != first+1 {
+		t.Fatalf("replays after a replay: %d, want %d", again, first+1)
+	}
+	if got := mark(&first); got != models.EventPending {
+		t.Fatalf("settled by the series before the replay: %q, want pending", got)
+	}
+	if got := mark(nil); got != models.EventFailed {
+		t.Fatalf("no count: %q, want failed", got)
 	}
 }

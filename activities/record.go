@@ -80,18 +80,22 @@ type MarkFailedInput struct {
 	// Reason is the delivery's error when its last attempt could not say it
 	// (endpoint_disabled); "" keeps the last attempt's.
 	Reason string `json:",omitempty"`
+	// Replays is the delivery's replay count as the series read it (Delivery.Replays):
+	// a delivery replayed since stays pending for its new series. nil (runs of earlier
+	// releases): marked failed whatever happened since.
+	Replays *int `json:",omitempty"`
 }
 
-// MarkDeliveryFailed ends the delivery failed unless it already has a final status, and
-// lets the store judge automatic disabling of its endpoint (CONTRACT §13). The workflow
-// runs it, under its own retry policy, once DeliverWebhook has finally failed: the last
-// attempt's own record may have failed, and no delivery may stay retrying after its
-// run closed.
+// MarkDeliveryFailed ends the delivery failed unless it already has a final status or was
+// replayed after its series read it (in.Replays), and lets the store judge automatic
+// disabling of its endpoint (CONTRACT §13). The workflow runs it, under its own retry
+// policy, once DeliverWebhook has finally failed: the last attempt's own record may have
+// failed, and no delivery may stay retrying after its run closed.
 func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
 	if in.DeliveryID == "" {
 		return a.Store.MarkEventFailed(ctx, in.EventID)
 	}
-	disabled, err := a.Store.MarkDeliveryFailed(ctx, in.DeliveryID, in.Reason, a.DisableAfter)
+	disabled, err := a.Store.MarkDeliveryFailed(ctx, in.DeliveryID, in.Reason, in.Replays, a.DisableAfter)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return temporal.NewNonRetryableApplicationError("delivery not found", ErrTypeDeliveryMissing, nil)
 	}

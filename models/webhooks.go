@@ -102,8 +102,11 @@ type WebhookDelivery struct {
 	Status        string // EventPending, EventRetrying, EventDelivered, EventFailed, EventSkipped
 	RetryPolicy   `gorm:"embedded"`
 	LastError     string // endpoint_deleted, endpoint_disabled, or the last failed attempt's reason
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// Replays counts the replays that put the delivery back to pending: a series of
+	// attempts started before the last of them must not end it failed.
+	Replays   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Reasons a delivery ended without an attempt's own result.

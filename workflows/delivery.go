@@ -47,6 +47,12 @@ const (
 	// the input, and the first workflow task schedules them, without PendingDeliveries.
 	// Asked only by runs that recorded fanout 1 (or none) before it.
 	changeDeliveriesInInput = "deliveries-in-input"
+	// changeRecheckReplayed: a replay signal that finds pending a delivery whose series
+	// is still running here (settling: a replay came after it failed) has the run look
+	// again once that series has settled, so the replay gets a new series in this run
+	// instead of being consumed by the skip. Asked only when such a skip happens (a
+	// marker and a search-attribute upsert, see changeFanOut), at most once per run.
+	changeRecheckReplayed = "recheck-replayed-while-settling"
 )
 
 // Versions of changeFanOut.

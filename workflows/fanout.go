@@ -20,9 +20,14 @@ const ErrTypeDeliveriesFailed = "deliveries_failed"
 // its fields need no lock; its maps are only looked
 // up, never ranged over (determinism).
 type fanout struct {
-	in      DeliveryInput
-	running map[string]bool  // delivery ids whose activity series is under way
+	in DeliveryInput
+	// running holds each delivery whose activity series is under way, as it was read
+	// when the series began.
+	running map[string]activities.Delivery
 	done    workflow.Channel // a delivery's id when its series and bookkeeping end
+	// recheck holds running deliveries that a replay made pending again: the run asks
+	// for pending deliveries once their series ends (change changeRecheckReplayed).
+	recheck map[string]bool
 	// failed holds the error of each delivery whose last series in this run ended
 	// failed (a replayed one that then succeeds leaves it); ids in first-failure order.
 	failed   map[string]error
@@ -35,7 +40,8 @@ type fanout struct {
 // replay signalled to this run is never lost with it. fromInput: the run starts the
 // deliveries of its input (change changeDeliveriesInInput) when it has any.
 func fanOut(ctx workflow.Context, in DeliveryInput, fromInput bool) error {
-	r := &fanout{in: in, running: map[string]bool{}, failed: map[string]error{}, done: workflow.NewChannel(ctx)}
+	r := &fanout{in: in, running: map[string]activities.Delivery{}, recheck: map[string]bool{},
+		failed: map[string]error{}, done: workflow.NewChannel(ctx)}
 	replays := workflow.GetSignalChannel(ctx, SignalReplay)
 	if fromInput && len(in.Deliveries) > 0 {
 		// The dispatcher read these before the start: a signal that came with the start
@@ -55,6 +61,11 @@ func fanOut(ctx workflow.Context, in DeliveryInput, fromInput bool) error {
 				var id string
 				c.Receive(ctx, &id)
 				delete(r.running, id)
+				if r.recheck[id] {
+					// Settled, and replayed meanwhile: its replay is still to be delivered.
+					delete(r.recheck, id)
+					err = r.startPending(ctx, models.TriggerManual)
+				}
 			})
 			sel.AddReceive(replays, func(c workflow.ReceiveChannel, _ bool) {
 				c.Receive(ctx, nil)
@@ -99,18 +110,31 @@ func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 	return nil
 }
 
-// start starts a series for each delivery not already running here.
+// start starts a series for each delivery not already running here. One running here
+// whose series has failed may have been replayed before the series settled: it is looked
+// up again once the series has settled (recheck).
 func (r *fanout) start(ctx workflow.Context, pending []activities.Delivery, trigger string) {
 	for _, d := range pending {
-		if r.running[d.ID] {
+		if cur, ok := r.running[d.ID]; ok {
+			if replayedSince(cur, d) && workflow.GetVersion(ctx, changeRecheckReplayed, workflow.DefaultVersion, 1) == 1 {
+				r.recheck[d.ID] = true
+			}
 			continue
 		}
-		r.running[d.ID] = true
+		r.running[d.ID] = d
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			r.ended(d.ID, r.deliver(ctx, d, trigger))
 			r.done.Send(ctx, d.ID)
 		})
 	}
+}
+
+// replayedSince tells whether pending, read now, is a replay of the delivery made after
+// its running series read it (cur): a higher replay count, or no count to compare (read
+// by an earlier release). Equal counts: the series' own pending state, before its first
+// attempt was recorded.
+func replayedSince(cur, pending activities.Delivery) bool {
+	return cur.Replays == nil || pending.Replays == nil || *pending.Replays != *cur.Replays
 }
 
 // deliver runs one delivery's DeliverWebhook series under the delivery's own retry
@@ -127,7 +151,7 @@ func (r *fanout) deliver(ctx workflow.Context, d activities.Delivery, trigger st
 	err := workflow.ExecuteActivity(actx, a.DeliverWebhook, activities.DeliverInput{
 		EventID: r.in.EventID, DeliveryID: d.ID, Trigger: trigger, MaxAttempts: policy.MaximumAttempts,
 	}).Get(actx, &res)
-	mark := activities.MarkFailedInput{EventID: r.in.EventID, DeliveryID: d.ID}
+	mark := activities.MarkFailedInput{EventID: r.in.EventID, DeliveryID: d.ID, Replays: d.Replays}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeEndpointDisabled {
 		mark.Reason = models.DeliveryEndpointDisabled

@@ -25,6 +25,7 @@ type fakeDelivery struct {
 	onReplay  bool // only series started by a replay are acknowledged
 	disabled  bool // its endpoint is disabled: every attempt ends endpoint_disabled
 	status    string
+	replays   int         // replays that put it back to pending, as the store counts them
 	times     []time.Time // of every attempt, in workflow time
 	triggers  []string
 	marks     []activities.MarkFailedInput
@@ -42,6 +43,8 @@ type fakeDB struct {
 	during func(d *fakeDelivery, attempt int32)
 	// single answers attempts of the single-endpoint path (no DeliveryID).
 	single func() (activities.DeliverResult, error)
+	// markDelay is how long MarkDeliveryFailed takes, in workflow time.
+	markDelay time.Duration
 }
 
 func (db *fakeDB) find(id string) *fakeDelivery {
@@ -54,16 +57,24 @@ func (db *fakeDB) find(id string) *fakeDelivery {
 }
 
 // replay does to the fake what store.ReplayDeliveries does: the deliveries go (back) to
-// pending, new ones appear.
+// pending, counting the replay, new ones appear.
 func (db *fakeDB) replay(ds ...*fakeDelivery) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, d := range ds {
 		if db.find(d.id) == nil {
 			db.all = append(db.all, d)
+		} else {
+			d.replays++
 		}
 		d.status = models.EventPending
 	}
+}
+
+// delivery is d as PendingDeliveries and the dispatcher hand it to the workflow.
+func (d *fakeDelivery) delivery() activities.Delivery {
+	replays := d.replays
+	return activities.Delivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy, Replays: &replays}
 }
 
 func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnvironment, *fakeDB) {
@@ -82,7 +93,7 @@ func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnv
 		var out []activities.Delivery
 		for _, d := range db.all {
 			if d.status == models.EventPending {
-				out = append(out, activities.Delivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy})
+				out = append(out, d.delivery())
 			}
 		}
 		return out, nil
@@ -129,11 +140,18 @@ func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnv
 		defer db.mu.Unlock()
 		if d := db.find(in.DeliveryID); d != nil {
 			d.marks = append(d.marks, in)
-			d.status = models.EventFailed
+			// As the store does: a delivery replayed since its series read it stays pending.
+			if in.Replays == nil || *in.Replays == d.replays {
+				d.status = models.EventFailed
+			}
 			return nil
 		}
 		t.Errorf("MarkDeliveryFailed of unknown delivery %+v", in)
 		return nil
+	}).AfterFn(func() time.Duration {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		return db.markDelay
 	}).Maybe()
 	return env, db
 }
@@ -248,7 +266,7 @@ func TestFanOutDeliveries(t *testing.T) {
 func inputWith(ds ...*fakeDelivery) DeliveryInput {
 	in := input()
 	for _, d := range ds {
-		in.Deliveries = append(in.Deliveries, activities.Delivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy})
+		in.Deliveries = append(in.Deliveries, d.delivery())
 	}
 	return in
 }

@@ -309,7 +309,7 @@ func (s *site) endDelivery(e models.Event, d models.WebhookDelivery, outcome str
 		s.t.Fatal(err)
 	}
 	if outcome == models.AttemptFailed {
-		if _, err := s.store.MarkDeliveryFailed(ctx, d.ID, "", disableAfter); err != nil {
+		if _, err := s.store.MarkDeliveryFailed(ctx, d.ID, "", nil, disableAfter); err != nil {
 			s.t.Fatal(err)
 		}
 	}

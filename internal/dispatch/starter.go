@@ -192,7 +192,7 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.D
 	}
 	for _, d := range ds {
 		if d.Status == models.EventPending {
-			in.Deliveries = append(in.Deliveries, activities.Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy})
+			in.Deliveries = append(in.Deliveries, activities.DeliveryOf(d))
 		}
 	}
 	return in

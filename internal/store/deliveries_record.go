@@ -137,7 +137,12 @@ func setEventStatus(tx *gorm.DB, env Env, eventID, status string, now time.Time)
 // (0: never), the endpoint is disabled (failing) and an endpoint-disabled event is
 // written in the same transaction; disabled tells so (for the metric). The id comes from
 // the workflow input, as for EventByID.
-func (s *Store) MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, disableAfter time.Duration) (disabled bool, err error) {
+//
+// replays is the delivery's replay count as the series being settled read it when it
+// began (nil: a run of an earlier release, which did not read it). A delivery replayed
+// since (a higher count) is left pending: its replay is for a new series, which the run
+// starts once this one has settled; ending it failed would lose the replay.
+func (s *Store) MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error) {
 	now := time.Now().UTC()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var d models.WebhookDelivery
@@ -156,8 +161,11 @@ func (s *Store) MarkDeliveryFailed(ctx context.Context, deliveryID, reason strin
 		if reason != "" {
 			set["last_error"] = reason
 		}
-		res := scope(tx.Model(&models.WebhookDelivery{}), env).
-			Where("id = ? AND status IN ?", d.ID, unfinishedStatuses).Updates(set)
+		q := scope(tx.Model(&models.WebhookDelivery{}), env).Where("id = ? AND status IN ?", d.ID, unfinishedStatuses)
+		if replays != nil {
+			q = q.Where("replays = ?", *replays)
+		}
+		res := q.Updates(set)
 		if res.Error != nil {
 			return fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
 		}
@@ -168,7 +176,7 @@ func (s *Store) MarkDeliveryFailed(ctx context.Context, deliveryID, reason strin
 			return fmt.Errorf("reload delivery %s: %w", d.ID, err)
 		}
 		if d.Status != models.EventFailed {
-			return nil // delivered or skipped meanwhile: nothing failed
+			return nil // delivered, skipped or replayed meanwhile: nothing failed
 		}
 		disabled, err = s.autoDisable(tx, env, d.EndpointID, disableAfter, now)
 		return err

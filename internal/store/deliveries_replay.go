@@ -13,6 +13,14 @@ import (
 	"github.com/revops/revops/models"
 )
 
+func init() {
+	// A replay counts itself on the delivery, so that the settling of a series of attempts
+	// started before it (MarkDeliveryFailed) leaves the replayed delivery pending. A
+	// constant default adds the column without rewriting the table (PostgreSQL 11+).
+	register(migration{version: 69, name: "webhook_deliveries_replays", sql: `
+ALTER TABLE webhook_deliveries ADD COLUMN replays INTEGER NOT NULL DEFAULT 0`})
+}
+
 // CodeDeliveryInProgress is the conflict of a replay whose delivery is still under way.
 const CodeDeliveryInProgress = "delivery_in_progress"
 
@@ -28,8 +36,9 @@ var (
 // transaction under the event's row lock: the chosen deliveries — the one to endpointID,
 // or all of them when endpointID is "" — go back to pending; if one of them is pending
 // or retrying, nothing changes and the answer is a ConflictError delivery_in_progress
-// naming its endpoint. Without endpointID, endpoints enabled and subscribed now that had
-// no delivery get one, and deliveries whose endpoint was deleted stay as they are. The
+// naming its endpoint. Each delivery put back to pending counts the replay (replays + 1):
+// see MarkDeliveryFailed. Without endpointID, endpoints enabled and subscribed now that
+// had no delivery get one, and deliveries whose endpoint was deleted stay as they are. The
 // event's status is summarised again and its redispatch_at set: the dispatcher (after
 // commit) or the sweeper (EventsToRedispatch) reaches its workflow with SignalWithStart.
 // An endpointID that is not an endpoint of the environment, or one not subscribed to the
@@ -64,7 +73,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 		}
 		if len(chosen) > 0 {
 			if err := scope(tx.Model(&models.WebhookDelivery{}), env).Where("id IN ?", chosen).Updates(map[string]any{
-				"status": models.EventPending, "last_error": "", "updated_at": now,
+				"status": models.EventPending, "last_error": "", "replays": gorm.Expr("replays + 1"), "updated_at": now,
 			}).Error; err != nil {
 				return fmt.Errorf("replay deliveries of %s: %w", eventID, err)
 			}

@@ -50,7 +50,7 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 
 			// Both finished; an endpoint created since joins a replay of every delivery.
 			attempt(t, db, deliveriesByEndpoint(t, db, ev.ID)[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
-			if _, err := db.st.MarkDeliveryFailed(ctx, ds[a.ID].ID, "", 0); err != nil {
+			if _, err := db.st.MarkDeliveryFailed(ctx, ds[a.ID].ID, "", nil, 0); err != nil {
 				t.Fatal(err)
 			}
 			c := newEndpoint(t, db, "https://c.example/", []string{"account-created"}, true)

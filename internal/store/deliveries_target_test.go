@@ -35,7 +35,7 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 			ev := newAccountEvent(t, db)
 			exec(t, db, `UPDATE events SET dispatched_at = ?, redispatch_at = ?, workflow_id = 'webhook-x', run_id = 'run-x' WHERE id = ?`,
 				now, now, ev.ID)
-			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500' WHERE event_id = ?`, models.EventRetrying, ev.ID)
+			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
 			off := false
 			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, disabled.ID, store.EndpointPatch{Enabled: &off}, now, store.EndpointReply{}); err != nil {
 				t.Fatal(err)
