@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,10 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestHTTPSRequiredBehindProxy(t *testing.T) {
-	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.TLS = "proxy" })
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) {
+		c.TLS = "proxy"
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+	})
 	expectError(t, h.do("GET", "/v1/whoami", h.key["secret live"], nil), 403, "https_required")
 	r := h.do("GET", "/v1/whoami", h.key["secret live"], nil, "X-Forwarded-Proto", "https")
 	if r.Status != 200 {
@@ -158,5 +162,17 @@ func TestHTTPSRequiredBehindProxy(t *testing.T) {
 	expectError(t, h.do("GET", "/v1/whoami", "", nil), 403, "https_required")
 	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
 		t.Errorf("healthz behind proxy: %d", r.Status)
+	}
+}
+
+// X-Forwarded-Proto is believed only from a trusted proxy (CONTRACT §17): a client that
+// reaches the process directly cannot claim HTTPS by writing the header.
+func TestForwardedProtoFromUntrustedPeerIgnored(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) {
+		c.TLS = "proxy"
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("10.0.0.0/8")} // not the test's peer
+	})
+	for _, path := range []string{"/v1/whoami", "/dashboard/login"} {
+		expectError(t, h.do("GET", path, h.key["secret live"], nil, "X-Forwarded-Proto", "https"), 403, "https_required")
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
+	"github.com/revops/revops/internal/clientaddr"
+	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 )
 
@@ -74,16 +76,22 @@ func recoverPanics(c *gin.Context) {
 // isAPI tells whether a path is under /v1 (the authenticated API).
 func isAPI(path string) bool { return path == "/v1" || strings.HasPrefix(path, "/v1/") }
 
-// requireHTTPS enforces CONTRACT §2 behind a TLS-terminating proxy.
-func requireHTTPS(proxy bool) gin.HandlerFunc {
+// requireHTTPS enforces CONTRACT §2 behind a TLS-terminating proxy. X-Forwarded-Proto
+// is believed only from a trusted proxy (§17): a client that reaches the process directly
+// cannot claim HTTPS by writing the header itself.
+func requireHTTPS(proxy bool, trusted config.Prefixes) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if proxy && c.Request.TLS == nil && !strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https") &&
+		if proxy && c.Request.TLS == nil && !forwardedHTTPS(c.Request, trusted) &&
 			(isAPI(c.Request.URL.Path) || strings.HasPrefix(c.Request.URL.Path, "/dashboard")) {
 			abort(c, http.StatusForbidden, typePermission, "https_required", "Requests must be made over HTTPS.", "")
 			return
 		}
 		c.Next()
 	}
+}
+
+func forwardedHTTPS(r *http.Request, trusted config.Prefixes) bool {
+	return clientaddr.FromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
 // authenticate runs on every /v1 path before routing, so an unknown route still needs a key.

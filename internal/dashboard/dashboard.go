@@ -60,9 +60,6 @@ func New(d Deps) *Dashboard {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
-	if d.Config.TLS == "proxy" && len(d.Config.TrustedProxies) == 0 {
-		h.log.Warn("REVOPS_TLS=proxy without REVOPS_TRUSTED_PROXIES: the dashboard sees every login as coming from the proxy, so its per-client throttle counts all clients together; list the proxy's addresses in REVOPS_TRUSTED_PROXIES")
-	}
 	return &Dashboard{h: h}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/clientaddr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -163,7 +164,7 @@ func (h *handler) login(c *gin.Context) {
 		h.showLogin(c, http.StatusBadRequest, "", fmt.Sprintf("An email address has at most %d characters.", maxEmailLength))
 		return
 	}
-	ctx, client := c.Request.Context(), clientIP(c.Request, h.cfg.TrustedProxies)
+	ctx, client := c.Request.Context(), clientaddr.Of(c.Request, h.cfg.TrustedProxies)
 	wait, err := h.throttle.attempt(ctx, email, client)
 	if err != nil {
 		h.fail(c, err)

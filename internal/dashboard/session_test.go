@@ -109,7 +109,7 @@ func TestWrongPasswordAndUnknownEmail(t *testing.T) {
 }
 
 func TestSecureCookieBehindTLSProxy(t *testing.T) {
-	s := newSite(t, "--tls", "proxy")
+	s := newSite(t, "--tls", "proxy", "--trusted-proxies", "127.0.0.1/32,::1/128") // the test's peer is the proxy
 	u := s.newUser("Acme", "owner@acme.test")
 	c := s.client()
 	// Without X-Forwarded-Proto: https the dashboard is refused like the API.

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/revops/revops/internal/clientaddr"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -87,12 +88,5 @@ func emailScope(email string) string {
 	return "email:" + hex.EncodeToString(sum[:16])
 }
 
-// clientScope keys an IPv6 client by its /64, the block one subscriber is given: counting
-// single IPv6 addresses would give an attacker 2^64 fresh counters.
-func clientScope(ip netip.Addr) string {
-	ip = ip.WithZone("").Unmap()
-	if ip.Is6() {
-		return "ip:" + netip.PrefixFrom(ip, 64).Masked().String()
-	}
-	return "ip:" + ip.String()
-}
+// clientScope keys a client by its address (an IPv6 client by its /64).
+func clientScope(ip netip.Addr) string { return "ip:" + clientaddr.Scope(ip) }
