@@ -75,7 +75,7 @@ func New(d Deps) http.Handler {
 		panic("api.New: Deps.Endpoints and Deps.Replay are required")
 	}
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
-		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit)}
+		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

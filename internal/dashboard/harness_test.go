@@ -46,7 +46,7 @@ func newSite(t *testing.T, args ...string) *site {
 // connection to a database another site uses.
 func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 	t.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0"}, args...))
+	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0", "--env-rate-limit", "0"}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
