@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -94,8 +95,11 @@ func forwardedHTTPS(r *http.Request, trusted config.Prefixes) bool {
 	return clientaddr.FromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
 
-// authenticate runs on every /v1 path before routing, so an unknown route still needs a key.
-func authenticate(km *keys.Manager) gin.HandlerFunc {
+// authenticate runs on every /v1 path before routing, so an unknown route still needs a
+// key. A client past the failed-authentication throttle (CONTRACT §3, §17) is checked
+// only against the keys this replica saw valid lately: a known key passes, anything else
+// gets 429 without a database lookup. A missing key is not a failure: it costs nothing.
+func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !isAPI(c.Request.URL.Path) {
 			c.Next()
@@ -107,7 +111,21 @@ func authenticate(km *keys.Manager) gin.HandlerFunc {
 			fail(c, keys.ErrMissing)
 			return
 		}
-		p, err := km.Authenticate(c.Request.Context(), strings.TrimSpace(token))
+		client := clientaddr.Scope(clientaddr.Of(c.Request, trusted))
+		check := km.Authenticate
+		wait := fails.wait(client)
+		if wait > 0 {
+			check = km.AuthenticateKnown
+		}
+		p, err := check(c.Request.Context(), strings.TrimSpace(token))
+		failed := errors.Is(err, keys.ErrInvalid) || errors.Is(err, keys.ErrExpired) || errors.Is(err, keys.ErrNotRecent)
+		if failed {
+			fails.failed(client)
+		}
+		if failed && wait > 0 {
+			tooMany(c, wait, "Too many failed authentications from this address.")
+			return
+		}
 		if err != nil {
 			fail(c, err)
 			return

@@ -98,7 +98,7 @@ func New(d Deps) http.Handler {
 	r.ContextWithFallback = true
 	// Order is CONTRACT §3's: HTTPS and authentication here, on every request; the rest
 	// on the route groups (routes).
-	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy", s.cfg.TrustedProxies), authenticate(s.keys))
+	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy", s.cfg.TrustedProxies), authenticate(s.keys, newAuthThrottle(), s.cfg.TrustedProxies))
 	s.routes(r)
 	return r
 }
