@@ -41,6 +41,7 @@ type handler struct {
 	keys     *keys.Manager
 	log      *slog.Logger
 	throttle *throttle
+	hashes   *hashGate // bounds the bcrypt comparisons of logins running at once
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
 	replayer  Replayer
@@ -55,7 +56,7 @@ type Dashboard struct{ h *handler }
 func New(d Deps) *Dashboard {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
 	if h.log == nil {
 		h.log = slog.Default()

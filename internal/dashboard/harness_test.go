@@ -157,3 +157,12 @@ func (c *client) mustLogin(u user) {
 		c.t.Fatalf("login: %d → %q: %.300s", p.status, p.location, p.body)
 	}
 }
+
+// mustLoginFrom is mustLogin from the client address ip, named by X-Forwarded-For (the
+// site must trust the test's peer as a proxy).
+func (c *client) mustLoginFrom(u user, ip string) {
+	c.t.Helper()
+	if p := c.login(u.email, u.password, "X-Forwarded-For", ip); p.status != http.StatusSeeOther || p.location != "/dashboard/api-keys" {
+		c.t.Fatalf("login from %s: %d → %q: %.300s", ip, p.status, p.location, p.body)
+	}
+}
