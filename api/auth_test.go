@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -147,8 +148,54 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// REVOPS_ENV_RATE_LIMIT bounds an environment across all its keys (CONTRACT §17): new
+// keys of a busy environment find its bucket empty; the other environment has its own.
+func TestEnvironmentRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.EnvRateLimit = 1 }) // burst 2, per key: off
+	live := []string{h.key["secret live"], h.key["public live"]}
+	for i, key := range live {
+		if r := h.do("GET", "/v1/whoami", key, nil); r.Status != 200 {
+			t.Fatalf("request %d within the burst: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	for _, key := range live {
+		r := h.do("GET", "/v1/whoami", key, nil)
+		expectError(t, r, 429, "rate_limited")
+		if ra := r.Header.Get("Retry-After"); ra == "" || ra == "0" {
+			t.Errorf("Retry-After %q", ra)
+		}
+		if !strings.Contains(string(r.Body), "environment") || !strings.Contains(string(r.Body), "rate_limit_error") {
+			t.Errorf("429 body: %s", r.Body)
+		}
+	}
+	if r := h.do("GET", "/v1/whoami", h.key["secret sandbox"], nil); r.Status != 200 {
+		t.Errorf("the other environment is limited too: %d", r.Status)
+	}
+}
+
+// A request the environment's bucket refuses gives its key's token back: a key is not
+// used up by requests it never made.
+func TestEnvironmentLimitGivesKeyTokenBack(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.RateLimit, c.EnvRateLimit = 0.01, 0.01 }) // burst 1 each
+	a, b := h.key["secret live"], h.key["public live"]
+	if r := h.do("GET", "/v1/whoami", b, nil); r.Status != 200 { // takes the environment's one token
+		t.Fatalf("first request: %d", r.Status)
+	}
+	expectError(t, h.do("GET", "/v1/whoami", a, nil), 429, "rate_limited") // the environment refuses a
+	// a's own token was given back: with the environment still empty, a is refused by the
+	// environment again, not by its key.
+	r := h.do("GET", "/v1/whoami", a, nil)
+	expectError(t, r, 429, "rate_limited")
+	if !strings.Contains(string(r.Body), "environment") {
+		t.Errorf("a's key bucket was used up by a refused request: %s", r.Body)
+	}
+}
+
 func TestHTTPSRequiredBehindProxy(t *testing.T) {
-	h := newHarness(t, func(c *config.Config, _ *api.Deps) { c.TLS = "proxy" })
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) {
+		c.TLS = "proxy"
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+	})
 	expectError(t, h.do("GET", "/v1/whoami", h.key["secret live"], nil), 403, "https_required")
 	r := h.do("GET", "/v1/whoami", h.key["secret live"], nil, "X-Forwarded-Proto", "https")
 	if r.Status != 200 {
@@ -158,5 +205,17 @@ func TestHTTPSRequiredBehindProxy(t *testing.T) {
 	expectError(t, h.do("GET", "/v1/whoami", "", nil), 403, "https_required")
 	if r := h.do("GET", "/healthz", "", nil); r.Status != 200 {
 		t.Errorf("healthz behind proxy: %d", r.Status)
+	}
+}
+
+// X-Forwarded-Proto is believed only from a trusted proxy (CONTRACT §17): a client that
+// reaches the process directly cannot claim HTTPS by writing the header.
+func TestForwardedProtoFromUntrustedPeerIgnored(t *testing.T) {
+	h := newHarness(t, func(c *config.Config, _ *api.Deps) {
+		c.TLS = "proxy"
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("10.0.0.0/8")} // not the test's peer
+	})
+	for _, path := range []string{"/v1/whoami", "/dashboard/login"} {
+		expectError(t, h.do("GET", path, h.key["secret live"], nil, "X-Forwarded-Proto", "https"), 403, "https_required")
 	}
 }

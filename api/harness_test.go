@@ -50,7 +50,7 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0"})
+	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -14,6 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
+	"github.com/revops/revops/internal/clientaddr"
+	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 )
 
@@ -74,10 +77,12 @@ func recoverPanics(c *gin.Context) {
 // isAPI tells whether a path is under /v1 (the authenticated API).
 func isAPI(path string) bool { return path == "/v1" || strings.HasPrefix(path, "/v1/") }
 
-// requireHTTPS enforces CONTRACT §2 behind a TLS-terminating proxy.
-func requireHTTPS(proxy bool) gin.HandlerFunc {
+// requireHTTPS enforces CONTRACT §2 behind a TLS-terminating proxy. X-Forwarded-Proto
+// is believed only from a trusted proxy (§17): a client that reaches the process directly
+// cannot claim HTTPS by writing the header itself.
+func requireHTTPS(proxy bool, trusted config.Prefixes) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if proxy && c.Request.TLS == nil && !strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https") &&
+		if proxy && c.Request.TLS == nil && !forwardedHTTPS(c.Request, trusted) &&
 			(isAPI(c.Request.URL.Path) || strings.HasPrefix(c.Request.URL.Path, "/dashboard")) {
 			abort(c, http.StatusForbidden, typePermission, "https_required", "Requests must be made over HTTPS.", "")
 			return
@@ -86,8 +91,15 @@ func requireHTTPS(proxy bool) gin.HandlerFunc {
 	}
 }
 
-// authenticate runs on every /v1 path before routing, so an unknown route still needs a key.
-func authenticate(km *keys.Manager) gin.HandlerFunc {
+func forwardedHTTPS(r *http.Request, trusted config.Prefixes) bool {
+	return clientaddr.FromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// authenticate runs on every /v1 path before routing, so an unknown route still needs a
+// key. A client past the failed-authentication throttle (CONTRACT §3, §17) is checked
+// only against the keys this replica saw valid lately: a known key passes, anything else
+// gets 429 without a database lookup. A missing key is not a failure: it costs nothing.
+func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !isAPI(c.Request.URL.Path) {
 			c.Next()
@@ -99,7 +111,21 @@ func authenticate(km *keys.Manager) gin.HandlerFunc {
 			fail(c, keys.ErrMissing)
 			return
 		}
-		p, err := km.Authenticate(c.Request.Context(), strings.TrimSpace(token))
+		client := clientaddr.Scope(clientaddr.Of(c.Request, trusted))
+		check := km.Authenticate
+		wait := fails.wait(client)
+		if wait > 0 {
+			check = km.AuthenticateKnown
+		}
+		p, err := check(c.Request.Context(), strings.TrimSpace(token))
+		failed := errors.Is(err, keys.ErrInvalid) || errors.Is(err, keys.ErrExpired) || errors.Is(err, keys.ErrNotRecent)
+		if failed {
+			fails.failed(client)
+		}
+		if failed && wait > 0 {
+			tooMany(c, wait, "Too many failed authentications from this address.")
+			return
+		}
 		if err != nil {
 			fail(c, err)
 			return
@@ -119,38 +145,70 @@ func requireSecret(c *gin.Context) {
 	c.Next()
 }
 
-// limiter is a token bucket per API key.
+// limiter holds the token buckets of CONTRACT §3 and §17, in this replica: one per API
+// key and one per environment across all its keys. A request takes a token from its
+// key's bucket, then from its environment's; refused by either, it gives back what it
+// took and gets 429 rate_limited with Retry-After.
 type limiter struct {
-	rps   rate.Limit
-	burst int
-	mu    sync.Mutex
-	keys  map[string]*rate.Limiter
+	perKey, perEnv *buckets
 }
 
-func newLimiter(rps float64) *limiter {
-	return &limiter{rps: rate.Limit(rps), burst: int(math.Max(1, 2*rps)), keys: map[string]*rate.Limiter{}}
+func newLimiter(keyRPS, envRPS float64) *limiter {
+	return &limiter{perKey: newBuckets(keyRPS), perEnv: newBuckets(envRPS)}
 }
 
 func (l *limiter) handle(c *gin.Context) {
-	if l.rps <= 0 {
-		c.Next()
+	p, now := principal(c), time.Now()
+	wait, giveBack := l.perKey.take(p.KeyID, now)
+	if wait > 0 {
+		tooMany(c, wait, "Too many requests with this API key.")
 		return
 	}
-	id := principal(c).KeyID
-	l.mu.Lock()
-	b, ok := l.keys[id]
-	if !ok {
-		b = rate.NewLimiter(l.rps, l.burst)
-		l.keys[id] = b
-	}
-	l.mu.Unlock()
-	r := b.Reserve()
-	if d := r.Delay(); d > 0 {
-		r.Cancel()
-		c.Header("Retry-After", fmt.Sprint(int(math.Ceil(d.Seconds()))))
-		abort(c, http.StatusTooManyRequests, typeRateLimit, "rate_limited",
-			"Too many requests with this API key. Retry after the number of seconds in Retry-After.", "")
+	if wait, _ := l.perEnv.take(p.Env.ID, now); wait > 0 {
+		giveBack()
+		tooMany(c, wait, "Too many requests in this environment across its API keys.")
 		return
 	}
 	c.Next()
+}
+
+func tooMany(c *gin.Context, d time.Duration, why string) {
+	c.Header("Retry-After", fmt.Sprint(max(1, int(math.Ceil(d.Seconds())))))
+	abort(c, http.StatusTooManyRequests, typeRateLimit, "rate_limited",
+		why+" Retry after the number of seconds in Retry-After.", "")
+}
+
+// buckets is a token bucket per id: rps tokens a second, burst twice that; rps 0 is off.
+type buckets struct {
+	rps   rate.Limit
+	burst int
+	mu    sync.Mutex
+	by    map[string]*rate.Limiter
+}
+
+func newBuckets(rps float64) *buckets {
+	return &buckets{rps: rate.Limit(rps), burst: int(math.Max(1, 2*rps)), by: map[string]*rate.Limiter{}}
+}
+
+// take takes a token for id, or, when none is free, takes nothing and says how long to
+// wait. giveBack returns a token taken (a request the next limit refuses); it works only
+// at the time of the taking (rate.Reservation restores nothing acted on before), so both
+// limits are asked at one now.
+func (b *buckets) take(id string, now time.Time) (wait time.Duration, giveBack func()) {
+	if b.rps <= 0 {
+		return 0, func() {}
+	}
+	b.mu.Lock()
+	l, ok := b.by[id]
+	if !ok {
+		l = rate.NewLimiter(b.rps, b.burst)
+		b.by[id] = l
+	}
+	b.mu.Unlock()
+	r := l.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, func() {}
+	}
+	return 0, func() { r.CancelAt(now) }
 }

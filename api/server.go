@@ -75,7 +75,7 @@ func New(d Deps) http.Handler {
 		panic("api.New: Deps.Endpoints and Deps.Replay are required")
 	}
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
-		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit)}
+		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -90,12 +90,26 @@ func New(d Deps) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// gin believes X-Forwarded-For from every peer by default; c.ClientIP() must agree
+	// with clientaddr (CONTRACT §17): only the proxies listed are believed.
+	if err := r.SetTrustedProxies(trustedProxies(s.cfg.TrustedProxies)); err != nil {
+		panic("api.New: trusted proxies: " + err.Error()) // config has parsed them already
+	}
 	r.ContextWithFallback = true
 	// Order is CONTRACT §3's: HTTPS and authentication here, on every request; the rest
 	// on the route groups (routes).
-	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
+	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy", s.cfg.TrustedProxies), authenticate(s.keys, newAuthThrottle(), s.cfg.TrustedProxies))
 	s.routes(r)
 	return r
+}
+
+// trustedProxies is the list in gin's words; nil trusts no proxy.
+func trustedProxies(p config.Prefixes) []string {
+	var out []string
+	for _, x := range p {
+		out = append(out, x.String())
+	}
+	return out
 }
 
 // dispatched hands committed events to the dispatcher's queue, if any: it returns at once.

@@ -25,6 +25,7 @@ func TestServingRefusesUnmigratedDatabase(t *testing.T) {
 			ctx := context.Background()
 			t.Setenv("REVOPS_DATABASE_URL", url)
 			t.Setenv("REVOPS_TLS", "proxy")
+			t.Setenv("REVOPS_TRUSTED_PROXIES", "127.0.0.1")
 			t.Setenv("REVOPS_METRICS_ADDR", "")
 			for _, mode := range []string{"api", "worker", "serve"} {
 				err := run(ctx, []string{mode})

@@ -47,7 +47,10 @@ type Config struct {
 
 	MetricsAddr string
 	RateLimit   float64 // requests per second per key; burst is twice that; 0 disables
-	LogLevel    string
+	// EnvRateLimit is requests per second per environment across all its keys, in each
+	// replica (CONTRACT §17); burst is twice that; 0 disables.
+	EnvRateLimit float64
+	LogLevel     string
 
 	// Retention is how long events, deliveries and attempts are kept (CONTRACT §16).
 	Retention time.Duration
@@ -81,6 +84,7 @@ var envOf = map[string]string{
 	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
 	"metrics-addr":           "REVOPS_METRICS_ADDR",
 	"rate-limit":             "REVOPS_RATE_LIMIT",
+	"env-rate-limit":         "REVOPS_ENV_RATE_LIMIT",
 	"log-level":              "REVOPS_LOG_LEVEL",
 	"retention":              "REVOPS_RETENTION",
 	"replay-rate":            "REVOPS_REPLAY_RATE",
@@ -124,6 +128,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client address")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9090", "Prometheus metrics listen address (empty: off)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", 100, "requests per second per API key, burst twice that; 0 turns it off")
+	fs.Float64Var(&c.EnvRateLimit, "env-rate-limit", 500, "requests per second per environment across its keys, burst twice that; 0 turns it off")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.Retention, "retention", 720*time.Hour, "how long events, deliveries and attempts are kept (at least 168h; usage is never purged)")
 	fs.Float64Var(&c.ReplayRate, "replay-rate", 50, "deliveries per second a bulk replay starts at most")
@@ -169,6 +174,15 @@ func (c Config) validate() error {
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, fmt.Errorf("rate limit %v: must be 0 (off) or positive", c.RateLimit))
+	}
+	if !(c.EnvRateLimit >= 0) {
+		errs = append(errs, fmt.Errorf("REVOPS_ENV_RATE_LIMIT (--env-rate-limit) %v: must be 0 (off) or positive", c.EnvRateLimit))
+	}
+	if c.TLS == "proxy" && len(c.TrustedProxies) == 0 {
+		// Forwarded headers are believed only from listed proxies (CONTRACT §17): behind
+		// a proxy with none listed, every request would be refused as plain HTTP and every
+		// client would be the proxy. Refuse to start rather than run that way.
+		errs = append(errs, errors.New("REVOPS_TLS=proxy needs REVOPS_TRUSTED_PROXIES (--trusted-proxies): list the TLS-terminating proxy's addresses or CIDRs, whose X-Forwarded-Proto and X-Forwarded-For are believed"))
 	}
 	if !(c.ReplayRate > 0) {
 		errs = append(errs, fmt.Errorf("REVOPS_REPLAY_RATE (--replay-rate) %v: must be positive", c.ReplayRate))

@@ -29,7 +29,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.HTTPAddr != ":8443" || s.WebhookAllowPrivate || s.AckSentence() != "Revops API Event Received." {
+	if s.HTTPAddr != ":8443" || s.WebhookAllowPrivate || s.AckSentence() != "Revops API Event Received." ||
+		s.RateLimit != 100 || s.EnvRateLimit != 500 {
 		t.Errorf("serve defaults: %+v", s)
 	}
 }
@@ -65,6 +66,9 @@ func TestInvalidValues(t *testing.T) {
 		{"REVOPS_REPLAY_RATE", "NaN", "REVOPS_REPLAY_RATE"},
 		{"REVOPS_REPLAY_RATE", "fast", "REVOPS_REPLAY_RATE"},
 		{"REVOPS_TLS", "on", "tls"},
+		{"REVOPS_TLS", "proxy", "REVOPS_TRUSTED_PROXIES"}, // CONTRACT §17: proxy mode names the proxies
+		{"REVOPS_ENV_RATE_LIMIT", "-1", "REVOPS_ENV_RATE_LIMIT"},
+		{"REVOPS_ENV_RATE_LIMIT", "NaN", "REVOPS_ENV_RATE_LIMIT"},
 		{"REVOPS_WEBHOOK_ALLOW_PRIVATE", "maybe", "REVOPS_WEBHOOK_ALLOW_PRIVATE"},
 		{"REVOPS_TRUSTED_PROXIES", "10.0.0.0/33", "REVOPS_TRUSTED_PROXIES"},
 		{"REVOPS_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal", "proxy.internal"},
@@ -90,7 +94,7 @@ func TestEnvVarsAreContractNames(t *testing.T) {
 		"REVOPS_TEMPORAL_NAMESPACE", "REVOPS_TEMPORAL_UI_ADDR", "REVOPS_TEMPORAL_UI_URL", "REVOPS_SERVICE_NAME", "REVOPS_TLS",
 		"REVOPS_TLS_CERT", "REVOPS_TLS_KEY", "REVOPS_WEBHOOK_RETRY_INTERVAL", "REVOPS_WEBHOOK_CA_FILE",
 		"REVOPS_WEBHOOK_ALLOW_PRIVATE", "REVOPS_METRICS_ADDR", "REVOPS_RATE_LIMIT", "REVOPS_LOG_LEVEL", "REVOPS_PUBLIC_URL",
-		"REVOPS_TRUSTED_PROXIES", "REVOPS_WEBHOOK_DISABLE_AFTER", "REVOPS_REPLAY_RATE"} {
+		"REVOPS_TRUSTED_PROXIES", "REVOPS_WEBHOOK_DISABLE_AFTER", "REVOPS_REPLAY_RATE", "REVOPS_ENV_RATE_LIMIT"} {
 		if !strings.Contains(vars, want) {
 			t.Errorf("missing %s", want)
 		}
@@ -105,7 +109,7 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 	if err := plain.CheckServeTLS(); err == nil || !strings.Contains(err.Error(), "plain HTTP") {
 		t.Errorf("serve without TLS: %v", err)
 	}
-	proxy, _ := load(t, "serve", "--tls", "proxy")
+	proxy, _ := load(t, "serve", "--tls", "proxy", "--trusted-proxies", "10.0.0.0/8")
 	certs, _ := load(t, "serve", "--tls-cert", "c.pem", "--tls-key", "k.pem")
 	for _, c := range []Config{proxy, certs} {
 		if err := c.CheckServeTLS(); err != nil {
@@ -114,6 +118,25 @@ func TestServeRefusesPlainHTTP(t *testing.T) {
 	}
 	if _, err := load(t, "serve", "--tls-cert", "c.pem"); err == nil {
 		t.Error("a certificate without its key was accepted")
+	}
+}
+
+// Behind a TLS-terminating proxy, forwarded headers are believed only from the proxies
+// listed (CONTRACT §17): without a list, no process starts, and the error names it.
+func TestProxyModeNeedsTrustedProxies(t *testing.T) {
+	for _, mode := range []string{"serve", "api", "worker", "dev"} {
+		_, err := load(t, mode, "--tls", "proxy")
+		if err == nil || !strings.Contains(err.Error(), "REVOPS_TRUSTED_PROXIES") {
+			t.Errorf("%s with REVOPS_TLS=proxy and no proxies: %v, want a refusal naming REVOPS_TRUSTED_PROXIES", mode, err)
+		}
+	}
+	t.Setenv("REVOPS_TLS", "proxy")
+	t.Setenv("REVOPS_TRUSTED_PROXIES", "10.0.0.0/8")
+	if _, err := load(t, "api"); err != nil {
+		t.Errorf("proxy mode with trusted proxies: %v", err)
+	}
+	if _, err := load(t, "api", "--trusted-proxies", ""); err == nil {
+		t.Error("an empty --trusted-proxies flag over the variable was accepted in proxy mode")
 	}
 }
 

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/store"
 )
 
 var newKeyField = regexp.MustCompile(`id="new-key" class="mono" type="text" value="([^"]+)"`)
@@ -127,5 +129,38 @@ func TestOrganizationIsolation(t *testing.T) {
 	}
 	if p := ca.post("/dashboard/api-keys/"+kaLive.Key.ID+"/revoke", url.Values{"csrf_token": {tokA}, "confirm": {"yes"}}); p.status != http.StatusNotFound {
 		t.Fatalf("revoking a live key from sandbox: %d, want 404", p.status)
+	}
+}
+
+// CONTRACT §17: the dashboard creates no 101st active or expiring key in an environment
+// (400 too_many_keys, in words), but rolling a key at the limit works.
+func TestAPIKeysLimitOnDashboard(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	ctx := context.Background()
+	var first keys.Created
+	for i := range store.MaxKeys {
+		k, err := s.keys.Create(ctx, u.orgID, "sandbox", "secret")
+		if err != nil {
+			t.Fatalf("key %d: %v", i+1, err)
+		}
+		if i == 0 {
+			first = k
+		}
+	}
+	c := s.client()
+	c.mustLogin(u)
+	tok := c.csrf("/dashboard/api-keys")
+	p := c.post("/dashboard/api-keys", url.Values{"csrf_token": {tok}, "type": {"public"}})
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "100 active or expiring API keys") {
+		t.Fatalf("101st key: %d, want 400 too_many_keys: %.400s", p.status, p.body)
+	}
+	p = c.post("/dashboard/api-keys/"+first.Key.ID+"/roll", url.Values{"csrf_token": {tok}, "expires_in": {"1h"}})
+	if p.status != http.StatusCreated {
+		t.Fatalf("roll at the limit: %d: %.400s", p.status, p.body)
+	}
+	// The CLI's way (keys.Manager) is refused the same.
+	if _, err := s.keys.Create(ctx, u.orgID, "sandbox", "public"); !errors.Is(err, store.ErrTooManyKeys) {
+		t.Fatalf("create through the manager: %v", err)
 	}
 }

@@ -41,6 +41,7 @@ type handler struct {
 	keys     *keys.Manager
 	log      *slog.Logger
 	throttle *throttle
+	hashes   *hashGate // bounds the bcrypt comparisons of logins running at once
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
 	replayer  Replayer
@@ -55,13 +56,10 @@ type Dashboard struct{ h *handler }
 func New(d Deps) *Dashboard {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
-	}
-	if d.Config.TLS == "proxy" && len(d.Config.TrustedProxies) == 0 {
-		h.log.Warn("REVOPS_TLS=proxy without REVOPS_TRUSTED_PROXIES: the dashboard sees every login as coming from the proxy, so its per-client throttle counts all clients together; list the proxy's addresses in REVOPS_TRUSTED_PROXIES")
 	}
 	return &Dashboard{h: h}
 }

@@ -46,7 +46,7 @@ func newSite(t *testing.T, args ...string) *site {
 // connection to a database another site uses.
 func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 	t.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0"}, args...))
+	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0", "--env-rate-limit", "0"}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +155,14 @@ func (c *client) mustLogin(u user) {
 	c.t.Helper()
 	if p := c.login(u.email, u.password); p.status != http.StatusSeeOther || p.location != "/dashboard/api-keys" {
 		c.t.Fatalf("login: %d → %q: %.300s", p.status, p.location, p.body)
+	}
+}
+
+// mustLoginFrom is mustLogin from the client address ip, named by X-Forwarded-For (the
+// site must trust the test's peer as a proxy).
+func (c *client) mustLoginFrom(u user, ip string) {
+	c.t.Helper()
+	if p := c.login(u.email, u.password, "X-Forwarded-For", ip); p.status != http.StatusSeeOther || p.location != "/dashboard/api-keys" {
+		c.t.Fatalf("login from %s: %d → %q: %.300s", ip, p.status, p.location, p.body)
 	}
 }

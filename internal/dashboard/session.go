@@ -19,6 +19,7 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/clientaddr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -163,19 +164,29 @@ func (h *handler) login(c *gin.Context) {
 		h.showLogin(c, http.StatusBadRequest, "", fmt.Sprintf("An email address has at most %d characters.", maxEmailLength))
 		return
 	}
-	ctx, client := c.Request.Context(), clientIP(c.Request, h.cfg.TrustedProxies)
-	wait, err := h.throttle.attempt(ctx, email, client)
+	ctx, client := c.Request.Context(), clientaddr.Of(c.Request, h.cfg.TrustedProxies)
+	refused, err := h.throttle.attempt(ctx, email, client)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	if wait > 0 {
-		c.Header("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
-		h.showLogin(c, http.StatusTooManyRequests, email,
-			fmt.Sprintf("Too many failed attempts. Try again in %d seconds.", int(wait.Seconds()+0.999)))
+	if refused.wait > 0 {
+		secs := int(refused.wait.Seconds() + 0.999)
+		msg := fmt.Sprintf("Too many failed attempts for this email from your address. Try again in %d seconds.", secs)
+		if refused.overall {
+			msg = fmt.Sprintf("Too many sign-in attempts from your address. Try again in %d seconds.", secs)
+		}
+		c.Header("Retry-After", strconv.Itoa(secs))
+		h.showLogin(c, http.StatusTooManyRequests, email, msg)
+		return
+	}
+	if !h.hashes.enter(ctx) {
+		c.Header("Retry-After", "1")
+		h.showLogin(c, http.StatusTooManyRequests, email, "Too many people are signing in right now. Try again in a moment.")
 		return
 	}
 	u, err := h.checkPassword(ctx, email, c.PostForm("password"))
+	h.hashes.leave()
 	if errors.Is(err, errBadCredentials) {
 		h.showLogin(c, http.StatusUnauthorized, email, "Incorrect email or password.")
 		return

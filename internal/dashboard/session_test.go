@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,7 +110,7 @@ func TestWrongPasswordAndUnknownEmail(t *testing.T) {
 }
 
 func TestSecureCookieBehindTLSProxy(t *testing.T) {
-	s := newSite(t, "--tls", "proxy")
+	s := newSite(t, "--tls", "proxy", "--trusted-proxies", "127.0.0.1/32,::1/128") // the test's peer is the proxy
 	u := s.newUser("Acme", "owner@acme.test")
 	c := s.client()
 	// Without X-Forwarded-Proto: https the dashboard is refused like the API.
@@ -192,20 +193,45 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 	}
 }
 
+// CONTRACT §17 "Dashboard login": an attacker's failed guesses never lock the owner out;
+// a correct password is refused only when its client is over its own budget; every
+// login, successful or not, counts against the client's budget.
 func TestLoginThrottle(t *testing.T) {
-	s := newSite(t)
+	s := newSite(t, "--trusted-proxies", "127.0.0.1/32,::1/128") // the test's peer is the proxy
 	u := s.newUser("Acme", "owner@acme.test")
-	c := s.client()
-	for i := 0; i < 5; i++ {
-		if p := c.login(u.email, "wrong"); p.status != http.StatusUnauthorized {
-			t.Fatalf("attempt %d: %d", i+1, p.status)
+	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
+	const attacker = "203.0.113.66"
+	for i := range 5 {
+		if p := s.client().login(u.email, "wrong", from(attacker)...); p.status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d", i+1, p.status)
 		}
 	}
-	p := c.login(u.email, u.password)
-	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed attempts") {
-		t.Fatalf("6th attempt with the right password: %d, want 429 lockout: %.300s", p.status, p.body)
+	for i := range 3 {
+		// The attacker keeps guessing, and is slowed…
+		p := s.client().login(u.email, "wrong", from(attacker)...)
+		if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many failed attempts") || p.header.Get("Retry-After") == "" {
+			t.Fatalf("guess %d: %d, want 429 with Retry-After: %.300s", 6+i, p.status, p.body)
+		}
+		// …while the owner signs in from a fresh address each time.
+		s.client().mustLoginFrom(u, fmt.Sprintf("198.51.100.%d", 20+i))
 	}
-	// Another email from the same address is not locked.
+	// The attacker holding the right password is refused: its own budget is spent.
+	if p := s.client().login(u.email, u.password, from(attacker)...); p.status != http.StatusTooManyRequests {
+		t.Fatalf("correct password from the guessing client: %d, want 429", p.status)
+	}
+
+	// Successful logins are not free: one client's many logins reach its budget.
+	const busy = "192.0.2.77"
+	for i := range 20 {
+		if p := s.client().login(u.email, u.password, from(busy)...); p.status != http.StatusSeeOther {
+			t.Fatalf("login %d: %d", i+1, p.status)
+		}
+	}
+	p := s.client().login(u.email, u.password, from(busy)...)
+	if p.status != http.StatusTooManyRequests || !strings.Contains(p.body, "Too many sign-in attempts from your address") {
+		t.Fatalf("login 21 from one client in a minute: %d, want 429: %.300s", p.status, p.body)
+	}
+	// Another email from a fresh address is not locked.
 	other := s.newUser("Other", "owner@other.test")
 	s.client().mustLogin(other)
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/revops/revops/internal/clientaddr"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -17,82 +18,84 @@ type loginLimit struct {
 }
 
 var (
-	// perEmail slows guessing one user's password to five tries a minute, whatever the
-	// number of addresses the guesses come from.
-	perEmail = loginLimit{max: 5, window: time.Minute}
-	// perClient bounds one client guessing across many emails; higher than perEmail so
-	// that colleagues behind one NAT who mistype are not locked out together.
+	// perClient is a client's budget: every login attempt counts, successful or not, so
+	// that neither guessing across many emails nor a stream of logins is free.
 	perClient = loginLimit{max: 20, window: time.Minute}
+	// perClientEmail slows one client guessing one user's password to five failures a
+	// minute. It is the client's own: an attacker's failures for an email never lock
+	// the owner, who signs in from elsewhere (CONTRACT §17).
+	perClientEmail = loginLimit{max: 5, window: time.Minute}
 )
 
-// throttle limits login attempts per email and per client address. Its counters live in
-// the database, so every replica sees the same counts, and an attempt is counted before
-// its password is checked (one atomic statement), so racing attempts cannot slip past the
-// limit together. A successful login is taken back from its client's count and clears its
-// email's, as the old in-memory throttle forgot a key after a success.
+// throttle limits login attempts per client address, and per client and email. Its
+// counters live in the database, so every replica sees the same counts, and an attempt is
+// counted before its password is checked (one atomic statement), so racing attempts
+// cannot slip past a limit together. A correct password is refused only when the client
+// presenting it is over its own limits; it then clears that client's failures for the
+// email (a run of typos ends), but still counts against the client's budget.
 type throttle struct {
-	store *store.Store
-	now   func() time.Time
-	email loginLimit
-	ip    loginLimit
+	store       *store.Store
+	now         func() time.Time
+	client      loginLimit
+	clientEmail loginLimit
 }
 
 func newThrottle(st *store.Store) *throttle {
-	return &throttle{store: st, now: time.Now, email: perEmail, ip: perClient}
+	return &throttle{store: st, now: time.Now, client: perClient, clientEmail: perClientEmail}
+}
+
+// refusal says why an attempt waits: over the client's budget, or over its failures
+// for this email.
+type refusal struct {
+	wait    time.Duration
+	overall bool // the client's budget, rather than its failures for the email
 }
 
 // attempt counts one login attempt of email from client and tells how long to wait when
-// it is over a limit (0: it may go ahead).
-func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr) (time.Duration, error) {
+// it is over a limit (wait 0: it may go ahead).
+func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr) (refusal, error) {
 	now := t.now().UTC()
-	var wait time.Duration
+	var r refusal
 	opened := false
 	for _, s := range []struct {
-		scope string
-		limit loginLimit
-	}{{emailScope(email), t.email}, {clientScope(client), t.ip}} {
+		scope   string
+		limit   loginLimit
+		overall bool
+	}{{clientScope(client), t.client, true}, {pairScope(email, client), t.clientEmail, false}} {
 		w, err := t.store.CountLoginAttempt(ctx, s.scope, now, s.limit.window)
 		if err != nil {
-			return 0, err
+			return refusal{}, err
 		}
 		if w.Attempts > s.limit.max {
-			wait = max(wait, w.Start.Add(s.limit.window).Sub(now))
+			if wait := w.Start.Add(s.limit.window).Sub(now); wait > r.wait {
+				r = refusal{wait: wait, overall: s.overall}
+			}
 		}
 		opened = opened || w.Attempts == 1
 	}
 	if opened {
 		// A new window began: a cheap moment to forget windows long over.
-		if err := t.store.PruneLoginAttempts(ctx, now.Add(-max(t.email.window, t.ip.window))); err != nil {
-			return 0, err
+		if err := t.store.PruneLoginAttempts(ctx, now.Add(-max(t.client.window, t.clientEmail.window))); err != nil {
+			return refusal{}, err
 		}
 	}
-	if wait > 0 && wait < time.Second {
-		wait = time.Second
+	if r.wait > 0 && r.wait < time.Second {
+		r.wait = time.Second
 	}
-	return wait, nil
+	return r, nil
 }
 
-// succeeded forgets email's attempts and takes this one back from client's count.
+// succeeded forgets client's failures for email; the attempt stays in client's budget.
 func (t *throttle) succeeded(ctx context.Context, email string, client netip.Addr) error {
-	if err := t.store.ClearLoginAttempts(ctx, emailScope(email)); err != nil {
-		return err
-	}
-	return t.store.UncountLoginAttempt(ctx, clientScope(client))
+	return t.store.ClearLoginAttempts(ctx, pairScope(email, client))
 }
 
-// emailScope keys an email by its hash: the table then holds no addresses, nor what
-// people type by mistake into the email field (their password, often).
-func emailScope(email string) string {
-	sum := sha256.Sum256([]byte(email))
-	return "email:" + hex.EncodeToString(sum[:16])
+// pairScope keys one client's attempts at one email. It is hashed: the table then holds
+// no email, nor what people type by mistake into the email field (their password, often).
+func pairScope(email string, client netip.Addr) string {
+	sum := sha256.Sum256([]byte(email + "\x00" + clientaddr.Scope(client)))
+	return "pair:" + hex.EncodeToString(sum[:16])
 }
 
-// clientScope keys an IPv6 client by its /64, the block one subscriber is given: counting
-// single IPv6 addresses would give an attacker 2^64 fresh counters.
-func clientScope(ip netip.Addr) string {
-	ip = ip.WithZone("").Unmap()
-	if ip.Is6() {
-		return "ip:" + netip.PrefixFrom(ip, 64).Masked().String()
-	}
-	return "ip:" + ip.String()
-}
+// clientScope keys a client by its address (an IPv6 client by its /64).
+func clientScope(ip netip.Addr) string { return "ip:" + clientaddr.Scope(ip) }

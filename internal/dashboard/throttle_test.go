@@ -2,15 +2,23 @@ package dashboard
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/config"
+	"github.com/gin-gonic/gin"
+
 	"github.com/revops/revops/internal/testdb"
 )
 
+// CONTRACT §17: failures for an email slow only the clients that made them; a correct
+// password is refused only when its own client is over its limits.
 func TestThrottle(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)
@@ -28,20 +36,20 @@ func TestThrottle(t *testing.T) {
 	}{
 		{"five attempts pass", 0, "x@example.com", a, 5, false, false},
 		{"the sixth waits", 0, "x@example.com", a, 1, false, true},
-		{"from another address too: the email is the scope", 0, "x@example.com", b, 1, false, true},
-		{"another email is free", 0, "y@example.com", a, 1, false, false},
-		{"still waiting just before the window ends", 59 * time.Second, "x@example.com", b, 1, false, true},
-		{"free when it has", time.Second, "x@example.com", b, 1, false, false},
-		{"a success clears the email", 0, "x@example.com", b, 3, true, false},
-		{"so five more pass", 0, "x@example.com", b, 5, false, false},
-		{"and the sixth waits", 0, "x@example.com", b, 1, false, true},
+		{"another address is not slowed: the owner signs in", 0, "x@example.com", b, 1, true, false},
+		{"another email from the guessing client is free", 0, "y@example.com", a, 1, false, false},
+		{"still waiting just before the window ends", 59 * time.Second, "x@example.com", a, 1, false, true},
+		{"free when it has", time.Second, "x@example.com", a, 1, false, false},
+		{"a success clears the client's failures for the email", 0, "x@example.com", a, 3, true, false},
+		{"so five more pass", 0, "x@example.com", a, 5, false, false},
+		{"and the sixth waits", 0, "x@example.com", a, 1, false, true},
 	}
 	for _, s := range steps {
 		now = now.Add(s.advance)
-		var wait time.Duration
+		var r refusal
 		for range s.tries {
 			var err error
-			if wait, err = th.attempt(ctx, s.email, s.ip); err != nil {
+			if r, err = th.attempt(ctx, s.email, s.ip); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -50,74 +58,78 @@ func TestThrottle(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := wait > 0; got != s.wantWait {
-			t.Fatalf("%s: wait %v, want waiting=%v", s.name, wait, s.wantWait)
+		if got := r.wait > 0; got != s.wantWait {
+			t.Fatalf("%s: wait %v, want waiting=%v", s.name, r.wait, s.wantWait)
 		}
 	}
 }
 
-// One client trying many emails is stopped by its own count; successes do not use it up.
+// A client's budget counts every attempt, successful or not, across emails; the /64 of
+// an IPv6 client is one client.
 func TestThrottlePerClient(t *testing.T) {
 	ctx := context.Background()
 	th := newThrottle(testdb.New(t))
 	c := netip.MustParseAddr("2001:db8:1:2::7")
 	sameSubnet := netip.MustParseAddr("2001:db8:1:2:ffff::1")
 	for i := range perClient.max {
-		if i%2 == 0 { // successful logins in between are taken back from the count
-			if _, err := th.attempt(ctx, "ok@example.com", c); err != nil {
-				t.Fatal(err)
-			}
-			if err := th.succeeded(ctx, "ok@example.com", c); err != nil {
+		email := string(rune('a'+i)) + "@example.com"
+		r, err := th.attempt(ctx, email, c)
+		if err != nil || r.wait > 0 {
+			t.Fatalf("attempt %d: wait %v, err %v", i+1, r.wait, err)
+		}
+		if i%2 == 0 { // successful logins count too
+			if err := th.succeeded(ctx, email, c); err != nil {
 				t.Fatal(err)
 			}
 		}
-		wait, err := th.attempt(ctx, string(rune('a'+i))+"@example.com", c)
-		if err != nil || wait > 0 {
-			t.Fatalf("attempt %d: wait %v, err %v", i+1, wait, err)
-		}
 	}
-	wait, err := th.attempt(ctx, "fresh@example.com", sameSubnet)
-	if err != nil || wait <= 0 {
-		t.Fatalf("attempt %d from the same /64: wait %v, err %v; want a wait", perClient.max+1, wait, err)
+	r, err := th.attempt(ctx, "fresh@example.com", sameSubnet)
+	if err != nil || r.wait <= 0 || !r.overall {
+		t.Fatalf("attempt %d from the same /64: %+v, err %v; want a wait on the client's budget", perClient.max+1, r, err)
 	}
-	if wait, _ := th.attempt(ctx, "fresh2@example.com", netip.MustParseAddr("2001:db8:1:3::7")); wait > 0 {
-		t.Errorf("another /64 waits %v", wait)
+	if r, _ := th.attempt(ctx, "fresh2@example.com", netip.MustParseAddr("2001:db8:1:3::7")); r.wait > 0 {
+		t.Errorf("another /64 waits %v", r.wait)
 	}
 }
 
-func TestClientIP(t *testing.T) {
-	proxies := config.Prefixes{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
-	for _, tc := range []struct {
-		name    string
-		trusted config.Prefixes
-		peer    string
-		xff     []string
-		want    string
-	}{
-		{"no proxies: the peer", nil, "203.0.113.9:5000", nil, "203.0.113.9"},
-		{"no proxies: a forged header is ignored", nil, "203.0.113.9:5000", []string{"1.2.3.4"}, "203.0.113.9"},
-		{"untrusted peer: header ignored", proxies, "203.0.113.9:5000", []string{"1.2.3.4"}, "203.0.113.9"},
-		{"trusted peer: the address it saw", proxies, "10.0.0.2:5000", []string{"198.51.100.7"}, "198.51.100.7"},
-		{"the right-most untrusted, not a forged left part", proxies, "10.0.0.2:5000",
-			[]string{"1.2.3.4, 198.51.100.7, 10.0.0.3"}, "198.51.100.7"},
-		{"several header lines form one chain", proxies, "10.0.0.2:5000",
-			[]string{"1.2.3.4", "198.51.100.7, 10.0.0.3"}, "198.51.100.7"},
-		{"ports and brackets", proxies, "[fd00::1]:443", []string{"[2001:db8::5]:1234, 10.0.0.3:80"}, "2001:db8::5"},
-		{"garbage past the trusted hops: the last trusted hop", proxies, "10.0.0.2:5000",
-			[]string{"unknown, 10.0.0.3"}, "10.0.0.3"},
-		{"all trusted: the left-most", proxies, "10.0.0.2:5000", []string{"10.1.1.1, 10.0.0.3"}, "10.1.1.1"},
-		{"trusted peer without a header: the peer", proxies, "10.0.0.2:5000", nil, "10.0.0.2"},
-		{"mapped peer", proxies, "[::ffff:10.0.0.2]:5000", []string{"198.51.100.7"}, "198.51.100.7"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, _ := http.NewRequest(http.MethodPost, "/dashboard/login", nil)
-			r.RemoteAddr = tc.peer
-			for _, v := range tc.xff {
-				r.Header.Add("X-Forwarded-For", v)
-			}
-			if got := clientIP(r, tc.trusted); got.String() != tc.want {
-				t.Errorf("clientIP = %s, want %s", got, tc.want)
-			}
-		})
+// The hashes a process computes at once are bounded: a login finding every slot taken
+// waits briefly, then is refused.
+func TestHashGate(t *testing.T) {
+	g := newHashGate(1, 50*time.Millisecond)
+	ctx := context.Background()
+	if !g.enter(ctx) {
+		t.Fatal("first slot refused")
+	}
+	began := time.Now()
+	if g.enter(ctx) {
+		t.Fatal("a second hash ran beside the first")
+	}
+	if waited := time.Since(began); waited < 40*time.Millisecond {
+		t.Errorf("refused after %v, want a brief wait first", waited)
+	}
+	go func() { time.Sleep(10 * time.Millisecond); g.leave() }()
+	if !g.enter(ctx) {
+		t.Fatal("a slot freed during the wait was not taken")
+	}
+}
+
+// A login finding every hash slot taken waits briefly, then gets 429 with Retry-After.
+func TestLoginRefusedWhenHashesBusy(t *testing.T) {
+	d := New(Deps{Store: testdb.New(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d.h.hashes = newHashGate(1, 20*time.Millisecond)
+	if !d.h.hashes.enter(context.Background()) { // another login's hash is running
+		t.Fatal("no slot")
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	d.Routes(r)
+	form := url.Values{"csrf_token": {"tok"}, "email": {"owner@acme.test"}, "password": {"pw"}}
+	req := httptest.NewRequest(http.MethodPost, "/dashboard/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: loginCookie, Value: "tok"})
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("%d, want 429 with Retry-After: %.300s", rec.Code, rec.Body)
 	}
 }

@@ -193,7 +193,7 @@ func (r *benchRig) worker(b *testing.B) {
 }
 
 func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
 		b.Fatal(err)
 	}

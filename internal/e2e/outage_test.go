@@ -73,7 +73,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	}
 	temporalAddr := freeAddr(t) // nothing listens there until the Temporal server starts below
 	cfg, err := config.Load(flag.NewFlagSet("serve", flag.ContinueOnError), "serve", []string{
-		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0",
+		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--env-rate-limit", "0",
 		"--temporal-address", temporalAddr, "--webhook-retry-interval", "1s",
 		"--webhook-ca-file", caFile, "--webhook-allow-private",
 	})

@@ -47,7 +47,7 @@ func (s *stack) api(st *dispatch.Starter) replayAPI {
 // every start to the sweeper.
 func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate float64) replayAPI {
 	t.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,20 @@ import (
 // CacheTTL bounds how long another process may still accept a revoked key (CONTRACT §2: 5 s).
 const CacheTTL = 2 * time.Second
 
+// RecentTTL is how long a key that authenticated stays "recently valid": the keys a
+// throttled client may still use (AuthenticateKnown, CONTRACT §17).
+const RecentTTL = 10 * time.Minute
+
 // Authentication failures; the API turns them into 401s.
 var (
 	ErrMissing = errors.New("missing_api_key")
 	ErrInvalid = errors.New("invalid_api_key")
 	ErrExpired = errors.New("api_key_expired")
 )
+
+// ErrNotRecent is a key presented by a throttled client that this process has not seen
+// valid lately (AuthenticateKnown): it is not looked up.
+var ErrNotRecent = errors.New("key not recently valid")
 
 // ErrNegativeExpiry is a roll asked to end the old key before now.
 var ErrNegativeExpiry = errors.New("negative expiry of a rolled key")
@@ -58,12 +66,14 @@ type Manager struct {
 
 	mu    sync.Mutex
 	cache map[string]cached // by key hash
+	swept time.Time         // when the cache was last rid of entries long unused
 }
 
 type cached struct {
 	key     models.APIKey
 	fetched time.Time
 	touched time.Time
+	valid   time.Time // when it last authenticated a request (zero: never)
 }
 
 // NewManager returns a Manager over st.
@@ -152,14 +162,33 @@ func (m *Manager) forget(hash string) {
 
 // Authenticate verifies a presented key. It never says why an unknown key is unknown.
 func (m *Manager) Authenticate(ctx context.Context, presented string) (Principal, error) {
+	return m.authenticate(ctx, presented, false)
+}
+
+// AuthenticateKnown verifies a key of a client throttled for failed authentications
+// (CONTRACT §17): only a key this process saw valid within RecentTTL is considered, and
+// anything else is refused with ErrNotRecent without a database lookup. A known key whose
+// cache entry is older than CacheTTL is read again (one lookup per key per CacheTTL,
+// whoever presents it), so that a revocation still takes effect within CONTRACT §2's 5 s.
+func (m *Manager) AuthenticateKnown(ctx context.Context, presented string) (Principal, error) {
+	return m.authenticate(ctx, presented, true)
+}
+
+func (m *Manager) authenticate(ctx context.Context, presented string, knownOnly bool) (Principal, error) {
 	if presented == "" {
 		return Principal{}, ErrMissing
 	}
 	if _, _, ok := apikey.Parse(presented); !ok {
+		if knownOnly {
+			return Principal{}, ErrNotRecent
+		}
 		return Principal{}, ErrInvalid
 	}
 	hash := apikey.Hash(presented)
 	now := m.now()
+	if knownOnly && !m.recentlyValid(hash, now) {
+		return Principal{}, ErrNotRecent
+	}
 	k, err := m.lookup(ctx, hash, now)
 	if err != nil {
 		return Principal{}, err
@@ -170,12 +199,29 @@ func (m *Manager) Authenticate(ctx context.Context, presented string) (Principal
 	if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
 		return Principal{}, ErrExpired
 	}
+	m.markValid(hash, now)
 	return Principal{
 		KeyID:  k.ID,
 		Type:   k.Type,
 		Prefix: k.Prefix + "…" + k.Last4,
 		Env:    store.Env{OrganizationID: k.OrganizationID, ID: k.EnvironmentID, Name: k.Environment},
 	}, nil
+}
+
+func (m *Manager) recentlyValid(hash string, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.cache[hash]
+	return ok && !c.valid.IsZero() && now.Sub(c.valid) < RecentTTL
+}
+
+func (m *Manager) markValid(hash string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.cache[hash]; ok {
+		c.valid = now
+		m.cache[hash] = c
+	}
 }
 
 func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (models.APIKey, error) {
@@ -200,9 +246,25 @@ func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (model
 		}
 	}
 	m.mu.Lock()
-	m.cache[hash] = cached{key: k, fetched: now, touched: touched}
+	m.cache[hash] = cached{key: k, fetched: now, touched: touched, valid: c.valid}
+	m.sweep(now)
 	m.mu.Unlock()
 	return k, nil
+}
+
+// sweep drops, at most once a minute, the entries neither read nor valid within
+// RecentTTL, so that the cache holds the keys in use, not every key ever presented.
+// m.mu is held.
+func (m *Manager) sweep(now time.Time) {
+	if now.Sub(m.swept) < time.Minute {
+		return
+	}
+	m.swept = now
+	for h, c := range m.cache {
+		if now.Sub(c.fetched) >= RecentTTL && now.Sub(c.valid) >= RecentTTL {
+			delete(m.cache, h)
+		}
+	}
 }
 
 func toModel(gen apikey.Key, env store.Env, now time.Time) models.APIKey {

@@ -28,7 +28,7 @@ import (
 func sandboxAPI(t *testing.T) *apiclient.Client {
 	t.Helper()
 	st := testdb.New(t)
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--webhook-allow-private"})
+	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0", "--webhook-allow-private"})
 	if err != nil {
 		t.Fatal(err)
 	}

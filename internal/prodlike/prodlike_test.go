@@ -275,6 +275,7 @@ func startShape(t *testing.T, receiver *webhooktest.Receiver, env ...string) (*p
 			"REVOPS_WEBHOOK_CA_FILE=" + caFileOf(t, receiver.Certificate()),
 			"REVOPS_WEBHOOK_ALLOW_PRIVATE=true", // the receiver is on loopback
 			"REVOPS_RATE_LIMIT=1000",            // 8 clients on one key: the limit is not under test
+			"REVOPS_ENV_RATE_LIMIT=0",           // nor the environment's (CONTRACT §17)
 		}, env...),
 	})
 	key := secretKey(t, s)

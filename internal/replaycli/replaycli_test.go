@@ -78,7 +78,7 @@ type fixture struct {
 // newFixture: a real API over a fresh database; three accounts created, the first
 // renamed; two creations and the rename failed.
 func newFixture(t *testing.T) *fixture {
-	cfg, err := config.Load(flag.NewFlagSet("t", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	cfg, err := config.Load(flag.NewFlagSet("t", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

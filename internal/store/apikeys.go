@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,10 +12,47 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// CreateAPIKey stores a new key (its hash only).
+// MaxKeys is how many active or expiring API keys an environment may have (CONTRACT §17).
+const MaxKeys = 100
+
+// ErrTooManyKeys refuses an environment's 101st active or expiring key. It comes wrapped
+// in an *apperr.InvalidError with CodeTooManyKeys.
+var ErrTooManyKeys = errors.New("too many api keys")
+
+// CodeTooManyKeys is the error code of ErrTooManyKeys.
+const CodeTooManyKeys = "too_many_keys"
+
+// CreateAPIKey stores a new key (its hash only), refusing one past MaxKeys active or
+// expiring keys in its environment, even under concurrent creates: the count is taken
+// under the environment's lock (lockEnv).
 func (s *Store) CreateAPIKey(ctx context.Context, k *models.APIKey) error {
-	if err := s.db.WithContext(ctx).Create(k).Error; err != nil {
-		return fmt.Errorf("create api key: %w", err)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.checkKeyCount(tx, k.EnvironmentID, k.CreatedAt, MaxKeys); err != nil {
+			return err
+		}
+		if err := tx.Create(k).Error; err != nil {
+			return fmt.Errorf("create api key: %w", err)
+		}
+		return nil
+	})
+}
+
+// checkKeyCount locks the environment and refuses when it already has limit keys that
+// are active or expiring at now.
+func (s *Store) checkKeyCount(tx *gorm.DB, envID string, now time.Time, limit int) error {
+	if err := s.lockEnv(tx, Env{ID: envID}); err != nil {
+		return err
+	}
+	var n int64
+	err := tx.Model(&models.APIKey{}).
+		Where("environment_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", envID, now).
+		Count(&n).Error
+	if err != nil {
+		return fmt.Errorf("count api keys: %w", err)
+	}
+	if n >= int64(limit) {
+		return apperr.Invalid(ErrTooManyKeys, CodeTooManyKeys, "",
+			"This environment already has %d active or expiring API keys, the most allowed here; revoke one first.", n)
 	}
 	return nil
 }
@@ -70,7 +108,9 @@ func (s *Store) RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time
 }
 
 // RollAPIKey stores the replacement key and sets the old key to expire at expiresAt,
-// in one transaction.
+// in one transaction. A roll is allowed at MaxKeys (it replaces a key, CONTRACT §17); the
+// old keys still expiring count too, so rolls are refused only from twice MaxKeys, which
+// leaves room to roll every key of a full environment at once.
 func (s *Store) RollAPIKey(ctx context.Context, orgID, oldID string, expiresAt time.Time, replacement *models.APIKey) (models.APIKey, error) {
 	var old models.APIKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -79,6 +119,9 @@ func (s *Store) RollAPIKey(ctx context.Context, orgID, oldID string, expiresAt t
 		}
 		if old.RevokedAt != nil {
 			return apperr.Conflict("api_key_revoked", "api key %s is revoked and cannot be rolled", oldID)
+		}
+		if err := s.checkKeyCount(tx, old.EnvironmentID, replacement.CreatedAt, 2*MaxKeys); err != nil {
+			return err
 		}
 		if old.ExpiresAt == nil || old.ExpiresAt.After(expiresAt) {
 			old.ExpiresAt = &expiresAt

@@ -25,17 +25,34 @@ CREATE TABLE dashboard_sessions (
 CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`})
 }
 
-// CreateSession stores a new dashboard session; old expired sessions are swept on the way,
-// so the table never grows without bound.
+// MaxSessions is how many dashboard sessions a user may hold; a new login ends the
+// oldest (CONTRACT §17).
+const MaxSessions = 20
+
+// CreateSession stores a new dashboard session, ending the user's oldest ones past
+// MaxSessions; old expired sessions are swept on the way, so the table never grows
+// without bound. The user's row is locked (PostgreSQL; SQLite's write transactions are
+// exclusive), so racing logins cannot leave more than MaxSessions.
 func (s *Store) CreateSession(ctx context.Context, sess *models.DashboardSession) error {
-	db := s.db.WithContext(ctx)
-	if err := db.Where("expires_at <= ?", sess.CreatedAt).Delete(&models.DashboardSession{}).Error; err != nil {
-		return fmt.Errorf("sweep expired sessions: %w", err)
-	}
-	if err := db.Create(sess).Error; err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("expires_at <= ?", sess.CreatedAt).Delete(&models.DashboardSession{}).Error; err != nil {
+			return fmt.Errorf("sweep expired sessions: %w", err)
+		}
+		var u models.OrganizationUser
+		if err := s.forUpdate(tx).Where("id = ?", sess.UserID).Take(&u).Error; err != nil {
+			return notFound(err, "user "+sess.UserID)
+		}
+		err := tx.Exec(`DELETE FROM dashboard_sessions WHERE user_id = ? AND id NOT IN (
+	SELECT id FROM dashboard_sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
+			sess.UserID, sess.UserID, MaxSessions-1).Error
+		if err != nil {
+			return fmt.Errorf("end oldest sessions: %w", err)
+		}
+		if err := tx.Create(sess).Error; err != nil {
+			return fmt.Errorf("create session: %w", err)
+		}
+		return nil
+	})
 }
 
 // Session loads a session that has not expired at now; an expired one is not found.

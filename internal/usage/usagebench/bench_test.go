@@ -65,7 +65,7 @@ func setup(b *testing.B) *env {
 // benchmark's client.
 func serve(b *testing.B, st *store.Store, orgID, url string, pool *pgxpool.Pool) *env {
 	b.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0"})
+	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
 		b.Fatal(err)
 	}

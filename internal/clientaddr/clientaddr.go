@@ -1,4 +1,8 @@
-package dashboard
+// Package clientaddr tells which client a request comes from (CONTRACT §12, §15, §17):
+// the peer, or, when the peer is a trusted proxy, the address the proxies forwarded. The
+// API's failed-authentication throttle, the dashboard's login throttle and HTTPS behind a
+// proxy all ask it, so a forged header is ignored the same way everywhere.
+package clientaddr
 
 import (
 	"net"
@@ -9,12 +13,12 @@ import (
 	"github.com/revops/revops/internal/config"
 )
 
-// clientIP is the address a request comes from (CONTRACT §12). The peer is the client,
+// Of is the address a request comes from (CONTRACT §12). The peer is the client,
 // unless it is a trusted proxy: then X-Forwarded-For is read from the right (each proxy
 // appends the address it was reached from) and the first address not itself a trusted
 // proxy is the client. Anything left of that was written by the client and is ignored,
 // so a forged header never picks the address that gets throttled.
-func clientIP(r *http.Request, trusted config.Prefixes) netip.Addr {
+func Of(r *http.Request, trusted config.Prefixes) netip.Addr {
 	peer := parseHop(r.RemoteAddr)
 	if !peer.IsValid() || !trusted.Contains(peer) {
 		return peer
@@ -52,4 +56,22 @@ func parseHop(s string) netip.Addr {
 		return netip.Addr{}
 	}
 	return ip.WithZone("").Unmap()
+}
+
+// FromTrustedProxy tells whether the request's peer is a trusted proxy, whose forwarded
+// headers (X-Forwarded-For, X-Forwarded-Proto) are believed (CONTRACT §17).
+func FromTrustedProxy(r *http.Request, trusted config.Prefixes) bool {
+	peer := parseHop(r.RemoteAddr)
+	return peer.IsValid() && trusted.Contains(peer)
+}
+
+// Scope is the key a throttle counts a client under: an IPv4 address, or an IPv6 client's
+// /64, the block one subscriber is given (counting single IPv6 addresses would give an
+// attacker 2^64 fresh counters). An invalid address (no peer) is one scope of its own.
+func Scope(ip netip.Addr) string {
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		return netip.PrefixFrom(ip, 64).Masked().String()
+	}
+	return ip.String()
 }
