@@ -80,6 +80,7 @@ type HoldReceiver struct {
 	once    sync.Once
 
 	arrived, acked, held, peak atomic.Int64
+	cut                        atomic.Int64 // the sender gave up before the hold ended
 	mu                         sync.Mutex
 	arrivedAt, ackAt           []time.Time // arrivals; acknowledgements after a full hold
 }
@@ -111,6 +112,7 @@ func (h *HoldReceiver) serve(w http.ResponseWriter, r *http.Request) {
 		full = true
 	case <-h.release:
 	case <-r.Context().Done():
+		h.cut.Add(1)
 		return
 	}
 	_, _ = io.WriteString(w, AckSentence)
@@ -134,11 +136,11 @@ func (h *HoldReceiver) Release() {
 
 // Counts are the receiver's totals so far.
 type Counts struct {
-	Arrived, Acked, Held, Peak int64
+	Arrived, Acked, Held, Peak, Cut int64
 }
 
 func (h *HoldReceiver) Counts() Counts {
-	return Counts{Arrived: h.arrived.Load(), Acked: h.acked.Load(), Held: h.held.Load(), Peak: h.peak.Load()}
+	return Counts{Arrived: h.arrived.Load(), Acked: h.acked.Load(), Held: h.held.Load(), Peak: h.peak.Load(), Cut: h.cut.Load()}
 }
 
 // AckedBetween counts the full-hold acknowledgements in [from, to).
@@ -240,6 +242,7 @@ type Result struct {
 	// the load (Duration) and until the phase ended (B's last delivery, or Wait).
 	AArrivedLoad, AAckedLoad, AAckedPhase int
 	APeakHeld                             int64
+	ACut                                  int64 // A's requests the sender gave up on (timeouts)
 	Load, Phase                           time.Duration
 	LoadBefore, LoadAfter                 string
 }
@@ -258,8 +261,10 @@ func Run(ctx context.Context, shape string, s Settings, p Phase) Result {
 	var mu sync.Mutex
 	var bAnswer, aAnswer []time.Duration
 	var aErrs, bErrs atomic.Int64
+	var cut0 int64
 	if p.Hold != nil {
 		p.Hold.ResetPeak()
+		cut0 = p.Hold.Counts().Cut
 	}
 	start := time.Now().Add(100 * time.Millisecond)
 	loadEnd := start.Add(s.Duration)
@@ -339,7 +344,8 @@ func Run(ctx context.Context, shape string, s Settings, p Phase) Result {
 		res.AArrivedLoad = p.Hold.ArrivedBetween(start, loadEnd)
 		res.AAckedLoad = p.Hold.AckedBetween(start, loadEnd)
 		res.AAckedPhase = p.Hold.AckedBetween(start, end)
-		res.APeakHeld = p.Hold.Counts().Peak
+		c := p.Hold.Counts()
+		res.APeakHeld, res.ACut = c.Peak, c.Cut-cut0
 	}
 	res.LoadAfter = Loadavg()
 	return res
@@ -358,7 +364,7 @@ func progress(p Phase, start time.Time, done <-chan struct{}, answered func() (i
 			line := fmt.Sprintf("%s +%s: B answered %d, A answered %d", p.Name, time.Since(start).Round(time.Second), b, a)
 			if p.Hold != nil {
 				c := p.Hold.Counts()
-				line += fmt.Sprintf("; A's receiver: %d arrived, %d held now (peak %d), %d acknowledged", c.Arrived, c.Held, c.Peak, c.Acked)
+				line += fmt.Sprintf("; A's receiver: %d arrived, %d held now (peak %d), %d acknowledged, %d cut", c.Arrived, c.Held, c.Peak, c.Acked, c.Cut)
 			}
 			p.Logf("%s; load %s", line, Loadavg())
 		}
@@ -387,8 +393,9 @@ func Table(s Settings, rows []Result) string {
 		fmt.Fprintf(&b, "%-6s %-7s %5d %9s %9s %9s %4d %9s | %s | %s → %s\n",
 			r.Shape, r.Name, r.B.N, ms(r.B.P50), ms(r.B.P90), maxs, r.B.Missing, ms(r.BAnswer.P90),
 			aCols, r.LoadBefore, r.LoadAfter)
-		if r.BErrors > 0 || r.AErrors > 0 {
-			fmt.Fprintf(&b, "       (%s: %d B and %d A requests failed)\n", r.Name, r.BErrors, r.AErrors)
+		if r.BErrors > 0 || r.AErrors > 0 || r.ACut > 0 {
+			fmt.Fprintf(&b, "       (%s: %d B and %d A API requests failed; %d of A's deliveries cut by the sender before the hold ended)\n",
+				r.Name, r.BErrors, r.AErrors, r.ACut)
 		}
 	}
 	fmt.Fprintf(&b, "B p50/p90/max: B's API answer → B's receiver; A arr/s: A's deliveries arriving at its receiver per s during the load; "+
