@@ -181,6 +181,11 @@ func (r *benchRig) worker(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_WFT_POLLERS")); err == nil && v > 0 {
 		opts.MaxConcurrentWorkflowTaskPollers = v
 	}
+	// REVOPS_WORKER_ACTIVITY_SLOTS (CONTRACT §17), when set, gives the rig's worker the
+	// activity slots it gives `revops worker` (the noisy-neighbour measurement).
+	if v, err := strconv.Atoi(os.Getenv("REVOPS_WORKER_ACTIVITY_SLOTS")); err == nil && v > 0 {
+		opts.MaxConcurrentActivityExecutionSize = v
+	}
 	w := worker.New(r.tc, workflows.TaskQueue, opts)
 	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
