@@ -121,6 +121,7 @@ func (r *fanout) deliver(ctx workflow.Context, d activities.Delivery, trigger st
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: AttemptTimeout,
 		RetryPolicy:         policy,
+		Priority:            priorityOf(r.in),
 	})
 	var a *activities.Activities
 	var res activities.DeliverResult
