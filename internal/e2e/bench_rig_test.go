@@ -181,15 +181,19 @@ func (r *benchRig) worker(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_BENCH_WFT_POLLERS")); err == nil && v > 0 {
 		opts.MaxConcurrentWorkflowTaskPollers = v
 	}
-	w := worker.New(r.tc, workflows.TaskQueue, opts)
-	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
+	ws := workflows.NewWorkers(r.tc, workflows.Activities{
+		Delivery:   &activities.Activities{Store: r.st, Sender: r.sender},
+		Retention:  &activities.Retention{Store: r.st},
+		BulkReplay: &activities.BulkReplay{Store: r.st},
+	}, config.DefaultWorkerActivitySlots, opts)
+	w := ws[0] // revops-webhooks
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
 	w.RegisterWorkflowWithOptions(benchFanWorkflow, workflow.RegisterOptions{Name: "BenchFan"})
 	w.RegisterActivity(&benchNoop{r: r})
-	if err := w.Start(); err != nil {
+	if err := ws.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(w.Stop)
+	b.Cleanup(ws.Stop)
 }
 
 func (r *benchRig) apis(b *testing.B, log *slog.Logger) {

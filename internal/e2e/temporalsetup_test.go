@@ -112,7 +112,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
+	w := worker.New(tc, workflows.SystemTaskQueue, worker.Options{})
 	workflows.RegisterRetention(w, &activities.Retention{Store: st})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func check(ctx context.Context, t *testing.T, tc client.Client, ns string, reten
 		t.Errorf("overlap policy %v", sd.Schedule.Policy.Overlap)
 	}
 	a, ok := sd.Schedule.Action.(*client.ScheduleWorkflowAction)
-	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != workflows.TaskQueue || len(a.Args) != 1 {
+	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != workflows.SystemTaskQueue || len(a.Args) != 1 {
 		t.Fatalf("schedule action %+v", sd.Schedule.Action)
 	}
 	var in workflows.RetentionInput
