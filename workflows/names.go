@@ -16,7 +16,7 @@ const (
 	// until they drain.
 	TaskQueue = "revops-webhooks"
 	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays; meter
-	// work later), fair by environment like deliveries (JobsFairnessKey).
+	// work later), fair by environment like deliveries (JobsPriority).
 	JobsTaskQueue = "revops-jobs"
 	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
 	// failed, recording late successes, retention): it never waits for a tenant's slot.

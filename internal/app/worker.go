@@ -16,10 +16,10 @@ import (
 const firstRetry = time.Second
 
 // runWorker runs the process's workers (one per task queue, workflows.NewWorkers) until
-// ctx ends, then stops them. Temporal may be away
-// when the process starts or at any later start attempt: the process keeps running (its
-// API serves, the outbox keeps the events) and the start is retried with backoff, logged
-// when a streak of failures begins and when it ends.
+// ctx ends, then stops them. Temporal may be away when the process starts or at any later
+// start attempt: the process keeps running (its API serves, the outbox keeps the events)
+// and the start is retried with backoff, logged when a streak of failures begins and
+// when it ends.
 func runWorker(ctx context.Context, tc client.Client, acts workflows.Activities, slots int, log *slog.Logger, maxWait time.Duration) {
 	wait := min(firstRetry, maxWait)
 	failures := 0
