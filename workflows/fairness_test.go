@@ -31,6 +31,10 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 			env, _ := newFanOutEnv(t, &fakeDelivery{id: "A", policy: oneSecondThrice})
 			return env
 		}, inputWith(&fakeDelivery{id: "A", policy: oneSecondThrice})},
+		{"fan-out, deliveries asked", func() *testsuite.TestWorkflowEnvironment {
+			env, _ := newFanOutEnv(t, &fakeDelivery{id: "A", policy: oneSecondThrice})
+			return env
+		}, input()},
 		{"single endpoint", func() *testsuite.TestWorkflowEnvironment {
 			env, log := newEnv()
 			var a *activities.Activities
@@ -48,6 +52,9 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 			}
 			if p := seen.opts["DeliverWebhook"].Priority; p != want {
 				t.Errorf("DeliverWebhook priority %+v, want %+v", p, want)
+			}
+			if o, asked := seen.opts["PendingDeliveries"]; asked && o.Priority != want {
+				t.Errorf("PendingDeliveries priority %+v, want %+v", o.Priority, want)
 			}
 			if q := seen.opts["MarkDeliveryFailed"].TaskQueue; q != SystemTaskQueue {
 				t.Errorf("MarkDeliveryFailed on %q, want %s", q, SystemTaskQueue)
