@@ -30,6 +30,16 @@ var bookkeeping = workflow.ActivityOptions{
 	},
 }
 
+// systemBookkeeping runs the bookkeeping that settles a delivery on revops-system
+// (CONTRACT §17), so that marking a delivery failed never waits for a tenant's slot on
+// revops-webhooks. Runs of earlier releases replay unchanged: replay matches an
+// activity's command by id and type, not by task queue.
+var systemBookkeeping = func() workflow.ActivityOptions {
+	o := bookkeeping
+	o.TaskQueue = SystemTaskQueue
+	return o
+}()
+
 // Workflow changes, each guarded by workflow.GetVersion so that runs started by an
 // earlier release replay (testdata/histories/<release>/).
 const (
@@ -127,6 +137,7 @@ func singleDelivery(ctx workflow.Context, in DeliveryInput) error {
 			MaximumInterval:    interval,
 			MaximumAttempts:    MaxAttempts,
 		},
+		Priority: priorityOf(in),
 	})
 	var a *activities.Activities
 	var res activities.DeliverResult
@@ -145,7 +156,7 @@ func singleDelivery(ctx workflow.Context, in DeliveryInput) error {
 // cancelled, so that no delivery stays retrying after its run closed.
 func settle(ctx workflow.Context, mark activities.MarkFailedInput, res activities.DeliverResult, deliveryErr error) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	ctx = workflow.WithActivityOptions(ctx, bookkeeping)
+	ctx = workflow.WithActivityOptions(ctx, systemBookkeeping)
 	var a *activities.Activities
 	if deliveryErr == nil {
 		if res.Unrecorded == nil {

@@ -102,7 +102,7 @@ func drain(c workflow.ReceiveChannel) bool {
 func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 	var a *activities.Activities
 	var pending []activities.Delivery
-	bctx := workflow.WithActivityOptions(ctx, bookkeeping)
+	bctx := workflow.WithPriority(workflow.WithActivityOptions(ctx, bookkeeping), priorityOf(r.in))
 	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
 		return fmt.Errorf("pending deliveries: %w", err)
 	}
@@ -145,6 +145,7 @@ func (r *fanout) deliver(ctx workflow.Context, d activities.Delivery, trigger st
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: AttemptTimeout,
 		RetryPolicy:         policy,
+		Priority:            priorityOf(r.in),
 	})
 	var a *activities.Activities
 	var res activities.DeliverResult

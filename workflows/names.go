@@ -8,8 +8,20 @@ import enumspb "go.temporal.io/api/enums/v1"
 // namespace: changing one breaks the replay of running workflows (testdata/histories)
 // or the starts of deployed releases. Add names; never rename them.
 
-// TaskQueue is where webhook deliveries, bulk replays and retention runs run.
-const TaskQueue = "revops-webhooks"
+// Task queues (CONTRACT §17). Each has its own worker in every worker process, so that
+// no kind of work waits for another's slots.
+const (
+	// TaskQueue is where webhook deliveries run. Bulk replays and retention runs started
+	// by releases before the three queues ran here too: its worker keeps them registered
+	// until they drain.
+	TaskQueue = "revops-webhooks"
+	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays; meter
+	// work later), fair by environment like deliveries (JobsPriority).
+	JobsTaskQueue = "revops-jobs"
+	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
+	// failed, recording late successes, retention): it never waits for a tenant's slot.
+	SystemTaskQueue = "revops-system"
+)
 
 // Registered workflow types.
 const (

@@ -1,13 +1,93 @@
 package workflows
 
 import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 )
 
-// Register puts the delivery workflow and its activities on a worker of TaskQueue.
+// Activity slots of the jobs and system workers (docs/fairness.md). Both run short
+// database work, never a tenant's network wait: a ReplayPage is one transaction of at
+// most MaxReplayPage deliveries, a bookkeeping activity one row, a purge batch one short
+// transaction. A few slots keep them moving without taking the database's connections
+// from the deliveries; their work queues in Temporal, not in the process.
+const (
+	JobsActivitySlots   = 4
+	SystemActivitySlots = 8
+)
+
+// Activities are the activity structs the workers of a process run.
+type Activities struct {
+	Delivery   *activities.Activities
+	Retention  *activities.Retention
+	BulkReplay *activities.BulkReplay
+}
+
+// Workers are the workers of one process, one per task queue (CONTRACT §17).
+type Workers []worker.Worker
+
+// NewWorkers builds, unstarted, the workers of one process with opts (whose activity
+// slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
+// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays; revops-system the
+// bookkeeping that settles deliveries and retention. revops-webhooks keeps every
+// registration of the releases before the three queues (BulkReplay, Retention and
+// their activities), so that their runs there drain: a BulkReplay run continues as new
+// on its own queue.
+func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker.Options) Workers {
+	webhooks := opts
+	webhooks.MaxConcurrentActivityExecutionSize = deliverySlots
+	wh := worker.New(c, TaskQueue, webhooks)
+	Register(wh, acts.Delivery)
+	RegisterRetention(wh, acts.Retention)
+	wh.RegisterActivity(acts.BulkReplay)
+
+	jobs := opts
+	jobs.MaxConcurrentActivityExecutionSize = JobsActivitySlots
+	jw := worker.New(c, JobsTaskQueue, jobs)
+	jw.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+	jw.RegisterActivity(acts.BulkReplay)
+
+	system := opts
+	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
+	sw := worker.New(c, SystemTaskQueue, system)
+	RegisterRetention(sw, acts.Retention)
+	// Only MarkDeliveryFailed and RecordDelivered are scheduled here (systemBookkeeping);
+	// the struct registers them under the names the workflow uses.
+	sw.RegisterActivity(acts.Delivery)
+	return Workers{wh, jw, sw}
+}
+
+// Start starts every worker; if one fails, it stops those it started (a worker starts
+// once: build new ones to try again).
+func (ws Workers) Start() error {
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, started := range ws[:i+1] {
+				started.Stop()
+			}
+			return fmt.Errorf("start worker %d of %d: %w", i+1, len(ws), err)
+		}
+	}
+	return nil
+}
+
+// Stop stops every worker, each waiting for its activities up to its WorkerStopTimeout.
+func (ws Workers) Stop() {
+	stopped := make(chan struct{}, len(ws))
+	for _, w := range ws {
+		go func() { w.Stop(); stopped <- struct{}{} }()
+	}
+	for range ws {
+		<-stopped
+	}
+}
+
+// Register puts the delivery workflow and its activities on a worker of TaskQueue,
+// with BulkReplay's workflow (runs of earlier releases there).
 func Register(w worker.Registry, acts *activities.Activities) {
 	RegisterWorkflows(w)
 	w.RegisterActivity(acts)

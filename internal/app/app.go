@@ -27,6 +27,7 @@ import (
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/workflows"
 )
 
 // Defaults of Parts' intervals.
@@ -130,10 +131,14 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 
 	if p.Worker {
-		acts := &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter}
-		ret := &activities.Retention{Store: st}
-		bulk := &activities.BulkReplay{Store: st, Dispatch: starter}
-		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry)) })
+		acts := workflows.Activities{
+			Delivery:   &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
+			Retention:  &activities.Retention{Store: st},
+			BulkReplay: &activities.BulkReplay{Store: st, Dispatch: starter},
+		}
+		goRun(func() {
+			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
+		})
 		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 	}

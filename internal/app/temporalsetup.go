@@ -26,7 +26,7 @@ func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) te
 			ID:         workflows.RetentionScheduleID,
 			Every:      workflows.RetentionEvery,
 			Workflow:   workflows.RetentionWorkflowName,
-			TaskQueue:  workflows.TaskQueue,
+			TaskQueue:  workflows.SystemTaskQueue, // CONTRACT §17; an older Schedule is updated
 			WorkflowID: workflows.RetentionWorkflowID,
 			Args:       []any{workflows.RetentionInput{Retention: cfg.Retention}},
 		}},

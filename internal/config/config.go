@@ -56,7 +56,14 @@ type Config struct {
 	Retention time.Duration
 	// ReplayRate is how many deliveries per second a bulk replay starts at most (§16).
 	ReplayRate float64
+	// WorkerActivitySlots is how many delivery attempts a worker process runs at once
+	// (CONTRACT §17): the activity slots of its revops-webhooks worker.
+	WorkerActivitySlots int
 }
+
+// DefaultWorkerActivitySlots is REVOPS_WORKER_ACTIVITY_SLOTS' default, chosen by
+// measurement (docs/benchmarks.md, "Worker activity slots").
+const DefaultWorkerActivitySlots = 500
 
 // MinRetention is the shortest REVOPS_RETENTION: the longest retry schedule (§13), so no
 // delivery still being retried is purged.
@@ -88,6 +95,7 @@ var envOf = map[string]string{
 	"log-level":              "REVOPS_LOG_LEVEL",
 	"retention":              "REVOPS_RETENTION",
 	"replay-rate":            "REVOPS_REPLAY_RATE",
+	"worker-activity-slots":  "REVOPS_WORKER_ACTIVITY_SLOTS",
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -132,6 +140,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.Retention, "retention", 720*time.Hour, "how long events, deliveries and attempts are kept (at least 168h; usage is never purged)")
 	fs.Float64Var(&c.ReplayRate, "replay-rate", 50, "deliveries per second a bulk replay starts at most")
+	fs.IntVar(&c.WorkerActivitySlots, "worker-activity-slots", DefaultWorkerActivitySlots, "concurrent webhook delivery attempts per worker process")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -186,6 +195,9 @@ func (c Config) validate() error {
 	}
 	if !(c.ReplayRate > 0) {
 		errs = append(errs, fmt.Errorf("REVOPS_REPLAY_RATE (--replay-rate) %v: must be positive", c.ReplayRate))
+	}
+	if c.WorkerActivitySlots < 1 {
+		errs = append(errs, fmt.Errorf("REVOPS_WORKER_ACTIVITY_SLOTS (--worker-activity-slots) %d: must be at least 1", c.WorkerActivitySlots))
 	}
 	if c.WebhookRetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))

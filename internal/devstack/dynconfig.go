@@ -20,6 +20,11 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// worker has a free slot: skips another matching round trip per activity.
 		dynamicconfig.EnableActivityEagerExecution.Key(): true,
 
+		// Fair dispatch across environments (CONTRACT §17, docs/fairness.md): tasks
+		// are matched by their Priority.FairnessKey, as in production
+		// (deploy/temporal/dynamicconfig.yaml). Implies the new matcher.
+		dynamicconfig.MatchingEnableFairness.Key(): true,
+
 		// The history queues poll at most 20 times a second by default, so a workflow
 		// started without eager start waited up to 50 ms for its transfer task
 		// (docs/benchmarks.md): poll as often as there is work.

@@ -53,7 +53,8 @@ func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) err
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                       workflows.BulkReplayWorkflowID(j.ID),
-		TaskQueue:                workflows.TaskQueue,
+		TaskQueue:                workflows.JobsTaskQueue,
+		Priority:                 workflows.JobsPriority(j.EnvironmentID), // fair by environment (CONTRACT §17)
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		StaticSummary:            fmt.Sprintf("Bulk replay %s: %d deliveries at %g/s", j.ID, j.Matched, rate),

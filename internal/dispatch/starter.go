@@ -161,8 +161,13 @@ func (s *Starter) options(e models.Event, trigger string, dests []models.Destina
 		// first workflow task comes back in the start response and runs here, instead
 		// of a trip through the history queue and matching (measured on the dev stack:
 		// start→activity p50 ≈ 50 ms without, ≈ 5 ms with). Without a local worker
-		// with a free slot the SDK starts the workflow the ordinary way.
-		EnableEagerStart:      true,
+		// with a free slot the SDK starts the workflow the ordinary way. An eager start
+		// bypasses matching, and so fairness, only while that worker has a free slot.
+		EnableEagerStart: true,
+		// Fair dispatch across environments (CONTRACT §17): the run's workflow tasks,
+		// and its attempts (which set it again, workflows.DeliveryPriority), are matched
+		// to workers by environment, so a slow environment delays only its own.
+		Priority:              workflows.DeliveryPriority(e.OrganizationID, e.Environment),
 		TypedSearchAttributes: SearchAttributesOf(e, endpointIDs(dests)),
 		StaticSummary:         summary,
 		StaticDetails:         details,

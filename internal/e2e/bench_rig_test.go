@@ -183,18 +183,23 @@ func (r *benchRig) worker(b *testing.B) {
 	}
 	// REVOPS_WORKER_ACTIVITY_SLOTS (CONTRACT §17), when set, gives the rig's worker the
 	// activity slots it gives `revops worker` (the noisy-neighbour measurement).
+	slots := config.DefaultWorkerActivitySlots
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_WORKER_ACTIVITY_SLOTS")); err == nil && v > 0 {
-		opts.MaxConcurrentActivityExecutionSize = v
+		slots = v
 	}
-	w := worker.New(r.tc, workflows.TaskQueue, opts)
-	workflows.Register(w, &activities.Activities{Store: r.st, Sender: r.sender})
+	ws := workflows.NewWorkers(r.tc, workflows.Activities{
+		Delivery:   &activities.Activities{Store: r.st, Sender: r.sender},
+		Retention:  &activities.Retention{Store: r.st},
+		BulkReplay: &activities.BulkReplay{Store: r.st},
+	}, slots, opts)
+	w := ws[0] // revops-webhooks
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
 	w.RegisterWorkflowWithOptions(benchFanWorkflow, workflow.RegisterOptions{Name: "BenchFan"})
 	w.RegisterActivity(&benchNoop{r: r})
-	if err := w.Start(); err != nil {
+	if err := ws.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(w.Stop)
+	b.Cleanup(ws.Stop)
 }
 
 func (r *benchRig) apis(b *testing.B, log *slog.Logger) {

@@ -12,7 +12,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/revops/revops/activities"
@@ -74,12 +73,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	// The worker process that will die, with its sweeper.
 	dying := &dyingPage{next: s.db.Store, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(dying.release) })
-	w1 := worker.New(c, workflows.TaskQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
-	workflows.Register(w1, s.acts)
-	w1.RegisterActivity(&activities.BulkReplay{Store: dying, Dispatch: st})
-	if err := w1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w1 := s.workerWith(&activities.BulkReplay{Store: dying, Dispatch: st})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go st.RunSweeper(sweepCtx, 200*time.Millisecond)

@@ -105,15 +105,21 @@ func addEndpointIDsAttribute(t testing.TB, hostPort, namespace string) {
 	}
 }
 
-// worker starts a worker of the delivery task queue; stop it with Stop.
-func (s *stack) worker() worker.Worker {
-	w := worker.New(s.ts.GetDefaultClient(), workflows.TaskQueue, worker.Options{WorkerStopTimeout: 5 * time.Second})
-	workflows.Register(w, s.acts)
-	w.RegisterActivity(&activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(s.ts.GetDefaultClient())})
-	if err := w.Start(); err != nil {
+// worker starts the workers of a worker process, one per task queue, as the worker
+// command does; stop them with Stop.
+func (s *stack) worker() workflows.Workers {
+	return s.workerWith(&activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(s.ts.GetDefaultClient())})
+}
+
+// workerWith starts the workers of a process whose bulk replay pages are bulk's.
+func (s *stack) workerWith(bulk *activities.BulkReplay) workflows.Workers {
+	ws := workflows.NewWorkers(s.ts.GetDefaultClient(), workflows.Activities{
+		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
+	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})
+	if err := ws.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	return w
+	return ws
 }
 
 func (s *stack) starter(c client.Client) *dispatch.Starter {

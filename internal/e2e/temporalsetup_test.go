@@ -81,6 +81,16 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	if again := setup(1000 * time.Hour); len(again) != 0 {
 		t.Errorf("run after the update changed %q, want nothing", again)
 	}
+	// The Schedule of a release before the three task queues, whose action ran on
+	// revops-webhooks, moves to revops-system (CONTRACT §17).
+	before := app.TemporalSetup(config.Config{TemporalNamespace: ns, Retention: 1000 * time.Hour}, quiet, devstack.SearchAttributeSettle)
+	before.Schedules[0].TaskQueue = workflows.TaskQueue
+	if _, err := temporalsetup.Run(ctx, tc, before); err != nil {
+		t.Fatal(err)
+	}
+	if moved := setup(1000 * time.Hour); len(moved) != 1 {
+		t.Errorf("setup after an earlier release's schedule changed %q, want the schedule", moved)
+	}
 
 	// The Schedule's action starts a Retention run that a worker completes: events older
 	// than the retention go with their attempts, a newer one stays.
@@ -112,7 +122,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
+	w := worker.New(tc, workflows.SystemTaskQueue, worker.Options{})
 	workflows.RegisterRetention(w, &activities.Retention{Store: st})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -182,7 +192,7 @@ func check(ctx context.Context, t *testing.T, tc client.Client, ns string, reten
 		t.Errorf("overlap policy %v", sd.Schedule.Policy.Overlap)
 	}
 	a, ok := sd.Schedule.Action.(*client.ScheduleWorkflowAction)
-	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != workflows.TaskQueue || len(a.Args) != 1 {
+	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != workflows.SystemTaskQueue || len(a.Args) != 1 {
 		t.Fatalf("schedule action %+v", sd.Schedule.Action)
 	}
 	var in workflows.RetentionInput

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -469,9 +470,12 @@ func caFileOf(t *testing.T, cert *x509.Certificate) string {
 }
 
 // secretKey creates an organization through the CLI and returns its secret sandbox key.
-func secretKey(t *testing.T, s *prodlike.Stack) string {
+func secretKey(t *testing.T, s *prodlike.Stack) string { return orgKey(t, s, "Acme") }
+
+// orgKey creates the organization name through the CLI and returns its secret sandbox key.
+func orgKey(t *testing.T, s *prodlike.Stack, name string) string {
 	t.Helper()
-	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Acme", "--email", "ops@acme.test"))
+	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", name, "--email", "ops@"+strings.ToLower(name)+".test"))
 	return mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
 }
 

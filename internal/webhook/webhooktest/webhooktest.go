@@ -124,6 +124,7 @@ func (d *DB) Load(t testing.TB, id string) models.Event {
 // Received is one request a receiver got.
 type Received struct {
 	Method string
+	Path   string
 	Query  string
 	Header http.Header
 	Body   []byte
@@ -150,7 +151,7 @@ func NewReceiver(t testing.TB) *Receiver {
 func (rc *Receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rc.mu.Lock()
-	rc.received = append(rc.received, Received{Method: r.Method, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()})
+	rc.received = append(rc.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()})
 	respond := rc.Respond
 	rc.mu.Unlock()
 	if respond != nil {
