@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -114,6 +115,35 @@ func TestRecordHistories(t *testing.T) {
 	deliver("two_endpoints_one_failing", 0, models.EventFailed)
 	if n := len(dead.Received()); n != 2 {
 		t.Errorf("the failing endpoint got %d requests, want 2", n)
+	}
+
+	// Since the "recheck-replayed-while-settling" change: the failing endpoint's delivery
+	// is marked failed, its bookkeeping activity is lost (as with a killed worker), and a
+	// replay reaches the open run meanwhile; the retried mark leaves the replayed
+	// delivery pending, and the run gives it a new series once the old one settled. The
+	// receiver acknowledges the replay, so the run ends Completed.
+	var deadOK sync.Once
+	faults.holdNextMark(func(deliveryID string) error {
+		deadOK.Do(func() {
+			dead.SetRespond(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, webhooktest.AckSentence) })
+		})
+		d, err := s.db.Store.DeliveryForAttempt(ctx, deliveryID)
+		if err != nil {
+			return err
+		}
+		marked, err := s.db.Store.ReplayDeliveries(ctx, s.db.Env, d.Event.ID, d.Delivery.EndpointID)
+		if err != nil {
+			return err
+		}
+		if err := st.Redispatch(ctx, marked); err != nil {
+			return err
+		}
+		return errors.New("worker lost after the mark committed")
+	})
+	dead.SetRespond(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	deliver("replayed_while_settling", 0, models.EventDelivered)
+	if n := len(dead.Received()); n != 5 {
+		t.Errorf("the failing endpoint got %d requests in all, want 5 (2, 2, then the replay's 1)", n)
 	}
 
 	mu.Lock()

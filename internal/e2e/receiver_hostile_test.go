@@ -23,6 +23,7 @@ type faultyStore struct {
 	*store.Store
 	mu   sync.Mutex
 	fail func(a *models.DeliveryAttempt) bool
+	hold func(deliveryID string) error // once, after a MarkDeliveryFailed
 }
 
 func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
@@ -33,6 +34,28 @@ func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, 
 		return errors.New("database unreachable")
 	}
 	return f.Store.RecordDeliveryAttempt(ctx, env, a, status)
+}
+
+// MarkDeliveryFailed runs the real mark, then, when hold is set, hands the delivery's id
+// to hold and returns its error: the mark committed but its activity was lost, as when
+// its worker dies (the activity is retried).
+func (f *faultyStore) MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (bool, error) {
+	disabled, err := f.Store.MarkDeliveryFailed(ctx, deliveryID, reason, replays, disableAfter)
+	f.mu.Lock()
+	hold := f.hold
+	f.hold = nil
+	f.mu.Unlock()
+	if err == nil && hold != nil {
+		return disabled, hold(deliveryID)
+	}
+	return disabled, err
+}
+
+// holdNextMark makes the next MarkDeliveryFailed call hold (see MarkDeliveryFailed).
+func (f *faultyStore) holdNextMark(hold func(deliveryID string) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = hold
 }
 
 func (f *faultyStore) set(fail func(a *models.DeliveryAttempt) bool) {
