@@ -32,7 +32,8 @@ import (
 //
 // REVOPS_BENCH_EVENTS_RUNS: reads per filter (default 300, each filter stopped after
 // 20 s); REVOPS_BENCH_EVENTS_WRITES: writes per round (default 400);
-// REVOPS_BENCH_EVENTS_WRITE_ROUNDS: rounds of writes without then with (default 3).
+// REVOPS_BENCH_EVENTS_WRITE_ROUNDS: rounds of writes without then with (default 3);
+// REVOPS_BENCH_EVENTS_WRITES_ONLY=1: no reads.
 func BenchmarkEventFilters(b *testing.B) {
 	if os.Getenv("REVOPS_BENCH_EVENTS") == "" {
 		b.Skip("REVOPS_BENCH_EVENTS is not set: this benchmark loads 1.3M events into a database of its own")
@@ -50,9 +51,12 @@ func BenchmarkEventFilters(b *testing.B) {
 	indexes := indexDefinitions(b, conn)
 
 	b.ResetTimer()
+	reads := os.Getenv("REVOPS_BENCH_EVENTS_WRITES_ONLY") == ""
 	fmt.Printf("\n== without migration 70's indexes  load %s\n", loadAverage())
 	dropIndexes(b, conn)
-	runFilters(b, st, env, cases)
+	if reads {
+		runFilters(b, st, env, cases)
+	}
 	build := func() {
 		for _, def := range indexes {
 			t0 := time.Now()
@@ -66,7 +70,9 @@ func BenchmarkEventFilters(b *testing.B) {
 	fmt.Printf("\n== building migration 70's indexes (CONCURRENTLY)\n")
 	build()
 	fmt.Printf("\n== with migration 70's indexes  load %s\n", loadAverage())
-	runFilters(b, st, env, cases)
+	if reads {
+		runFilters(b, st, env, cases)
+	}
 	// Writes alternate, without then with, so that both see the same load.
 	fmt.Printf("\n== writes, one client, alternating\n")
 	writes := writeRounds(b, st, conn, env)
