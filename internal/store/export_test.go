@@ -135,7 +135,8 @@ func (s *Store) InsertEventsForTest(ctx context.Context, events []models.Event) 
 // ExplainEvents runs Events(env, f, page) and returns the plan of its list query (the
 // last statement it ran, the cursor's lookup before it): EXPLAIN, or with analyze
 // EXPLAIN (ANALYZE, BUFFERS), on PostgreSQL; EXPLAIN QUERY PLAN on SQLite. One line per
-// plan row.
+// plan row. The statement is explained with its values inlined by GORM's logger (times
+// to the millisecond): its plan, not necessarily its exact rows.
 func (s *Store) ExplainEvents(ctx context.Context, env Env, f EventFilter, page Page, analyze bool) ([]string, error) {
 	capture := &sqlCapture{}
 	in := &Store{db: s.db.Session(&gorm.Session{Logger: capture}), dialect: s.dialect}
