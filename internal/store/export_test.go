@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/models"
 )
@@ -108,4 +109,77 @@ func markReplayed(tx *gorm.DB, env Env, eventID, workflowID, runID string, at ti
 		"updated_at":    at,
 		"status":        status,
 	}, "mark replayed")
+}
+
+// EventFilterIndexes are the indexes migration 70 adds (events_indexes.go), in its order.
+var EventFilterIndexes = []string{"events_env_type", "events_env_status", "events_env_type_status"}
+
+// IndexesForTest lists the names of table's indexes (both databases).
+func (s *Store) IndexesForTest(ctx context.Context, table string) ([]string, error) {
+	q := "SELECT indexname FROM pg_indexes WHERE tablename = ? ORDER BY 1"
+	if s.dialect == "sqlite" {
+		q = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY 1"
+	}
+	var names []string
+	if err := s.db.WithContext(ctx).Raw(q, table).Scan(&names).Error; err != nil {
+		return nil, fmt.Errorf("indexes of %s: %w", table, err)
+	}
+	return names, nil
+}
+
+// InsertEventsForTest writes event rows as they are, in batches (a test's seed).
+func (s *Store) InsertEventsForTest(ctx context.Context, events []models.Event) error {
+	return s.db.WithContext(ctx).CreateInBatches(events, 500).Error
+}
+
+// ExplainEvents runs Events(env, f, page) and returns the plan of its list query (the
+// last statement it ran, the cursor's lookup before it): EXPLAIN, or with analyze
+// EXPLAIN (ANALYZE, BUFFERS), on PostgreSQL; EXPLAIN QUERY PLAN on SQLite. One line per
+// plan row. The statement is explained with its values inlined by GORM's logger (times
+// to the millisecond): its plan, not necessarily its exact rows.
+func (s *Store) ExplainEvents(ctx context.Context, env Env, f EventFilter, page Page, analyze bool) ([]string, error) {
+	capture := &sqlCapture{}
+	in := &Store{db: s.db.Session(&gorm.Session{Logger: capture}), dialect: s.dialect}
+	if _, _, err := in.Events(ctx, env, f, page); err != nil {
+		return nil, err
+	}
+	if capture.last == "" {
+		return nil, fmt.Errorf("explain events: no statement captured")
+	}
+	db := s.db.WithContext(ctx)
+	var lines []string
+	switch {
+	case s.dialect == "sqlite":
+		var rows []struct {
+			ID, Parent, Notused int
+			Detail              string
+		}
+		if err := db.Raw("EXPLAIN QUERY PLAN " + capture.last).Scan(&rows).Error; err != nil {
+			return nil, fmt.Errorf("explain events: %w", err)
+		}
+		for _, r := range rows {
+			lines = append(lines, r.Detail)
+		}
+	case analyze:
+		err := db.Raw("EXPLAIN (ANALYZE, BUFFERS) " + capture.last).Scan(&lines).Error
+		if err != nil {
+			return nil, fmt.Errorf("explain events: %w", err)
+		}
+	default:
+		if err := db.Raw("EXPLAIN " + capture.last).Scan(&lines).Error; err != nil {
+			return nil, fmt.Errorf("explain events: %w", err)
+		}
+	}
+	return lines, nil
+}
+
+// sqlCapture is a GORM logger that keeps the last statement run, its values inlined.
+type sqlCapture struct{ last string }
+
+func (c *sqlCapture) LogMode(logger.LogLevel) logger.Interface { return c }
+func (c *sqlCapture) Info(context.Context, string, ...any)     {}
+func (c *sqlCapture) Warn(context.Context, string, ...any)     {}
+func (c *sqlCapture) Error(context.Context, string, ...any)    {}
+func (c *sqlCapture) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
+	c.last, _ = fc()
 }
