@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if p.Worker {
 		acts := &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter}
 		ret := &activities.Retention{Store: st}
-		bulk := &activities.BulkReplay{Store: st, Dispatch: starter}
+		bulk := &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate}
 		goRun(func() { runWorker(ctx, tc, acts, ret, bulk, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry)) })
 		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
