@@ -132,3 +132,16 @@ func TestIdempotentAnswersKeepNoSecret(t *testing.T) {
 		})
 	}
 }
+
+// Only an endpoint's own secret is kept out: an account whose properties hold a "secret"
+// of the client's own is kept and replayed as it was (no client input yields a 5xx).
+func TestIdempotentAnswerWithAClientsSecretProperty(t *testing.T) {
+	h := newHarness(t)
+	body := map[string]any{"name": "Acme", "properties": map[string]any{"secret": "whsec_the_clients_own"}}
+	first := h.do("POST", "/v1/accounts", h.key[skSandbox], body, "Idempotency-Key", "acct")
+	again := h.do("POST", "/v1/accounts", h.key[skSandbox], body, "Idempotency-Key", "acct")
+	if first.Status != http.StatusCreated || again.Status != http.StatusCreated || string(first.Body) != string(again.Body) ||
+		again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("first %d %s, replay %d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/models"
 )
 
@@ -17,10 +16,12 @@ import (
 // endpoint; a replay fills in the endpoint's current secret.
 
 func init() {
-	// The column that names the endpoint, and the answers kept before it: those whose
-	// secret is still the endpoint's (current or previous) point to it instead; any other
-	// one (its secret rotated away twice, its endpoint deleted) is dropped, so that the
-	// table holds no secret (a retry with such a key runs again).
+	// The column that names the endpoint, and the answers of the endpoint routes kept
+	// before it: those whose secret is still the endpoint's (current or previous) point to
+	// it instead; any other one (its secret rotated away twice, its endpoint deleted) is
+	// dropped, so that the table holds no secret (a retry with such a key runs again).
+	// Other routes' answers may show a client's own "secret" member (account properties)
+	// and are left alone.
 	register(migration{version: 83, name: "idempotency_keys_no_secrets", sql: `
 ALTER TABLE idempotency_keys ADD COLUMN secret_endpoint_id TEXT;
 UPDATE idempotency_keys SET secret_endpoint_id = (
@@ -29,14 +30,14 @@ UPDATE idempotency_keys SET secret_endpoint_id = (
 	AND (idempotency_keys.response LIKE '%"secret":"' || w.secret || '"%'
 		OR (w.previous_secret <> '' AND idempotency_keys.response LIKE '%"secret":"' || w.previous_secret || '"%'))
 	ORDER BY w.id LIMIT 1)
-WHERE response LIKE '%"secret":"whsec%';
+WHERE path LIKE '/v1/webhook_endpoint%' AND response LIKE '%"secret":"whsec%';
 UPDATE idempotency_keys SET response = (
 	SELECT replace(replace(idempotency_keys.response,
 		'"secret":"' || w.secret || '"', '"secret":"<redacted>"'),
 		'"secret":"' || w.previous_secret || '"', '"secret":"<redacted>"')
 	FROM webhook_endpoints w WHERE w.id = idempotency_keys.secret_endpoint_id)
 WHERE secret_endpoint_id IS NOT NULL;
-DELETE FROM idempotency_keys WHERE response LIKE '%"secret":"whsec%'`})
+DELETE FROM idempotency_keys WHERE path LIKE '/v1/webhook_endpoint%' AND response LIKE '%"secret":"whsec%'`})
 }
 
 // secretMember is the member an answer shows a signing secret in; in a JSON text, `"`
@@ -46,7 +47,8 @@ const secretMember = `"secret":`
 // secretPlaceholder stands in a kept answer for the secret its replays show.
 const secretPlaceholder = `"<redacted>"`
 
-// errKeptSecret refuses to keep an answer that would hold a signing secret.
+// errKeptSecret refuses to keep an answer that would hold its endpoint's signing secret
+// outside the secret member.
 var errKeptSecret = errors.New("an idempotent answer would keep a signing secret")
 
 // kept is an answer as the idempotency table keeps it.
@@ -74,11 +76,6 @@ func withoutSecret(body []byte, endpointID, secret string) (kept, error) {
 		return kept{}, errKeptSecret
 	}
 	return k, nil
-}
-
-// holdsSecret tells whether an answer shows a signing secret in its secret member.
-func holdsSecret(body []byte) bool {
-	return bytes.Contains(body, []byte(secretMember+`"`+signing.SecretPrefix))
 }
 
 // withCurrentSecret is a kept answer as replayed: the placeholder replaced by the
