@@ -19,6 +19,10 @@ const ErrTypeReplayJobMissing = "replay_job_not_found"
 // dispatchBound is how long a page's activity spends reaching its events' workflows.
 const dispatchBound = 10 * time.Second
 
+// maxPaceHold bounds how long a page's activity lasts for its pacing, well within the
+// page's 30 s StartToCloseTimeout (workflows.replayPageOptions).
+const maxPaceHold = 20 * time.Second
+
 // BulkReplayStore is what the bulk replay activity needs of the store.
 type BulkReplayStore interface {
 	ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (store.ReplayPageResult, error)
@@ -37,6 +41,9 @@ type BulkReplay struct {
 	// Dispatch, when set, reaches the page's events right after its commit; the sweeper
 	// reaches whatever it could not (they stay marked for redispatch).
 	Dispatch EventDispatcher
+	// Rate is REVOPS_REPLAY_RATE, the deliveries per second an environment's jobs start
+	// all together (CONTRACT §17); 0: each job keeps only its workflow's own pace.
+	Rate float64
 }
 
 // ReplayPageInput names the page: the one after CursorID ("" for the first) of the job.
@@ -58,6 +65,7 @@ type ReplayPageOutput struct {
 // ReplayPage replays one page of a bulk replay job and advances the job's row, in one
 // transaction (store.ReplayPage): a retry after a crash replays nothing twice.
 func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (ReplayPageOutput, error) {
+	began := time.Now()
 	r, err := b.Store.ReplayPage(ctx, in.JobID, in.CursorID, in.Limit)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return ReplayPageOutput{}, temporal.NewNonRetryableApplicationError(
@@ -72,6 +80,34 @@ func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (Replay
 		b.Dispatch.Dispatch(dctx, r.Events)
 		cancel()
 	}
+	if !r.Done {
+		b.pace(ctx, began, r.Replayed+r.Failed, r.Running)
+	}
 	return ReplayPageOutput{Replayed: r.Replayed, Failed: r.Failed, TotalReplayed: r.TotalReplayed,
 		TotalFailed: r.TotalFailed, Matched: r.Matched, CursorID: r.CursorID, Done: r.Done}, nil
+}
+
+// pace holds the page's activity so that the environment's running jobs together start
+// at most Rate deliveries a second (CONTRACT §17): with k jobs running (read in the
+// page's transaction), a page of n deliveries lasts at least k·n/Rate. The workflow then
+// waits only what is left of its own n/Rate (it measures from the page's start), so one
+// job alone keeps exactly its workflow's pace, and no workflow code changes: runs started
+// before this release pace the same way.
+func (b *BulkReplay) pace(ctx context.Context, began time.Time, n, running int) {
+	if b.Rate <= 0 || running <= 1 || n == 0 {
+		return
+	}
+	hold := min(time.Duration(float64(n*running)/b.Rate*float64(time.Second)), maxPaceHold) - time.Since(began)
+	if d, ok := ctx.Deadline(); ok {
+		hold = min(hold, time.Until(d)-time.Second)
+	}
+	if hold <= 0 {
+		return
+	}
+	t := time.NewTimer(hold)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -63,6 +64,33 @@ func TestReplayPageActivity(t *testing.T) {
 			}
 			if out.TotalReplayed != tc.wantTotal || fmt.Sprint(d.ids) != fmt.Sprint(tc.dispatch) {
 				t.Errorf("out %+v, dispatched %v, want total %d and %v", out, d.ids, tc.wantTotal, tc.dispatch)
+			}
+		})
+	}
+}
+
+// The environment's running jobs share REVOPS_REPLAY_RATE (CONTRACT §17): with two
+// running, a page of 5 deliveries at 50/s lasts at least 2·5/50 s = 200 ms in its
+// activity; alone, or on the job's last page, the activity holds nothing (the workflow's
+// own wait paces a job alone).
+func TestReplayPageSharesTheRate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		res      store.ReplayPageResult
+		min, max time.Duration
+	}{
+		{name: "two running", res: store.ReplayPageResult{Replayed: 4, Failed: 1, Running: 2}, min: 200 * time.Millisecond, max: time.Second},
+		{name: "alone", res: store.ReplayPageResult{Replayed: 5, Running: 1}, max: 100 * time.Millisecond},
+		{name: "last page", res: store.ReplayPageResult{Replayed: 5, Running: 2, Done: true}, max: 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &activities.BulkReplay{Store: pageStore{res: tc.res}, Rate: 50}
+			began := time.Now()
+			if _, err := b.ReplayPage(context.Background(), activities.ReplayPageInput{JobID: "j", Limit: 5}); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(began); took < tc.min || took > tc.max {
+				t.Errorf("page took %v, want %v to %v", took, tc.min, tc.max)
 			}
 		})
 	}

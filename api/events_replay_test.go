@@ -203,3 +203,30 @@ func TestBulkReplayIdempotent(t *testing.T) {
 		})
 	}
 }
+
+// An environment runs at most two bulk replay jobs (CONTRACT §17): the third is a 409
+// replay_job_limit in the §4 envelope; the other environment is not limited by them.
+func TestBulkReplayJobLimit(t *testing.T) {
+	h := newHarness(t)
+	env := h.objEnv("sandbox")
+	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
+	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.objEvents(h.newObjAccount("Limit"))[0]
+	if err := h.store.SetEventStatus(context.Background(), env, ev.ID, models.EventFailed); err != nil {
+		t.Fatal(err)
+	}
+	for range store.MaxRunningReplayJobs {
+		job := h.mustObj(http.StatusAccepted, "POST", "/v1/events/replay", map[string]any{"type": "account-created"})
+		if job["status"] != "running" {
+			t.Fatalf("job = %v", job)
+		}
+	}
+	expectError(t, h.do("POST", "/v1/events/replay", h.key[skSandbox], map[string]any{"type": "account-created"}),
+		http.StatusConflict, "replay_job_limit")
+	if r := h.do("POST", "/v1/events/replay", h.key["secret live"], map[string]any{"type": "account-created"}); r.Status != http.StatusAccepted {
+		t.Fatalf("live environment: %d %s", r.Status, r.Body)
+	}
+}

@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		acts := workflows.Activities{
 			Delivery:   &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
 			Retention:  &activities.Retention{Store: st},
-			BulkReplay: &activities.BulkReplay{Store: st, Dispatch: starter},
+			BulkReplay: &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
 		}
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))

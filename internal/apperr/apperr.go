@@ -70,16 +70,26 @@ func (fs Faults) Err() error {
 }
 
 // ConflictError is a request that is valid but clashes with the current state (409).
+// Err, when set, is the owning package's error value (store.ErrReplayJobLimit…), so that
+// callers can test it with errors.Is, as with InvalidError.
 type ConflictError struct {
+	Err     error
 	Code    string // invalid_state_transition, transaction_id_reused, delivery_in_progress…
 	Message string
 }
 
 func (e *ConflictError) Error() string { return e.Code + ": " + e.Message }
 
+func (e *ConflictError) Unwrap() error { return e.Err }
+
 // Conflict builds a *ConflictError.
 func Conflict(code, format string, args ...any) error {
 	return &ConflictError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ConflictOn builds a *ConflictError around the package's error value err.
+func ConflictOn(err error, code, format string, args ...any) error {
+	return &ConflictError{Err: err, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // InvalidError is a request the caller must change, named by one code and, when one

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -255,6 +256,10 @@ func (h *handler) replayFailed(c *gin.Context) {
 		return
 	}
 	n, err := h.replayer.ReplayFailed(c.Request.Context(), env)
+	if errors.Is(err, store.ErrReplayJobLimit) {
+		h.fail(c, httperr.Request(http.StatusConflict, store.CodeReplayJobLimit, "", "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", store.MaxRunningReplayJobs))
+		return
+	}
 	if err != nil {
 		h.fail(c, err)
 		return

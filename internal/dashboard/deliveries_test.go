@@ -252,6 +252,15 @@ func TestReplayButtons(t *testing.T) {
 			t.Errorf("?replayed=%q shows a notice", v)
 		}
 	}
+	// A second job may run beside the first (no worker pages them here); a third is
+	// refused, in the dashboard's own words (CONTRACT §17).
+	if p := c.post("/dashboard/deliveries/replay-failed", url.Values{"csrf_token": {tok}}); p.status != http.StatusSeeOther {
+		t.Fatalf("second job: %d: %.300s", p.status, p.body)
+	}
+	if p := c.post("/dashboard/deliveries/replay-failed", url.Values{"csrf_token": {tok}}); p.status != http.StatusConflict ||
+		!strings.Contains(p.body, "2 bulk replays are already running in this environment") {
+		t.Fatalf("third job: %d: %.300s", p.status, p.body)
+	}
 }
 
 func deliveryStatuses(t *testing.T, s *site, e models.Event) map[string]string {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -52,6 +53,10 @@ func (h *handler) testEndpoint(c *gin.Context) {
 	res, err := h.endpoints.Test(c.Request.Context(), env, d.ID, c.PostForm("type"))
 	if fieldErrors(err) != nil {
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "Choose an event type from the list.")
+		return
+	}
+	if errors.Is(err, store.ErrTestInProgress) {
+		h.showEndpoint(c, http.StatusConflict, d, "", "A test is already being sent to this endpoint (from here or through the API); wait for its answer, then send another.")
 		return
 	}
 	if err != nil {

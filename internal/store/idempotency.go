@@ -75,10 +75,13 @@ type idempotencyRow struct {
 	Claim          string
 	Status         *int
 	Response       *string
-	ClaimedAt      time.Time
-	CompletedAt    *time.Time
-	ExpiresAt      time.Time
-	CreatedAt      time.Time
+	// SecretEndpointID names the endpoint whose current signing secret the kept answer
+	// shows in place of secretPlaceholder (idempotency_secret.go).
+	SecretEndpointID *string
+	ClaimedAt        time.Time
+	CompletedAt      *time.Time
+	ExpiresAt        time.Time
+	CreatedAt        time.Time
 }
 
 func (idempotencyRow) TableName() string { return "idempotency_keys" }
@@ -119,7 +122,11 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req Idempotent
 			case row.Method != req.Method || row.Path != req.Path || row.Fingerprint != req.Fingerprint:
 				return Claim{Outcome: ClaimReused}, nil
 			case completed && row.Status != nil && row.Response != nil:
-				return Claim{Outcome: ClaimReplay, Status: *row.Status, Body: []byte(*row.Response)}, nil
+				body, err := s.withCurrentSecret(ctx, env, []byte(*row.Response), row.SecretEndpointID)
+				if err != nil {
+					return Claim{}, err
+				}
+				return Claim{Outcome: ClaimReplay, Status: *row.Status, Body: body}, nil
 			default:
 				return Claim{Outcome: ClaimInUse}, nil
 			}
@@ -133,7 +140,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req Idempotent
 		}
 		res = q.Updates(map[string]any{
 			"method": req.Method, "path": req.Path, "fingerprint": req.Fingerprint, "claim": token,
-			"status": nil, "response": nil, "claimed_at": now, "completed_at": nil,
+			"status": nil, "response": nil, "secret_endpoint_id": nil, "claimed_at": now, "completed_at": nil,
 			"expires_at": now.Add(IdempotencyKeyLife), "created_at": now,
 		})
 		if res.Error != nil {
@@ -171,13 +178,13 @@ type Answer struct {
 func (a *Answer) Kept() (status int, body []byte, ok bool) { return a.status, a.body, a.kept }
 
 // keep writes status and body as the key's answer in db, the transaction of the change
-// it answers. A non-2xx answer is not kept (CONTRACT §14); a claim lost to a takeover
-// fails the transaction.
-func (a *Answer) keep(db *gorm.DB, status int, body []byte) error {
+// it answers: body as sent now, kept as k says (without a signing secret). A non-2xx
+// answer is not kept (CONTRACT §14); a claim lost to a takeover fails the transaction.
+func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {
 	if status < 200 || status > 299 {
 		return nil
 	}
-	if err := complete(db, a.env, a.key, a.token, status, body); err != nil {
+	if err := complete(db, a.env, a.key, a.token, status, k); err != nil {
 		return err
 	}
 	a.kept, a.status, a.body = true, status, body
@@ -215,7 +222,12 @@ func (r Reply[T]) Keeps() bool { return r.answer != nil && !r.answer.kept }
 func (r Reply[T]) Keep(tx *Tx, result T) error { return r.keepIn(tx.db, result) }
 
 // keepIn is Keep for a store writer that runs its own *gorm.DB transaction.
-func (r Reply[T]) keepIn(db *gorm.DB, result T) error {
+func (r Reply[T]) keepIn(db *gorm.DB, result T) error { return r.keepSecretIn(db, result, "", "") }
+
+// keepSecretIn is keepIn for the answer of a change of endpoint endpointID whose signing
+// secret is secret: the answer kept holds a placeholder instead, filled in with the
+// endpoint's current secret when it is replayed (CONTRACT §17).
+func (r Reply[T]) keepSecretIn(db *gorm.DB, result T, endpointID, secret string) error {
 	if !r.Keeps() {
 		return nil
 	}
@@ -223,13 +235,17 @@ func (r Reply[T]) keepIn(db *gorm.DB, result T) error {
 	if err != nil {
 		return fmt.Errorf("render idempotent answer: %w", err)
 	}
-	return r.answer.keep(db, r.status, body)
+	k, err := withoutSecret(body, endpointID, secret)
+	if err != nil {
+		return err
+	}
+	return r.answer.keep(db, r.status, body, k)
 }
 
-func complete(db *gorm.DB, env Env, key, token string, status int, body []byte) error {
+func complete(db *gorm.DB, env Env, key, token string, status int, k kept) error {
 	res := scope(db.Model(&idempotencyRow{}), env).
 		Where("idempotency_key = ? AND claim = ? AND completed_at IS NULL", key, token).
-		Updates(map[string]any{"status": status, "response": string(body), "completed_at": changeTime()})
+		Updates(map[string]any{"status": status, "response": string(k.body), "secret_endpoint_id": k.secretEndpointID, "completed_at": changeTime()})
 	if res.Error != nil {
 		return fmt.Errorf("keep idempotent answer: %w", res.Error)
 	}
@@ -242,7 +258,7 @@ func complete(db *gorm.DB, env Env, key, token string, status int, body []byte) 
 // CompleteIdempotencyKey keeps a 2xx answer of a request that had no write transaction
 // of its own (or answered without one): right after the operation, not with it.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, a *Answer, status int, body []byte) error {
-	if err := complete(s.db.WithContext(ctx), a.env, a.key, a.token, status, body); err != nil {
+	if err := complete(s.db.WithContext(ctx), a.env, a.key, a.token, status, kept{body: body}); err != nil {
 		return err
 	}
 	a.kept, a.status, a.body = true, status, body

@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -35,6 +37,25 @@ CREATE TABLE replay_jobs (
 CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'running'`})
 }
 
+func init() {
+	// The running jobs of one environment are counted by every new job (the limit of
+	// CONTRACT §17) and by every page (the environment's share of REVOPS_REPLAY_RATE).
+	register(migration{version: 81, name: "replay_jobs_env_running", sql: `
+CREATE INDEX replay_jobs_env_running ON replay_jobs (environment_id) WHERE status = 'running'`})
+}
+
+// MaxRunningReplayJobs is how many bulk replay jobs an environment may have running at
+// once (CONTRACT §17).
+const MaxRunningReplayJobs = 2
+
+// ErrReplayJobLimit refuses a bulk replay job while the environment already has
+// MaxRunningReplayJobs running. It comes wrapped in an *apperr.ConflictError with
+// CodeReplayJobLimit.
+var ErrReplayJobLimit = errors.New("too many running replay jobs")
+
+// CodeReplayJobLimit is the error code of ErrReplayJobLimit.
+const CodeReplayJobLimit = "replay_job_limit"
+
 // JobFilter is the event filter a replay job was created with.
 func JobFilter(j models.ReplayJob) EventFilter {
 	before := j.CreatedBefore
@@ -52,6 +73,13 @@ func JobEnv(j models.ReplayJob) Env {
 // the same transaction. CreatedBefore is frozen at now at the latest, so events written later
 // never join. A job matching nothing is done at once; a running one waits for its
 // BulkReplay workflow (workflow_started_at unset until then).
+//
+// An environment with MaxRunningReplayJobs running jobs gets ErrReplayJobLimit (CONTRACT
+// §17), decided in the database: the running jobs are counted again under the
+// environment's lock (lockEnv; SQLite's write transaction is exclusive) just before the
+// insert, so concurrent requests on any replica never make a third. The count of matched
+// deliveries, the costly part, runs before the lock; a request refused at once (the
+// early count) costs no such count.
 func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Reply[models.ReplayJob]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
@@ -64,6 +92,9 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		HeartbeatAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkRunningJobs(tx, env); err != nil {
+			return err
+		}
 		var n int64
 		if err := deliveryQuery(tx, env, f).Count(&n).Error; err != nil {
 			return fmt.Errorf("count deliveries to replay: %w", err)
@@ -72,12 +103,41 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		if j.Matched == 0 {
 			j.Status, j.FinishedAt = models.ReplayJobDone, &now
 		}
+		if err := s.lockEnv(tx, env); err != nil {
+			return err
+		}
+		if err := checkRunningJobs(tx, env); err != nil {
+			return err
+		}
 		if err := tx.Create(&j).Error; err != nil {
 			return fmt.Errorf("create replay job: %w", err)
 		}
 		return reply.keepIn(tx, j)
 	})
 	return j, err
+}
+
+// runningJobs counts the environment's running replay jobs.
+func runningJobs(tx *gorm.DB, env Env) (int, error) {
+	var n int64
+	if err := scope(tx.Model(&models.ReplayJob{}), env).Where("status = ?", models.ReplayJobRunning).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count running replay jobs: %w", err)
+	}
+	return int(n), nil
+}
+
+// checkRunningJobs refuses a new job while the environment has MaxRunningReplayJobs
+// running.
+func checkRunningJobs(tx *gorm.DB, env Env) error {
+	n, err := runningJobs(tx, env)
+	if err != nil {
+		return err
+	}
+	if n >= MaxRunningReplayJobs {
+		return apperr.ConflictOn(ErrReplayJobLimit, CodeReplayJobLimit,
+			"This environment already has %d bulk replay jobs running, the most it may have; wait for one to finish (GET /v1/events/replay/{id}).", n)
+	}
+	return nil
 }
 
 // ReplayJob loads one job of the environment.

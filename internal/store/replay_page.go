@@ -30,6 +30,9 @@ type ReplayPageResult struct {
 	CursorAt                            *time.Time
 	CursorID                            string
 	Done                                bool
+	// Running is how many jobs of the job's environment are running after the page, this
+	// one included while it runs: they share REVOPS_REPLAY_RATE (CONTRACT §17).
+	Running int
 	// Events are the replayed events, marked for redispatch: the caller hands them to the
 	// dispatcher after commit (the sweeper does it otherwise).
 	Events []models.Event
@@ -106,9 +109,13 @@ func (s *Store) ReplayPage(ctx context.Context, jobID, cursorID string, limit in
 		if err := tx.Where("id = ?", jobID).Take(&j).Error; err != nil {
 			return fmt.Errorf("reload replay job %s: %w", jobID, err)
 		}
+		running, err := runningJobs(tx, env)
+		if err != nil {
+			return err
+		}
 		replayed, failed, events := out.Replayed, out.Failed, out.Events
 		out = pageResult(j)
-		out.Replayed, out.Failed, out.Events = replayed, failed, events
+		out.Replayed, out.Failed, out.Events, out.Running = replayed, failed, events, running
 		return nil
 	})
 	if err != nil {

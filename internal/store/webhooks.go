@@ -96,6 +96,12 @@ func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
 // kept in the change's transaction; its zero value keeps nothing (the dashboard).
 type EndpointReply = Reply[models.WebhookEndpoint]
 
+// keepEndpoint keeps the answer of a change of ep without its signing secret (CONTRACT
+// §17): a replay shows the endpoint's secret as it is then.
+func keepEndpoint(tx *gorm.DB, reply EndpointReply, ep models.WebhookEndpoint) error {
+	return reply.keepSecretIn(tx, ep, ep.ID, ep.Secret)
+}
+
 // CreateWebhookEndpoint stores a new endpoint (ID, timestamps and the disabled reason are
 // set here), refusing a 17th one of the environment even under concurrent creates.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.WebhookEndpoint, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
@@ -116,7 +122,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.We
 		if err != nil {
 			return err
 		}
-		return reply.keepIn(tx, ep)
+		return keepEndpoint(tx, reply, ep)
 	})
 	return ep, err
 }
@@ -210,7 +216,7 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p
 		if ep, err = patchEndpoint(tx, env, ep, p, now); err != nil {
 			return err
 		}
-		return reply.keepIn(tx, ep)
+		return keepEndpoint(tx, reply, ep)
 	})
 	return ep, err
 }
@@ -286,7 +292,7 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 		if err := summarizeEvents(tx, now, eventIDs...); err != nil {
 			return err
 		}
-		return reply.keepIn(tx, ep)
+		return keepEndpoint(tx, reply, ep)
 	})
 	return ep, err
 }
@@ -329,7 +335,7 @@ func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret
 		if res.Error != nil {
 			return fmt.Errorf("rotate webhook secret: %w", res.Error)
 		}
-		return reply.keepIn(tx, ep)
+		return keepEndpoint(tx, reply, ep)
 	})
 	return ep, err
 }

@@ -47,6 +47,8 @@ type EndpointsStore interface {
 	UpdateWebhookEndpoint(ctx context.Context, env store.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	DeleteWebhookEndpoint(ctx context.Context, env store.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	RotateEndpointSecret(ctx context.Context, env store.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	ClaimEndpointTest(ctx context.Context, env store.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
+	ReleaseEndpointTest(ctx context.Context, env store.Env, id, token string) error
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -313,14 +315,11 @@ func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string, reply 
 	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
 }
 
-// Test sends the §8 test body of eventType to the endpoint now, enabled or not.
+// Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at
+// a time per endpoint (store.ErrTestInProgress otherwise: claimedSend).
 func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType string) (TestResult, error) {
 	if err := checkTestType(eventType); err != nil {
 		return TestResult{}, err
 	}
-	ep, err := e.Store.WebhookEndpointByID(ctx, env, id)
-	if err != nil {
-		return TestResult{}, err
-	}
-	return e.send(ctx, ep, eventType)
+	return e.claimedSend(ctx, env, id, eventType)
 }

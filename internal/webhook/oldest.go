@@ -68,5 +68,5 @@ func (e *Endpoints) TestOldest(ctx context.Context, env store.Env, eventType str
 	if err != nil {
 		return TestResult{}, err
 	}
-	return e.send(ctx, ep, eventType)
+	return e.claimedSend(ctx, env, ep.ID, eventType)
 }
