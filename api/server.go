@@ -80,7 +80,7 @@ func New(d Deps) http.Handler {
 		s.log = slog.Default()
 	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
-		s.dispatch = dispatch.NewQueue(s.dispatch, s.log)
+		s.dispatch = dispatch.NewQueue(s.dispatch, s.log, s.outbox())
 	}
 	// The document depends only on the public URL: built once, served as bytes.
 	s.openapi, s.openapiErr = openapi.Document(s.cfg.PublicURL)
@@ -96,6 +96,14 @@ func New(d Deps) http.Handler {
 	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy"), authenticate(s.keys))
 	s.routes(r)
 	return r
+}
+
+// outbox is where the API's own start queue reads an overflow back from: the store.
+func (s *Server) outbox() dispatch.Outbox {
+	if s.store == nil {
+		return nil
+	}
+	return s.store
 }
 
 // dispatched hands committed events to the dispatcher's queue, if any: it returns at once.
