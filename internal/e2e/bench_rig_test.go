@@ -213,6 +213,11 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 
 // call sends one JSON request with the secret key and decodes the answer into out.
 func (r *benchRig) call(base, method, path string, body, out any) error {
+	return r.callAs(r.key, base, method, path, body, out)
+}
+
+// callAs is call with another environment's key.
+func (r *benchRig) callAs(key, base, method, path string, body, out any) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -221,7 +226,7 @@ func (r *benchRig) call(base, method, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+r.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.http.Do(req)
 	if err != nil {
@@ -247,26 +252,32 @@ func (r *benchRig) call(base, method, path string, body, out any) error {
 // so changes to deals of one customer are serialised; the benchmark spreads them the way
 // many customers would.
 func (r *benchRig) createDeals(b *testing.B, n int) {
+	r.deals = r.createDealsAs(b, r.key, n)
+}
+
+// createDealsAs makes n draft deals in the environment of key, as createDeals says.
+func (r *benchRig) createDealsAs(b *testing.B, key string, n int) []string {
 	accounts := make([]string, (n+9)/10)
 	err := parallel(8, len(accounts), func(k int) error {
 		var acc struct{ ID string }
-		err := r.call(r.setup.URL, "POST", "/v1/accounts", map[string]any{"name": "Bench Co " + strconv.Itoa(k)}, &acc)
+		err := r.callAs(key, r.setup.URL, "POST", "/v1/accounts", map[string]any{"name": "Bench Co " + strconv.Itoa(k)}, &acc)
 		accounts[k] = acc.ID
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.deals = make([]string, n)
+	deals := make([]string, n)
 	err = parallel(8, n, func(k int) error {
 		var d struct{ ID string }
-		err := r.call(r.setup.URL, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": accounts[k%len(accounts)]}}, &d)
-		r.deals[k] = d.ID
+		err := r.callAs(key, r.setup.URL, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": accounts[k%len(accounts)]}}, &d)
+		deals[k] = d.ID
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return deals
 }
 
 // parallel runs f(0..n-1) on conc goroutines, each taking the next index when done.
