@@ -18,9 +18,16 @@ type envQueue struct {
 	inEvents int // events in them
 	// overflowed: events of the environment wait in the outbox, read back by a refill
 	// (refilling while one runs); dropped counts the batches left there, so that a refill
-	// knows whether one came in while it read.
+	// knows whether one came in while it read; failed are the events read back whose
+	// start failed (left to the sweeper), until the overflow ends.
 	overflowed, refilling bool
 	dropped               int
+	failed                map[string]struct{}
+}
+
+func (e *envQueue) endOverflow() {
+	e.overflowed = false
+	e.failed = nil
 }
 
 func (e *envQueue) idle() bool {

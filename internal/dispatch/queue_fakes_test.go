@@ -63,12 +63,14 @@ func (o *fakeOutbox) PendingStarts(_ context.Context, env store.Env, limit int) 
 }
 
 // recorder is the next Dispatcher: it records every event handed over, in order, and
-// marks it started in the outbox (unless failing: Temporal is away), after waiting for
-// gate when there is one.
+// marks it started in the outbox after waiting for gate when there is one. Like Starter
+// it stops at the first start that fails: every one while failing (Temporal is away),
+// or those in fails.
 type recorder struct {
 	outbox  *fakeOutbox
 	gate    chan struct{}
 	failing bool
+	fails   map[string]bool
 	mu      sync.Mutex
 	got     []string
 }
@@ -86,9 +88,13 @@ func (r *recorder) Dispatch(ctx context.Context, events []models.Event) {
 		r.got = append(r.got, e.ID)
 	}
 	r.mu.Unlock()
-	if !r.failing {
-		r.outbox.markStarted(events)
+	for i, e := range events {
+		if r.failing || r.fails[e.ID] {
+			events = events[:i]
+			break
+		}
 	}
+	r.outbox.markStarted(events)
 }
 
 func (r *recorder) handed() []string {

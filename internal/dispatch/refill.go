@@ -13,6 +13,11 @@ const maxRefills = 4
 // refillTimeout bounds one outbox query.
 const refillTimeout = 10 * time.Second
 
+// maxFailedStarts is how many failed starts an environment's reading back passes over
+// (each left to the sweeper) before it leaves the rest to the sweeper too: a start that
+// timed out under load is passed over; Temporal away fails them all.
+const maxFailedStarts = 32
+
 // room is how many events the environment's FIFO may take now (mu held).
 func (q *Queue) room(e *envQueue) int {
 	return max(min(q.limits.envEvents-e.queued, q.limits.events-q.queued), 0)
@@ -46,8 +51,8 @@ func (q *Queue) kickAll() {
 
 // refill reads the environment's overflow back from the outbox, oldest first, while its
 // FIFO has room, until the outbox has nothing more of it than what is queued or in
-// flight here (then it no longer overflows), or its starts are failing (left to the
-// sweeper, which will retry them).
+// flight here or failed to start (then it no longer overflows), or its starts keep
+// failing (the rest is left to the sweeper, which retries failed starts anyway).
 func (q *Queue) refill(e *envQueue) {
 	defer q.wg.Done()
 	q.mu.Lock()
@@ -71,9 +76,9 @@ func (q *Queue) refillOnce(e *envQueue) bool {
 	if q.closed || !e.overflowed || room == 0 {
 		return false
 	}
-	// What is queued or in flight here comes back too (still undispatched): ask for
-	// that much more.
-	limit := room + e.queued + e.inEvents
+	// What is queued or in flight here, or failed to start, comes back too (still
+	// undispatched): ask for that much more.
+	limit := room + e.queued + e.inEvents + len(e.failed)
 	dropped, doneMark := e.dropped, q.done.seq
 	q.mu.Unlock()
 	ctx, cancel := context.WithTimeout(q.stop, refillTimeout)
@@ -84,14 +89,14 @@ func (q *Queue) refillOnce(e *envQueue) bool {
 		q.leaveToSweeper(e, "outbox not read", err)
 		return false
 	}
-	fresh, failing := q.fresh(events, doneMark)
-	if failing {
+	fresh := q.fresh(e, events, doneMark)
+	if len(e.failed) > maxFailedStarts {
 		q.leaveToSweeper(e, "starts failing", nil)
 		return false
 	}
 	taken := q.queueRefilled(e, fresh)
 	if len(events) < limit && taken == len(fresh) && e.dropped == dropped {
-		e.overflowed = false // nothing left behind in the outbox
+		e.endOverflow() // nothing left behind in the outbox
 	}
 	q.spawn()
 	// Read on while this one queued some and there is room, or when nothing came back
@@ -100,21 +105,30 @@ func (q *Queue) refillOnce(e *envQueue) bool {
 	return e.overflowed && (taken > 0 || len(fresh) == 0)
 }
 
-// fresh are the events read back that are neither queued nor in flight here nor handed
-// over lately; failing is whether one was handed over before the query began (its
-// start failed: Starter stops at the first failure and leaves the rest to the sweeper).
-func (q *Queue) fresh(events []models.Event, doneMark uint64) (fresh []models.Event, failing bool) {
+// fresh are the events read back that are neither queued nor in flight here, nor
+// handed over lately, nor failed. One handed over before the query began that comes back
+// failed to start (Starter logs it and stops at the first failure): it is added to the
+// environment's failed ones, left to the sweeper (mu held).
+func (q *Queue) fresh(e *envQueue, events []models.Event, doneMark uint64) []models.Event {
+	var fresh []models.Event
 	for _, ev := range events {
 		k := startKey(ev)
+		if _, failed := e.failed[k]; failed {
+			continue
+		}
 		if q.done.doneBefore(k, doneMark) {
-			return nil, true
+			if e.failed == nil {
+				e.failed = map[string]struct{}{}
+			}
+			e.failed[k] = struct{}{}
+			continue
 		}
 		if _, queued := q.known[k]; queued || q.done.has(k) {
 			continue
 		}
 		fresh = append(fresh, ev)
 	}
-	return fresh, false
+	return fresh
 }
 
 // queueRefilled queues events read back, one batch per change, as many as there is room
@@ -151,7 +165,7 @@ func changeLen(events []models.Event) int {
 // leaveToSweeper stops reading the environment's overflow back: what is left of it in
 // the outbox waits for the sweeper (mu held).
 func (q *Queue) leaveToSweeper(e *envQueue, why string, err error) {
-	e.overflowed = false
+	e.endOverflow()
 	if q.stop.Err() != nil {
 		return
 	}
