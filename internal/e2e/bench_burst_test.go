@@ -148,6 +148,7 @@ type burstResult struct {
 	dropped     float64         // events the queue left to the sweeper
 	readBack    float64         // events the queue read back from the outbox
 	swept, seen int64           // sweeper: first starts, starts of already started runs
+	warnings    map[string]int  // the API's warnings during the burst, by message
 }
 
 // burst sends n changes of the rig's environment at once while the other environment
@@ -155,7 +156,7 @@ type burstResult struct {
 func (r *benchRig) burst(b *testing.B, n int, other tenantOf, sw *burstSweeper) burstResult {
 	res := burstResult{n: n, lats: make([]time.Duration, n)}
 	dropped0, readBack0 := counter("revops_dispatch_dropped_total"), counter("revops_dispatch_overflow_total")
-	first0, again0 := sw.first.Load(), sw.again.Load()
+	first0, again0, warn0 := sw.first.Load(), sw.again.Load(), r.warnings.counts()
 	arrivals := make([]chan time.Time, n)
 	for k := range n {
 		arrivals[k] = r.rc.expect(burstKey(n, k))
@@ -202,6 +203,10 @@ func (r *benchRig) burst(b *testing.B, n int, other tenantOf, sw *burstSweeper) 
 	res.dropped = counter("revops_dispatch_dropped_total") - dropped0
 	res.readBack = counter("revops_dispatch_overflow_total") - readBack0
 	res.swept, res.seen = sw.first.Load()-first0, sw.again.Load()-again0
+	res.warnings = r.warnings.counts()
+	for msg, n := range warn0 {
+		res.warnings[msg] -= n
+	}
 	res.starts, res.otherStarts = r.startLats(b, r.env, began, time.Now()), r.startLats(b, other.env, began, end)
 	return res
 }
@@ -312,6 +317,13 @@ func reportBursts(b *testing.B, res []burstResult, load0, load1 string) {
 		prefix := "n" + strconv.Itoa(r.n) + "_"
 		b.ReportMetric(ms(pct(r.starts, 0.99)), prefix+"start_p99_ms")
 		b.ReportMetric(ms(pct(r.otherStarts, 0.99)), prefix+"other_start_p99_ms")
+	}
+	for _, r := range res {
+		for msg, n := range r.warnings {
+			if n > 0 {
+				fmt.Fprintf(&t, "%d changes: API warned %d× %q\n", r.n, n, msg)
+			}
+		}
 	}
 	fmt.Print(t.String()) // b.Logf would cut it at ten lines without -v
 }

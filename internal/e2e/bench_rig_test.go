@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
@@ -67,6 +68,36 @@ type benchRig struct {
 	database string // the rig's PostgreSQL database (its backends' CPU is measured)
 	// respLats are the API's response times of the running "ours" phase, by change.
 	respLats []time.Duration
+	// warnings counts the API's warnings (its log is not printed).
+	warnings *warnCounter
+}
+
+// warnCounter is a slog handler that prints nothing and counts warnings by message.
+type warnCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == nil {
+		w.n = map[string]int{}
+	}
+	w.n[r.Message]++
+	return nil
+}
+
+func (w *warnCounter) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
+
+// counts is a copy of the counts so far.
+func (w *warnCounter) counts() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.n)
 }
 
 func newBenchRig(b *testing.B, nDeals int) *benchRig { return newFanoutRig(b, nDeals, 1) }
@@ -77,7 +108,8 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := &benchRig{warnings: &warnCounter{}}
+	quiet := slog.New(r.warnings)
 	stack, err := devstack.Start(ctx, devstack.Options{
 		DataDir: b.TempDir(), FrontendAddr: "127.0.0.1:0", UIAddr: "", Namespace: "default",
 		SearchAttributes: workflows.SearchAttributes,
@@ -89,7 +121,7 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Cleanup(func() { _ = stack.Stop() })
 	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
 	url := testdb.URL(b)
-	r := &benchRig{st: testdb.Open(b, url), scratch: openScratch(b, url), database: databaseOf(b, url)}
+	r.st, r.scratch, r.database = testdb.Open(b, url), openScratch(b, url), databaseOf(b, url)
 	for range nEndpoints {
 		r.rcs = append(r.rcs, newBenchReceiver(b))
 	}
