@@ -66,10 +66,19 @@ func (q *Queue) forgetIfIdle(e *envQueue) {
 	}
 }
 
-// share is how many workers one environment may hold: the workers divided among the
-// environments with work, rounded up, at least one.
+// share is how many workers one environment may hold while it takes another batch: the
+// workers divided among the environments with batches waiting, rounded up, at least one.
+// An environment whose batches are all in flight does not count: alone with waiting
+// batches, an environment may use every worker the others leave free, and a batch of
+// another takes the next worker that frees up.
 func (q *Queue) share() int {
-	n := max(len(q.turns), 1)
+	n := 0
+	for _, e := range q.turns {
+		if len(e.batches) > 0 {
+			n++
+		}
+	}
+	n = max(n, 1)
 	return max((q.limits.workers+n-1)/n, 1)
 }
 

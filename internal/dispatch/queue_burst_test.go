@@ -90,6 +90,27 @@ func TestQueueSharesWorkersAmongEnvironments(t *testing.T) {
 	}
 }
 
+// An environment whose batches are all in flight reserves no more workers than it
+// holds: another's burst uses every other worker.
+func TestQueueLeavesNoWorkerIdleWhileBatchesWait(t *testing.T) {
+	g := gated{calls: make(chan call, 64)}
+	outbox := newFakeOutbox()
+	q := dispatch.NewQueue(g, nil, outbox)
+	defer q.Close(cancelled())
+	q.Dispatch(context.Background(), outbox.commit("env-b", 1))
+	if c := g.next(t); c.env != "env-b" {
+		t.Fatalf("handed over %s's batch, want env-b's", c.env)
+	}
+	for range 100 {
+		q.Dispatch(context.Background(), outbox.commit("env-a", 1))
+	}
+	for range 31 { // every worker but env-b's
+		if c := g.next(t); c.env != "env-a" {
+			t.Fatalf("handed over %s's batch, want env-a's", c.env)
+		}
+	}
+}
+
 // Starts that fail (Temporal is away: nothing is marked started) are not read back again
 // and again: the Queue hands each event over once, passes over a few failures, then
 // leaves the rest to the sweeper.
