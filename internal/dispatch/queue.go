@@ -36,7 +36,7 @@ var _ Outbox = (*store.Store)(nil)
 // Queue takes them back as soon as there is room (refill.go).
 const (
 	dispatchWorkers = 32
-	envQueueEvents  = 256
+	envQueueEvents  = 1024
 	queueEvents     = 4096
 )
 
