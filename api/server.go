@@ -98,20 +98,20 @@ func New(d Deps) http.Handler {
 	return r
 }
 
-// outbox is where the API's own start queue reads an overflow back from: the store.
-func (s *Server) outbox() dispatch.Outbox {
-	if s.store == nil {
-		return nil
-	}
-	return s.store
-}
-
 // dispatched hands committed events to the dispatcher's queue, if any: it returns at once.
 func (s *Server) dispatched(c *gin.Context, events []models.Event) {
 	countEmitted(events)
 	if s.dispatch != nil && len(events) > 0 {
 		s.dispatch.Dispatch(c.Request.Context(), events)
 	}
+}
+
+// outbox is where the API's own start queue reads an overflow back from: the store.
+func (s *Server) outbox() dispatch.Outbox {
+	if s.store == nil {
+		return nil
+	}
+	return s.store
 }
 
 // healthz also names the build (version, revision, Temporal server and SDK), so an
