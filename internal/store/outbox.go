@@ -9,13 +9,13 @@ import (
 
 func init() {
 	// The start queue takes an environment's overflow back from the outbox (PendingStarts):
-	// these partial indexes hold only the events still owed a start, by environment, so
-	// the query reads the rows it returns and no other (the sweeper's indexes,
-	// events_undispatched and events_redispatch, are across environments). Built
-	// concurrently on PostgreSQL, events being a live, large table.
-	register(migration{version: 72, name: "events_pending_start_indexes", noTx: true, sql: `
-CREATE INDEX {{concurrently}} IF NOT EXISTS events_env_undispatched ON events (environment_id, created_at, seq) WHERE dispatched_at IS NULL;
-CREATE INDEX {{concurrently}} IF NOT EXISTS events_env_redispatch ON events (environment_id, redispatch_at, id) WHERE redispatch_at IS NOT NULL`})
+	// this partial index holds only the events without a workflow, by environment, so the
+	// query reads the rows it returns and no other environment's (the sweeper's
+	// events_undispatched is across environments). Replayed events not reached yet are
+	// few at any time: events_redispatch serves them. Built concurrently on PostgreSQL,
+	// events being a live, large table.
+	register(migration{version: 72, name: "events_env_undispatched", noTx: true, sql: `
+CREATE INDEX {{concurrently}} IF NOT EXISTS events_env_undispatched ON events (environment_id, created_at, seq) WHERE dispatched_at IS NULL`})
 }
 
 // PendingStarts lists up to limit events of the environment still owed a start: those
