@@ -47,7 +47,7 @@ func (r *objRecorder) ids() []string {
 
 func withObjDispatcher(r *objRecorder) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
-		r.queue = dispatch.NewQueue(r, nil)
+		r.queue = dispatch.NewQueue(r, nil, nil)
 		d.Dispatch, d.Replay.Dispatch = r.queue, r.queue
 	}
 }

@@ -42,7 +42,7 @@ func (f *fakeDispatcher) count(id string) int {
 func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		f.got = map[string]int{}
-		f.q = dispatch.NewQueue(f, nil)
+		f.q = dispatch.NewQueue(f, nil, nil)
 		d.Dispatch, d.Replay.Dispatch = f.q, f.q
 	}
 }

@@ -80,7 +80,7 @@ func New(d Deps) http.Handler {
 		s.log = slog.Default()
 	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
-		s.dispatch = dispatch.NewQueue(s.dispatch, s.log)
+		s.dispatch = dispatch.NewQueue(s.dispatch, s.log, s.outbox())
 	}
 	// The document depends only on the public URL: built once, served as bytes.
 	s.openapi, s.openapiErr = openapi.Document(s.cfg.PublicURL)
@@ -118,6 +118,14 @@ func (s *Server) dispatched(c *gin.Context, events []models.Event) {
 	if s.dispatch != nil && len(events) > 0 {
 		s.dispatch.Dispatch(c.Request.Context(), events)
 	}
+}
+
+// outbox is where the API's own start queue reads an overflow back from: the store.
+func (s *Server) outbox() dispatch.Outbox {
+	if s.store == nil {
+		return nil
+	}
+	return s.store
 }
 
 // healthz also names the build (version, revision, Temporal server and SDK), so an

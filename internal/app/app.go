@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		queue := dispatch.NewQueue(starter, log)
+		queue := dispatch.NewQueue(starter, log, st)
 		handler := api.New(api.Deps{
 			Config:    cfg,
 			Store:     st,

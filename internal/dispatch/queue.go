@@ -4,9 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -18,49 +18,91 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []models.Event)
 }
 
-// Bounds of a Queue. A batch is the events of one change. A start waits on
-// Temporal (and, with eager start, runs the first workflow task here), so starts run
-// side by side, as they did when each request made its own: up to dispatchWorkers at
-// once, goroutines that end when the queue is empty. The queue only fills when Temporal
-// is slow or away — then the outbox and the sweeper take over, and dropping is safe.
-const (
-	dispatchQueueSize = 1024
-	dispatchWorkers   = 32
-)
-
-// Queue keeps the start of workflows off the request path (CONTRACT §10: a
-// response never waits for Temporal): Dispatch queues the committed events and returns
-// at once; a few goroutines, started on demand and gone when the queue is empty, hand
-// them to the underlying Dispatcher. A full queue drops, counted and logged once per
-// streak: the events stay undispatched in the outbox and the sweeper starts them.
-type Queue struct {
-	next  Dispatcher
-	log   *slog.Logger
-	items chan dispatchItem
-
-	// stop is cancelled by Close: in-flight starts end and queued ones are dropped.
-	stop     context.Context
-	cancel   context.CancelFunc
-	mu       sync.Mutex
-	emptied  *sync.Cond // signalled when the last worker ends
-	running  int
-	closed   bool
-	wg       sync.WaitGroup
-	dropping atomic.Bool
+// Outbox is what a Queue reads back of the database when an environment overflowed its
+// part of the queue: the environment's events still owed a start, oldest first
+// (store.PendingStarts).
+type Outbox interface {
+	PendingStarts(ctx context.Context, env store.Env, limit int) ([]models.Event, error)
 }
 
+var _ Outbox = (*store.Store)(nil)
+
+// Bounds of a Queue. A batch is the events of one change, all of one environment. A
+// start waits on Temporal (and, with eager start, runs the first workflow task here),
+// so starts run side by side, as they did when each request made its own: up to
+// dispatchWorkers at once, goroutines that end when nothing is left to take. Each
+// environment queues up to envQueueEvents events in memory and all together up to
+// queueEvents; beyond that an environment's events wait in the outbox, from which the
+// Queue takes them back as soon as there is room (refill.go).
+const (
+	dispatchWorkers = 32
+	envQueueEvents  = 1024
+	queueEvents     = 4096
+)
+
+// Queue keeps the start of workflows off the request path (CONTRACT §10: a response
+// never waits for Temporal) and fair across environments (CONTRACT §17, "Starts under
+// bursts"). Dispatch queues the committed events in their environment's FIFO and returns
+// at once; goroutines, started on demand and gone when nothing is left to take, hand
+// them to the underlying Dispatcher, taking the environments with work in turn, none
+// holding more than its share of the goroutines (fair.go). An environment whose FIFO is
+// full overflows: its new events stay in the outbox, and the Queue reads them back,
+// oldest first, as soon as the FIFO has room (refill.go) — never waiting for the
+// sweeper's period.
+type Queue struct {
+	next   Dispatcher
+	outbox Outbox // nil: an overflow is left to the sweeper
+	log    *slog.Logger
+	limits queueLimits
+
+	// stop is cancelled by Close: in-flight starts end and queued ones are dropped.
+	stop   context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	emptied *sync.Cond // signalled when the last worker or refill ends
+	closed  bool
+	// Environments with work (queued, in flight or overflowed), in turn order.
+	envs     map[string]*envQueue
+	turns    []*envQueue
+	turn     int
+	queued   int // events in every FIFO
+	running  int // worker goroutines
+	starting int // of which not yet holding a batch
+	refills  int // refill goroutines
+	// known are the events queued or in flight here, done the ones handed over lately:
+	// neither is queued again (by a refill, or a late Dispatch of what a refill took).
+	known map[string]struct{}
+	done  recentSet
+	// warned is set while a streak of overflows or drops is going on (logged once).
+	overflowing, dropping bool
+}
+
+// queueLimits are a Queue's bounds (the constants above; tests choose smaller ones).
+type queueLimits struct {
+	workers, envEvents, events int
+}
+
+// dispatchItem is one batch: events of one environment, from one change or one refill.
 type dispatchItem struct {
 	ctx    context.Context // the request's, without its cancellation: values only
 	events []models.Event
 }
 
-// NewQueue queues for next; Close it at shutdown.
-func NewQueue(next Dispatcher, log *slog.Logger) *Queue {
+// NewQueue queues for next; overflow is read back from outbox (nil: it is left to the
+// sweeper). Close it at shutdown.
+func NewQueue(next Dispatcher, log *slog.Logger, outbox Outbox) *Queue {
+	return newQueue(next, log, outbox, queueLimits{workers: dispatchWorkers, envEvents: envQueueEvents, events: queueEvents})
+}
+
+func newQueue(next Dispatcher, log *slog.Logger, outbox Outbox, limits queueLimits) *Queue {
 	if log == nil {
 		log = slog.Default()
 	}
 	stop, cancel := context.WithCancel(context.Background())
-	q := &Queue{next: next, log: log, items: make(chan dispatchItem, dispatchQueueSize), stop: stop, cancel: cancel}
+	q := &Queue{next: next, outbox: outbox, log: log, limits: limits, stop: stop, cancel: cancel,
+		envs: map[string]*envQueue{}, known: map[string]struct{}{}, done: newRecentSet(4 * limits.events)}
 	q.emptied = sync.NewCond(&q.mu)
 	return q
 }
@@ -76,53 +118,102 @@ func (q *Queue) Dispatch(ctx context.Context, events []models.Event) {
 		q.drop(len(events), "shutting down")
 		return
 	}
-	select {
-	case q.items <- dispatchItem{ctx: context.WithoutCancel(ctx), events: events}:
-		if q.dropping.Swap(false) {
-			q.log.Info("workflow start queue accepts events again")
-		}
-	default:
-		q.drop(len(events), "queue full")
+	ctx = context.WithoutCancel(ctx)
+	for _, batch := range byEnvironment(events) {
+		q.enqueue(dispatchItem{ctx: ctx, events: batch})
+	}
+	q.spawn()
+}
+
+// enqueue puts a batch into its environment's FIFO, without the events already queued,
+// in flight or just handed over here, or overflows the environment.
+func (q *Queue) enqueue(it dispatchItem) {
+	it.events = q.unseen(it.events)
+	if len(it.events) == 0 {
 		return
 	}
-	if q.running < dispatchWorkers {
+	e := q.envQueue(store.EnvOf(it.events[0]))
+	if e.overflowed || !q.fits(e, len(it.events)) {
+		q.overflow(e, len(it.events))
+		return
+	}
+	q.push(e, it)
+}
+
+// fits tells whether n more events fit the environment's FIFO and the Queue; a batch
+// larger than an environment's part fits an empty FIFO.
+func (q *Queue) fits(e *envQueue, n int) bool {
+	if q.queued+n > q.limits.events {
+		return false
+	}
+	return e.queued == 0 || e.queued+n <= q.limits.envEvents
+}
+
+// overflow leaves n events of the environment in the outbox, to be read back as soon as
+// its FIFO has room; without an outbox they are left to the sweeper.
+func (q *Queue) overflow(e *envQueue, n int) {
+	if q.outbox == nil {
+		q.drop(n, "queue full")
+		q.forgetIfIdle(e)
+		return
+	}
+	metrics.DispatchOverflowed(n)
+	e.overflowed = true
+	e.dropped++
+	if !q.overflowing {
+		q.overflowing = true
+		q.log.Info("workflow start queue full for an environment; its events are read back from the outbox",
+			"organization_id", e.env.OrganizationID, "environment", e.env.Name, "events", n)
+	}
+	q.kick(e)
+}
+
+// drop leaves n events to the outbox sweeper, counted and logged once per streak (the
+// caller holds mu).
+func (q *Queue) drop(n int, why string) {
+	metrics.DispatchDropped(n)
+	if !q.dropping {
+		q.dropping = true
+		q.log.Warn("workflow starts left to the outbox sweeper", "reason", why, "events", n)
+	}
+}
+
+// spawn starts workers while there are batches that may start now and no worker is on
+// its way to take them (the caller holds mu).
+func (q *Queue) spawn() {
+	for q.running < q.limits.workers && q.starting < q.startable() {
 		q.running++
+		q.starting++
 		q.wg.Add(1)
 		go q.work()
 	}
 }
 
-func (q *Queue) drop(n int, why string) {
-	metrics.DispatchDropped(n)
-	if !q.dropping.Swap(true) {
-		q.log.Warn("workflow starts left to the outbox sweeper", "reason", why, "events", n)
-	}
-}
-
-// work drains the queue and ends when it is empty (checked under the lock Dispatch
-// holds while it decides to start a worker, so no item is ever left without one).
+// work takes batches in turn and ends when none may start now: the worker whose batch
+// ends takes the next (checked under mu, so no batch is ever left without one).
 func (q *Queue) work() {
 	defer q.wg.Done()
+	q.mu.Lock()
+	q.starting--
 	for {
-		q.mu.Lock()
-		var it dispatchItem
-		select {
-		case it = <-q.items:
-		default:
-			q.running--
-			if q.running == 0 {
-				q.emptied.Broadcast()
-			}
-			q.mu.Unlock()
-			return
+		e, it, ok := q.take()
+		if !ok {
+			break
 		}
+		q.spawn() // for what this worker leaves: another environment's turn
 		q.mu.Unlock()
 		if q.stop.Err() != nil {
+			q.mu.Lock()
 			q.drop(len(it.events), "shutting down")
-			continue
+		} else {
+			q.dispatch(it)
+			q.mu.Lock()
 		}
-		q.dispatch(it)
+		q.finish(e, it)
 	}
+	q.running--
+	q.signalIfIdle()
+	q.mu.Unlock()
 }
 
 func (q *Queue) dispatch(it dispatchItem) {
@@ -132,9 +223,17 @@ func (q *Queue) dispatch(it dispatchItem) {
 	q.next.Dispatch(ctx, it.events)
 }
 
-// Close stops accepting events and waits until the queued ones are handed over or ctx
-// ends; then it cancels the starts still in flight, drops what is left (the sweeper of
-// the next process starts it) and waits for its goroutines.
+// signalIfIdle wakes Idle and Close when no goroutine of the Queue is left (mu held).
+func (q *Queue) signalIfIdle() {
+	if q.running == 0 && q.refills == 0 {
+		q.emptied.Broadcast()
+	}
+}
+
+// Close stops accepting events (and reading overflow back: the sweeper of this or the
+// next process starts it) and waits until the queued ones are handed over or ctx ends;
+// then it cancels the starts still in flight, drops what is left and waits for its
+// goroutines.
 func (q *Queue) Close(ctx context.Context) {
 	q.mu.Lock()
 	q.closed = true
@@ -152,11 +251,12 @@ func (q *Queue) Close(ctx context.Context) {
 	<-done
 }
 
-// Idle waits until every batch queued so far has been handed over (tests).
+// Idle waits until every batch queued so far, and every overflow read back from the
+// outbox, has been handed over (tests).
 func (q *Queue) Idle() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.running > 0 {
+	for q.running > 0 || q.refills > 0 {
 		q.emptied.Wait()
 	}
 }

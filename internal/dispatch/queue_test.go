@@ -17,7 +17,7 @@ func TestQueueCloseCancelsStarts(t *testing.T) {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
-	}), nil)
+	}), nil, nil)
 	q.Dispatch(context.Background(), []models.Event{{ID: "e1"}})
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())

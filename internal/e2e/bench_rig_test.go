@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
@@ -67,6 +68,36 @@ type benchRig struct {
 	database string // the rig's PostgreSQL database (its backends' CPU is measured)
 	// respLats are the API's response times of the running "ours" phase, by change.
 	respLats []time.Duration
+	// warnings counts the API's warnings (its log is not printed).
+	warnings *warnCounter
+}
+
+// warnCounter is a slog handler that prints nothing and counts warnings by message.
+type warnCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == nil {
+		w.n = map[string]int{}
+	}
+	w.n[r.Message]++
+	return nil
+}
+
+func (w *warnCounter) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
+
+// counts is a copy of the counts so far.
+func (w *warnCounter) counts() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.n)
 }
 
 func newBenchRig(b *testing.B, nDeals int) *benchRig { return newFanoutRig(b, nDeals, 1) }
@@ -77,7 +108,8 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := &benchRig{warnings: &warnCounter{}}
+	quiet := slog.New(r.warnings)
 	stack, err := devstack.Start(ctx, devstack.Options{
 		DataDir: b.TempDir(), FrontendAddr: "127.0.0.1:0", UIAddr: "", Namespace: "default",
 		SearchAttributes: workflows.SearchAttributes,
@@ -89,7 +121,7 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Cleanup(func() { _ = stack.Stop() })
 	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
 	url := testdb.URL(b)
-	r := &benchRig{st: testdb.Open(b, url), scratch: openScratch(b, url), database: databaseOf(b, url)}
+	r.st, r.scratch, r.database = testdb.Open(b, url), openScratch(b, url), databaseOf(b, url)
 	for range nEndpoints {
 		r.rcs = append(r.rcs, newBenchReceiver(b))
 	}
@@ -223,6 +255,11 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 
 // call sends one JSON request with the secret key and decodes the answer into out.
 func (r *benchRig) call(base, method, path string, body, out any) error {
+	return r.callAs(r.key, base, method, path, body, out)
+}
+
+// callAs is call with another environment's key.
+func (r *benchRig) callAs(key, base, method, path string, body, out any) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -231,7 +268,7 @@ func (r *benchRig) call(base, method, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+r.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.http.Do(req)
 	if err != nil {
@@ -257,26 +294,32 @@ func (r *benchRig) call(base, method, path string, body, out any) error {
 // so changes to deals of one customer are serialised; the benchmark spreads them the way
 // many customers would.
 func (r *benchRig) createDeals(b *testing.B, n int) {
+	r.deals = r.createDealsAs(b, r.key, n)
+}
+
+// createDealsAs makes n draft deals in the environment of key, as createDeals says.
+func (r *benchRig) createDealsAs(b *testing.B, key string, n int) []string {
 	accounts := make([]string, (n+9)/10)
 	err := parallel(8, len(accounts), func(k int) error {
 		var acc struct{ ID string }
-		err := r.call(r.setup.URL, "POST", "/v1/accounts", map[string]any{"name": "Bench Co " + strconv.Itoa(k)}, &acc)
+		err := r.callAs(key, r.setup.URL, "POST", "/v1/accounts", map[string]any{"name": "Bench Co " + strconv.Itoa(k)}, &acc)
 		accounts[k] = acc.ID
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.deals = make([]string, n)
+	deals := make([]string, n)
 	err = parallel(8, n, func(k int) error {
 		var d struct{ ID string }
-		err := r.call(r.setup.URL, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": accounts[k%len(accounts)]}}, &d)
-		r.deals[k] = d.ID
+		err := r.callAs(key, r.setup.URL, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": accounts[k%len(accounts)]}}, &d)
+		deals[k] = d.ID
 		return err
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return deals
 }
 
 // parallel runs f(0..n-1) on conc goroutines, each taking the next index when done.

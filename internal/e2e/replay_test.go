@@ -64,7 +64,7 @@ func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate
 	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store, Log: log}}
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
-		q := dispatch.NewQueue(st, log)
+		q := dispatch.NewQueue(st, log, s.db.Store)
 		deps.Dispatch, deps.Replay.Dispatch = q, q
 		deps.Replay.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
 	}

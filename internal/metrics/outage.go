@@ -14,7 +14,11 @@ var (
 	})
 	dispatchDropped = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "revops_dispatch_dropped_total",
-		Help: "Events whose immediate workflow start was skipped because the start queue was full or shutting down; the outbox sweeper starts them.",
+		Help: "Events whose immediate workflow start was left to the outbox sweeper: the start queue was shutting down, could not read an overflow back from the outbox, or had none to read (a queue without outbox).",
+	})
+	dispatchOverflowed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "revops_dispatch_overflow_total",
+		Help: "Events that found their environment's part of the start queue full: they stayed in the outbox and the queue read them back as soon as it had room (not the sweeper).",
 	})
 )
 
@@ -27,7 +31,13 @@ func TemporalReachable(up bool) {
 	temporalReachable.Set(0)
 }
 
-// DispatchDropped counts events left to the sweeper by the start queue.
+// DispatchDropped counts events the start queue left to the sweeper.
 func DispatchDropped(n int) {
 	dispatchDropped.Add(float64(n))
+}
+
+// DispatchOverflowed counts events the start queue read back from the outbox, their
+// environment's part of it having been full (CONTRACT §17, "Starts under bursts").
+func DispatchOverflowed(n int) {
+	dispatchOverflowed.Add(float64(n))
 }

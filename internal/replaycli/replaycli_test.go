@@ -94,7 +94,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	rp := &replayer{}
-	q := dispatch.NewQueue(rp, nil)
+	q := dispatch.NewQueue(rp, nil, nil)
 	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	eps, err := app.NewEndpoints(cfg, st)

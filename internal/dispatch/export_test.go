@@ -1,0 +1,9 @@
+package dispatch
+
+import "log/slog"
+
+// NewQueueWithLimits is NewQueue with other bounds: workers, an environment's events
+// and all events in memory.
+func NewQueueWithLimits(next Dispatcher, log *slog.Logger, outbox Outbox, workers, envEvents, events int) *Queue {
+	return newQueue(next, log, outbox, queueLimits{workers: workers, envEvents: envEvents, events: events})
+}
