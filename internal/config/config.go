@@ -63,7 +63,7 @@ type Config struct {
 
 // DefaultWorkerActivitySlots is REVOPS_WORKER_ACTIVITY_SLOTS' default, chosen by
 // measurement (docs/benchmarks.md, "Worker activity slots").
-const DefaultWorkerActivitySlots = 500
+const DefaultWorkerActivitySlots = 2000
 
 // MinRetention is the shortest REVOPS_RETENTION: the longest retry schedule (§13), so no
 // delivery still being retried is purged.
