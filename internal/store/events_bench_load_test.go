@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -71,24 +72,12 @@ func loadFilterEvents(b *testing.B, st *store.Store, conn *pgx.Conn) store.Env {
 	for _, set := range []string{`SET synchronous_commit = off`, `SET maintenance_work_mem = '256MB'`, `SET TimeZone = 'UTC'`, `SELECT setseed(0.2)`} {
 		exec(set, set)
 	}
-	var defs []string
-	for _, table := range []string{"events", "webhook_deliveries"} {
-		r, err := conn.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef NOT LIKE 'CREATE UNIQUE%'`, table)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var names []string
-		for r.Next() {
-			var n, d string
-			if err := r.Scan(&n, &d); err != nil {
-				b.Fatal(err)
-			}
-			names, defs = append(names, n), append(defs, d)
-		}
-		r.Close()
-		for _, n := range names {
-			exec("drop index "+n, `DROP INDEX `+n)
-		}
+	names, defs, err := testdb.SecondaryIndexes(ctx, conn, "events", "webhook_deliveries")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range names {
+		exec("drop index "+n, `DROP INDEX `+n)
 	}
 	for i, env := range envs {
 		n := rows

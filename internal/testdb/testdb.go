@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -73,4 +74,34 @@ func Open(t testing.TB, url string) *store.Store {
 		t.Fatalf("migrate: %v", err)
 	}
 	return st
+}
+
+// Querier is a pgx connection, pooled or not.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// SecondaryIndexes are the non-unique indexes of tables: their names, and the statements
+// that build them again. Bulk loads of the benchmarks drop them first and build them
+// after, which is many times faster than loading under them.
+func SecondaryIndexes(ctx context.Context, q Querier, tables ...string) (names, defs []string, err error) {
+	for _, table := range tables {
+		rows, err := q.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef NOT LIKE 'CREATE UNIQUE%'`, table)
+		if err != nil {
+			return nil, nil, err
+		}
+		for rows.Next() {
+			var n, d string
+			if err := rows.Scan(&n, &d); err != nil {
+				rows.Close()
+				return nil, nil, err
+			}
+			names, defs = append(names, n), append(defs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return names, defs, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
 )
 
 // scaleAccounts is the number of account names per environment; activity is skewed
@@ -62,24 +63,12 @@ func load(b interface {
 		exec(set, set)
 	}
 	tables := []string{"usage_batches", "usage_events", "usage_rollups", "events", "webhook_deliveries", "delivery_attempts"}
-	var defs []string
-	for _, t := range tables {
-		r, err := conn.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef NOT LIKE 'CREATE UNIQUE%'`, t)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var names []string
-		for r.Next() {
-			var n, d string
-			if err := r.Scan(&n, &d); err != nil {
-				b.Fatal(err)
-			}
-			names, defs = append(names, n), append(defs, d)
-		}
-		r.Close()
-		for _, n := range names {
-			exec("drop index "+n, `DROP INDEX `+n)
-		}
+	names, defs, err := testdb.SecondaryIndexes(ctx, conn, tables...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range names {
+		exec("drop index "+n, `DROP INDEX `+n)
 	}
 	// The large environment is the first; batches of 100 rows, received evenly over 35
 	// days, each batch in one environment.
