@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,17 +44,30 @@ func TestTemporalHandlerWithRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	page := metricstest.Scrape(t)
-	for _, want := range []struct{ prefix, labels string }{
+	wants := []struct{ prefix, labels string }{
 		{"revops_temporal_request_total{", `operation="StartWorkflowExecution"`},
 		{"revops_temporal_request_latency_seconds_count{", `operation="StartWorkflowExecution"`},
 		{"revops_temporal_workflow_completed_total{", `workflow_type="MetricsProbe"`},
 		{"revops_temporal_activity_execution_latency_seconds_count{", `activity_type="Ping"`},
 		{"revops_temporal_worker_start_total{", `task_queue="` + queue + `"`},
-	} {
-		found := page.Series(want.prefix)
-		if !strings.Contains(strings.Join(found, "\n"), want.labels) {
-			t.Errorf("no %s…} series with %s; have %q", want.prefix, want.labels, found)
+	}
+	// The worker counts the completed workflow after the server has it: run.Get may
+	// return first, so the scrape is read again until every series is there (or 10 s).
+	var missing []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		page := metricstest.Scrape(t)
+		missing = missing[:0]
+		for _, want := range wants {
+			found := page.Series(want.prefix)
+			if !strings.Contains(strings.Join(found, "\n"), want.labels) {
+				missing = append(missing, fmt.Sprintf("no %s…} series with %s; have %q", want.prefix, want.labels, found))
+			}
 		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, m := range missing {
+		t.Error(m)
 	}
 }
