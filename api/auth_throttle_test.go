@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -94,4 +95,32 @@ func TestFailedAuthenticationThrottleIgnoresForgedForwardedFor(t *testing.T) {
 		h.do("GET", "/v1/whoami", randomKey(t), nil, "X-Forwarded-For", netip.AddrFrom4([4]byte{198, 51, 100, byte(i)}).String())
 	}
 	expectError(t, h.do("GET", "/v1/whoami", randomKey(t), nil, "X-Forwarded-For", "192.0.2.200"), 429, "rate_limited")
+}
+
+// Lookups in flight count as failures would: a burst of concurrent requests with random
+// keys from one address costs no more lookups than the same requests one at a time.
+func TestFailedAuthenticationThrottleHoldsUnderConcurrency(t *testing.T) {
+	var counted *countingStore
+	h := newHarness(t, func(c *config.Config, d *api.Deps) {
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+		counted = &countingStore{Store: d.Store}
+		d.Keys = keys.NewManager(counted)
+	})
+	const burst = 200
+	statuses := make([]int, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() {
+			statuses[i] = h.do("GET", "/v1/whoami", randomKey(t), nil, "X-Forwarded-For", "203.0.113.7").Status
+		})
+	}
+	wg.Wait()
+	if n := counted.lookups.Load(); n > 31 {
+		t.Errorf("%d concurrent random keys from one address cost %d key lookups, want at most 31", burst, n)
+	}
+	for i, s := range statuses {
+		if s != 401 && s != 429 {
+			t.Errorf("request %d: status %d, want 401 or 429", i, s)
+		}
+	}
 }

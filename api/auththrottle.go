@@ -24,53 +24,79 @@ type authThrottle struct {
 	swept time.Time
 }
 
-// failWindow is one client's failures since start; a failure after the window opens a
-// new one.
+// failWindow is one client's failures since start (a failure after the window opens a
+// new one), and its lookups in flight.
 type failWindow struct {
-	start time.Time
-	n     int
+	start   time.Time
+	n       int
+	pending int
 }
+
+// burstWait is what a client waits when its lookups in flight, not yet its failures,
+// reach the limit: they end within a request's time.
+const burstWait = time.Second
 
 func newAuthThrottle() *authThrottle {
 	return &authThrottle{now: time.Now, by: map[string]*failWindow{}}
 }
 
-// wait tells how long client stays throttled: 0 unless it failed more than authFailLimit
-// times in its current window.
-func (t *authThrottle) wait(client string) time.Duration {
+// admit decides how client's key is checked: 0 means with a database lookup, and then
+// done must be called with its outcome; more than 0 means only against the keys this
+// replica saw valid lately, and it is how long the client stays throttled. Lookups in
+// flight count against the limit as failures would: a burst of concurrent requests with
+// random keys takes at most authFailLimit+1 lookups, as many as one at a time would.
+func (t *authThrottle) admit(client string) time.Duration {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w, ok := t.by[client]
-	if !ok || w.n <= authFailLimit {
-		return 0
+	w := t.window(client, now)
+	switch {
+	case w.n > authFailLimit:
+		return max(time.Nanosecond, w.start.Add(authFailWindow).Sub(now))
+	case w.n+w.pending > authFailLimit:
+		return burstWait
 	}
-	return max(0, w.start.Add(authFailWindow).Sub(now))
+	w.pending++
+	return 0
 }
 
-// failed counts one failed authentication of client.
-func (t *authThrottle) failed(client string) {
+// done ends a lookup admit allowed, counting it when it failed.
+func (t *authThrottle) done(client string, failed bool) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w, ok := t.by[client]
-	if !ok || !now.Before(w.start.Add(authFailWindow)) {
-		w = &failWindow{start: now}
-		t.by[client] = w
-		t.sweep(now)
+	w := t.window(client, now)
+	w.pending = max(0, w.pending-1)
+	if failed {
+		w.n++
 	}
-	w.n++
 }
 
-// sweep forgets, at most once a window, the clients whose window is over, so that
-// addresses seen once do not accumulate. t.mu is held.
+// window is client's current window, a new one (keeping the lookups in flight) when the
+// last is over. t.mu is held.
+func (t *authThrottle) window(client string, now time.Time) *failWindow {
+	w, ok := t.by[client]
+	if ok && now.Before(w.start.Add(authFailWindow)) {
+		return w
+	}
+	next := &failWindow{start: now}
+	if ok {
+		next.pending = w.pending
+	}
+	t.by[client] = next
+	t.sweep(now)
+	return next
+}
+
+// sweep forgets, at most once a window, the clients whose window is over and who have
+// no lookup in flight, so that addresses seen once do not accumulate. t.mu is held.
 func (t *authThrottle) sweep(now time.Time) {
 	if now.Sub(t.swept) < authFailWindow {
 		return
 	}
 	t.swept = now
 	for c, w := range t.by {
-		if !now.Before(w.start.Add(authFailWindow)) {
+		if w.pending == 0 && !now.Before(w.start.Add(authFailWindow)) {
 			delete(t.by, c)
 		}
 	}

@@ -112,15 +112,17 @@ func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes
 			return
 		}
 		client := clientaddr.Scope(clientaddr.Of(c.Request, trusted))
-		check := km.Authenticate
-		wait := fails.wait(client)
+		var p keys.Principal
+		var err error
+		wait := fails.admit(client)
 		if wait > 0 {
-			check = km.AuthenticateKnown
+			p, err = km.AuthenticateKnown(c.Request.Context(), strings.TrimSpace(token))
+		} else {
+			p, err = km.Authenticate(c.Request.Context(), strings.TrimSpace(token))
 		}
-		p, err := check(c.Request.Context(), strings.TrimSpace(token))
 		failed := errors.Is(err, keys.ErrInvalid) || errors.Is(err, keys.ErrExpired) || errors.Is(err, keys.ErrNotRecent)
-		if failed {
-			fails.failed(client)
+		if wait == 0 {
+			fails.done(client, failed)
 		}
 		if failed && wait > 0 {
 			tooMany(c, wait, "Too many failed authentications from this address.")
