@@ -13,10 +13,12 @@ import (
 // Activity slots of the jobs and system workers (docs/fairness.md). Both run short
 // database work, never a tenant's network wait: a ReplayPage is one transaction of at
 // most MaxReplayPage deliveries, a bookkeeping activity one row, a purge batch one short
-// transaction. A few slots keep them moving without taking the database's connections
-// from the deliveries; their work queues in Temporal, not in the process.
+// transaction; their work queues in Temporal, not in the process. A ReplayPage also
+// waits out its environment's share of REVOPS_REPLAY_RATE after its commit (up to 20 s,
+// holding its slot but no database connection): the jobs worker has slots for 16
+// environments' two jobs each, so one environment's paced jobs do not stall the others'.
 const (
-	JobsActivitySlots   = 4
+	JobsActivitySlots   = 32
 	SystemActivitySlots = 8
 )
 
