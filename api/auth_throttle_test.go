@@ -123,4 +123,17 @@ func TestFailedAuthenticationThrottleHoldsUnderConcurrency(t *testing.T) {
 			t.Errorf("request %d: status %d, want 401 or 429", i, s)
 		}
 	}
+	// A real client's burst with a valid key this replica has not seen yet, from another
+	// address, waits for the lookups in flight instead of being refused.
+	for i := range burst {
+		wg.Go(func() {
+			statuses[i] = h.do("GET", "/v1/whoami", h.key["secret sandbox"], nil, "X-Forwarded-For", "198.51.100.9").Status
+		})
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != 200 {
+			t.Errorf("valid key, request %d: status %d, want 200", i, s)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -25,16 +26,13 @@ type authThrottle struct {
 }
 
 // failWindow is one client's failures since start (a failure after the window opens a
-// new one), and its lookups in flight.
+// new one), its lookups in flight, and a channel closed when one of them ends.
 type failWindow struct {
 	start   time.Time
 	n       int
 	pending int
+	freed   chan struct{}
 }
-
-// burstWait is what a client waits when its lookups in flight, not yet its failures,
-// reach the limit: they end within a request's time.
-const burstWait = time.Second
 
 func newAuthThrottle() *authThrottle {
 	return &authThrottle{now: time.Now, by: map[string]*failWindow{}}
@@ -43,21 +41,35 @@ func newAuthThrottle() *authThrottle {
 // admit decides how client's key is checked: 0 means with a database lookup, and then
 // done must be called with its outcome; more than 0 means only against the keys this
 // replica saw valid lately, and it is how long the client stays throttled. Lookups in
-// flight count against the limit as failures would: a burst of concurrent requests with
-// random keys takes at most authFailLimit+1 lookups, as many as one at a time would.
-func (t *authThrottle) admit(client string) time.Duration {
-	now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	w := t.window(client, now)
-	switch {
-	case w.n > authFailLimit:
-		return max(time.Nanosecond, w.start.Add(authFailWindow).Sub(now))
-	case w.n+w.pending > authFailLimit:
-		return burstWait
+// flight count against the limit as failures would, so a burst of concurrent requests
+// with random keys takes no more lookups than the same requests one at a time: past the
+// limit, a request waits for a lookup in flight to end (a valid key's ends the wait of
+// the next, a failure may end the client's lookups), or for ctx.
+func (t *authThrottle) admit(ctx context.Context, client string) time.Duration {
+	for {
+		now := t.now()
+		t.mu.Lock()
+		w := t.window(client, now)
+		if w.n > authFailLimit {
+			t.mu.Unlock()
+			return max(time.Nanosecond, w.start.Add(authFailWindow).Sub(now))
+		}
+		if w.n+w.pending <= authFailLimit {
+			w.pending++
+			t.mu.Unlock()
+			return 0
+		}
+		if w.freed == nil {
+			w.freed = make(chan struct{})
+		}
+		freed := w.freed
+		t.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return time.Second
+		}
 	}
-	w.pending++
-	return 0
 }
 
 // done ends a lookup admit allowed, counting it when it failed.
@@ -70,10 +82,14 @@ func (t *authThrottle) done(client string, failed bool) {
 	if failed {
 		w.n++
 	}
+	if w.freed != nil {
+		close(w.freed)
+		w.freed = nil
+	}
 }
 
-// window is client's current window, a new one (keeping the lookups in flight) when the
-// last is over. t.mu is held.
+// window is client's current window, a new one (keeping the lookups in flight and their
+// waiters) when the last is over. t.mu is held.
 func (t *authThrottle) window(client string, now time.Time) *failWindow {
 	w, ok := t.by[client]
 	if ok && now.Before(w.start.Add(authFailWindow)) {
@@ -81,7 +97,7 @@ func (t *authThrottle) window(client string, now time.Time) *failWindow {
 	}
 	next := &failWindow{start: now}
 	if ok {
-		next.pending = w.pending
+		next.pending, next.freed = w.pending, w.freed
 	}
 	t.by[client] = next
 	t.sweep(now)

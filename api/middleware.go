@@ -114,7 +114,7 @@ func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes
 		client := clientaddr.Scope(clientaddr.Of(c.Request, trusted))
 		var p keys.Principal
 		var err error
-		wait := fails.admit(client)
+		wait := fails.admit(c.Request.Context(), client)
 		if wait > 0 {
 			p, err = km.AuthenticateKnown(c.Request.Context(), strings.TrimSpace(token))
 		} else {
