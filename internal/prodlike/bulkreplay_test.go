@@ -57,9 +57,13 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	// 500 failed deliveries: one attempt each against a receiver answering 500.
+	// 500 failed deliveries: two attempts each, 1 s apart, against a receiver answering
+	// 500. Two, not one: the SIGKILL below may also take an attempt of a replayed delivery
+	// that the killed worker was running; Temporal counts it when it times out (30 s), as
+	// it counts any attempt, and the second attempt delivers it.
 	if _, err := c.change(ctx, "POST", "/v1/webhook_endpoints", map[string]any{
-		"url": receiver.URL + "/hooks", "retry_policy": map[string]any{"maximum_attempts": 1}}); err != nil {
+		"url": receiver.URL + "/hooks", "retry_policy": map[string]any{
+			"maximum_attempts": 2, "initial_interval": "1s", "maximum_interval": "1s"}}); err != nil {
 		t.Fatal(err)
 	}
 	step := time.Now()
