@@ -6,11 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/driver/sqlite"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
-
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
 )
@@ -18,16 +13,7 @@ import (
 // keptAnswers reads every answer the idempotency table holds, straight from the database.
 func keptAnswers(t *testing.T, h *harness) []string {
 	t.Helper()
-	dial := sqlite.Open(h.dbURL)
-	if strings.HasPrefix(h.dbURL, "postgres") {
-		dial = postgres.Open(h.dbURL)
-	}
-	db, err := gorm.Open(dial, &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	defer sqlDB.Close()
+	db := rawDB(t, h)
 	var out []string
 	if err := db.Raw("SELECT COALESCE(response, '') FROM idempotency_keys").Scan(&out).Error; err != nil {
 		t.Fatal(err)

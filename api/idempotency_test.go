@@ -107,8 +107,9 @@ func TestIdempotencyConcurrentIdenticalRequests(t *testing.T) {
 	}
 }
 
-// ageClaim moves a key's claim back by d, as if its request had started d ago.
-func ageClaim(t *testing.T, h *harness, key string, d time.Duration) {
+// rawDB opens the harness's database directly (PostgreSQL or SQLite), for what a test
+// reads or writes behind the API's back; it is closed at cleanup.
+func rawDB(t *testing.T, h *harness) *gorm.DB {
 	t.Helper()
 	dial := sqlite.Open(h.dbURL)
 	if strings.HasPrefix(h.dbURL, "postgres") {
@@ -119,7 +120,14 @@ func ageClaim(t *testing.T, h *harness, key string, d time.Duration) {
 		t.Fatal(err)
 	}
 	sqlDB, _ := db.DB()
-	defer sqlDB.Close()
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	return db
+}
+
+// ageClaim moves a key's claim back by d, as if its request had started d ago.
+func ageClaim(t *testing.T, h *harness, key string, d time.Duration) {
+	t.Helper()
+	db := rawDB(t, h)
 	var claimedAt time.Time
 	if err := db.Raw("SELECT claimed_at FROM idempotency_keys WHERE idempotency_key = ?", key).Row().Scan(&claimedAt); err != nil {
 		t.Fatal(err)
