@@ -1,0 +1,274 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/models"
+)
+
+// Meters (CONTRACT §18). The figures are kept by a durable consumer of the stored usage
+// rows, not in the ingest transaction (docs/meters.md says why):
+//
+//   - usage_batches.gen is NULL while a batch waits for the consumer; the consumer takes
+//     an environment's waiting batches under its usage_cursors row lock, counts their
+//     rows into every meter of the environment, and stamps them with the cursor's next
+//     generation, in one transaction. A batch is visible to it only once committed, so
+//     the order batches commit in (which is not their seq order) does not matter: each
+//     is taken exactly once, whenever it commits.
+//   - A meter is created under the same lock and records the generation it saw
+//     (backfill_gen): batches stamped at or below it were counted without the meter and
+//     are its backfill's (MeterBackfill, page by page in seq order, progress in
+//     backfill_seq); every other batch is stamped later, by a consumer that sees the meter.
+//   - meter_figures keeps each window's figure per account and group: minute, hour and day
+//     for every aggregation (week and month add up days), week and month too for
+//     unique_count, whose distinct values do not add up. meter_members keeps a
+//     unique_count meter's distinct values per day with the minutes they were seen in.
+func init() {
+	register(migration{version: 84, name: "meters", sql: `
+CREATE TABLE meters (
+	id TEXT PRIMARY KEY,
+	organization_id TEXT NOT NULL REFERENCES organizations(id),
+	environment_id TEXT NOT NULL REFERENCES environments(id),
+	key TEXT NOT NULL,
+	description TEXT NOT NULL DEFAULT '',
+	filter_metric_name TEXT NOT NULL,
+	filter_product TEXT NOT NULL DEFAULT '',
+	aggregation TEXT NOT NULL,
+	value_key TEXT NOT NULL DEFAULT '',
+	group_by TEXT NOT NULL,
+	status TEXT NOT NULL,
+	backfill_gen BIGINT NOT NULL,
+	backfill_seq BIGINT NOT NULL DEFAULT 0,
+	backfill_started_at {{ts}},
+	created_at {{ts}} NOT NULL,
+	updated_at {{ts}} NOT NULL,
+	UNIQUE (environment_id, key)
+);
+CREATE INDEX meters_backfill_unstarted ON meters (created_at) WHERE status = 'backfilling' AND backfill_started_at IS NULL;
+CREATE TABLE usage_cursors (
+	environment_id TEXT PRIMARY KEY REFERENCES environments(id),
+	gen BIGINT NOT NULL
+);
+ALTER TABLE usage_batches ADD COLUMN gen BIGINT;
+UPDATE usage_batches SET gen = 0;
+CREATE TABLE meter_figures (
+	meter_id TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	window_start {{ts}} NOT NULL,
+	account_id TEXT NOT NULL,
+	groups TEXT NOT NULL,
+	g1 TEXT,
+	g2 TEXT,
+	g3 TEXT,
+	value TEXT NOT NULL,
+	latest_ts {{ts}},
+	latest_seq BIGINT NOT NULL DEFAULT 0,
+	latest_id TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (meter_id, kind, account_id, window_start, groups)
+);
+CREATE INDEX meter_figures_window ON meter_figures (meter_id, kind, window_start);
+CREATE TABLE meter_members (
+	meter_id TEXT NOT NULL,
+	account_id TEXT NOT NULL,
+	groups TEXT NOT NULL,
+	member TEXT NOT NULL,
+	day {{ts}} NOT NULL,
+	minutes TEXT NOT NULL,
+	PRIMARY KEY (meter_id, account_id, groups, member, day)
+)`})
+	// The consumer finds waiting batches through usage_batches_waiting (small: it holds
+	// only what the consumer has not taken yet), a backfill pages an environment's batches
+	// through usage_batches_env_seq, and both read a batch's rows through
+	// usage_events_batch. Built concurrently: usage_events is large and live.
+	register(migration{version: 85, name: "meter_consumer_indexes", noTx: true, sql: `
+CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_waiting ON usage_batches (environment_id, seq) WHERE gen IS NULL;
+CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_env_seq ON usage_batches (environment_id, seq);
+CREATE INDEX {{concurrently}} IF NOT EXISTS usage_events_batch ON usage_events (batch_seq)`})
+}
+
+// MaxMeters is how many meters an environment may have (CONTRACT §18).
+const MaxMeters = 32
+
+// Codes of the meter limits (CONTRACT §18).
+const (
+	CodeTooManyMeters = "too_many_meters"
+	CodeMeterKeyTaken = "meter_key_taken"
+)
+
+// CreateMeter records a meter and reply's answer in one transaction. Under the
+// environment's usage cursor lock it reads the consumer's generation (the split between
+// the backfill's batches and the consumer's) and checks the limit and the key. A meter
+// with nothing to backfill is ready at once; any other waits for its MeterBackfill
+// workflow (backfill_started_at unset until it is started).
+func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now time.Time, reply Reply[models.Meter]) (models.Meter, error) {
+	now = now.UTC().Truncate(time.Microsecond)
+	m.ID, m.OrganizationID, m.EnvironmentID = uuid.NewString(), env.OrganizationID, env.ID
+	m.CreatedAt, m.UpdatedAt = now, now
+	if m.GroupBy == nil {
+		m.GroupBy = []string{}
+	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		gen, err := s.lockUsageCursor(tx, env.ID, false)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&models.Meter{}).Where("environment_id = ?", env.ID).Count(&n).Error; err != nil {
+			return fmt.Errorf("count meters: %w", err)
+		}
+		if n >= MaxMeters {
+			return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
+				"This environment already has %d meters, the most it may have; delete one first.", MaxMeters)
+		}
+		var taken int64
+		if err := tx.Model(&models.Meter{}).Where("environment_id = ? AND key = ?", env.ID, m.Key).Count(&taken).Error; err != nil {
+			return fmt.Errorf("find meter key: %w", err)
+		}
+		if taken > 0 {
+			return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", m.Key)
+		}
+		m.BackfillGen, m.Status = gen, models.MeterReady
+		var old []int64
+		if err := tx.Raw(`SELECT seq FROM usage_batches WHERE environment_id = ? AND gen IS NOT NULL AND gen <= ? LIMIT 1`,
+			env.ID, gen).Scan(&old).Error; err != nil {
+			return fmt.Errorf("find batches to backfill: %w", err)
+		}
+		if len(old) > 0 {
+			m.Status = models.MeterBackfilling
+		}
+		if err := tx.Create(&m).Error; err != nil {
+			if isUniqueViolation(err) {
+				return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", m.Key)
+			}
+			return fmt.Errorf("create meter: %w", err)
+		}
+		return reply.keepIn(tx, m)
+	})
+	return m, err
+}
+
+// lockUsageCursor creates the environment's cursor row if it has none and locks it
+// until tx ends (SQLite's write transaction is exclusive), returning its generation.
+// skipLocked returns ok=false at once, instead of waiting, when another transaction
+// holds it (gen is then -1).
+func (s *Store) lockUsageCursor(tx *gorm.DB, envID string, skipLocked bool) (int64, error) {
+	if err := tx.Exec(`INSERT INTO usage_cursors (environment_id, gen) VALUES (?, 0) ON CONFLICT (environment_id) DO NOTHING`,
+		envID).Error; err != nil {
+		return 0, fmt.Errorf("create usage cursor: %w", err)
+	}
+	q := `SELECT gen FROM usage_cursors WHERE environment_id = ?`
+	if s.dialect == "postgres" {
+		q += " FOR UPDATE"
+		if skipLocked {
+			q += " SKIP LOCKED"
+		}
+	}
+	var gens []int64
+	if err := tx.Raw(q, envID).Scan(&gens).Error; err != nil {
+		return 0, fmt.Errorf("lock usage cursor: %w", err)
+	}
+	if len(gens) == 0 {
+		return -1, nil
+	}
+	return gens[0], nil
+}
+
+// Meters lists an environment's meters, newest first.
+func (s *Store) Meters(ctx context.Context, env Env, page Page) ([]models.Meter, bool, error) {
+	rows, more, err := paginate[models.Meter](s.in(ctx, env), "meters", page)
+	if err != nil {
+		return nil, false, fmt.Errorf("meters: %w", err)
+	}
+	return rows, more, nil
+}
+
+// Meter finds an environment's meter by key.
+func (s *Store) Meter(ctx context.Context, env Env, key string) (models.Meter, error) {
+	var m models.Meter
+	err := s.in(ctx, env).Where("key = ?", key).Take(&m).Error
+	if err != nil {
+		return m, notFound(err, "meter "+key)
+	}
+	return m, nil
+}
+
+// MeterByID finds a meter of any environment (its backfill's activities).
+func (s *Store) MeterByID(ctx context.Context, id string) (models.Meter, error) {
+	var m models.Meter
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&m).Error; err != nil {
+		return m, notFound(err, "meter "+id)
+	}
+	return m, nil
+}
+
+// UpdateMeterDescription changes a meter's description (the one field PATCH changes),
+// with reply's answer in the same transaction.
+func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, description string, now time.Time, reply Reply[models.Meter]) (models.Meter, error) {
+	var m models.Meter
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.forUpdate(scope(tx, env)).Where("key = ?", key).Take(&m).Error; err != nil {
+			return notFound(err, "meter "+key)
+		}
+		if m.Description != description {
+			m.Description, m.UpdatedAt = description, now.UTC().Truncate(time.Microsecond)
+			if err := tx.Model(&m).Select("description", "updated_at").Updates(&m).Error; err != nil {
+				return fmt.Errorf("update meter: %w", err)
+			}
+		}
+		return reply.keepIn(tx, m)
+	})
+	return m, err
+}
+
+// DeleteMeter removes a meter and its figures, under the usage cursor lock so that no
+// consumer or backfill page in flight writes figures for it afterwards.
+func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Reply[models.Meter]) (models.Meter, error) {
+	var m models.Meter
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockUsageCursor(tx, env.ID, false); err != nil {
+			return err
+		}
+		if err := scope(tx, env).Where("key = ?", key).Take(&m).Error; err != nil {
+			return notFound(err, "meter "+key)
+		}
+		for _, table := range []string{"meter_figures", "meter_members"} {
+			if err := tx.Exec("DELETE FROM "+table+" WHERE meter_id = ?", m.ID).Error; err != nil {
+				return fmt.Errorf("delete meter figures: %w", err)
+			}
+		}
+		if err := tx.Exec("DELETE FROM meters WHERE id = ?", m.ID).Error; err != nil {
+			return fmt.Errorf("delete meter: %w", err)
+		}
+		return reply.keepIn(tx, m)
+	})
+	return m, err
+}
+
+// UnstartedBackfills lists backfilling meters created before before whose MeterBackfill
+// workflow was not started, oldest first (the sweeper).
+func (s *Store) UnstartedBackfills(ctx context.Context, before time.Time, limit int) ([]models.Meter, error) {
+	var ms []models.Meter
+	err := s.db.WithContext(ctx).Where("status = ? AND backfill_started_at IS NULL AND created_at < ?", models.MeterBackfilling, before).
+		Order("created_at").Limit(limit).Find(&ms).Error
+	if err != nil {
+		return nil, fmt.Errorf("unstarted meter backfills: %w", err)
+	}
+	return ms, nil
+}
+
+// MarkBackfillStarted records that a meter's MeterBackfill workflow was started.
+func (s *Store) MarkBackfillStarted(ctx context.Context, id string, at time.Time) error {
+	err := s.db.WithContext(ctx).Exec(`UPDATE meters SET backfill_started_at = ? WHERE id = ? AND backfill_started_at IS NULL`,
+		at.UTC(), id).Error
+	if err != nil {
+		return fmt.Errorf("mark meter backfill %s started: %w", id, err)
+	}
+	return nil
+}
