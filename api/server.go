@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
@@ -48,6 +49,9 @@ type Deps struct {
 	// in the database and handed to its dispatcher (the same queue as Dispatch), so every
 	// API process offers them; bulk replays run as workflows.
 	Replay *replay.Service
+	// Meters serves the meters (CONTRACT §18) here and in the dashboard; nil: one over
+	// Store that leaves new meters' backfills to the sweeper.
+	Meters *meters.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -60,6 +64,7 @@ type Server struct {
 	dispatch  dispatch.Dispatcher
 	endpoints *webhook.Endpoints
 	replay    *replay.Service
+	meters    *meters.Service
 	limiter   *limiter
 	dashboard *dashboard.Dashboard
 	// openapi is GET /v1/openapi.json's body, or openapiErr why it could not be built.
@@ -79,13 +84,17 @@ func New(d Deps) http.Handler {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.meters = d.Meters
+	if s.meters == nil {
+		s.meters = &meters.Service{Store: d.Store, Log: s.log}
+	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
 		s.dispatch = dispatch.NewQueue(s.dispatch, s.log, s.outbox())
 	}
 	// The document depends only on the public URL: built once, served as bytes.
 	s.openapi, s.openapiErr = openapi.Document(s.cfg.PublicURL)
 	s.dashboard = dashboard.New(dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
-		Endpoints: s.endpoints, Replay: s.dashboardReplayer()})
+		Endpoints: s.endpoints, Replay: s.dashboardReplayer(), Meters: s.meters})
 
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

@@ -24,6 +24,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/health"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
@@ -158,6 +159,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			// The replays of every API process reach their workflows through the same
 			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
 			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
+			Meters: &meters.Service{Store: st, Log: log},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

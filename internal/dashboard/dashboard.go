@@ -17,6 +17,7 @@ import (
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/web"
@@ -32,6 +33,8 @@ type Deps struct {
 	// Endpoints is the API's own service of /v1/webhook_endpoints (internal/app builds
 	// it once): the forms follow its rules and the manual test goes through its Sender.
 	Endpoints *webhook.Endpoints
+	// Meters serves the Usage page (CONTRACT §18); nil: one over Store.
+	Meters *meters.Service
 }
 
 // handler holds the dependencies of every dashboard page.
@@ -45,6 +48,7 @@ type handler struct {
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
 	replayer  Replayer
+	meters    *meters.Service
 	pages     map[string]*template.Template
 	now       func() time.Time
 }
@@ -60,6 +64,10 @@ func New(d Deps) *Dashboard {
 	}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	h.meters = d.Meters
+	if h.meters == nil {
+		h.meters = &meters.Service{Store: d.Store, Log: h.log}
 	}
 	return &Dashboard{h: h}
 }
