@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/revops/revops/internal/store"
@@ -67,17 +68,38 @@ func buildCharts(rows []store.EndpointDeliveryCount, endpointIDs []string, now t
 			c[r.Day][1] += r.N
 		}
 	}
-	first := store.DayStart(now).AddDate(0, 0, -(days - 1))
+	axis := dayAxis(now, days)
 	out := make(map[string]endpointChart, len(counts))
 	for id, c := range counts {
-		out[id] = drawChart(c, first)
+		out[id] = drawChart(c, axis)
 	}
 	return out
 }
 
-// drawChart lays out one endpoint's bars: heights are proportional to the week's
-// largest count, and a bar with any delivery is at least 1 unit high so it stays visible.
-func drawChart(c [][2]int, first time.Time) endpointChart {
+// dayAxis is the n UTC days a chart covers, oldest first, the last one now's: the
+// Webhooks and Usage charts count by UTC day, as the store and the meters do.
+func dayAxis(now time.Time, n int) []time.Time {
+	first := store.DayStart(now).AddDate(0, 0, -(n - 1))
+	days := make([]time.Time, n)
+	for i := range days {
+		days[i] = first.AddDate(0, 0, i)
+	}
+	return days
+}
+
+// barHeight scales v to whole units of a bar full units high for peak (the chart's
+// largest value, or its axis' top). A positive value is at least 1 unit high so that it
+// stays visible beside a much larger one; zero and negative values are not drawn.
+func barHeight(v, peak float64, full int) int {
+	if v <= 0 || peak <= 0 {
+		return 0
+	}
+	return max(1, int(math.Round(v*float64(full)/peak)))
+}
+
+// drawChart lays out one endpoint's bars over axis (one day per count): heights are
+// proportional to the week's largest count.
+func drawChart(c [][2]int, axis []time.Time) endpointChart {
 	ch := endpointChart{Width: len(c) * chartDayWidth, Height: chartHeight,
 		LabelY: chartHeight - 2, BaseLine: chartBarsTop + chartBarsH}
 	peak := 0
@@ -87,14 +109,11 @@ func drawChart(c [][2]int, first time.Time) endpointChart {
 		peak = max(peak, d[0], d[1])
 	}
 	bar := func(x, n int) chartBar {
-		h := 0
-		if n > 0 {
-			h = max(1, (n*chartBarsH+peak/2)/peak)
-		}
+		h := barHeight(float64(n), float64(peak), chartBarsH)
 		return chartBar{X: x, Y: chartBarsTop + chartBarsH - h, W: chartBarWidth, H: h, N: n}
 	}
 	for i, d := range c {
-		day := first.AddDate(0, 0, i)
+		day := axis[i]
 		x := i*chartDayWidth + 3
 		ch.Days = append(ch.Days, chartDay{
 			Label: day.Format("Mon"), Date: day.Format("2006-01-02"),
