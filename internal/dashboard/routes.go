@@ -42,6 +42,9 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	in.POST("/webhooks/:id/secret/rotate", h.rotateSecret)
 	in.POST("/webhooks/:id/test", h.testEndpoint)
 
+	// Usage meters (CONTRACT §18), read only: meters are defined through the API.
+	in.GET("/usage", h.usagePage)
+
 	// Deliveries; replays only where the process offers them.
 	in.GET("/deliveries", h.listDeliveries)
 	in.GET("/deliveries/:id", h.showDelivery)
