@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -34,6 +35,7 @@ type usageData struct {
 	Days        int
 	From, Until string // the days shown, "2026-10-26" … "2026-11-24"
 	MaxMeters   int
+	MaxRows     string // usageMaxRows, written for people
 }
 
 // usagePage lists the environment's meters, each with its last 30 days by day (UTC):
@@ -52,7 +54,8 @@ func (h *handler) usagePage(c *gin.Context) {
 	}
 	now := h.now().UTC()
 	days := dayAxis(now, usageChartDays)
-	d := usageData{Days: usageChartDays, From: days[0].Format("2006-01-02"), Until: days[len(days)-1].Format("2006-01-02"), MaxMeters: store.MaxMeters}
+	d := usageData{Days: usageChartDays, From: days[0].Format("2006-01-02"), Until: days[len(days)-1].Format("2006-01-02"), MaxMeters: store.MaxMeters,
+		MaxRows: groupDigits(strconv.Itoa(usageMaxRows))}
 	for _, m := range list {
 		card := toMeterCard(m)
 		rows, asOf, partial, err := h.meterDays(ctx, env, m, days, now)

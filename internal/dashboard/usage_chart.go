@@ -60,10 +60,11 @@ type usageSegment struct {
 	Value        string
 }
 
-// legendEntry names one series, with its exact total over the days.
+// legendEntry names one series, with its exact total over the days (Total) and the same
+// with its digits grouped (Shown).
 type legendEntry struct {
-	Class, Label, Total string
-	Rest                bool
+	Class, Label, Total, Shown string
+	Rest                       bool
 }
 
 // seriesClass is a series' colour in style.css: s0…s4 for the top groups, rest for the rest.
@@ -81,7 +82,8 @@ func drawUsage(series []usageSeries, days []time.Time, aggregation string) usage
 		BaseLine: usagePlotTop + usagePlotH, LabelY: usageHeight - 4,
 		Additive: aggregation == models.AggSum || aggregation == models.AggCount}
 	for i, s := range series {
-		ch.Legend = append(ch.Legend, legendEntry{Class: seriesClass(s, i), Label: s.Label, Total: decimalText(s.Total), Rest: s.Rest})
+		total := decimalText(s.Total)
+		ch.Legend = append(ch.Legend, legendEntry{Class: seriesClass(s, i), Label: s.Label, Total: total, Shown: groupDigits(total), Rest: s.Rest})
 	}
 	stacks := make([]float64, len(days))
 	for d := range days {

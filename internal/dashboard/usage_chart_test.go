@@ -120,3 +120,11 @@ func TestAxisScaleAndLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupDigits(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "27996.25": "27,996.25", "-1234567": "-1,234,567", "0.0001": "0.0001"} {
+		if got := groupDigits(in); got != want {
+			t.Errorf("groupDigits(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -148,3 +148,23 @@ func decimalText(r *big.Rat) string {
 	}
 	return s
 }
+
+// groupDigits writes a plain decimal's integer digits in groups of three, "27,996.5":
+// the figures are read at a glance, their exact text stays in the page's data attributes.
+func groupDigits(dec string) string {
+	sign, intPart, frac := "", dec, ""
+	if strings.HasPrefix(intPart, "-") {
+		sign, intPart = "-", intPart[1:]
+	}
+	if i := strings.IndexByte(intPart, '.'); i >= 0 {
+		intPart, frac = intPart[:i], intPart[i:]
+	}
+	var b strings.Builder
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return sign + b.String() + frac
+}
