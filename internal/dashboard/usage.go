@@ -2,12 +2,14 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -59,6 +61,9 @@ func (h *handler) usagePage(c *gin.Context) {
 	for _, m := range list {
 		card := toMeterCard(m)
 		rows, asOf, partial, err := h.meterDays(ctx, env, m, days, now)
+		if errors.Is(err, apperr.ErrNotFound) {
+			continue // deleted since it was listed
+		}
 		if err != nil {
 			h.fail(c, err)
 			return
