@@ -133,8 +133,14 @@ func TestMetersMatchRawRows(t *testing.T) {
 					t.Fatalf("create meter %s: %v", d.Key, err)
 				}
 			}
-			for _, d := range defs[:6] { // before any usage
-				create(d)
+			// Every third definition is created before any usage, the next ones while
+			// clients send (at two moments), the rest after: each aggregation meets each
+			// moment, sum and count included, which count a row twice visibly.
+			phase := func(i int) int { return i % 3 }
+			for i, d := range defs {
+				if phase(i) == 0 {
+					create(d)
+				}
 			}
 
 			stop := make(chan struct{})
@@ -174,17 +180,21 @@ func TestMetersMatchRawRows(t *testing.T) {
 						if _, err := usage.Ingest(ctx, st, env, body, now, store.Reply[store.UsageResult]{}); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
-						if c == 0 && b == batches/2 { // meters created while ingest runs
-							for _, d := range defs[6:12] {
-								create(d)
+						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
+							for i, d := range defs {
+								if phase(i) == 1 && i%2 == c {
+									create(d)
+								}
 							}
 						}
 					}
 				}()
 			}
 			wg.Wait()
-			for _, d := range defs[12:] { // after
-				create(d)
+			for i, d := range defs {
+				if phase(i) == 2 {
+					create(d)
+				}
 			}
 			close(stop)
 			consumer.Wait()
