@@ -1,0 +1,92 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/models"
+)
+
+// demoUsage is a month of plausible usage for the Usage page's screenshot: eight
+// accounts of different sizes, most in one region and some in two, with a weekly rhythm
+// and growth, the same on every run (a fixed seed).
+func demoUsage(daysBack int) [][]usageRow {
+	accounts := []struct {
+		id      string
+		regions []any
+		size    float64
+	}{
+		{"acct_globex", []any{"eu", "us"}, 900}, {"acct_initech", []any{"us"}, 650}, {"acct_umbrella", []any{"eu"}, 520},
+		{"acct_hooli", []any{"us", "apac"}, 400}, {"acct_stark", []any{"us"}, 260}, {"acct_wayne", []any{"eu"}, 120},
+		{"acct_acme", []any{"apac"}, 80}, {"acct_soylent", []any{nil}, 40},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var batches [][]usageRow
+	for ago := daysBack; ago >= 0; ago-- {
+		var batch []usageRow
+		weekday := time.Now().UTC().AddDate(0, 0, -ago).Weekday()
+		for _, a := range accounts {
+			for i, region := range a.regions {
+				calls := a.size * (1 + 0.02*float64(daysBack-ago)) / float64(i+1)
+				if weekday == time.Saturday || weekday == time.Sunday {
+					calls *= 0.45
+				}
+				calls *= 0.85 + 0.3*rng.Float64()
+				for u := range 1 + rng.IntN(4) {
+					batch = append(batch, usageRow{a.id, region, fmt.Sprintf("%s_u%d", a.id, u), fmt.Sprintf("%d", int(calls)/(u+1)), ago})
+				}
+			}
+		}
+		batches = append(batches, batch)
+	}
+	return batches
+}
+
+func TestBrowserUsage(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme Corp", "owner@acme.test")
+	env := s.sandbox(u.orgID)
+	ctx := newBrowser(t)
+	base := s.srv.URL
+	key, err := s.keys.Create(t.Context(), u.orgID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.createMeter(env, meters.Definition{Key: "api-calls", Description: "API calls, billed per thousand", MetricName: "api_calls",
+		Aggregation: models.AggSum, GroupBy: []string{"region"}})
+	s.createMeter(env, meters.Definition{Key: "active-users", Description: "Distinct users a day", MetricName: "api_calls",
+		Product: "api", Aggregation: models.AggUniqueCount, ValueKey: "user_id", GroupBy: []string{"region"}})
+	batches := demoUsage(29)
+	for i, b := range batches[:len(batches)-1] {
+		s.ingest(key.Plain, fmt.Sprintf("day-%d", i), b...)
+	}
+	// Created once a month of usage was accepted: backfilling, it counts today's batch
+	// at once and the older ones as its backfill runs (there is no worker here).
+	s.createMeter(env, meters.Definition{Key: "requests", Description: "Requests, for the usage report", MetricName: "api_calls",
+		Aggregation: models.AggCount})
+	s.ingest(key.Plain, "today", batches[len(batches)-1]...)
+
+	browserLogin(t, ctx, base, u)
+	run(t, ctx, "switch to Usage",
+		chromedp.Click(css(`nav.menu a[href="/dashboard/usage"]`)),
+		chromedp.WaitVisible(css(`section[data-meter-key="api-calls"] svg.usage-chart rect.seg.rest`)),
+		chromedp.WaitVisible(css(`section[data-meter-key="requests"] .state-backfilling`)),
+		screenshot("usage"),
+	)
+	legend := value(t, ctx, "api-calls' legend", chromedp.Text(css(`section[data-meter-key="api-calls"] ul.legend`)))
+	if !strings.Contains(legend, "acct_globex · region=eu") || !strings.Contains(legend, "the rest (") {
+		t.Fatalf("api-calls' legend %q", legend)
+	}
+	if n := value(t, ctx, "series", chromedp.Evaluate[int](`document.querySelectorAll('section[data-meter-key="api-calls"] ul.legend li').length`)); n != 6 {
+		t.Fatalf("%d series in api-calls' legend, want 6", n)
+	}
+	if cur := value(t, ctx, "menu", chromedp.Text(css(`nav.menu a[aria-current="page"]`))); cur != "Usage" {
+		t.Fatalf("current menu entry %q", cur)
+	}
+}
