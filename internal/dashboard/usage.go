@@ -60,7 +60,7 @@ func (h *handler) usagePage(c *gin.Context) {
 		MaxRows: groupDigits(strconv.Itoa(usageMaxRows))}
 	for _, m := range list {
 		card := toMeterCard(m)
-		rows, asOf, partial, err := h.meterDays(ctx, env, m, days, now)
+		rows, asOf, partial, err := h.meterDays(ctx, env, m, days, now, usageMaxRows)
 		if errors.Is(err, apperr.ErrNotFound) {
 			continue // deleted since it was listed
 		}
@@ -98,10 +98,11 @@ func (h *handler) allMeters(ctx context.Context, env store.Env) ([]models.Meter,
 }
 
 // meterDays reads m's daily figures over days with every group_by key, page by page, up to
-// usageMaxRows. asOf is the oldest page's: the chart is only as current as that.
-func (h *handler) meterDays(ctx context.Context, env store.Env, m models.Meter, days []time.Time, now time.Time) (rows []meters.Value, asOf time.Time, partial bool, err error) {
+// maxRows; partial says more remained. asOf is the oldest page's: the chart is only as
+// current as that.
+func (h *handler) meterDays(ctx context.Context, env store.Env, m models.Meter, days []time.Time, now time.Time, maxRows int) (rows []meters.Value, asOf time.Time, partial bool, err error) {
 	q := meters.ValuesQuery{From: days[0], To: days[len(days)-1].AddDate(0, 0, 1), Window: meters.WindowDay,
-		GroupBy: m.GroupBy, Limit: meters.MaxLimit}
+		GroupBy: m.GroupBy, Limit: min(meters.MaxLimit, maxRows)}
 	for {
 		p, err := h.meters.Values(ctx, env, m.Key, q, now)
 		if err != nil {
@@ -114,7 +115,7 @@ func (h *handler) meterDays(ctx context.Context, env store.Env, m models.Meter, 
 		if p.NextPage == "" {
 			return rows, asOf, false, nil
 		}
-		if len(rows) >= usageMaxRows {
+		if len(rows) >= maxRows {
 			return rows, asOf, true, nil
 		}
 		q.Page = p.NextPage
