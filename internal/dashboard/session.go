@@ -274,7 +274,7 @@ func safeNext(next string) string {
 	}
 	section, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/dashboard/"), "/")
 	switch section {
-	case "webhooks", "deliveries":
+	case "webhooks", "usage", "deliveries":
 		return "/dashboard/" + section
 	}
 	return "/dashboard/api-keys"

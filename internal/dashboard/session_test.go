@@ -17,6 +17,7 @@ func TestEveryPageRedirectsToLoginWithoutSession(t *testing.T) {
 		{"GET", "/dashboard"},
 		{"GET", "/dashboard/api-keys"},
 		{"GET", "/dashboard/webhooks"},
+		{"GET", "/dashboard/usage"},
 		{"GET", "/dashboard/deliveries"},
 		{"GET", "/dashboard/api-keys/some-id/revoke"},
 		{"GET", "/dashboard/webhooks/new"},
@@ -248,6 +249,7 @@ func TestEnvironmentSwitch(t *testing.T) {
 	}{
 		{"live", "/dashboard/api-keys", "/dashboard/api-keys", "LIVE", http.StatusSeeOther},
 		{"sandbox", "/dashboard/deliveries/some-event", "/dashboard/deliveries", "Sandbox — test data only", http.StatusSeeOther},
+		{"live", "/dashboard/usage", "/dashboard/usage", "LIVE", http.StatusSeeOther},
 		{"live", "https://evil.test/dashboard/api-keys", "/dashboard/api-keys", "LIVE", http.StatusSeeOther},
 		{"staging", "/dashboard/api-keys", "", "", http.StatusBadRequest},
 	} {

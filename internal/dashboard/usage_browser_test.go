@@ -89,4 +89,12 @@ func TestBrowserUsage(t *testing.T) {
 	if cur := value(t, ctx, "menu", chromedp.Text(css(`nav.menu a[aria-current="page"]`))); cur != "Usage" {
 		t.Fatalf("current menu entry %q", cur)
 	}
+	run(t, ctx, "switch to live: the Usage page, without sandbox's meters",
+		chromedp.Click(css(`button.seg-live`)),
+		chromedp.WaitVisible(css(`.live-banner`)),
+		chromedp.WaitVisible(css(`#no-meters`)),
+	)
+	if loc := value(t, ctx, "location", chromedp.Location()); loc != base+"/dashboard/usage" {
+		t.Fatalf("the switch went to %s, want back to the Usage page", loc)
+	}
 }

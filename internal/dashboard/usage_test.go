@@ -171,8 +171,8 @@ func TestUsagePage(t *testing.T) {
 
 			// Live has none of sandbox's meters.
 			tok := c.csrf("/dashboard/usage")
-			if p := c.post("/dashboard/environment", url.Values{"csrf_token": {tok}, "environment": {"live"}, "next": {"/dashboard/usage"}}); p.status != http.StatusSeeOther {
-				t.Fatalf("switch to live: %d", p.status)
+			if p := c.post("/dashboard/environment", url.Values{"csrf_token": {tok}, "environment": {"live"}, "next": {"/dashboard/usage"}}); p.status != http.StatusSeeOther || p.location != "/dashboard/usage" {
+				t.Fatalf("switch to live: %d → %q, want back to the Usage page", p.status, p.location)
 			}
 			if live := c.get("/dashboard/usage").body; !strings.Contains(live, `id="no-meters"`) || strings.Contains(live, "api-calls") || !strings.Contains(live, "live-banner") {
 				t.Fatalf("live shows sandbox's meters: %.3000s", live)
