@@ -131,6 +131,25 @@ func openapiScenario(hookURL string) []call {
 		// The newest event, read by the events scenario, has a delivery to the endpoint.
 		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 201, body: map[string]any{"name": "Hooked"}},
 
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 201, body: map[string]any{
+			"key": "api_calls", "description": "API calls by region", "filter": map[string]any{"metric_name": "calls", "product": "api"},
+			"aggregation": "sum", "group_by": []any{"region"}}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 201, body: map[string]any{
+			"key": "users", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "unique_count", "value_key": "user"}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 409, body: map[string]any{
+			"key": "users", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "count"}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 400, body: map[string]any{
+			"key": "Users", "filter": map[string]any{}, "aggregation": "count", "value_key": "user", "status": "ready"}},
+		{method: "GET", path: "/v1/meters?limit=1", route: "/v1/meters", key: sk, status: 200},
+		{method: "GET", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 200},
+		{method: "GET", path: "/v1/meters/nothing", route: "/v1/meters/{key}", key: sk, status: 404},
+		{method: "PATCH", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 200, body: map[string]any{"description": "Calls"}},
+		{method: "PATCH", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 400, body: map[string]any{"aggregation": "max"}},
+		{method: "GET", path: "/v1/meters/api_calls/values?window=day&limit=0", route: "/v1/meters/{key}/values", key: sk, status: 400},
+		{method: "DELETE", path: "/v1/meters/users", route: "/v1/meters/{key}", key: sk, status: 200},
+		{method: "DELETE", path: "/v1/meters/users", route: "/v1/meters/{key}", key: sk, status: 404},
+		{method: "GET", path: "/v1/meters", route: "/v1/meters", key: pk, status: 403},
+
 		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: sk, status: 200},
 		{method: "GET", path: "/v1/event_types?limit=%zz", route: "/v1/event_types", key: sk, status: 400},
 		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: pk, status: 403},

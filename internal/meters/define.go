@@ -225,7 +225,11 @@ func valueKey(fs *apperr.Faults, obj map[string]json.RawMessage, agg string) str
 	case !ok:
 		return ""
 	case agg != "" && agg != models.AggUniqueCount:
-		fs.Invalid("value_key", "value_key is for unique_count meters only; a %s meter reads metric_value or counts rows. Leave it out.", agg)
+		reads := "reads metric_value"
+		if agg == models.AggCount {
+			reads = "counts rows"
+		}
+		fs.Invalid("value_key", "value_key is for unique_count meters only (a %s meter %s); leave it out.", agg, reads)
 		return ""
 	}
 	s, _ := name(fs, "value_key", raw)
