@@ -71,11 +71,12 @@ func (s *Server) meterValues(c *gin.Context) {
 	render(c, http.StatusOK, toMeterValues(key, q, p))
 }
 
-// Limits of a values query's own parameters.
-const (
-	maxPageCursor  = 1000 // next_page is the meters package's; any longer one is not one
-	filterParamPre = "filter["
-)
+// maxPageCursor bounds page: a cursor is the meters package's next_page, and a longer
+// text is none of its cursors.
+const maxPageCursor = 1000
+
+// filterParamPre begins the filter[k]=v parameters, the only ones with a free name.
+const filterParamPre = "filter["
 
 var meterWindows = []string{meters.WindowMinute, meters.WindowHour, meters.WindowDay, meters.WindowWeek, meters.WindowMonth}
 
