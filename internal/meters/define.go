@@ -202,7 +202,7 @@ func aggregation(fs *apperr.Faults, obj map[string]json.RawMessage) string {
 		return ""
 	}
 	s, ok := str(fs, "aggregation", raw)
-	if !ok {
+	if !ok || !textcheck.LineOK(fs, "aggregation", s) {
 		return ""
 	}
 	if slices.Contains(Aggregations, s) {
