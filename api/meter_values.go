@@ -51,7 +51,7 @@ func toMeterValues(key string, q meters.ValuesQuery, p meters.ValuesPage) meterV
 			group = map[string]*string{}
 		}
 		out.Data[i] = meterValue{WindowStart: v.WindowStart.UTC().Format(time.RFC3339), WindowEnd: v.WindowEnd.UTC().Format(time.RFC3339),
-			AccountID: v.AccountID, Group: group, Value: json.Number(usage.Canonical(v.Value))}
+			AccountID: v.AccountID, Group: group, Value: json.Number(v.Value)}
 	}
 	return out
 }
@@ -89,9 +89,6 @@ func valuesQuery(c *gin.Context) (meters.ValuesQuery, error) {
 	}
 	var fs apperr.Faults
 	q.From, q.To = boundQuery(c, "from", &fs), boundQuery(c, "to", &fs)
-	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
-		fs.Invalid("to", "to must be after from.")
-	}
 	switch w := c.Query("window"); {
 	case w == "":
 		fs.Missing("window")
@@ -123,7 +120,7 @@ func valuesQuery(c *gin.Context) (meters.ValuesQuery, error) {
 }
 
 // boundQuery reads from or to: required RFC 3339 times (meters.Values checks that they
-// fall on the window's boundaries).
+// fall on the window's boundaries and that to is after from).
 func boundQuery(c *gin.Context, name string, fs *apperr.Faults) time.Time {
 	v := c.Query(name)
 	if v == "" {
