@@ -142,7 +142,10 @@ func hostileCases(s hostileSeed) []hostileCase {
 	for _, r := range []struct {
 		method, path string
 		body         []byte
-	}{{"GET", "/v1/meters/%s", nil}, {"PATCH", "/v1/meters/%s", []byte(`{"description":"x"}`)}, {"DELETE", "/v1/meters/%s", nil}} {
+	}{
+		{"GET", "/v1/meters/%s", nil}, {"PATCH", "/v1/meters/%s", []byte(`{"description":"x"}`)}, {"DELETE", "/v1/meters/%s", nil},
+		{"GET", "/v1/meters/%s/values?" + meterValuesQuery, nil},
+	} {
 		for _, id := range hostileIDs {
 			add(hostileCase{name: fmt.Sprintf("%s %s key %.24s", r.method, r.path, id), method: r.method,
 				path: fmt.Sprintf(r.path, id), body: r.body, status: 404, code: "resource_missing"})
