@@ -142,15 +142,15 @@ type pending struct {
 	meter  *models.Meter
 	keys   []store.FigureKey
 	deltas map[figKey]*window
-	groups map[string][]*string // group key → values (the g1..g3 columns)
+	groups map[string][maxGroupBy]*string // group key → values (the g1..g3 columns)
 }
 
 func newPending(m *models.Meter) *pending {
-	return &pending{meter: m, deltas: map[figKey]*window{}, groups: map[string][]*string{}}
+	return &pending{meter: m, deltas: map[figKey]*window{}, groups: map[string][maxGroupBy]*string{}}
 }
 
 // at is the pending figure of (kind, window start, account, group).
-func (p *pending) at(kind string, start time.Time, accountID, groups string, vals []*string) *window {
+func (p *pending) at(kind string, start time.Time, accountID, groups string, vals [maxGroupBy]*string) *window {
 	k := store.FigureKey{Kind: kind, WindowStart: start, AccountID: accountID, Groups: groups}
 	w, ok := p.deltas[keyOf(k)]
 	if !ok {
@@ -163,12 +163,12 @@ func (p *pending) at(kind string, start time.Time, accountID, groups string, val
 }
 
 // add folds f into the figure of the kind's window holding t.
-func (p *pending) add(kind string, t time.Time, accountID, groups string, vals []*string, f *figure) {
+func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
 	p.at(kind, windowStart(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
 }
 
 // addMinute folds f into the figure of the minute holding t, kept in its hour's slots.
-func (p *pending) addMinute(t time.Time, accountID, groups string, vals []*string, f *figure) {
+func (p *pending) addMinute(t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
 	hour := windowStart(t, WindowHour)
 	w := p.at(WindowHour, hour, accountID, groups, vals)
 	w.slot(int(t.Sub(hour)/time.Minute)).combine(p.meter.Aggregation, f)
@@ -202,11 +202,7 @@ func (p *pending) save(tx *store.MeterTx) error {
 		mf := models.MeterFigure{MeterID: p.meter.ID, Kind: k.Kind, WindowStart: k.WindowStart, AccountID: k.AccountID,
 			Groups: k.Groups, Value: w.total.value.String(), Slots: encodeSlots(w.slots)}
 		vals := p.groups[k.Groups]
-		for i, col := range []**string{&mf.G1, &mf.G2, &mf.G3} {
-			if i < len(vals) {
-				*col = vals[i]
-			}
-		}
+		mf.G1, mf.G2, mf.G3 = vals[0], vals[1], vals[2]
 		if p.meter.Aggregation == models.AggLatest {
 			ts := w.total.latestTS
 			mf.LatestTS, mf.LatestSeq, mf.LatestID = &ts, w.total.latestSeq, w.total.latestID
@@ -277,23 +273,14 @@ func decodeSlots(text string) (map[int]*figure, error) {
 // apply counts rows (of batches not yet counted into these meters) into meters: the
 // store.MeterApply of the consumer and of backfill pages.
 func apply(tx *store.MeterTx, meters []models.Meter, rows []store.UsageRow) error {
-	parsed := make([]dims, len(rows)) // metadata is read once, whatever the meters
-	meta := func(i int) dims {
-		if parsed[i] == nil {
-			parsed[i] = parseDims(rows[i].Metadata)
-			if parsed[i] == nil {
-				parsed[i] = dims{}
-			}
-		}
-		return parsed[i]
-	}
+	d := newRowDims(meters, rows)
 	for mi := range meters {
 		m := &meters[mi]
 		var err error
 		if m.Aggregation == models.AggUniqueCount {
-			err = applyUnique(tx, m, rows, meta)
+			err = applyUnique(tx, m, rows, d)
 		} else {
-			err = applyFigures(tx, m, rows, meta)
+			err = applyFigures(tx, m, rows, d)
 		}
 		if err != nil {
 			return fmt.Errorf("meter %s: %w", m.Key, err)
@@ -309,7 +296,7 @@ func matches(m *models.Meter, r *store.UsageRow) bool {
 
 // applyFigures counts rows into a sum, count, max, min or latest meter: each row's
 // figure is folded into its minute (its hour's slot), hour and day.
-func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	p := newPending(m)
 	for i := range rows {
 		r := &rows[i]
@@ -320,7 +307,7 @@ func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, met
 		if err != nil {
 			return err
 		}
-		vals, groups := meta(i).groupOf(m.GroupBy)
+		vals, groups := d.group(i, m.GroupBy)
 		ts := r.Timestamp.UTC()
 		p.addMinute(ts, r.AccountID, groups, vals, &f)
 		p.add(WindowHour, ts, r.AccountID, groups, vals, &f)
@@ -342,22 +329,21 @@ type memberDays map[int64][]int // day (Unix seconds) → minutes of the day, as
 // minute of that window saw it yet; the minutes it was seen in are kept per day
 // (meter_members), so a sighting is new to its minute, hour, day, ISO week and month
 // exactly when those minutes say so, in whatever order rows come.
-func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	sightings := map[store.MemberKey][]seen{}
 	var keys []store.MemberKey
-	groupVals := map[string][]*string{}
+	groupVals := map[string][maxGroupBy]*string{}
 	var from, to time.Time
 	for i := range rows {
 		r := &rows[i]
 		if !matches(m, r) {
 			continue
 		}
-		d := meta(i)
-		member := d.value(m.ValueKey)
+		member := d.value(i, m.ValueKey)
 		if member == nil {
 			continue // a row without a usable value is not counted (CONTRACT §18)
 		}
-		vals, groups := d.groupOf(m.GroupBy)
+		vals, groups := d.group(i, m.GroupBy)
 		groupVals[groups] = vals
 		k := store.MemberKey{AccountID: r.AccountID, Groups: groups, Member: *member}
 		if _, ok := sightings[k]; !ok {

@@ -41,7 +41,7 @@ type UsageRow struct {
 	Product     string
 	MetricName  string
 	MetricValue string
-	Metadata    string
+	Metadata    []byte // JSON object
 	Timestamp   time.Time
 }
 
