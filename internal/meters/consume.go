@@ -2,36 +2,88 @@ package meters
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 )
 
-// ConsumeRows is about how many usage rows one consumer transaction counts.
+// ConsumeRows is about how many usage rows one consumer transaction counts: large
+// enough that the rows of many ingest batches fold into one write of each figure, small
+// enough that the environment's lock is held briefly.
 const ConsumeRows = 20000
 
 // BackfillRows is about how many usage rows one backfill page counts.
 const BackfillRows = 5000
 
+// waitingEnvironments bounds the environments one pass looks at.
+const waitingEnvironments = 100
+
 // Consume counts every environment's waiting usage batches into its meters, one
 // transaction per environment and ConsumeRows, until none waits; it says how many
-// batches it took.
+// batches it took. An environment another consumer holds is left to it.
 func Consume(ctx context.Context, st Store) (int, error) {
-	return 0, errors.New("meters: consume not implemented yet")
+	envs, err := st.WaitingUsageEnvironments(ctx, waitingEnvironments)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, env := range envs {
+		for {
+			n, err := st.ConsumeUsage(ctx, env, ConsumeRows, apply)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			if n == 0 || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return total, nil
 }
 
-// Consumer runs Consume in a loop: every Every, and at once after a pass that found work.
+// Consumer runs Consume in a loop in every worker process: replicas share the work, each
+// environment's batches being taken by one at a time (store.ConsumeUsage).
 type Consumer struct {
 	Store Store
-	Every time.Duration // default 250ms
+	Every time.Duration // how often to look for waiting batches; default 200ms
 	Log   *slog.Logger
 }
 
-// Run consumes until ctx ends.
-func (c *Consumer) Run(ctx context.Context) {}
+// Run consumes until ctx ends. A failed pass (the database away) is logged and retried
+// on the next tick: waiting batches stay waiting, so nothing is lost.
+func (c *Consumer) Run(ctx context.Context) {
+	every := c.Every
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	failing := false
+	for {
+		_, err := Consume(ctx, c.Store)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !failing:
+			log.Warn("meter consumer cannot count usage; retrying", "err", err)
+		case err == nil && failing:
+			log.Info("meter consumer counts usage again")
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
 
 // BackfillPage counts the meter's next page of older rows (BackfillRows) into it; done
 // once the meter is ready. A deleted meter gives apperr.ErrNotFound.
 func BackfillPage(ctx context.Context, st Store, meterID string, now time.Time) (done bool, rows int, err error) {
-	return false, 0, errors.New("meters: backfill not implemented yet")
+	return st.BackfillMeterPage(ctx, meterID, BackfillRows, now, apply)
 }

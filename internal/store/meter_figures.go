@@ -338,3 +338,15 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.Meter
 	}
 	return fs, nil
 }
+
+// MeterRows reads every stored usage row of an environment with the given metric name:
+// the raw rows tests and operators recompute a meter's figures from (meters.Reference).
+func (s *Store) MeterRows(ctx context.Context, envID, metricName string) ([]UsageRow, error) {
+	var rows []UsageRow
+	err := s.db.WithContext(ctx).Raw(`SELECT id, batch_seq, account_id, product, metric_name, metric_value, metadata, timestamp
+		FROM usage_events WHERE environment_id = ? AND metric_name = ?`, envID, metricName).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("usage rows of %s: %w", metricName, err)
+	}
+	return rows, nil
+}

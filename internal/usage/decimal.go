@@ -387,3 +387,24 @@ func parseStored(s string) (Decimal, error) {
 	d, _, err := parseLiteral(s)
 	return d, err
 }
+
+// Cmp compares d and o: -1, 0 or +1.
+func (d *Decimal) Cmp(o *Decimal) int {
+	a, b := new(big.Int).Set(&d.unscaled), new(big.Int).Set(&o.unscaled)
+	switch {
+	case d.scale < o.scale:
+		a.Mul(a, pow10(o.scale-d.scale))
+	case d.scale > o.scale:
+		b.Mul(b, pow10(d.scale-o.scale))
+	}
+	return a.Cmp(b)
+}
+
+// ParseStored reads a decimal kept by Revops (a figure or a stored metric value), without
+// the request limits: sums may exceed them.
+func ParseStored(s string) (Decimal, error) { return parseStored(s) }
+
+// CanonicalNumber is the one spelling of a JSON number literal (1, 1.0 and 1e0 → "1"):
+// the canonical decimal, or for numbers beyond what Decimal holds exactly, a normalised
+// spelling of the literal itself.
+func CanonicalNumber(s string) string { return canonicalNumber(s) }

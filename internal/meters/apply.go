@@ -1,0 +1,387 @@
+package meters
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/models"
+)
+
+// figure is one figure being combined: a window's value for one account and group.
+type figure struct {
+	value     usage.Decimal
+	has       bool
+	latestTS  time.Time
+	latestSeq int64
+	latestID  string
+}
+
+// later tells whether the row (ts, seq, id) comes after the figure's latest one: by
+// timestamp, then ingest (batch seq), then position in the batch (uuid v7 ids increase).
+func (f *figure) later(ts time.Time, seq int64, id string) bool {
+	if !f.has {
+		return true
+	}
+	if c := ts.Compare(f.latestTS); c != 0 {
+		return c > 0
+	}
+	if seq != f.latestSeq {
+		return seq > f.latestSeq
+	}
+	return id > f.latestID
+}
+
+// combine folds other (a row's own figure, or a kept one) into f under agg.
+func (f *figure) combine(agg string, o *figure) {
+	if !o.has {
+		return
+	}
+	switch {
+	case !f.has:
+		*f = *o
+		return
+	case agg == models.AggSum || agg == models.AggCount || agg == models.AggUniqueCount:
+		f.value = f.value.Add(&o.value)
+	case agg == models.AggMax:
+		if o.value.Cmp(&f.value) > 0 {
+			f.value = o.value
+		}
+	case agg == models.AggMin:
+		if o.value.Cmp(&f.value) < 0 {
+			f.value = o.value
+		}
+	case agg == models.AggLatest:
+		if f.later(o.latestTS, o.latestSeq, o.latestID) {
+			*f = *o
+		}
+	}
+}
+
+// one is the figure of a single count.
+func one() figure {
+	d, _ := usage.ParseStored("1")
+	return figure{value: d, has: true}
+}
+
+// rowFigure is a usage row's own figure under agg.
+func rowFigure(agg string, r *store.UsageRow) (figure, error) {
+	if agg == models.AggCount {
+		return one(), nil
+	}
+	v, err := usage.ParseStored(r.MetricValue)
+	if err != nil {
+		return figure{}, fmt.Errorf("usage row %s: metric value %q: %w", r.ID, r.MetricValue, err)
+	}
+	return figure{value: v, has: true, latestTS: r.Timestamp.UTC(), latestSeq: r.BatchSeq, latestID: r.ID}, nil
+}
+
+// fromKept reads a kept figure.
+func fromKept(k *models.MeterFigure) (figure, error) {
+	v, err := usage.ParseStored(k.Value)
+	if err != nil {
+		return figure{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
+	}
+	f := figure{value: v, has: true, latestSeq: k.LatestSeq, latestID: k.LatestID}
+	if k.LatestTS != nil {
+		f.latestTS = k.LatestTS.UTC()
+	}
+	return f, nil
+}
+
+// figKey is a store.FigureKey usable as a map key (times by their instant).
+type figKey struct {
+	kind      string
+	start     int64
+	accountID string
+	groups    string
+}
+
+func keyOf(k store.FigureKey) figKey {
+	return figKey{k.Kind, k.WindowStart.UnixNano(), k.AccountID, k.Groups}
+}
+
+// pending gathers one meter's figure changes of a transaction, then merges them with the
+// kept figures and writes them back.
+type pending struct {
+	meter  *models.Meter
+	keys   []store.FigureKey
+	deltas map[figKey]*figure
+	groups map[string][]*string // group key → values (the g1..g3 columns)
+}
+
+func newPending(m *models.Meter) *pending {
+	return &pending{meter: m, deltas: map[figKey]*figure{}, groups: map[string][]*string{}}
+}
+
+// add folds f into the figure of (kind, window, account, group).
+func (p *pending) add(kind string, start time.Time, accountID, groups string, vals []*string, f *figure) {
+	k := store.FigureKey{Kind: kind, WindowStart: start, AccountID: accountID, Groups: groups}
+	d, ok := p.deltas[keyOf(k)]
+	if !ok {
+		d = &figure{}
+		p.deltas[keyOf(k)] = d
+		p.keys = append(p.keys, k)
+		p.groups[groups] = vals
+	}
+	d.combine(p.meter.Aggregation, f)
+}
+
+// save merges the changes into the kept figures and writes them.
+func (p *pending) save(tx *store.MeterTx) error {
+	if len(p.keys) == 0 {
+		return nil
+	}
+	kept, err := tx.Figures(p.meter.ID, p.keys)
+	if err != nil {
+		return err
+	}
+	for i := range kept {
+		k := &kept[i]
+		old, err := fromKept(k)
+		if err != nil {
+			return err
+		}
+		key := figKey{k.Kind, k.WindowStart.UnixNano(), k.AccountID, k.Groups}
+		if d := p.deltas[key]; d != nil {
+			old.combine(p.meter.Aggregation, d)
+			*d = old
+		}
+	}
+	out := make([]models.MeterFigure, 0, len(p.keys))
+	for _, k := range p.keys {
+		f := p.deltas[keyOf(k)]
+		mf := models.MeterFigure{MeterID: p.meter.ID, Kind: k.Kind, WindowStart: k.WindowStart, AccountID: k.AccountID,
+			Groups: k.Groups, Value: f.value.String()}
+		vals := p.groups[k.Groups]
+		for i, col := range []**string{&mf.G1, &mf.G2, &mf.G3} {
+			if i < len(vals) {
+				*col = vals[i]
+			}
+		}
+		if p.meter.Aggregation == models.AggLatest {
+			ts := f.latestTS
+			mf.LatestTS, mf.LatestSeq, mf.LatestID = &ts, f.latestSeq, f.latestID
+		}
+		out = append(out, mf)
+	}
+	return tx.SaveFigures(out)
+}
+
+// apply counts rows (of batches not yet counted into these meters) into meters: the
+// store.MeterApply of the consumer and of backfill pages.
+func apply(tx *store.MeterTx, meters []models.Meter, rows []store.UsageRow) error {
+	parsed := make([]dims, len(rows)) // metadata is read once, whatever the meters
+	meta := func(i int) dims {
+		if parsed[i] == nil {
+			parsed[i] = parseDims(rows[i].Metadata)
+			if parsed[i] == nil {
+				parsed[i] = dims{}
+			}
+		}
+		return parsed[i]
+	}
+	for mi := range meters {
+		m := &meters[mi]
+		var err error
+		if m.Aggregation == models.AggUniqueCount {
+			err = applyUnique(tx, m, rows, meta)
+		} else {
+			err = applyFigures(tx, m, rows, meta)
+		}
+		if err != nil {
+			return fmt.Errorf("meter %s: %w", m.Key, err)
+		}
+	}
+	return nil
+}
+
+// matches tells whether m counts r.
+func matches(m *models.Meter, r *store.UsageRow) bool {
+	return r.MetricName == m.FilterMetricName && (m.FilterProduct == "" || r.Product == m.FilterProduct)
+}
+
+// applyFigures counts rows into a sum, count, max, min or latest meter: each row's
+// figure is folded into its minute, hour and day.
+func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+	p := newPending(m)
+	for i := range rows {
+		r := &rows[i]
+		if !matches(m, r) {
+			continue
+		}
+		f, err := rowFigure(m.Aggregation, r)
+		if err != nil {
+			return err
+		}
+		vals, groups := meta(i).groupOf(m.GroupBy)
+		for _, kind := range keptKinds(false) {
+			p.add(kind, windowStart(r.Timestamp, kind), r.AccountID, groups, vals, &f)
+		}
+	}
+	return p.save(tx)
+}
+
+// seen is one distinct value's sighting: a day and a minute of it.
+type seen struct {
+	day    time.Time
+	minute int
+}
+
+// memberDays is what is kept of one distinct value: its days, each with its minutes.
+type memberDays map[int64][]int // day (Unix seconds) → minutes of the day, ascending
+
+// applyUnique counts rows into a unique_count meter. A value is new to a window when no
+// minute of that window saw it yet; the minutes it was seen in are kept per day
+// (meter_members), so a sighting is new to its minute, hour, day, ISO week and month
+// exactly when those minutes say so, in whatever order rows come.
+func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+	sightings := map[store.MemberKey][]seen{}
+	var keys []store.MemberKey
+	groupVals := map[string][]*string{}
+	var from, to time.Time
+	for i := range rows {
+		r := &rows[i]
+		if !matches(m, r) {
+			continue
+		}
+		d := meta(i)
+		member := d.value(m.ValueKey)
+		if member == nil {
+			continue // a row without a usable value is not counted (CONTRACT §18)
+		}
+		vals, groups := d.groupOf(m.GroupBy)
+		groupVals[groups] = vals
+		k := store.MemberKey{AccountID: r.AccountID, Groups: groups, Member: *member}
+		if _, ok := sightings[k]; !ok {
+			keys = append(keys, k)
+		}
+		ts := r.Timestamp.UTC()
+		day := windowStart(ts, WindowDay)
+		sightings[k] = append(sightings[k], seen{day, int(ts.Sub(day) / time.Minute)})
+		lo := min(windowStart(ts, WindowWeek).Unix(), windowStart(ts, WindowMonth).Unix())
+		hi := max(windowEnd(windowStart(ts, WindowWeek), WindowWeek).Unix(), windowEnd(windowStart(ts, WindowMonth), WindowMonth).Unix())
+		if from.IsZero() || lo < from.Unix() {
+			from = time.Unix(lo, 0).UTC()
+		}
+		if hi > to.Unix() {
+			to = time.Unix(hi, 0).UTC()
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	kept, err := tx.Members(m.ID, keys, from, to)
+	if err != nil {
+		return err
+	}
+	known := make(map[store.MemberKey]memberDays, len(keys))
+	for _, mm := range kept {
+		k := store.MemberKey{AccountID: mm.AccountID, Groups: mm.Groups, Member: mm.Member}
+		if known[k] == nil {
+			known[k] = memberDays{}
+		}
+		known[k][mm.Day.UTC().Unix()] = parseMinutes(mm.Minutes)
+	}
+	counts := newPending(m)
+	unit := one()
+	var changed []models.MeterMember
+	for _, k := range keys {
+		days := known[k]
+		if days == nil {
+			days = memberDays{}
+		}
+		touched := map[int64]bool{}
+		for _, s := range sightings[k] {
+			for _, kind := range days.newTo(s) {
+				start := windowStart(s.day.Add(time.Duration(s.minute)*time.Minute), kind)
+				counts.add(kind, start, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+			}
+			days.see(s)
+			touched[s.day.Unix()] = true
+		}
+		for day := range touched {
+			changed = append(changed, models.MeterMember{MeterID: m.ID, AccountID: k.AccountID, Groups: k.Groups,
+				Member: k.Member, Day: time.Unix(day, 0).UTC(), Minutes: formatMinutes(days[day])})
+		}
+	}
+	if err := tx.SaveMembers(changed); err != nil {
+		return err
+	}
+	return counts.save(tx)
+}
+
+// newTo lists the windows the sighting s is the value's first in (none if its minute
+// was seen already).
+func (d memberDays) newTo(s seen) []string {
+	day := s.day.Unix()
+	minutes := d[day]
+	if _, found := slices.BinarySearch(minutes, s.minute); found {
+		return nil
+	}
+	kinds := []string{WindowMinute}
+	hour := s.minute / 60
+	i, _ := slices.BinarySearch(minutes, hour*60)
+	if i == len(minutes) || minutes[i] >= (hour+1)*60 {
+		kinds = append(kinds, WindowHour)
+	}
+	if len(minutes) > 0 {
+		return kinds
+	}
+	kinds = append(kinds, WindowDay)
+	for _, w := range []string{WindowWeek, WindowMonth} {
+		start := windowStart(s.day, w)
+		if !d.anyIn(start, windowEnd(start, w)) {
+			kinds = append(kinds, w)
+		}
+	}
+	return kinds
+}
+
+// anyIn tells whether the value was seen on a day in [from, to).
+func (d memberDays) anyIn(from, to time.Time) bool {
+	for day, minutes := range d {
+		if len(minutes) > 0 && day >= from.Unix() && day < to.Unix() {
+			return true
+		}
+	}
+	return false
+}
+
+// see records the sighting.
+func (d memberDays) see(s seen) {
+	day := s.day.Unix()
+	i, found := slices.BinarySearch(d[day], s.minute)
+	if !found {
+		d[day] = slices.Insert(d[day], i, s.minute)
+	}
+}
+
+func parseMinutes(text string) []int {
+	if text == "" {
+		return nil
+	}
+	parts := strings.Split(text, ",")
+	out := make([]int, 0, len(parts))
+	for _, p := range parts {
+		if n, err := strconv.Atoi(p); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func formatMinutes(minutes []int) string {
+	var sb strings.Builder
+	for i, n := range minutes {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(n))
+	}
+	return sb.String()
+}

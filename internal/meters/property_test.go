@@ -1,0 +1,328 @@
+package meters_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/models"
+)
+
+// seeded opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
+func bothDatabases(t *testing.T) map[string]struct {
+	st  *store.Store
+	env store.Env
+} {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]struct {
+		st  *store.Store
+		env store.Env
+	}{}
+	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+		st := testdb.Open(t, url)
+		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		env, err := st.Environment(ctx, org.ID, "live")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = struct {
+			st  *store.Store
+			env store.Env
+		}{st, env}
+	}
+	return out
+}
+
+// metadataValues are metadata values of every JSON type, including ones that are one
+// value by canonical text (1, 1.0, 1e0, "1") and ones that count as absent.
+var metadataValues = []any{
+	"eu", "us", "ap", json.RawMessage(`1`), json.RawMessage(`1.0`), json.RawMessage(`1e0`), "1",
+	json.RawMessage(`2.50`), true, false, nil, map[string]any{"x": 1}, []any{1, 2},
+	strings.Repeat("é", 256), // over 255 characters: absent
+}
+
+// randomBatch is one POST /v1/usage/events body with its transaction id.
+func randomBatch(r *rand.Rand, txID string, now time.Time) []byte {
+	mode := "increment"
+	if r.IntN(4) == 0 {
+		mode = "set"
+	}
+	n := 1 + r.IntN(30)
+	metrics := make([]map[string]any, n)
+	for i := range metrics {
+		var ts time.Time
+		switch r.IntN(4) {
+		case 0: // a few shared instants: ties within and across batches (latest's order)
+			ts = now.Add(-time.Duration(r.IntN(3)) * time.Minute)
+		case 1, 2: // half within the last 15 hours: minute windows see them
+			ts = now.Add(-time.Duration(r.IntN(15*3600)) * time.Second)
+		default:
+			ts = now.Add(-time.Duration(r.IntN(34*24*3600)) * time.Second)
+		}
+		v := json.RawMessage(fmt.Sprintf("%d.%d", r.IntN(1000), r.IntN(100)))
+		if mode == "increment" && r.IntN(5) == 0 {
+			v = json.RawMessage(fmt.Sprintf("-%d", r.IntN(50)))
+		}
+		meta := map[string]any{}
+		for _, k := range []string{"region", "plan", "user"} {
+			if r.IntN(6) > 0 {
+				meta[k] = metadataValues[r.IntN(len(metadataValues))]
+			}
+		}
+		if r.IntN(3) > 0 {
+			meta["user"] = fmt.Sprintf("u%d", r.IntN(40))
+		}
+		metrics[i] = map[string]any{
+			"account_id": fmt.Sprintf("acct_%d", r.IntN(4)), "product": []string{"api", "seats"}[r.IntN(2)],
+			"metric_name": []string{"calls", "seats", "other"}[r.IntN(3)], "metric_value": v,
+			"metric_resolution": "minute", "metadata": meta, "timestamp": ts.Unix(),
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"transaction_id": txID, "mode": mode, "event_metrics": metrics})
+	return b
+}
+
+// definitions are the meters under test: every aggregation, with and without group_by.
+func definitions() []meters.Definition {
+	var out []meters.Definition
+	for _, agg := range []string{models.AggSum, models.AggCount, models.AggMax, models.AggMin, models.AggLatest, models.AggUniqueCount} {
+		for gi, gb := range [][]string{nil, {"region"}, {"region", "plan"}} {
+			d := meters.Definition{Key: fmt.Sprintf("%s-%d", agg, gi), MetricName: "calls", Aggregation: agg, GroupBy: gb}
+			if agg == models.AggUniqueCount {
+				d.ValueKey = "user"
+			}
+			if gi == 1 {
+				d.Product = "api"
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestMetersMatchRawRows is the property of CONTRACT §18: concurrent clients send random
+// batches (with duplicate transaction ids) while the consumer runs and meters are created
+// before, during and after; once as_of passes the last batch, every meter's every value,
+// at every window size, with and without group_by and filters, equals the figure computed
+// from the stored raw rows.
+func TestMetersMatchRawRows(t *testing.T) {
+	for name, db := range bothDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st, env := db.st, db.env
+			svc := &meters.Service{Store: st}
+			now := time.Now().UTC()
+			defs := definitions()
+			create := func(d meters.Definition) {
+				if _, err := svc.Create(ctx, env, d, time.Now(), store.Reply[models.Meter]{}); err != nil {
+					t.Fatalf("create meter %s: %v", d.Key, err)
+				}
+			}
+			// Every third definition is created before any usage, the next ones while
+			// clients send (at two moments), the rest after: each aggregation meets each
+			// moment, sum and count included, which count a row twice visibly.
+			phase := func(i int) int { return i % 3 }
+			for i, d := range defs {
+				if phase(i) == 0 {
+					create(d)
+				}
+			}
+
+			stop := make(chan struct{})
+			var consumer sync.WaitGroup
+			consumer.Add(1)
+			go func() { // the consumer runs all along, as in a worker
+				defer consumer.Done()
+				for {
+					if _, err := meters.Consume(ctx, st); err != nil {
+						t.Errorf("consume: %v", err)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
+
+			const clients, batches = 4, 40
+			var wg sync.WaitGroup
+			for c := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(c), 7))
+					for b := range batches {
+						// Every client sends some of the same transaction ids: each is counted once.
+						txID := fmt.Sprintf("tx-%d-%d", c, b)
+						if b%5 == 0 {
+							txID = fmt.Sprintf("shared-%d", b)
+						}
+						body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
+						if b%5 != 0 {
+							body = randomBatch(r, txID, now)
+						}
+						if _, err := usage.Ingest(ctx, st, env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+							t.Errorf("ingest %s: %v", txID, err)
+						}
+						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
+							for i, d := range defs {
+								if phase(i) == 1 && i%2 == c {
+									create(d)
+								}
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			for i, d := range defs {
+				if phase(i) == 2 {
+					create(d)
+				}
+			}
+			close(stop)
+			consumer.Wait()
+			lastBatch := time.Now()
+			if _, err := meters.Consume(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			list, _, err := svc.List(ctx, env, store.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range list {
+				for done := false; !done; {
+					if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
+						t.Fatalf("backfill %s: %v", m.Key, err)
+					}
+				}
+			}
+			rows, err := st.MeterRows(ctx, env.ID, "calls")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) < 500 {
+				t.Fatalf("only %d rows of calls: the test would prove little", len(rows))
+			}
+			for _, d := range defs {
+				m, err := svc.Get(ctx, env, d.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Status != models.MeterReady {
+					t.Fatalf("meter %s is %s after its backfill", m.Key, m.Status)
+				}
+				checkMeter(t, svc, env, m, rows, now, lastBatch)
+			}
+		})
+	}
+}
+
+// checkMeter compares every window size and group_by subset of m with the raw rows.
+func checkMeter(t *testing.T, svc *meters.Service, env store.Env, m models.Meter, rows []store.UsageRow, now, lastBatch time.Time) {
+	t.Helper()
+	ranges := map[string][2]time.Time{
+		meters.WindowMinute: {now.Add(-15 * time.Hour).Truncate(time.Minute), now.Add(time.Minute).Truncate(time.Minute)},
+		meters.WindowHour:   {now.AddDate(0, 0, -36).Truncate(time.Hour), now.Add(time.Hour).Truncate(time.Hour)},
+		meters.WindowDay:    {dayOf(now.AddDate(0, 0, -36)), dayOf(now).AddDate(0, 0, 1)},
+		meters.WindowWeek:   {mondayOf(now.AddDate(0, 0, -36)), mondayOf(now).AddDate(0, 0, 7)},
+		meters.WindowMonth:  {monthOf(now.AddDate(0, 0, -36)), monthOf(now).AddDate(0, 1, 0)},
+	}
+	subsets := [][]string{m.GroupBy}
+	if m.Aggregation != models.AggUniqueCount && len(m.GroupBy) > 0 {
+		subsets = append(subsets, nil, m.GroupBy[:1])
+	}
+	for window, r := range ranges {
+		for _, gb := range subsets {
+			for _, filters := range []map[string]string{nil, filterOf(m)} {
+				q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Filters: filters, Limit: 997}
+				got := allValues(t, svc, env, m.Key, q, lastBatch)
+				want, err := meters.Reference(m, rows, window, r[0], r[1], gb, filters)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(want) == 0 {
+					t.Fatalf("meter %s %s group_by %v: the reference has no rows", m.Key, window, gb)
+				}
+				if !reflect.DeepEqual(normal(got), normal(want)) {
+					t.Fatalf("meter %s (%s) window %s group_by %v filters %v:\n got %d rows %v\nwant %d rows %v",
+						m.Key, m.Aggregation, window, gb, filters, len(got), head(got), len(want), head(want))
+				}
+			}
+		}
+	}
+}
+
+// filterOf is a filter on the meter's first group_by key, or nil.
+func filterOf(m models.Meter) map[string]string {
+	if len(m.GroupBy) == 0 {
+		return nil
+	}
+	return map[string]string{m.GroupBy[0]: "1"} // 1, 1.0, 1e0 and "1" are one value
+}
+
+// allValues walks every page of q and checks as_of.
+func allValues(t *testing.T, svc *meters.Service, env store.Env, key string, q meters.ValuesQuery, lastBatch time.Time) []meters.Value {
+	t.Helper()
+	var out []meters.Value
+	for {
+		page, err := svc.Values(context.Background(), env, key, q, time.Now())
+		if err != nil {
+			t.Fatalf("values of %s %+v: %v", key, q, err)
+		}
+		if page.AsOf.Before(lastBatch) {
+			t.Fatalf("as_of %v is before the last batch %v although everything is counted", page.AsOf, lastBatch)
+		}
+		out = append(out, page.Data...)
+		if page.NextPage == "" {
+			return out
+		}
+		q.Page = page.NextPage
+	}
+}
+
+type flat struct {
+	Start, End   time.Time
+	Account, Val string
+	Group        string
+}
+
+func normal(vs []meters.Value) []flat {
+	out := make([]flat, len(vs))
+	for i, v := range vs {
+		g, _ := json.Marshal(v.Group)
+		out[i] = flat{v.WindowStart.UTC(), v.WindowEnd.UTC(), v.AccountID, v.Value, string(g)}
+	}
+	return out
+}
+
+func head(vs []meters.Value) []flat {
+	return normal(vs[:min(len(vs), 5)])
+}
+
+func dayOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func mondayOf(t time.Time) time.Time {
+	d := dayOf(t)
+	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+}
+
+func monthOf(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) }

@@ -1,0 +1,64 @@
+package meters
+
+import "time"
+
+// windowStart is the start of t's window, in UTC (week: ISO, Monday; month: calendar).
+func windowStart(t time.Time, window string) time.Time {
+	t = t.UTC()
+	switch window {
+	case WindowMinute:
+		return t.Truncate(time.Minute)
+	case WindowHour:
+		return t.Truncate(time.Hour)
+	case WindowDay:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	case WindowWeek:
+		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+	default: // month
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+}
+
+// windowEnd is the end of the window starting at start.
+func windowEnd(start time.Time, window string) time.Time {
+	switch window {
+	case WindowMinute:
+		return start.Add(time.Minute)
+	case WindowHour:
+		return start.Add(time.Hour)
+	case WindowDay:
+		return start.AddDate(0, 0, 1)
+	case WindowWeek:
+		return start.AddDate(0, 0, 7)
+	default:
+		return start.AddDate(0, 1, 0)
+	}
+}
+
+// validWindow tells whether w is a window of CONTRACT §18.
+func validWindow(w string) bool {
+	switch w {
+	case WindowMinute, WindowHour, WindowDay, WindowWeek, WindowMonth:
+		return true
+	}
+	return false
+}
+
+// keptKind is the kind of kept figure a window is read from: unique_count keeps every
+// window (distinct counts do not add up); the others keep minute, hour and day, and add
+// days up into weeks and months.
+func keptKind(window string, unique bool) string {
+	if unique || window == WindowMinute || window == WindowHour || window == WindowDay {
+		return window
+	}
+	return WindowDay
+}
+
+// keptKinds are the kinds of figure a meter keeps.
+func keptKinds(unique bool) []string {
+	if unique {
+		return []string{WindowMinute, WindowHour, WindowDay, WindowWeek, WindowMonth}
+	}
+	return []string{WindowMinute, WindowHour, WindowDay}
+}
