@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/devstack"
+	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/meters/meterstest"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
+)
+
+// devMatchingRows is how many rows of the metered metric exist when the meters are created.
+const devMatchingRows = 20000
+
+// CONTRACT §18 "Covering every event exactly once", on the dev shape: the embedded
+// Temporal server with `revops dev`'s dynamic config (devstack) and one process running
+// the API and the worker as `revops dev` wires them (app.Run), on PostgreSQL. A client
+// keeps sending batches of 1,000 usage rows through POST /v1/usage/events; once 20,000
+// rows of the metric exist, meters of three aggregations are created while it goes on.
+// Each is backfilling, its MeterBackfill run (started after commit, on revops-jobs, fair
+// by its environment) makes it ready while rows keep coming; then the client stops, and
+// once as_of passes its last batch every value, at every window size, with and without
+// group_by, equals meters.Reference over the stored rows: no row missed, none counted
+// twice, whether it came before the meter, while it was created or after.
+//
+// The meters are created through a meters.Service wired as internal/app wires the API's
+// (its Backfills a dispatch.MeterBackfills): POST /v1/meters is not routed yet.
+func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
+	db := webhooktest.New(t)
+	ctx := context.Background()
+	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	temporalAddr := freeAddr(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	defer func() {
+		if t.Failed() {
+			t.Logf("process log:\n%s", logs.String())
+		}
+	}()
+	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
+		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: quiet})
+	if err != nil {
+		t.Fatalf("start Temporal: %v", err)
+	}
+	defer func() { _ = stack.Stop() }()
+	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", []string{
+		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--env-rate-limit", "0",
+		"--temporal-address", temporalAddr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := client.Dial(app.TemporalOptions(cfg, quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		done <- app.Run(runCtx, cfg, log, db.Store, tc, app.Parts{API: true, Worker: true, Ready: ready,
+			SweepEvery: 200 * time.Millisecond})
+	}()
+	defer func() { stop(); <-done }()
+	var base string
+	select {
+	case addr := <-ready:
+		base = "http://" + addr
+	case err := <-done:
+		t.Fatalf("dev process did not start: %v", err)
+	}
+
+	now := time.Now().UTC()
+	began := time.Now()
+	feed := meterstest.StartFeed(ctx, httpPost(base+"/v1/usage/events", key.Plain), 1000, 250*time.Millisecond, 1, now)
+	for feed.Matching() < devMatchingRows {
+		if err := feed.Err(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d rows of %s in %d batches in %s; creating the meters while ingest goes on",
+		feed.Matching(), meterstest.Metric, feed.Batches(), time.Since(began).Round(time.Millisecond))
+
+	svc := &meters.Service{Store: db.Store, Backfills: &dispatch.MeterBackfills{Client: tc, Store: db.Store, Log: quiet}, Log: quiet}
+	var created []models.Meter
+	for _, d := range []meters.Definition{
+		{Key: "calls-by-region", MetricName: meterstest.Metric, Aggregation: models.AggSum, GroupBy: []string{"region"}},
+		{Key: "api-users", MetricName: meterstest.Metric, Product: "api", Aggregation: models.AggUniqueCount, ValueKey: "user"},
+		{Key: "calls-latest", MetricName: meterstest.Metric, Aggregation: models.AggLatest, GroupBy: []string{"region"}},
+	} {
+		m, err := svc.Create(ctx, db.Env, d, time.Now(), store.Reply[models.Meter]{})
+		if err != nil {
+			t.Fatalf("create meter %s: %v", d.Key, err)
+		}
+		if m.Status != models.MeterBackfilling {
+			t.Fatalf("meter %s created %s with %d rows before it, want backfilling", m.Key, m.Status, feed.Matching())
+		}
+		created = append(created, m)
+	}
+	step := time.Now()
+	for _, m := range created {
+		waitMeterReady(t, svc, db.Env, m.Key, 3*time.Minute)
+	}
+	t.Logf("meters ready %s after their creation, %d rows of %s sent by then", time.Since(step).Round(time.Millisecond), feed.Matching(), meterstest.Metric)
+	last, err := feed.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rows, err := db.Store.MeterRows(ctx, db.Env.ID, meterstest.Metric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(rows)) != feed.Matching() {
+		t.Fatalf("%d stored rows of %s, the feed had %d accepted", len(rows), meterstest.Metric, feed.Matching())
+	}
+	for _, m := range created {
+		meterstest.WaitAsOf(t, svc, db.Env, m.Key, last, 3*time.Minute)
+		n := meterstest.Check(t, svc, db.Env, m, rows, now, last)
+		wid := workflows.MeterBackfillWorkflowID(m.ID)
+		var res workflows.MeterBackfillResult
+		if err := tc.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil {
+			t.Fatalf("run of %s: %v", wid, err)
+		}
+		d, err := tc.DescribeWorkflowExecution(ctx, wid, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := d.GetWorkflowExecutionInfo()
+		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED || info.GetTaskQueue() != workflows.JobsTaskQueue ||
+			info.GetPriority().GetFairnessKey() != db.Env.ID {
+			t.Errorf("%s: %s on %s with fairness key %q, want completed on %s fair by %s", wid, info.GetStatus(),
+				info.GetTaskQueue(), info.GetPriority().GetFairnessKey(), workflows.JobsTaskQueue, db.Env.ID)
+		}
+		t.Logf("meter %s (%s): %d values equal the reference; backfill %d pages, %d rows", m.Key, m.Aggregation, n, res.Pages, res.Rows)
+	}
+	t.Logf("%d rows of %s in %d batches in all", len(rows), meterstest.Metric, feed.Batches())
+}
+
+// httpPost posts usage batches to url with key, expecting 201.
+func httpPost(url, key string) meterstest.Post {
+	return func(ctx context.Context, body []byte) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusCreated {
+			return fmt.Errorf("POST %s: %d %s", url, res.StatusCode, b)
+		}
+		return nil
+	}
+}
+
+// waitMeterReady waits until the meter's status is ready, within bound.
+func waitMeterReady(t *testing.T, svc *meters.Service, env store.Env, key string, bound time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for {
+		m, err := svc.Get(context.Background(), env, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status == models.MeterReady {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("meter %s still %s after %s (backfill at seq %d)", key, m.Status, bound, m.BackfillSeq)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
