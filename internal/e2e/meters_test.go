@@ -94,7 +94,7 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 
 	now := time.Now().UTC()
 	began := time.Now()
-	feed := meterstest.StartFeed(ctx, httpPost(base+"/v1/usage/events", key.Plain), 1000, 250*time.Millisecond, 1, now)
+	feed := meterstest.StartFeed(ctx, httpPost(base+"/v1/usage/events", key.Plain), 1000, 0, 1, now)
 	for feed.Matching() < devMatchingRows {
 		if err := feed.Err(); err != nil {
 			t.Fatal(err)
@@ -104,6 +104,9 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	t.Logf("%d rows of %s in %d batches in %s; creating the meters while ingest goes on",
 		feed.Matching(), meterstest.Metric, feed.Batches(), time.Since(began).Round(time.Millisecond))
 
+	// From now on four batches a second: rows keep coming while the meters are created
+	// and backfilled, at a pace the consumer follows on a shared machine.
+	feed.SetPause(250 * time.Millisecond)
 	svc := &meters.Service{Store: db.Store, Backfills: &dispatch.MeterBackfills{Client: tc, Store: db.Store, Log: quiet}, Log: quiet}
 	var created []models.Meter
 	for _, d := range []meters.Definition{

@@ -32,6 +32,7 @@ type Post func(ctx context.Context, body []byte) error
 type Feed struct {
 	matching atomic.Int64 // accepted rows of Metric
 	batches  atomic.Int64
+	pause    atomic.Int64 // between batches, in nanoseconds
 	stop     chan struct{}
 	done     chan struct{}
 	mu       sync.Mutex
@@ -39,10 +40,12 @@ type Feed struct {
 	err      error
 }
 
-// StartFeed starts sending batches of size rows, pause apart, made from seed and now
-// (timestamps spread over the 34 days before now, half of them in the last 15 hours).
+// StartFeed starts sending batches of size rows, pause apart (SetPause changes it), made
+// from seed and now (timestamps spread over the 34 days before now, half of them in the
+// last 15 hours).
 func StartFeed(ctx context.Context, post Post, size int, pause time.Duration, seed uint64, now time.Time) *Feed {
 	f := &Feed{stop: make(chan struct{}), done: make(chan struct{})}
+	f.SetPause(pause)
 	go func() {
 		defer close(f.done)
 		r := rand.New(rand.NewPCG(seed, 1))
@@ -66,11 +69,15 @@ func StartFeed(ctx context.Context, post Post, size int, pause time.Duration, se
 			f.mu.Unlock()
 			f.matching.Add(int64(matching))
 			f.batches.Add(1)
-			time.Sleep(pause)
+			time.Sleep(time.Duration(f.pause.Load()))
 		}
 	}()
 	return f
 }
+
+// SetPause changes the pause between batches: a test fills the database fast, then keeps
+// rows coming at a pace the meters' consumer follows.
+func (f *Feed) SetPause(d time.Duration) { f.pause.Store(int64(d)) }
 
 // Matching is how many accepted rows have the metered metric so far.
 func (f *Feed) Matching() int64 { return f.matching.Load() }
