@@ -12,11 +12,12 @@ import (
 
 // Activity slots of the jobs and system workers (docs/fairness.md). Both run short
 // database work, never a tenant's network wait: a ReplayPage is one transaction of at
-// most MaxReplayPage deliveries, a bookkeeping activity one row, a purge batch one short
-// transaction; their work queues in Temporal, not in the process. A ReplayPage also
-// waits out its environment's share of REVOPS_REPLAY_RATE after its commit (up to 20 s,
-// holding its slot but no database connection): the jobs worker has slots for 16
-// environments' two jobs each, so one environment's paced jobs do not stall the others'.
+// most MaxReplayPage deliveries, a BackfillMeterPage one of about meters.BackfillRows
+// usage rows, a bookkeeping activity one row, a purge batch one short transaction;
+// their work queues in Temporal, not in the process. A ReplayPage also waits out its
+// environment's share of REVOPS_REPLAY_RATE after its commit (up to 20 s, holding its
+// slot but no database connection): the jobs worker has slots for 16 environments' two
+// jobs each, so one environment's paced jobs do not stall the others'.
 const (
 	JobsActivitySlots   = 32
 	SystemActivitySlots = 8
@@ -36,11 +37,10 @@ type Workers []worker.Worker
 // NewWorkers builds, unstarted, the workers of one process with opts (whose activity
 // slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
 // (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays and meter backfills;
-// revops-system the
-// bookkeeping that settles deliveries and retention. revops-webhooks keeps every
-// registration of the releases before the three queues (BulkReplay, Retention and
-// their activities), so that their runs there drain: a BulkReplay run continues as new
-// on its own queue.
+// revops-system the bookkeeping that settles deliveries and retention. revops-webhooks
+// keeps every registration of the releases before the three queues (BulkReplay,
+// Retention and their activities), so that their runs there drain: a BulkReplay run
+// continues as new on its own queue.
 func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker.Options) Workers {
 	webhooks := opts
 	webhooks.MaxConcurrentActivityExecutionSize = deliverySlots
