@@ -145,9 +145,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		// Meters count usage rows in the processes that run the worker: `revops dev` and
-		// `revops worker` (any number of replicas: Consume takes an environment's rows
-		// under its cursor lock, so they share the work without counting a row twice).
+		// Meters count usage rows in the processes that run the worker (`revops dev`,
+		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
+		// under its cursor lock, so they share the work without counting a row twice.
 		goRun(func() { (&meters.Consumer{Store: st, Log: log}).Run(ctx) })
 	}
 	if p.API {
