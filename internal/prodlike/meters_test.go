@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 
 	victim := killBackfillMidPage(ctx, t, st, tc, m.ID, workers)
 	t.Logf("%s after the meter's creation: SIGKILLed %s", since(step), victim.Name)
-	s.StartWorker("worker-3")
+	workers = append(workers, s.StartWorker("worker-3"))
 
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -124,10 +125,21 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 		}
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
 			retried++
+			t.Logf("a page took %d attempts; the one before the last: %s", a.GetAttempt(), a.GetLastFailure().GetMessage())
 		}
 	}
 	if retried == 0 {
 		t.Errorf("no page attempted again: the kill did not cut a running page")
+	}
+	if retried > 1 { // another page than the killed one timed out: say what its worker saw
+		for _, w := range workers {
+			b, _ := os.ReadFile(w.Log)
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, "BackfillMeterPage") || strings.Contains(line, "meter") {
+					t.Logf("%s: %s", w.Name, line)
+				}
+			}
+		}
 	}
 	if runs := listRuns(ctx, t, tc, "WorkflowId = '"+wid+"'"); len(runs) != 1 {
 		t.Errorf("%d runs of %s, want 1", len(runs), wid)
