@@ -15,8 +15,8 @@ import (
 
 // accountFields are the members an account request may carry (CONTRACT §6).
 var accountFields = fieldRules{
-	writable: []string{"name", "external_id", "domain", "billing_email", "properties"},
-	readOnly: []string{"id", "object", "status", "created_at", "updated_at"},
+	Writable: []string{"name", "external_id", "domain", "billing_email", "properties"},
+	ReadOnly: []string{"id", "object", "status", "created_at", "updated_at"},
 }
 
 func (s *Server) createAccount(c *gin.Context) {

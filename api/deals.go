@@ -13,20 +13,20 @@ import (
 // dealEditFields are the members a PATCH of a deal may carry (CONTRACT §7); create also
 // takes "submit".
 var dealEditFields = fieldRules{
-	writable: []string{"customer", "contract_activates_date",
+	Writable: []string{"customer", "contract_activates_date",
 		"net_price", "net_price_currency", "net_price_precision",
 		"original_net_price", "original_net_price_currency", "original_net_price_precision",
 		"opportunity_id", "signed_contract_url", "skus", "terms"},
-	readOnly: []string{"id", "object", "status", "created_at", "updated_at"},
-	nested: map[string]fieldRules{"customer": {
-		writable: []string{"id"},
-		readOnly: []string{"name", "external_id", "billing_email"},
+	ReadOnly: []string{"id", "object", "status", "created_at", "updated_at"},
+	Nested: map[string]fieldRules{"customer": {
+		Writable: []string{"id"},
+		ReadOnly: []string{"name", "external_id", "billing_email"},
 	}},
 }
 
 var dealCreateFields = func() fieldRules {
 	r := dealEditFields
-	r.writable = append(append([]string(nil), r.writable...), "submit")
+	r.Writable = append(append([]string(nil), r.Writable...), "submit")
 	return r
 }()
 

@@ -95,17 +95,28 @@ func tooLarge() error {
 // bindJSON reads the body and decodes it strictly into dst: unknown fields, wrong types,
 // trailing data and a missing body are all 400s with the field named.
 func bindJSON(c *gin.Context, dst any) error {
-	body, err := readBody(c)
+	body, err := requiredBody(c)
 	if err != nil {
 		return err
 	}
+	return decodeStrict(body, dst)
+}
+
+// requiredBody reads a body that must be there and applies the checks every body gets
+// (checkBody): what is left is the decoder's, the API's own (decodeStrict) or a domain
+// decoder that lists every fault of a body at once (meters.DecodeCreate).
+func requiredBody(c *gin.Context) ([]byte, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
 	if body == nil {
-		return httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
+		return nil, httperr.Request(http.StatusBadRequest, apperr.CodeInvalidJSON, "", "A JSON request body is required.")
 	}
 	if err := checkBody(body); err != nil {
-		return err
+		return nil, err
 	}
-	return decodeStrict(body, dst)
+	return body, nil
 }
 
 // bindOptionalJSON is bindJSON for a body that may be absent (dst left as it is).

@@ -22,6 +22,8 @@ func (s hostileSeed) bodyRoutes() []bodyRoute {
 		{"PUT", "/v1/webhook_endpoint", map[string]any{"url": "https://127.0.0.1:9/hook"}},
 		{"POST", "/v1/webhook_endpoint/test", map[string]any{}},
 		{"POST", "/v1/events/replay", map[string]any{"status": "failed"}},
+		{"POST", "/v1/meters", map[string]any{"key": "hostile", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "sum"}},
+		{"PATCH", "/v1/meters/" + s.meter, map[string]any{"description": "x"}},
 	}
 }
 
@@ -80,6 +82,13 @@ func (s hostileSeed) typedFields() map[string][]typedField {
 	for _, k := range []string{"id", "name", "description", "start_date", "end_date", "billing_frequency"} {
 		deal = append(deal, str("terms[0]."+k, "terms", 0, k))
 	}
+	// value_key is refused for the base's sum whatever its type: the fault names it too.
+	meter := []typedField{
+		str("key", "key"), str("description", "description"), {[]any{"filter"}, "object", "filter"},
+		str("filter.metric_name", "filter", "metric_name"), str("filter.product", "filter", "product"),
+		str("aggregation", "aggregation"), str("value_key", "value_key"),
+		{[]any{"group_by"}, "array", "group_by"}, str("group_by[0]", "group_by", 0),
+	}
 	return map[string][]typedField{
 		"/v1/accounts":              acct,
 		"/v1/accounts/" + s.account: acct,
@@ -88,6 +97,8 @@ func (s hostileSeed) typedFields() map[string][]typedField {
 		"/v1/webhook_endpoint":      {str("url", "url"), str("method", "method"), {[]any{"enabled"}, "bool", "enabled"}},
 		"/v1/webhook_endpoint/test": {str("type", "type")},
 		"/v1/events/replay":         {str("status", "status"), str("type", "type")},
+		"/v1/meters":                meter,
+		"/v1/meters/" + s.meter:     {str("description", "description")},
 	}
 }
 
@@ -223,13 +234,14 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 		}
 	}
 	// Numeric query parameters.
-	for _, l := range []string{"/v1/accounts", "/v1/deals", "/v1/events", "/v1/usage/events", "/v1/usage/summary?resolution=day"} {
+	for _, l := range []string{"/v1/accounts", "/v1/deals", "/v1/events", "/v1/usage/events", "/v1/usage/summary?resolution=day",
+		"/v1/meters", "/v1/meters/" + s.meter + "/values?" + meterValuesQuery} {
 		sep := "?"
 		if strings.Contains(l, "?") {
 			sep = "&"
 		}
 		max := "101"
-		if strings.Contains(l, "summary") {
+		if strings.Contains(l, "summary") || strings.Contains(l, "values") {
 			max = "1001"
 		}
 		for _, v := range append([]string{"0", "-1", max, "1.5", "1e2", "0x10", "99999999999999999999"}, hostileNumbers...) {
@@ -272,6 +284,10 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 				limit = 2048
 			case "terms[0].description":
 				limit = 5000
+			case "key":
+				limit = 64 // a meter's
+			case "description":
+				limit = 1000 // a meter's
 			}
 			for _, n := range []int{limit + 1, len(huge)} {
 				v, _ := json.Marshal(huge[:n])
@@ -319,12 +335,20 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 	add(hostileCase{name: "POST /v1/usage/events metadata string of 900 KiB", method: "POST", path: "/v1/usage/events",
 		body:   []byte(`{"transaction_id":"hostile","mode":"increment","event_metrics":[{"account_id":"` + s.account + `","product":"api","metric_name":"calls","metric_value":1,"metric_resolution":"day","metadata":{"k":"` + huge + `"}}]}`),
 		status: 400, param: "event_metrics[0].metadata"})
+	// The values query's times, RFC 3339 only: the other bound stays valid.
+	for p, other := range map[string]string{"from": "to=2026-11-02T00:00:00Z", "to": "from=2026-11-01T00:00:00Z"} {
+		for _, v := range []string{"1e999", "-1", "99999999999999999999", "1761955200", "2026-11-01", "2026-11-01T00:00:00"} {
+			add(hostileCase{name: "GET values " + p + "=" + v, method: "GET",
+				path:   "/v1/meters/" + s.meter + "/values?window=day&" + other + "&" + p + "=" + v,
+				status: 400, code: "parameter_invalid", param: p})
+		}
+	}
 	return cs
 }
 
 // TestHostileCount keeps the suite honest about its size (it is printed with -v).
 func TestHostileCount(t *testing.T) {
-	s := hostileSeed{account: "00000000-0000-4000-8000-000000000001", deal: "00000000-0000-4000-8000-000000000002"}
+	s := hostileSeed{account: "00000000-0000-4000-8000-000000000001", deal: "00000000-0000-4000-8000-000000000002", meter: "target"}
 	t.Logf("%d hostile requests per database (%d from the first table, %d from nesting, numbers, types and lengths)",
 		len(hostileCases(s))+len(moreHostileCases(s)), len(hostileCases(s)), len(moreHostileCases(s)))
 }

@@ -90,8 +90,11 @@ func decoded(literal string) string {
 	return s
 }
 
-// hostileSeed are the objects the cases aim at.
-type hostileSeed struct{ account, deal string }
+// hostileSeed are the objects the cases aim at; meter is a meter's key.
+type hostileSeed struct{ account, deal, meter string }
+
+// meterValuesQuery is a valid values query without limit, for cases to add to.
+const meterValuesQuery = "window=day&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z"
 
 func hostileCases(s hostileSeed) []hostileCase {
 	var cs []hostileCase
@@ -134,6 +137,21 @@ func hostileCases(s hostileSeed) []hostileCase {
 		}
 	}
 
+	// Path keys of meters: one that cannot be a key is a 404 without a query, as an
+	// unknown one is (a few of hostileIDs could be keys: those are unknown).
+	for _, r := range []struct {
+		method, path string
+		body         []byte
+	}{
+		{"GET", "/v1/meters/%s", nil}, {"PATCH", "/v1/meters/%s", []byte(`{"description":"x"}`)}, {"DELETE", "/v1/meters/%s", nil},
+		{"GET", "/v1/meters/%s/values?" + meterValuesQuery, nil},
+	} {
+		for _, id := range hostileIDs {
+			add(hostileCase{name: fmt.Sprintf("%s %s key %.24s", r.method, r.path, id), method: r.method,
+				path: fmt.Sprintf(r.path, id), body: r.body, status: 404, code: "resource_missing"})
+		}
+	}
+
 	// Query parameters of every list route.
 	lists := []struct {
 		path     string
@@ -145,6 +163,9 @@ func hostileCases(s hostileSeed) []hostileCase {
 		{"/v1/events", []string{"starting_after", "object_id", "endpoint_id"}, []string{"type", "status", "created_after", "created_before"}},
 		{"/v1/usage/events", []string{"starting_after"}, []string{"account_id", "product", "metric_name", "transaction_id", "from", "to"}},
 		{"/v1/usage/summary?resolution=day", nil, []string{"account_id", "product", "metric_name", "from", "to", "limit"}},
+		{"/v1/meters", []string{"starting_after"}, []string{"limit"}},
+		{"/v1/meters/" + s.meter + "/values?" + meterValuesQuery, nil,
+			[]string{"from", "to", "window", "account_id", "group_by", "filter[region]", "limit", "page", "unknown"}},
 	}
 	for _, l := range lists {
 		sep := "?"
@@ -221,6 +242,21 @@ func hostileCases(s hostileSeed) []hostileCase {
 		}
 		return fs
 	}
+	meter := func() []field {
+		base := func(kv ...any) map[string]any {
+			return obj(append([]any{"key", "hostile", "filter", obj("metric_name", "calls"),
+				"aggregation", "unique_count", "value_key", "user"}, kv...)...)
+		}
+		return []field{
+			{"key", base("key", x), false},
+			{"description", base("description", x), true},
+			{"filter.metric_name", base("filter", obj("metric_name", x)), false},
+			{"filter.product", base("filter", obj("metric_name", "calls", "product", x)), false},
+			{"aggregation", base("aggregation", x), false},
+			{"value_key", base("value_key", x), false},
+			{"group_by[0]", base("group_by", []any{x}), false},
+		}
+	}
 	targets := []struct {
 		method, path string
 		fields       []field
@@ -240,6 +276,8 @@ func hostileCases(s hostileSeed) []hostileCase {
 			{"created_after", obj("created_after", x), false},
 			{"created_before", obj("created_before", x), false},
 		}},
+		{"POST", "/v1/meters", meter()},
+		{"PATCH", "/v1/meters/" + s.meter, []field{{"description", obj("description", x), true}}},
 	}
 	for _, tg := range targets {
 		for _, f := range tg.fields {
@@ -279,6 +317,8 @@ func TestHostileInput(t *testing.T) {
 			seed := hostileSeed{account: h.newObjAccount("Target")}
 			seed.deal, _ = h.mustObj(http.StatusCreated, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": seed.account}})["id"].(string)
 			h.mustObj(http.StatusOK, "PUT", "/v1/webhook_endpoint", map[string]any{"url": "https://127.0.0.1:9/hook"})
+			seed.meter = h.mustObj(http.StatusCreated, "POST", "/v1/meters", map[string]any{"key": "target",
+				"filter": map[string]any{"metric_name": "calls"}, "aggregation": "sum", "group_by": []any{"region"}})["key"].(string)
 			cases := append(hostileCases(seed), moreHostileCases(seed)...)
 			t.Logf("%s: %d hostile requests", db, len(cases))
 			before := h.fingerprint()
@@ -335,7 +375,7 @@ func (h *harness) fingerprint() string {
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM accounts", "SELECT COUNT(*) FROM deals", "SELECT COUNT(*) FROM events",
 		"SELECT COUNT(*) FROM webhook_endpoints", "SELECT COUNT(*) FROM replay_jobs", "SELECT COUNT(*) FROM usage_events",
-		"SELECT COUNT(*) FROM delivery_attempts",
+		"SELECT COUNT(*) FROM delivery_attempts", "SELECT COUNT(*) FROM meters", "SELECT MAX(updated_at) FROM meters",
 		"SELECT MAX(updated_at) FROM accounts",
 		"SELECT MAX(updated_at) FROM deals", "SELECT MAX(updated_at) FROM webhook_endpoints",
 		"SELECT MAX(url) FROM webhook_endpoints", "SELECT COUNT(*) FROM events WHERE status = 'pending'",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
@@ -44,6 +45,9 @@ func openapiScenario(hookURL string) []call {
 		"terms": []any{map[string]any{"name": "SLA", "billing_frequency": "annual", "start_date": "2026-01-01", "end_date": "2026-12-31"}},
 	}
 	changed := map[string]any{"transaction_id": "tx-openapi-1", "mode": "set", "event_metrics": usageBatch["event_metrics"]}
+	// The day usageBatch is received in: the window the meters' values read.
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	today := "from=" + day.Format(time.RFC3339) + "&to=" + day.Add(24*time.Hour).Format(time.RFC3339)
 	return []call{
 		{method: "GET", path: "/v1/whoami", route: "/v1/whoami", key: pk, status: 200},
 		{method: "GET", path: "/v1/whoami", route: "/v1/whoami", key: "secret live", status: 200},
@@ -131,9 +135,39 @@ func openapiScenario(hookURL string) []call {
 		// The newest event, read by the events scenario, has a delivery to the endpoint.
 		{method: "POST", path: "/v1/accounts", route: "/v1/accounts", key: sk, status: 201, body: map[string]any{"name": "Hooked"}},
 
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 201, body: map[string]any{
+			"key": "api_calls", "description": "API calls by region", "filter": map[string]any{"metric_name": "calls", "product": "api"},
+			"aggregation": "sum", "group_by": []any{"region"}}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 201, body: map[string]any{
+			"key": "users", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "unique_count", "value_key": "user"}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 409, body: map[string]any{
+			"key": "users", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "count"}},
+		{method: "POST", path: "/v1/meters", route: "/v1/meters", key: sk, status: 400, body: map[string]any{
+			"key": "Users", "filter": map[string]any{}, "aggregation": "count", "value_key": "user", "status": "ready"}},
+		{method: "GET", path: "/v1/meters?limit=1", route: "/v1/meters", key: sk, status: 200},
+		{method: "GET", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 200},
+		{method: "GET", path: "/v1/meters/nothing", route: "/v1/meters/{key}", key: sk, status: 404},
+		{method: "PATCH", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 200, body: map[string]any{"description": "Calls"}},
+		{method: "PATCH", path: "/v1/meters/api_calls", route: "/v1/meters/{key}", key: sk, status: 400, body: map[string]any{"aggregation": "max"}},
+		{method: "GET", path: "/v1/meters/api_calls/values?window=day&group_by=region&" + today, route: "/v1/meters/{key}/values", key: sk, status: 200,
+			before: consumeUsage},
+		{method: "GET", path: "/v1/meters/api_calls/values?window=day&limit=1&" + today, route: "/v1/meters/{key}/values", key: sk, status: 200},
+		{method: "GET", path: "/v1/meters/api_calls/values?window=day&limit=0", route: "/v1/meters/{key}/values", key: sk, status: 400},
+		{method: "GET", path: "/v1/meters/nothing/values?window=day&" + today, route: "/v1/meters/{key}/values", key: sk, status: 404},
+		{method: "DELETE", path: "/v1/meters/users", route: "/v1/meters/{key}", key: sk, status: 200},
+		{method: "DELETE", path: "/v1/meters/users", route: "/v1/meters/{key}", key: sk, status: 404},
+		{method: "GET", path: "/v1/meters", route: "/v1/meters", key: pk, status: 403},
+
 		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: sk, status: 200},
 		{method: "GET", path: "/v1/event_types?limit=%zz", route: "/v1/event_types", key: sk, status: 400},
 		{method: "GET", path: "/v1/event_types", route: "/v1/event_types", key: pk, status: 403},
+	}
+}
+
+// consumeUsage counts the usage waiting for the meters, as the worker's consumer does.
+func consumeUsage(h *harness, _ map[string]string) {
+	if _, err := meters.Consume(context.Background(), h.store); err != nil {
+		h.t.Fatal(err)
 	}
 }
 

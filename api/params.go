@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/textcheck"
 )
 
@@ -16,9 +17,12 @@ import (
 // here, once, before any query — PostgreSQL answers NUL and invalid UTF-8 with an error
 // (a 500 otherwise), and a value that cannot match is not worth a round trip.
 
-// pathIDs answers 404 for a route whose :id cannot be an id, as for an unknown id.
+// pathIDs answers 404 for a route whose :id cannot be an id, or whose :key cannot be a
+// meter's key, as for an unknown one.
 func pathIDs(c *gin.Context) {
-	if id, ok := c.Params.Get("id"); ok && !textcheck.IsID(id) {
+	id, isID := c.Params.Get("id")
+	key, isKey := c.Params.Get("key")
+	if isID && !textcheck.IsID(id) || isKey && !meters.ValidKey(key) {
 		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "No such object.", "")
 		return
 	}

@@ -83,6 +83,14 @@ func (s *Server) routes(r *gin.Engine) {
 	v1.POST("/webhook_endpoints/:id/test", s.testEndpoint)
 	v1.GET("/event_types", s.listEventTypes)
 
+	// §18 Usage meters, addressed by key.
+	v1.POST("/meters", s.createMeter)
+	v1.GET("/meters", s.listMeters)
+	v1.GET("/meters/:key", s.getMeter)
+	v1.PATCH("/meters/:key", s.updateMeter)
+	v1.DELETE("/meters/:key", s.deleteMeter)
+	v1.GET("/meters/:key/values", s.meterValues)
+
 	// §11 The dashboard, under /dashboard.
 	s.dashboard.Routes(r)
 }

@@ -14,10 +14,10 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
-	readOnly: []string{"id", "object", "status", "disabled_reason", "secret", "created_at", "updated_at"},
-	nested: map[string]fieldRules{"retry_policy": {
-		writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
+	ReadOnly: []string{"id", "object", "status", "disabled_reason", "secret", "created_at", "updated_at"},
+	Nested: map[string]fieldRules{"retry_policy": {
+		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
 	}},
 }
 

@@ -12,8 +12,8 @@ import (
 
 // webhookEndpointFields are the members a PUT of the endpoint may carry (CONTRACT §8).
 var webhookEndpointFields = fieldRules{
-	writable: []string{"url", "method", "enabled"},
-	readOnly: []string{"object", "secret", "created_at", "updated_at"},
+	Writable: []string{"url", "method", "enabled"},
+	ReadOnly: []string{"object", "secret", "created_at", "updated_at"},
 }
 
 type webhookEndpointObject struct {

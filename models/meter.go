@@ -50,12 +50,13 @@ type Meter struct {
 // its batch seq, then its id (uuid v7, increasing within a batch).
 type MeterFigure struct {
 	MeterID     string
-	Kind        string // minute, hour, day (all aggregations); week, month (unique_count)
+	Kind        string // hour, day (all aggregations); week, month (unique_count)
 	WindowStart time.Time
 	AccountID   string
 	Groups      string
 	G1, G2, G3  *string
 	Value       string
+	Slots       string // hour figures: the figure of each minute of the hour (meters package's encoding)
 	LatestTS    *time.Time
 	LatestSeq   int64
 	LatestID    string

@@ -81,16 +81,20 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 }
 
 // fromKept reads a kept figure.
-func fromKept(k *models.MeterFigure) (figure, error) {
+func fromKept(k *models.MeterFigure) (window, error) {
 	v, err := usage.ParseStored(k.Value)
 	if err != nil {
-		return figure{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
+		return window{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
 	}
 	f := figure{value: v, has: true, latestSeq: k.LatestSeq, latestID: k.LatestID}
 	if k.LatestTS != nil {
 		f.latestTS = k.LatestTS.UTC()
 	}
-	return f, nil
+	slots, err := decodeSlots(k.Slots)
+	if err != nil {
+		return window{}, fmt.Errorf("kept figure of meter %s: %w", k.MeterID, err)
+	}
+	return window{total: f, slots: slots}, nil
 }
 
 // figKey is a store.FigureKey usable as a map key (times by their instant).
@@ -105,33 +109,73 @@ func keyOf(k store.FigureKey) figKey {
 	return figKey{k.Kind, k.WindowStart.UnixNano(), k.AccountID, k.Groups}
 }
 
+// window is one kept figure: the window's own, and for an hour, each of its minutes'
+// (slots), so that one row per hour, not per minute, is written.
+type window struct {
+	total figure
+	slots map[int]*figure
+}
+
+// combine folds o into w under agg.
+func (w *window) combine(agg string, o *window) {
+	w.total.combine(agg, &o.total)
+	for m, f := range o.slots {
+		w.slot(m).combine(agg, f)
+	}
+}
+
+func (w *window) slot(minute int) *figure {
+	if w.slots == nil {
+		w.slots = map[int]*figure{}
+	}
+	f := w.slots[minute]
+	if f == nil {
+		f = &figure{}
+		w.slots[minute] = f
+	}
+	return f
+}
+
 // pending gathers one meter's figure changes of a transaction, then merges them with the
 // kept figures and writes them back.
 type pending struct {
 	meter  *models.Meter
 	keys   []store.FigureKey
-	deltas map[figKey]*figure
-	groups map[string][]*string // group key → values (the g1..g3 columns)
+	deltas map[figKey]*window
+	groups map[string][maxGroupBy]*string // group key → values (the g1..g3 columns)
 }
 
 func newPending(m *models.Meter) *pending {
-	return &pending{meter: m, deltas: map[figKey]*figure{}, groups: map[string][]*string{}}
+	return &pending{meter: m, deltas: map[figKey]*window{}, groups: map[string][maxGroupBy]*string{}}
 }
 
-// add folds f into the figure of (kind, window, account, group).
-func (p *pending) add(kind string, start time.Time, accountID, groups string, vals []*string, f *figure) {
+// at is the pending figure of (kind, window start, account, group).
+func (p *pending) at(kind string, start time.Time, accountID, groups string, vals [maxGroupBy]*string) *window {
 	k := store.FigureKey{Kind: kind, WindowStart: start, AccountID: accountID, Groups: groups}
-	d, ok := p.deltas[keyOf(k)]
+	w, ok := p.deltas[keyOf(k)]
 	if !ok {
-		d = &figure{}
-		p.deltas[keyOf(k)] = d
+		w = &window{}
+		p.deltas[keyOf(k)] = w
 		p.keys = append(p.keys, k)
 		p.groups[groups] = vals
 	}
-	d.combine(p.meter.Aggregation, f)
+	return w
 }
 
-// save merges the changes into the kept figures and writes them.
+// add folds f into the figure of the kind's window holding t.
+func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
+	p.at(kind, windowStart(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
+}
+
+// addMinute folds f into the figure of the minute holding t, kept in its hour's slots.
+func (p *pending) addMinute(t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
+	hour := windowStart(t, WindowHour)
+	w := p.at(WindowHour, hour, accountID, groups, vals)
+	w.slot(int(t.Sub(hour)/time.Minute)).combine(p.meter.Aggregation, f)
+}
+
+// save merges the changes into the kept figures and writes them back, in the
+// transaction that holds the environment's usage cursor (so no other writes between).
 func (p *pending) save(tx *store.MeterTx) error {
 	if len(p.keys) == 0 {
 		return nil
@@ -154,44 +198,89 @@ func (p *pending) save(tx *store.MeterTx) error {
 	}
 	out := make([]models.MeterFigure, 0, len(p.keys))
 	for _, k := range p.keys {
-		f := p.deltas[keyOf(k)]
+		w := p.deltas[keyOf(k)]
 		mf := models.MeterFigure{MeterID: p.meter.ID, Kind: k.Kind, WindowStart: k.WindowStart, AccountID: k.AccountID,
-			Groups: k.Groups, Value: f.value.String()}
+			Groups: k.Groups, Value: w.total.value.String(), Slots: encodeSlots(w.slots)}
 		vals := p.groups[k.Groups]
-		for i, col := range []**string{&mf.G1, &mf.G2, &mf.G3} {
-			if i < len(vals) {
-				*col = vals[i]
-			}
-		}
+		mf.G1, mf.G2, mf.G3 = vals[0], vals[1], vals[2]
 		if p.meter.Aggregation == models.AggLatest {
-			ts := f.latestTS
-			mf.LatestTS, mf.LatestSeq, mf.LatestID = &ts, f.latestSeq, f.latestID
+			ts := w.total.latestTS
+			mf.LatestTS, mf.LatestSeq, mf.LatestID = &ts, w.total.latestSeq, w.total.latestID
 		}
 		out = append(out, mf)
 	}
 	return tx.SaveFigures(out)
 }
 
+// encodeSlots writes an hour's minute figures: "minute=value" separated by ";", with
+// "|ts|seq|id" after the value when the figure orders by its latest row.
+func encodeSlots(slots map[int]*figure) string {
+	if len(slots) == 0 {
+		return ""
+	}
+	minutes := make([]int, 0, len(slots))
+	for m := range slots {
+		minutes = append(minutes, m)
+	}
+	slices.Sort(minutes)
+	var sb strings.Builder
+	for i, m := range minutes {
+		f := slots[m]
+		if i > 0 {
+			sb.WriteByte(';')
+		}
+		sb.WriteString(strconv.Itoa(m))
+		sb.WriteByte('=')
+		sb.WriteString(f.value.String())
+		if f.latestID != "" {
+			fmt.Fprintf(&sb, "|%d|%d|%s", f.latestTS.UnixNano(), f.latestSeq, f.latestID)
+		}
+	}
+	return sb.String()
+}
+
+// decodeSlots reads encodeSlots' text.
+func decodeSlots(text string) (map[int]*figure, error) {
+	if text == "" {
+		return nil, nil
+	}
+	slots := map[int]*figure{}
+	for _, part := range strings.Split(text, ";") {
+		m, rest, ok := strings.Cut(part, "=")
+		minute, err := strconv.Atoi(m)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("minute figure %q", part)
+		}
+		fields := strings.Split(rest, "|")
+		v, err := usage.ParseStored(fields[0])
+		if err != nil {
+			return nil, fmt.Errorf("minute figure %q: %w", part, err)
+		}
+		f := &figure{value: v, has: true}
+		if len(fields) == 4 {
+			ns, err1 := strconv.ParseInt(fields[1], 10, 64)
+			seq, err2 := strconv.ParseInt(fields[2], 10, 64)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("minute figure %q", part)
+			}
+			f.latestTS, f.latestSeq, f.latestID = time.Unix(0, ns).UTC(), seq, fields[3]
+		}
+		slots[minute] = f
+	}
+	return slots, nil
+}
+
 // apply counts rows (of batches not yet counted into these meters) into meters: the
 // store.MeterApply of the consumer and of backfill pages.
 func apply(tx *store.MeterTx, meters []models.Meter, rows []store.UsageRow) error {
-	parsed := make([]dims, len(rows)) // metadata is read once, whatever the meters
-	meta := func(i int) dims {
-		if parsed[i] == nil {
-			parsed[i] = parseDims(rows[i].Metadata)
-			if parsed[i] == nil {
-				parsed[i] = dims{}
-			}
-		}
-		return parsed[i]
-	}
+	d := newRowDims(meters, rows)
 	for mi := range meters {
 		m := &meters[mi]
 		var err error
 		if m.Aggregation == models.AggUniqueCount {
-			err = applyUnique(tx, m, rows, meta)
+			err = applyUnique(tx, m, rows, d)
 		} else {
-			err = applyFigures(tx, m, rows, meta)
+			err = applyFigures(tx, m, rows, d)
 		}
 		if err != nil {
 			return fmt.Errorf("meter %s: %w", m.Key, err)
@@ -206,8 +295,8 @@ func matches(m *models.Meter, r *store.UsageRow) bool {
 }
 
 // applyFigures counts rows into a sum, count, max, min or latest meter: each row's
-// figure is folded into its minute, hour and day.
-func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+// figure is folded into its minute (its hour's slot), hour and day.
+func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	p := newPending(m)
 	for i := range rows {
 		r := &rows[i]
@@ -218,10 +307,11 @@ func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, met
 		if err != nil {
 			return err
 		}
-		vals, groups := meta(i).groupOf(m.GroupBy)
-		for _, kind := range keptKinds(false) {
-			p.add(kind, windowStart(r.Timestamp, kind), r.AccountID, groups, vals, &f)
-		}
+		vals, groups := d.group(i, m.GroupBy)
+		ts := r.Timestamp.UTC()
+		p.addMinute(ts, r.AccountID, groups, vals, &f)
+		p.add(WindowHour, ts, r.AccountID, groups, vals, &f)
+		p.add(WindowDay, ts, r.AccountID, groups, vals, &f)
 	}
 	return p.save(tx)
 }
@@ -239,22 +329,21 @@ type memberDays map[int64][]int // day (Unix seconds) → minutes of the day, as
 // minute of that window saw it yet; the minutes it was seen in are kept per day
 // (meter_members), so a sighting is new to its minute, hour, day, ISO week and month
 // exactly when those minutes say so, in whatever order rows come.
-func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta func(int) dims) error {
+func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	sightings := map[store.MemberKey][]seen{}
 	var keys []store.MemberKey
-	groupVals := map[string][]*string{}
+	groupVals := map[string][maxGroupBy]*string{}
 	var from, to time.Time
 	for i := range rows {
 		r := &rows[i]
 		if !matches(m, r) {
 			continue
 		}
-		d := meta(i)
-		member := d.value(m.ValueKey)
+		member := d.value(i, m.ValueKey)
 		if member == nil {
 			continue // a row without a usable value is not counted (CONTRACT §18)
 		}
-		vals, groups := d.groupOf(m.GroupBy)
+		vals, groups := d.group(i, m.GroupBy)
 		groupVals[groups] = vals
 		k := store.MemberKey{AccountID: r.AccountID, Groups: groups, Member: *member}
 		if _, ok := sightings[k]; !ok {
@@ -297,9 +386,13 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, meta
 		}
 		touched := map[int64]bool{}
 		for _, s := range sightings[k] {
+			at := s.day.Add(time.Duration(s.minute) * time.Minute)
 			for _, kind := range days.newTo(s) {
-				start := windowStart(s.day.Add(time.Duration(s.minute)*time.Minute), kind)
-				counts.add(kind, start, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+				if kind == WindowMinute {
+					counts.addMinute(at, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+				} else {
+					counts.add(kind, at, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+				}
 			}
 			days.see(s)
 			touched[s.day.Unix()] = true

@@ -9,7 +9,7 @@ import (
 // ConsumeRows is about how many usage rows one consumer transaction counts: large
 // enough that the rows of many ingest batches fold into one write of each figure, small
 // enough that the environment's lock is held briefly.
-const ConsumeRows = 20000
+const ConsumeRows = 100000
 
 // BackfillRows is about how many usage rows one backfill page counts.
 const BackfillRows = 5000

@@ -2,10 +2,13 @@ package meters
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/models"
 )
 
 // maxDimension is the longest canonical text a group or unique value may have; longer
@@ -96,4 +99,81 @@ func parseGroups(text string) []*string {
 	var vals []*string
 	_ = json.Unmarshal([]byte(text), &vals) // written by groupsText
 	return vals
+}
+
+// maxGroupBy is the most group_by keys a meter has (CONTRACT §18).
+const maxGroupBy = 3
+
+// rowDims reads the metadata values meters need from a transaction's rows: each row is
+// scanned once for every key any meter reads, and equal values share one canonical text
+// and one group key, so that a hundred thousand rows cost a scan each, not a decode and
+// an encoding per row and meter.
+type rowDims struct {
+	keys   []string
+	index  map[string]int
+	raw    [][]byte // row i's value of keys[j] at i*len(keys)+j
+	canon  map[string]*string
+	groups map[groupKey]string
+}
+
+// groupKey is a group's values and how many keys the meter groups by: [eu, nil] of two
+// keys is `["eu",null]`, of one `["eu"]`.
+type groupKey struct {
+	vals [maxGroupBy]*string
+	n    int
+}
+
+func newRowDims(meters []models.Meter, rows []store.UsageRow) *rowDims {
+	d := &rowDims{index: map[string]int{}, canon: map[string]*string{}, groups: map[groupKey]string{}}
+	for _, m := range meters {
+		for _, k := range append(slices.Clone(m.GroupBy), m.ValueKey) {
+			if _, ok := d.index[k]; !ok && k != "" {
+				d.index[k] = len(d.keys)
+				d.keys = append(d.keys, k)
+			}
+		}
+	}
+	d.raw = make([][]byte, len(rows)*len(d.keys))
+	if len(d.keys) == 0 {
+		return d
+	}
+	for i := range rows {
+		out := d.raw[i*len(d.keys) : (i+1)*len(d.keys)]
+		if !usage.MetadataValues(rows[i].Metadata, d.keys, out) {
+			clear(out) // stored metadata is a checked object; nothing to read otherwise
+		}
+	}
+	return d
+}
+
+// value is row i's canonical text for key, nil when absent.
+func (d *rowDims) value(i int, key string) *string {
+	raw := d.raw[i*len(d.keys)+d.index[key]]
+	if raw == nil {
+		return nil
+	}
+	if v, ok := d.canon[string(raw)]; ok {
+		return v
+	}
+	var v *string
+	if text, ok := canonicalText(raw); ok {
+		v = &text
+	}
+	d.canon[string(raw)] = v
+	return v
+}
+
+// group is row i's group for keys: its values and their kept key (groupsText).
+func (d *rowDims) group(i int, keys []string) ([maxGroupBy]*string, string) {
+	var vals [maxGroupBy]*string
+	for j, k := range keys {
+		vals[j] = d.value(i, k)
+	}
+	gk := groupKey{vals, len(keys)}
+	text, ok := d.groups[gk]
+	if !ok {
+		text = groupsText(vals[:len(keys)])
+		d.groups[gk] = text
+	}
+	return vals, text
 }

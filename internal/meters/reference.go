@@ -34,7 +34,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		if !matches(&m, r) || ts.Before(from) || !ts.Before(to) {
 			continue
 		}
-		d := parseDims(r.Metadata)
+		d := parseDims(string(r.Metadata))
 		if !keeps(d, filters) {
 			continue
 		}

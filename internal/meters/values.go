@@ -94,11 +94,12 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 	if after != nil && after.WindowStart.After(fq.From) {
 		fq.From = after.WindowStart // earlier windows were on earlier pages
 	}
+	fq.From = windowStart(fq.From, fq.Kind) // a minute is read from its hour
 	kept, err := s.Store.MeterFigures(ctx, fq)
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	rows, err := windowsOf(&m, kept, q.Window, cols)
+	rows, err := windowsOf(&m, kept, q, cols)
 	if err != nil {
 		return ValuesPage{}, err
 	}
@@ -196,14 +197,25 @@ func (v Value) cursorOf(groupBy []string) cursor {
 	return cursor{WindowStart: v.WindowStart, AccountID: v.AccountID, Groups: groupsText(vals)}
 }
 
-// windowsOf folds kept figures (ordered by window start) into the asked window and
-// group_by columns, in answer order: window start, account, group.
-func windowsOf(m *models.Meter, kept []models.MeterFigure, window string, cols []int) ([]row, error) {
+// windowsOf folds kept figures into the asked window and group_by columns (minutes from
+// their hours' slots), in answer order: window start, account, group.
+func windowsOf(m *models.Meter, kept []models.MeterFigure, q ValuesQuery, cols []int) ([]row, error) {
 	idx := map[cursor]int{}
 	var rows []row
+	fold := func(at time.Time, accountID string, vals []*string, f *figure) {
+		start := windowStart(at, q.Window)
+		c := cursor{WindowStart: start, AccountID: accountID, Groups: groupsText(vals)}
+		if j, ok := idx[c]; ok {
+			rows[j].fig.combine(m.Aggregation, f)
+			return
+		}
+		idx[c] = len(rows)
+		c.windowEnd = windowEnd(start, q.Window)
+		rows = append(rows, row{cursor: c, vals: vals, fig: *f})
+	}
 	for i := range kept {
 		k := &kept[i]
-		f, err := fromKept(k)
+		w, err := fromKept(k)
 		if err != nil {
 			return nil, err
 		}
@@ -214,15 +226,16 @@ func windowsOf(m *models.Meter, kept []models.MeterFigure, window string, cols [
 				vals[j] = all[c]
 			}
 		}
-		start := windowStart(k.WindowStart, window)
-		c := cursor{WindowStart: start, AccountID: k.AccountID, Groups: groupsText(vals)}
-		if j, ok := idx[c]; ok {
-			rows[j].fig.combine(m.Aggregation, &f)
+		if q.Window != WindowMinute {
+			fold(k.WindowStart, k.AccountID, vals, &w.total)
 			continue
 		}
-		idx[c] = len(rows)
-		c.windowEnd = windowEnd(start, window)
-		rows = append(rows, row{cursor: c, vals: vals, fig: f})
+		for minute, f := range w.slots {
+			at := k.WindowStart.Add(time.Duration(minute) * time.Minute)
+			if !at.Before(q.From) && at.Before(q.To) {
+				fold(at, k.AccountID, vals, f)
+			}
+		}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return a.cursor.compare(&b.cursor) })
 	return rows, nil

@@ -45,20 +45,15 @@ func validWindow(w string) bool {
 	return false
 }
 
-// keptKind is the kind of kept figure a window is read from: unique_count keeps every
-// window (distinct counts do not add up); the others keep minute, hour and day, and add
-// days up into weeks and months.
+// keptKind is the kind of kept figure a window is read from: minutes from their hours'
+// slots; unique_count keeps every other window (distinct counts do not add up); the
+// others keep hours and days, and add days up into weeks and months.
 func keptKind(window string, unique bool) string {
-	if unique || window == WindowMinute || window == WindowHour || window == WindowDay {
+	switch {
+	case window == WindowMinute:
+		return WindowHour
+	case unique || window == WindowHour:
 		return window
 	}
 	return WindowDay
-}
-
-// keptKinds are the kinds of figure a meter keeps.
-func keptKinds(unique bool) []string {
-	if unique {
-		return []string{WindowMinute, WindowHour, WindowDay, WindowWeek, WindowMonth}
-	}
-	return []string{WindowMinute, WindowHour, WindowDay}
 }

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -41,7 +41,7 @@ type UsageRow struct {
 	Product     string
 	MetricName  string
 	MetricValue string
-	Metadata    string
+	Metadata    []byte // JSON object
 	Timestamp   time.Time
 }
 
@@ -53,44 +53,99 @@ const lookupChunk = 500
 
 // Figures reads the kept figures of meterID with the given keys (missing ones are absent).
 func (t *MeterTx) Figures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
-	var out []models.MeterFigure
-	for start := 0; start < len(keys); start += lookupChunk {
-		part := keys[start:min(start+lookupChunk, len(keys))]
-		var sb strings.Builder
-		args := []any{meterID}
-		for i, k := range part {
-			if i > 0 {
-				sb.WriteString(" OR ")
-			}
-			sb.WriteString("(kind = ? AND account_id = ? AND window_start = ? AND groups = ?)")
-			args = append(args, k.Kind, k.AccountID, k.WindowStart, k.Groups)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if t.dialect == "postgres" {
+		// One statement whatever the number of keys: arrays read as a table, each key
+		// looked up through the primary key. LATERAL with LIMIT keeps it so: a plain join
+		// (or a LATERAL the planner flattens into one), planned on a young table's
+		// statistics, turned into a merge join comparing every key with every figure.
+		n := len(keys)
+		kinds, accts, starts, groups := make([]string, n), make([]string, n), make([]time.Time, n), make([]string, n)
+		for i, k := range keys {
+			kinds[i], accts[i], starts[i], groups[i] = k.Kind, k.AccountID, k.WindowStart, k.Groups
 		}
-		var got []models.MeterFigure
-		if err := t.db.Raw(`SELECT * FROM meter_figures WHERE meter_id = ? AND (`+sb.String()+`)`, args...).
-			Scan(&got).Error; err != nil {
-			return nil, fmt.Errorf("read meter figures: %w", err)
+		return scanFigures(t.db.Statement.ConnPool.QueryContext(t.db.Statement.Context, `SELECT `+figureColumns+` FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) AS k(kind, account_id, window_start, groups),
+			LATERAL (SELECT * FROM meter_figures WHERE meter_id = $5 AND kind = k.kind AND account_id = k.account_id
+				AND window_start = k.window_start AND groups = k.groups LIMIT 1) AS f`, kinds, accts, starts, groups, meterID))
+	}
+	var out []models.MeterFigure
+	for _, k := range keys { // in process (SQLite), one indexed lookup each is cheap
+		got, err := scanFigures(t.db.Raw(`SELECT `+figureColumns+` FROM meter_figures f WHERE meter_id = ? AND kind = ? AND account_id = ? AND window_start = ? AND groups = ?`,
+			meterID, k.Kind, k.AccountID, k.WindowStart, k.Groups).Rows())
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, got...)
 	}
 	return out, nil
 }
 
+// figureColumns are the columns scanFigures reads, of meter_figures as f.
+const figureColumns = `f.meter_id, f.kind, f.window_start, f.account_id, f.groups, f.g1, f.g2, f.g3, f.value, f.slots, f.latest_ts, f.latest_seq, f.latest_id`
+
+// scanFigures reads figureColumns by hand: reflection per row would cost more than the
+// query. PostgreSQL's statements go straight to the connection, so that their arrays
+// reach unnest whole (GORM would expand them into lists).
+func scanFigures(rows *sql.Rows, err error) ([]models.MeterFigure, error) {
+	if err != nil {
+		return nil, fmt.Errorf("read meter figures: %w", err)
+	}
+	defer rows.Close()
+	var out []models.MeterFigure
+	for rows.Next() {
+		var f models.MeterFigure
+		if err := rows.Scan(&f.MeterID, &f.Kind, &f.WindowStart, &f.AccountID, &f.Groups, &f.G1, &f.G2, &f.G3,
+			&f.Value, &f.Slots, &f.LatestTS, &f.LatestSeq, &f.LatestID); err != nil {
+			return nil, fmt.Errorf("read meter figure: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
 // SaveFigures writes figures, replacing the kept ones with the same key.
 func (t *MeterTx) SaveFigures(fs []models.MeterFigure) error {
-	const cols = 12
+	if len(fs) == 0 {
+		return nil
+	}
+	if t.dialect == "postgres" {
+		n := len(fs)
+		kinds, accts, groups, vals, slots, ids := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		starts, seqs := make([]time.Time, n), make([]int64, n)
+		g1, g2, g3, lts := make([]*string, n), make([]*string, n), make([]*string, n), make([]*time.Time, n)
+		for i := range fs {
+			f := &fs[i]
+			kinds[i], starts[i], accts[i], groups[i], vals[i], slots[i] = f.Kind, f.WindowStart, f.AccountID, f.Groups, f.Value, f.Slots
+			g1[i], g2[i], g3[i], lts[i], seqs[i], ids[i] = f.G1, f.G2, f.G3, f.LatestTS, f.LatestSeq, f.LatestID
+		}
+		_, err := t.db.Statement.ConnPool.ExecContext(t.db.Statement.Context, `INSERT INTO meter_figures
+			(meter_id, kind, window_start, account_id, groups, g1, g2, g3, value, slots, latest_ts, latest_seq, latest_id)
+			SELECT $1, u.* FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+				$9::text[], $10::text[], $11::timestamptz[], $12::bigint[], $13::text[]) AS u
+			ON CONFLICT (meter_id, kind, window_start, account_id, groups) DO UPDATE SET value = excluded.value,
+				slots = excluded.slots, latest_ts = excluded.latest_ts, latest_seq = excluded.latest_seq, latest_id = excluded.latest_id`,
+			fs[0].MeterID, kinds, starts, accts, groups, g1, g2, g3, vals, slots, lts, seqs, ids)
+		if err != nil {
+			return fmt.Errorf("write %d meter figures: %w", n, err)
+		}
+		return nil
+	}
+	const cols = 13
 	for start := 0; start < len(fs); start += lookupChunk {
 		part := fs[start:min(start+lookupChunk, len(fs))]
 		args := make([]any, 0, len(part)*cols)
 		for i := range part {
 			f := &part[i]
 			args = append(args, f.MeterID, f.Kind, f.WindowStart, f.AccountID, f.Groups, f.G1, f.G2, f.G3,
-				f.Value, f.LatestTS, f.LatestSeq, f.LatestID)
+				f.Value, f.Slots, f.LatestTS, f.LatestSeq, f.LatestID)
 		}
 		err := t.db.Exec(`INSERT INTO meter_figures
-			(meter_id, kind, window_start, account_id, groups, g1, g2, g3, value, latest_ts, latest_seq, latest_id)
-			VALUES `+placeholdersFor(t.dialect, len(part), cols)+`
-			ON CONFLICT (meter_id, kind, account_id, window_start, groups) DO UPDATE SET
-			value = excluded.value, latest_ts = excluded.latest_ts, latest_seq = excluded.latest_seq,
+			(meter_id, kind, window_start, account_id, groups, g1, g2, g3, value, slots, latest_ts, latest_seq, latest_id)
+			VALUES `+placeholders(len(part), cols)+`
+			ON CONFLICT (meter_id, kind, window_start, account_id, groups) DO UPDATE SET
+			value = excluded.value, slots = excluded.slots, latest_ts = excluded.latest_ts, latest_seq = excluded.latest_seq,
 			latest_id = excluded.latest_id`, args...).Error
 		if err != nil {
 			return fmt.Errorf("write %d meter figures: %w", len(part), err)
@@ -102,22 +157,23 @@ func (t *MeterTx) SaveFigures(fs []models.MeterFigure) error {
 // Members reads the kept days of the given distinct values of meterID on days in
 // [from, to).
 func (t *MeterTx) Members(meterID string, keys []MemberKey, from, to time.Time) ([]models.MeterMember, error) {
-	var out []models.MeterMember
-	for start := 0; start < len(keys); start += lookupChunk {
-		part := keys[start:min(start+lookupChunk, len(keys))]
-		var sb strings.Builder
-		args := []any{meterID, from, to}
-		for i, k := range part {
-			if i > 0 {
-				sb.WriteString(" OR ")
-			}
-			sb.WriteString("(account_id = ? AND groups = ? AND member = ?)")
-			args = append(args, k.AccountID, k.Groups, k.Member)
+	if t.dialect == "postgres" {
+		accts, groups, members := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+		for i, k := range keys {
+			accts[i], groups[i], members[i] = k.AccountID, k.Groups, k.Member
 		}
-		var got []models.MeterMember
-		if err := t.db.Raw(`SELECT * FROM meter_members WHERE meter_id = ? AND day >= ? AND day < ? AND (`+sb.String()+`)`, args...).
-			Scan(&got).Error; err != nil {
-			return nil, fmt.Errorf("read meter members: %w", err)
+		return scanMembers(t.db.Statement.ConnPool.QueryContext(t.db.Statement.Context, `SELECT `+memberColumns+`
+			FROM unnest($1::text[], $2::text[], $3::text[]) AS k(account_id, groups, member),
+			LATERAL (SELECT * FROM meter_members WHERE meter_id = $4 AND account_id = k.account_id AND groups = k.groups
+				AND member = k.member AND day >= $5 AND day < $6 OFFSET 0) AS m`, accts, groups, members, meterID, from, to))
+	}
+	var out []models.MeterMember
+	for _, k := range keys {
+		got, err := scanMembers(t.db.Raw(`SELECT `+memberColumns+` FROM meter_members m
+			WHERE meter_id = ? AND account_id = ? AND groups = ? AND member = ? AND day >= ? AND day < ?`,
+			meterID, k.AccountID, k.Groups, k.Member, from, to).Rows())
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, got...)
 	}
@@ -126,6 +182,22 @@ func (t *MeterTx) Members(meterID string, keys []MemberKey, from, to time.Time) 
 
 // SaveMembers writes member days, replacing the kept ones with the same key.
 func (t *MeterTx) SaveMembers(ms []models.MeterMember) error {
+	if t.dialect == "postgres" && len(ms) > 0 {
+		n := len(ms)
+		accts, groups, members, minutes, days := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
+		for i := range ms {
+			accts[i], groups[i], members[i], days[i], minutes[i] = ms[i].AccountID, ms[i].Groups, ms[i].Member, ms[i].Day, ms[i].Minutes
+		}
+		_, err := t.db.Statement.ConnPool.ExecContext(t.db.Statement.Context, `INSERT INTO meter_members
+			(meter_id, account_id, groups, member, day, minutes)
+			SELECT $1, u.* FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) AS u
+			ON CONFLICT (meter_id, account_id, groups, member, day) DO UPDATE SET minutes = excluded.minutes`,
+			ms[0].MeterID, accts, groups, members, days, minutes)
+		if err != nil {
+			return fmt.Errorf("write %d meter members: %w", n, err)
+		}
+		return nil
+	}
 	const cols = 6
 	for start := 0; start < len(ms); start += lookupChunk {
 		part := ms[start:min(start+lookupChunk, len(ms))]
@@ -135,7 +207,7 @@ func (t *MeterTx) SaveMembers(ms []models.MeterMember) error {
 			args = append(args, m.MeterID, m.AccountID, m.Groups, m.Member, m.Day, m.Minutes)
 		}
 		err := t.db.Exec(`INSERT INTO meter_members (meter_id, account_id, groups, member, day, minutes)
-			VALUES `+placeholdersFor(t.dialect, len(part), cols)+`
+			VALUES `+placeholders(len(part), cols)+`
 			ON CONFLICT (meter_id, account_id, groups, member, day) DO UPDATE SET minutes = excluded.minutes`, args...).Error
 		if err != nil {
 			return fmt.Errorf("write %d meter members: %w", len(part), err)
@@ -143,9 +215,6 @@ func (t *MeterTx) SaveMembers(ms []models.MeterMember) error {
 	}
 	return nil
 }
-
-// placeholdersFor is placeholders for GORM's Exec, which rewrites "?" for either dialect.
-func placeholdersFor(_ string, rows, cols int) string { return placeholders(rows, cols) }
 
 // waitingBatch is a batch the consumer or a backfill may take.
 type waitingBatch struct {
@@ -172,10 +241,8 @@ func meterRows(tx *gorm.DB, envID string, seqs []int64, meters []models.Meter) (
 	for _, m := range meters {
 		names = append(names, m.FilterMetricName)
 	}
-	var rows []UsageRow
-	err := tx.Raw(`SELECT id, batch_seq, account_id, product, metric_name, metric_value, metadata, timestamp
-		FROM usage_events WHERE batch_seq IN ? AND environment_id = ? AND metric_name IN ?`, seqs, envID, names).
-		Scan(&rows).Error
+	rows, err := scanUsageRows(tx.Raw(`SELECT `+usageRowColumns+`
+		FROM usage_events WHERE batch_seq IN ? AND environment_id = ? AND metric_name IN ?`, seqs, envID, names).Rows())
 	if err != nil {
 		return nil, fmt.Errorf("read usage rows of %d batches: %w", len(seqs), err)
 	}
@@ -324,7 +391,7 @@ type FigureQuery struct {
 
 // MeterFigures reads the figures q selects, ordered by window start, account and group.
 func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.MeterFigure, error) {
-	db := s.db.WithContext(ctx).Table("meter_figures").
+	db := s.db.WithContext(ctx).Table("meter_figures AS f").Select(figureColumns).
 		Where("meter_id = ? AND kind = ? AND window_start >= ? AND window_start < ?", q.MeterID, q.Kind, q.From, q.To)
 	if q.AccountID != "" {
 		db = db.Where("account_id = ?", q.AccountID)
@@ -332,21 +399,57 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.Meter
 	for i, v := range q.Filters {
 		db = db.Where(fmt.Sprintf("g%d = ?", i+1), v)
 	}
-	var fs []models.MeterFigure
-	if err := db.Order("window_start, account_id, groups").Find(&fs).Error; err != nil {
-		return nil, fmt.Errorf("meter figures: %w", err)
-	}
-	return fs, nil
+	return scanFigures(db.Order("window_start, account_id, groups").Rows())
 }
 
 // MeterRows reads every stored usage row of an environment with the given metric name:
 // the raw rows tests and operators recompute a meter's figures from (meters.Reference).
 func (s *Store) MeterRows(ctx context.Context, envID, metricName string) ([]UsageRow, error) {
-	var rows []UsageRow
-	err := s.db.WithContext(ctx).Raw(`SELECT id, batch_seq, account_id, product, metric_name, metric_value, metadata, timestamp
-		FROM usage_events WHERE environment_id = ? AND metric_name = ?`, envID, metricName).Scan(&rows).Error
+	rows, err := scanUsageRows(s.db.WithContext(ctx).Raw(`SELECT `+usageRowColumns+`
+		FROM usage_events WHERE environment_id = ? AND metric_name = ?`, envID, metricName).Rows())
 	if err != nil {
 		return nil, fmt.Errorf("usage rows of %s: %w", metricName, err)
 	}
 	return rows, nil
+}
+
+// memberColumns are the columns scanMembers reads, of meter_members as m.
+const memberColumns = `m.meter_id, m.account_id, m.groups, m.member, m.day, m.minutes`
+
+// scanMembers is scanFigures for member days.
+func scanMembers(rows *sql.Rows, err error) ([]models.MeterMember, error) {
+	if err != nil {
+		return nil, fmt.Errorf("read meter members: %w", err)
+	}
+	defer rows.Close()
+	var out []models.MeterMember
+	for rows.Next() {
+		var m models.MeterMember
+		if err := rows.Scan(&m.MeterID, &m.AccountID, &m.Groups, &m.Member, &m.Day, &m.Minutes); err != nil {
+			return nil, fmt.Errorf("read meter member: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// usageRowColumns are the columns scanUsageRows reads.
+const usageRowColumns = `id, batch_seq, account_id, product, metric_name, metric_value, metadata, timestamp`
+
+// scanUsageRows reads usage rows by hand (the consumer reads tens of thousands at once).
+// metric_value is read as text: exact, whatever the dialect's type.
+func scanUsageRows(rows *sql.Rows, err error) ([]UsageRow, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []UsageRow
+	for rows.Next() {
+		var r UsageRow
+		if err := rows.Scan(&r.ID, &r.BatchSeq, &r.AccountID, &r.Product, &r.MetricName, &r.MetricValue, &r.Metadata, &r.Timestamp); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

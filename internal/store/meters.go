@@ -26,9 +26,10 @@ import (
 //     (backfill_gen): batches stamped at or below it were counted without the meter and
 //     are its backfill's (MeterBackfill, page by page in seq order, progress in
 //     backfill_seq); every other batch is stamped later, by a consumer that sees the meter.
-//   - meter_figures keeps each window's figure per account and group: minute, hour and day
-//     for every aggregation (week and month add up days), week and month too for
-//     unique_count, whose distinct values do not add up. meter_members keeps a
+//   - meter_figures keeps each window's figure per account and group: hour (with each of
+//     its minutes' figures in slots, so that a transaction writes one row per hour, not
+//     one per minute) and day for every aggregation (week and month add up days), week
+//     and month too for unique_count, whose distinct values do not add up. meter_members keeps a
 //     unique_count meter's distinct values per day with the minutes they were seen in.
 func init() {
 	register(migration{version: 84, name: "meters", sql: `
@@ -68,12 +69,13 @@ CREATE TABLE meter_figures (
 	g2 TEXT,
 	g3 TEXT,
 	value TEXT NOT NULL,
+	slots TEXT NOT NULL DEFAULT '',
 	latest_ts {{ts}},
 	latest_seq BIGINT NOT NULL DEFAULT 0,
 	latest_id TEXT NOT NULL DEFAULT '',
-	PRIMARY KEY (meter_id, kind, account_id, window_start, groups)
+	PRIMARY KEY (meter_id, kind, window_start, account_id, groups)
 );
-CREATE INDEX meter_figures_window ON meter_figures (meter_id, kind, window_start);
+CREATE INDEX meter_figures_account ON meter_figures (meter_id, kind, account_id, window_start);
 CREATE TABLE meter_members (
 	meter_id TEXT NOT NULL,
 	account_id TEXT NOT NULL,

@@ -61,21 +61,32 @@ func identifier(raw []byte, p param, fs *apperr.Faults) string {
 	if printableASCII(s) && len(s) >= 1 && len(s) <= MaxIDLength { // the usual case, in one loop
 		return s
 	}
-	if err := textcheck.Line(s); err != nil {
-		textcheck.AddFault(fs, p.String(), err)
+	if !IdentifierOK(fs, p.String(), s) {
 		return ""
 	}
+	return s
+}
+
+// IdentifierOK applies the rule of account_id, product and metric_name (1–255 printable
+// characters, CONTRACT §5 and §15) to s, the decoded value of param, and records a fault
+// unless it holds. Meters (CONTRACT §18) hold the names they refer to, metric names and
+// metadata keys, to the same rule, so that a definition names only what usage can carry.
+func IdentifierOK(fs *apperr.Faults, param, s string) bool {
+	if err := textcheck.Line(s); err != nil {
+		textcheck.AddFault(fs, param, err)
+		return false
+	}
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxIDLength {
-		fs.Invalid(p.String(), "%s must be 1 to %d characters long (it has %d).", p, MaxIDLength, n)
-		return ""
+		fs.Invalid(param, "%s must be 1 to %d characters long (it has %d).", param, MaxIDLength, n)
+		return false
 	}
 	for _, r := range s {
 		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			fs.Invalid(p.String(), "%s must hold printable characters only.", p)
-			return ""
+			fs.Invalid(param, "%s must hold printable characters only.", param)
+			return false
 		}
 	}
-	return s
+	return true
 }
 
 // printableASCII: every byte is ASCII and unicode.IsPrint (space to tilde).

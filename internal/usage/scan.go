@@ -234,3 +234,30 @@ func compact(dst, raw []byte) []byte {
 	}
 	return dst
 }
+
+// MetadataValues puts the raw JSON value of each of keys in the metadata object raw into
+// out (nil when absent; the last one when a key repeats), in one scan and without
+// building a map: meters read a few keys of every usage row. ok is false when raw is not
+// a JSON object.
+func MetadataValues(raw []byte, keys []string, out [][]byte) bool {
+	clear(out)
+	s := scanner{data: raw}
+	if s.peek() != '{' {
+		return false
+	}
+	return s.object(func(key []byte, escaped bool) bool {
+		sp, ok := s.value()
+		if !ok {
+			return false
+		}
+		if escaped {
+			key = []byte(keyName(key, escaped))
+		}
+		for i, k := range keys {
+			if string(key) == k { // no allocation: a conversion in a comparison
+				out[i] = raw[sp.start:sp.end]
+			}
+		}
+		return true
+	})
+}
