@@ -1,13 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,11 +18,8 @@ import (
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
-	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/meters/meterstest"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -34,15 +32,13 @@ const devMatchingRows = 20000
 // Temporal server with `revops dev`'s dynamic config (devstack) and one process running
 // the API and the worker as `revops dev` wires them (app.Run), on PostgreSQL. A client
 // keeps sending batches of 1,000 usage rows through POST /v1/usage/events; once 20,000
-// rows of the metric exist, meters of three aggregations are created while it goes on.
-// Each is backfilling, its MeterBackfill run (started after commit, on revops-jobs, fair
-// by its environment) makes it ready while rows keep coming; then the client stops, and
-// once as_of passes its last batch every value, at every window size, with and without
-// group_by, equals meters.Reference over the stored rows: no row missed, none counted
-// twice, whether it came before the meter, while it was created or after.
-//
-// The meters are created through a meters.Service wired as internal/app wires the API's
-// (its Backfills a dispatch.MeterBackfills): POST /v1/meters is not routed yet.
+// rows of the metric exist, meters of three aggregations are created through POST
+// /v1/meters while it goes on. Each is backfilling; its MeterBackfill run (started by the
+// API after commit, on revops-jobs, fair by its environment) makes it ready while rows
+// keep coming; then the client stops, and once as_of passes its last batch every value
+// GET /v1/meters/{key}/values answers, at every window size, with and without group_by,
+// equals meters.Reference over the stored rows: no row missed, none counted twice,
+// whether it came before the meter, while it was created or after.
 func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	db := webhooktest.New(t)
 	ctx := context.Background()
@@ -107,25 +103,29 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	// From now on four batches a second: rows keep coming while the meters are created
 	// and backfilled, at a pace the consumer follows on a shared machine.
 	feed.SetPause(250 * time.Millisecond)
-	svc := &meters.Service{Store: db.Store, Backfills: &dispatch.MeterBackfills{Client: tc, Store: db.Store, Log: quiet}, Log: quiet}
+	api := devAPI{base: base, key: key.Plain}
 	var created []models.Meter
-	for _, d := range []meters.Definition{
-		{Key: "calls-by-region", MetricName: meterstest.Metric, Aggregation: models.AggSum, GroupBy: []string{"region"}},
-		{Key: "api-users", MetricName: meterstest.Metric, Product: "api", Aggregation: models.AggUniqueCount, ValueKey: "user"},
-		{Key: "calls-latest", MetricName: meterstest.Metric, Aggregation: models.AggLatest, GroupBy: []string{"region"}},
+	for _, body := range []string{
+		`{"key":"calls-by-region","filter":{"metric_name":"calls"},"aggregation":"sum","group_by":["region"]}`,
+		`{"key":"api-users","filter":{"metric_name":"calls","product":"api"},"aggregation":"unique_count","value_key":"user"}`,
+		`{"key":"calls-latest","filter":{"metric_name":"calls"},"aggregation":"latest","group_by":["region"]}`,
 	} {
-		m, err := svc.Create(ctx, db.Env, d, time.Now(), store.Reply[models.Meter]{})
-		if err != nil {
-			t.Fatalf("create meter %s: %v", d.Key, err)
+		var obj struct{ ID, Key, Status string }
+		if err := api.post(ctx, "/v1/meters", body, &obj); err != nil {
+			t.Fatal(err)
 		}
-		if m.Status != models.MeterBackfilling {
-			t.Fatalf("meter %s created %s with %d rows before it, want backfilling", m.Key, m.Status, feed.Matching())
+		if obj.Status != models.MeterBackfilling {
+			t.Fatalf("meter %s created %s with %d rows before it, want backfilling", obj.Key, obj.Status, feed.Matching())
+		}
+		m, err := db.Store.MeterByID(ctx, obj.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
 		created = append(created, m)
 	}
 	step := time.Now()
 	for _, m := range created {
-		waitMeterReady(t, svc, db.Env, m.Key, 3*time.Minute)
+		waitMeterReady(t, api, m.Key, 3*time.Minute)
 	}
 	t.Logf("meters ready %s after their creation, %d rows of %s sent by then", time.Since(step).Round(time.Millisecond), feed.Matching(), meterstest.Metric)
 	last, err := feed.Stop()
@@ -141,8 +141,9 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 		t.Fatalf("%d stored rows of %s, the feed had %d accepted", len(rows), meterstest.Metric, feed.Matching())
 	}
 	for _, m := range created {
-		meterstest.WaitAsOf(t, svc, db.Env, m.Key, last, 3*time.Minute)
-		n := meterstest.Check(t, svc, db.Env, m, rows, now, last)
+		values := meterstest.HTTPValues(api.get)
+		meterstest.WaitAsOf(t, values, m.Key, last, 3*time.Minute)
+		n := meterstest.Check(t, values, m, rows, now, last)
 		wid := workflows.MeterBackfillWorkflowID(m.ID)
 		var res workflows.MeterBackfillResult
 		if err := tc.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil {
@@ -165,40 +166,61 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 
 // httpPost posts usage batches to url with key, expecting 201.
 func httpPost(url, key string) meterstest.Post {
-	return func(ctx context.Context, body []byte) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusCreated {
-			return fmt.Errorf("POST %s: %d %s", url, res.StatusCode, b)
-		}
-		return nil
-	}
+	api := devAPI{base: url, key: key}
+	return func(ctx context.Context, body []byte) error { return api.post(ctx, "", string(body), nil) }
 }
 
-// waitMeterReady waits until the meter's status is ready, within bound.
-func waitMeterReady(t *testing.T, svc *meters.Service, env store.Env, key string, bound time.Duration) {
+// devAPI calls the dev process's API with a secret key.
+type devAPI struct{ base, key string }
+
+// post sends body to path, expecting 201, and decodes the answer into into (nil: none).
+func (a devAPI) post(ctx context.Context, path, body string, into any) error {
+	return a.do(ctx, http.MethodPost, path, body, http.StatusCreated, into)
+}
+
+// get reads path, expecting 200 (meterstest.Get).
+func (a devAPI) get(ctx context.Context, path string, into any) error {
+	return a.do(ctx, http.MethodGet, path, "", http.StatusOK, into)
+}
+
+func (a devAPI) do(ctx context.Context, method, path, body string, want int, into any) error {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		return fmt.Errorf("%s %s: %d %s", method, a.base+path, res.StatusCode, b)
+	}
+	if into == nil {
+		return nil
+	}
+	return json.Unmarshal(b, into)
+}
+
+// waitMeterReady waits until GET /v1/meters/{key} says ready, within bound.
+func waitMeterReady(t *testing.T, api devAPI, key string, bound time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(bound)
 	for {
-		m, err := svc.Get(context.Background(), env, key)
-		if err != nil {
+		var m struct{ Status string }
+		if err := api.get(context.Background(), "/v1/meters/"+key, &m); err != nil {
 			t.Fatal(err)
 		}
 		if m.Status == models.MeterReady {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("meter %s still %s after %s (backfill at seq %d)", key, m.Status, bound, m.BackfillSeq)
+			t.Fatalf("meter %s still %s after %s", key, m.Status, bound)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -9,7 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,16 +159,67 @@ func Ranges(now time.Time) map[string][2]time.Time {
 	}
 }
 
+// Values answers one values query of a meter: meters.Service.Values in the test's
+// process (ServiceValues) or GET /v1/meters/{key}/values (HTTPValues).
+type Values func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error)
+
+// ServiceValues reads values through svc in env.
+func ServiceValues(svc *meters.Service, env store.Env) Values {
+	return func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error) {
+		return svc.Values(ctx, env, key, q, time.Now())
+	}
+}
+
+// Get GETs a path of the API and decodes its 200 answer into into.
+type Get func(ctx context.Context, path string, into any) error
+
+// HTTPValues reads values through the API (CONTRACT §18's query and answer).
+func HTTPValues(get Get) Values {
+	return func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error) {
+		params := url.Values{"from": {q.From.UTC().Format(time.RFC3339)}, "to": {q.To.UTC().Format(time.RFC3339)},
+			"window": {q.Window}, "limit": {strconv.Itoa(max(q.Limit, 1))}}
+		if len(q.GroupBy) > 0 { // omitted: no grouping beyond account_id
+			params.Set("group_by", strings.Join(q.GroupBy, ","))
+		}
+		if q.Page != "" {
+			params.Set("page", q.Page)
+		}
+		var ans struct {
+			AsOf time.Time `json:"as_of"`
+			Data []struct {
+				WindowStart time.Time          `json:"window_start"`
+				WindowEnd   time.Time          `json:"window_end"`
+				AccountID   string             `json:"account_id"`
+				Group       map[string]*string `json:"group"`
+				Value       json.Number        `json:"value"`
+			} `json:"data"`
+			NextPage *string `json:"next_page"`
+		}
+		if err := get(ctx, "/v1/meters/"+url.PathEscape(key)+"/values?"+params.Encode(), &ans); err != nil {
+			return meters.ValuesPage{}, err
+		}
+		page := meters.ValuesPage{AsOf: ans.AsOf, Data: make([]meters.Value, len(ans.Data))}
+		for i, v := range ans.Data {
+			page.Data[i] = meters.Value{WindowStart: v.WindowStart, WindowEnd: v.WindowEnd, AccountID: v.AccountID,
+				Group: v.Group, Value: v.Value.String()}
+		}
+		if ans.NextPage != nil {
+			page.NextPage = *ans.NextPage
+		}
+		return page, nil
+	}
+}
+
 // WaitAsOf waits until the meter's values answer says every row accepted before after
 // is counted (as_of past it), within bound.
-func WaitAsOf(t testing.TB, svc *meters.Service, env store.Env, key string, after time.Time, bound time.Duration) {
+func WaitAsOf(t testing.TB, values Values, key string, after time.Time, bound time.Duration) {
 	t.Helper()
 	now := time.Now().UTC()
 	q := meters.ValuesQuery{From: now.Truncate(time.Hour), To: now.Truncate(time.Hour).Add(time.Hour), Window: meters.WindowHour, Limit: 1}
 	began := time.Now()
 	deadline, report := began.Add(bound), began.Add(10*time.Second)
 	for {
-		page, err := svc.Values(context.Background(), env, key, q, time.Now())
+		page, err := values(context.Background(), key, q)
 		if err != nil {
 			t.Fatalf("values of %s: %v", key, err)
 		}
@@ -187,7 +241,7 @@ func WaitAsOf(t testing.TB, svc *meters.Service, env store.Env, key string, afte
 // Check compares every value of m at every window size (Ranges around now), with its
 // group_by and without, with meters.Reference over rows, and says how many values it
 // compared. Every values answer must say that everything accepted before asOf is counted.
-func Check(t testing.TB, svc *meters.Service, env store.Env, m models.Meter, rows []store.UsageRow, now, asOf time.Time) int {
+func Check(t testing.TB, values Values, m models.Meter, rows []store.UsageRow, now, asOf time.Time) int {
 	t.Helper()
 	subsets := [][]string{m.GroupBy}
 	if m.Aggregation != models.AggUniqueCount && len(m.GroupBy) > 0 {
@@ -197,7 +251,7 @@ func Check(t testing.TB, svc *meters.Service, env store.Env, m models.Meter, row
 	for window, r := range Ranges(now) {
 		for _, gb := range subsets {
 			q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Limit: meters.MaxLimit}
-			got := values(t, svc, env, m.Key, q, asOf)
+			got := allValues(t, values, m.Key, q, asOf)
 			want, err := meters.Reference(m, rows, window, r[0], r[1], gb, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -215,12 +269,12 @@ func Check(t testing.TB, svc *meters.Service, env store.Env, m models.Meter, row
 	return compared
 }
 
-// values reads every page of q.
-func values(t testing.TB, svc *meters.Service, env store.Env, key string, q meters.ValuesQuery, asOf time.Time) []meters.Value {
+// allValues reads every page of q.
+func allValues(t testing.TB, values Values, key string, q meters.ValuesQuery, asOf time.Time) []meters.Value {
 	t.Helper()
 	var out []meters.Value
 	for {
-		page, err := svc.Values(context.Background(), env, key, q, time.Now())
+		page, err := values(context.Background(), key, q)
 		if err != nil {
 			t.Fatalf("values of %s %+v: %v", key, q, err)
 		}
@@ -235,10 +289,14 @@ func values(t testing.TB, svc *meters.Service, env store.Env, key string, q mete
 	}
 }
 
-// flatten writes each value as one comparable line.
+// flatten writes each value as one comparable line (a group without keys is {}, whether
+// the answer had an empty map or none).
 func flatten(vs []meters.Value) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
+		if v.Group == nil {
+			v.Group = map[string]*string{}
+		}
 		g, _ := json.Marshal(v.Group)
 		out[i] = fmt.Sprintf("%s..%s %s %s = %s", v.WindowStart.UTC().Format(time.RFC3339), v.WindowEnd.UTC().Format(time.RFC3339),
 			v.AccountID, g, v.Value)
