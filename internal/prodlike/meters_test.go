@@ -15,7 +15,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/meters/meterstest"
 	"github.com/revops/revops/internal/prodlike"
 	"github.com/revops/revops/internal/store"
@@ -30,15 +29,15 @@ const prodMatchingRows = 100000
 // CONTRACT §18 "Covering every event exactly once" on the production shape: 2 `revops
 // api` and 2 `revops worker` processes on PostgreSQL and a Temporal cluster. A client
 // sends batches of 1,000 usage rows all along (as fast as they are accepted, then one a
-// second once the meter exists); once 100,000 rows of the metric exist a
-// meter is created (in the database, as the API's transaction does: its backfill is
-// started by a worker's sweeper, the path Temporal's or the API's absence takes). While
+// second once the meter exists); once 100,000 rows of the metric exist a meter is
+// created through POST /v1/meters (the API process starts its backfill after commit). While
 // the meter is backfilling and its progress (meters.backfill_seq, read from the stack's
 // database) has moved but not reached the end, the worker process running its
 // BackfillMeterPage is SIGKILLed mid-page, and started again. The page's transaction dies
 // with its connection; after the activity's 30 s start-to-close timeout another worker
 // runs it again. Once the meter is ready and ingest stops, every value at every window
-// size equals meters.Reference over the stored rows: the killed page counted nothing, its
+// size (GET /v1/meters/{key}/values) equals meters.Reference over the stored rows: the
+// killed page counted nothing, its
 // retry counted each row once, and the rows accepted meanwhile are counted by the consumer.
 func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	prodlike.Require(t)
@@ -75,11 +74,14 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	// From now on a batch a second: enough to have rows accepted while the meter is
 	// created and backfilled, few enough to keep the test's length in bounds.
 	feed.SetPause(time.Second)
-	svc := &meters.Service{Store: st}
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls-by-region", MetricName: meterstest.Metric,
-		Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), store.Reply[models.Meter]{})
-	if err != nil || m.Status != models.MeterBackfilling {
-		t.Fatalf("meter %+v, %v; want backfilling", m, err)
+	obj, err := c.change(ctx, "POST", "/v1/meters", map[string]any{"key": "calls-by-region",
+		"filter": map[string]any{"metric_name": meterstest.Metric}, "aggregation": "sum", "group_by": []string{"region"}})
+	if err != nil || obj["status"] != models.MeterBackfilling {
+		t.Fatalf("meter %v, %v; want backfilling", obj, err)
+	}
+	m, err := st.MeterByID(ctx, obj["id"].(string))
+	if err != nil {
+		t.Fatal(err)
 	}
 	wid := workflows.MeterBackfillWorkflowID(m.ID)
 	step = time.Now()
@@ -145,7 +147,8 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Errorf("%d runs of %s, want 1", len(runs), wid)
 	}
 
-	meterstest.WaitAsOf(t, svc, env, m.Key, last, 3*time.Minute)
+	values := meterstest.HTTPValues(c.get)
+	meterstest.WaitAsOf(t, values, m.Key, last, 3*time.Minute)
 	rows, err := st.MeterRows(ctx, env.ID, meterstest.Metric)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +156,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	if int64(len(rows)) != feed.Matching() {
 		t.Fatalf("%d stored rows of %s, the feed had %d accepted", len(rows), meterstest.Metric, feed.Matching())
 	}
-	n := meterstest.Check(t, svc, env, m, rows, now, last)
+	n := meterstest.Check(t, values, m, rows, now, last)
 	t.Logf("%d rows of %s in %d batches; backfill %d pages (%d page attempts after the first) over %d rows; "+
 		"%d values at every window size equal the reference", len(rows), meterstest.Metric, feed.Batches(), res.Pages, retried, res.Rows, n)
 }
