@@ -208,17 +208,7 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 	t := s.t
 	t.Helper()
 	ctx := context.Background()
-	now := time.Now().UTC()
-	r := rand.New(rand.NewPCG(7, 7))
-	for n := range 15 { // 15,000 rows: three pages of meters.BackfillRows
-		body, _ := meterstest.Batch(r, fmt.Sprintf("history-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, store.Reply[store.UsageResult]{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := meters.Consume(ctx, s.db.Store); err != nil {
-		t.Fatal(err)
-	}
+	s.usageTaken(15) // 15,000 rows: three pages of meters.BackfillRows
 	svc := &meters.Service{Store: s.db.Store}
 	backfills := &dispatch.MeterBackfills{Client: c, Store: s.db.Store}
 	for _, sc := range []struct {
@@ -247,5 +237,24 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 			t.Fatalf("%s: result %+v, %v; want 4 pages, or deleted", sc.name, res, err)
 		}
 		writeHistory(t, dir, sc.name, runHistory(t, c, wid, ""), s.secret)
+	}
+}
+
+// usageTaken ingests batches of 1,000 usage rows (meterstest.Batch) and has the meters'
+// consumer take them, so that a meter created next has them to backfill.
+func (s *stack) usageTaken(batches int) {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	r := rand.New(rand.NewPCG(7, 7))
+	for n := range batches {
+		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := meters.Consume(ctx, s.db.Store); err != nil {
+		t.Fatal(err)
 	}
 }
