@@ -27,7 +27,8 @@ func TestWholeWindowsDropsTheLastWindowOfACutRead(t *testing.T) {
 	if got, cut := wholeWindows(kept[:maxKeptRows], WindowWeek); cut || len(got) != maxKeptRows {
 		t.Fatalf("a read that was not cut lost figures: cut %v, %d", cut, len(got))
 	}
-	if got, cut := wholeWindows(kept[10:], WindowWeek); !cut || len(got) != 0 {
+	oneWeek := append(kept[10:], kept[10:20]...) // over the bound, all in the second week
+	if got, cut := wholeWindows(oneWeek, WindowWeek); !cut || len(got) != 0 {
 		t.Fatalf("one window over the bound: cut %v, %d figures kept; want none (the request is refused)", cut, len(got))
 	}
 }
