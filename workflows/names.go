@@ -15,8 +15,8 @@ const (
 	// by releases before the three queues ran here too: its worker keeps them registered
 	// until they drain.
 	TaskQueue = "revops-webhooks"
-	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays; meter
-	// work later), fair by environment like deliveries (JobsPriority).
+	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays, meter
+	// backfills), fair by environment like deliveries (JobsPriority).
 	JobsTaskQueue = "revops-jobs"
 	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
 	// failed, recording late successes, retention): it never waits for a tenant's slot.
@@ -31,6 +31,9 @@ const (
 	BulkReplayWorkflowName = "BulkReplay"
 	// RetentionWorkflowName is the workflow the retention Schedule runs (CONTRACT §16).
 	RetentionWorkflowName = "Retention"
+	// MeterBackfillWorkflowName is the workflow that counts a new meter's older usage
+	// rows (CONTRACT §18).
+	MeterBackfillWorkflowName = "MeterBackfill"
 )
 
 // SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
@@ -42,6 +45,9 @@ func WorkflowID(eventID string) string { return "webhook-" + eventID }
 
 // BulkReplayWorkflowID is the id of a replay job's workflow.
 func BulkReplayWorkflowID(jobID string) string { return "replay-job-" + jobID }
+
+// MeterBackfillWorkflowID is the id of a meter's backfill workflow: one per meter, ever.
+func MeterBackfillWorkflowID(meterID string) string { return "meter-backfill-" + meterID }
 
 // Retention runs on a Temporal Schedule (CONTRACT §16).
 const (

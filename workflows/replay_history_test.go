@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/log"
@@ -27,7 +29,11 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rel := range releases {
-		for _, scenario := range []string{"delivered_first_attempt", "retried_then_delivered", "failed_all_attempts", "replayed_after_failure"} {
+		scenarios := []string{"delivered_first_attempt", "retried_then_delivered", "failed_all_attempts", "replayed_after_failure"}
+		if n, err := strconv.Atoi(strings.TrimPrefix(rel.Name(), "v")); err == nil && n >= 7 { // MeterBackfill's first release
+			scenarios = append(scenarios, "meter_backfill", "meter_backfill_deleted")
+		}
+		for _, scenario := range scenarios {
 			if _, err := os.Stat(filepath.Join("testdata", "histories", rel.Name(), scenario+".json")); rel.IsDir() && err != nil {
 				t.Errorf("release %s has no %s history", rel.Name(), scenario)
 			}

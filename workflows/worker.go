@@ -12,11 +12,12 @@ import (
 
 // Activity slots of the jobs and system workers (docs/fairness.md). Both run short
 // database work, never a tenant's network wait: a ReplayPage is one transaction of at
-// most MaxReplayPage deliveries, a bookkeeping activity one row, a purge batch one short
-// transaction; their work queues in Temporal, not in the process. A ReplayPage also
-// waits out its environment's share of REVOPS_REPLAY_RATE after its commit (up to 20 s,
-// holding its slot but no database connection): the jobs worker has slots for 16
-// environments' two jobs each, so one environment's paced jobs do not stall the others'.
+// most MaxReplayPage deliveries, a BackfillMeterPage one of about meters.BackfillRows
+// usage rows, a bookkeeping activity one row, a purge batch one short transaction;
+// their work queues in Temporal, not in the process. A ReplayPage also waits out its
+// environment's share of REVOPS_REPLAY_RATE after its commit (up to 20 s, holding its
+// slot but no database connection): the jobs worker has slots for 16 environments' two
+// jobs each, so one environment's paced jobs do not stall the others'.
 const (
 	JobsActivitySlots   = 32
 	SystemActivitySlots = 8
@@ -24,9 +25,10 @@ const (
 
 // Activities are the activity structs the workers of a process run.
 type Activities struct {
-	Delivery   *activities.Activities
-	Retention  *activities.Retention
-	BulkReplay *activities.BulkReplay
+	Delivery      *activities.Activities
+	Retention     *activities.Retention
+	BulkReplay    *activities.BulkReplay
+	MeterBackfill *activities.MeterBackfill
 }
 
 // Workers are the workers of one process, one per task queue (CONTRACT §17).
@@ -34,11 +36,11 @@ type Workers []worker.Worker
 
 // NewWorkers builds, unstarted, the workers of one process with opts (whose activity
 // slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
-// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays; revops-system the
-// bookkeeping that settles deliveries and retention. revops-webhooks keeps every
-// registration of the releases before the three queues (BulkReplay, Retention and
-// their activities), so that their runs there drain: a BulkReplay run continues as new
-// on its own queue.
+// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays and meter backfills;
+// revops-system the bookkeeping that settles deliveries and retention. revops-webhooks
+// keeps every registration of the releases before the three queues (BulkReplay,
+// Retention and their activities), so that their runs there drain: a BulkReplay run
+// continues as new on its own queue.
 func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker.Options) Workers {
 	webhooks := opts
 	webhooks.MaxConcurrentActivityExecutionSize = deliverySlots
@@ -52,6 +54,8 @@ func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker
 	jw := worker.New(c, JobsTaskQueue, jobs)
 	jw.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
 	jw.RegisterActivity(acts.BulkReplay)
+	jw.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
+	jw.RegisterActivity(acts.MeterBackfill)
 
 	system := opts
 	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
@@ -91,13 +95,20 @@ func (ws Workers) Stop() {
 // Register puts the delivery workflow and its activities on a worker of TaskQueue,
 // with BulkReplay's workflow (runs of earlier releases there).
 func Register(w worker.Registry, acts *activities.Activities) {
-	RegisterWorkflows(w)
+	registerWebhooksWorkflows(w)
 	w.RegisterActivity(acts)
 }
 
-// RegisterWorkflows registers the workflows under their names; the worker and the
-// replay test of recorded histories (a WorkflowReplayer has no activities) share it.
-func RegisterWorkflows(w worker.WorkflowRegistry) {
+// registerWebhooksWorkflows registers the workflows of revops-webhooks under their names.
+func registerWebhooksWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+}
+
+// RegisterWorkflows registers every workflow a recorded history may hold under its name,
+// for the replay test of recorded histories (a WorkflowReplayer has no activities and no
+// task queue). MeterBackfill runs only on revops-jobs, so revops-webhooks goes without it.
+func RegisterWorkflows(w worker.WorkflowRegistry) {
+	registerWebhooksWorkflows(w)
+	w.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
 }

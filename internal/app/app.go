@@ -1,7 +1,7 @@
-// Package app wires the long-running parts of Revops — the API, the webhook worker and
-// its outbox sweeper, the metrics listener and the Temporal health monitor — for the
-// commands that run them (serve, api, worker, dev) and for the end-to-end tests that
-// start them exactly as those commands do. It is the wiring layer: it sits above api,
+// Package app wires the long-running parts of Revops — the API, the workers and their
+// sweepers, the meters' consumer, the metrics listener and the Temporal health monitor —
+// for the commands that run them (serve, api, worker, dev) and for the end-to-end tests
+// that start them exactly as those commands do. It is the wiring layer: it sits above api,
 // workflows and activities, and cmd/revops only parses flags and calls it.
 package app
 
@@ -42,7 +42,7 @@ const (
 // Parts says what a process runs and how often it polls.
 type Parts struct {
 	API    bool
-	Worker bool // the webhook worker and the outbox sweeper
+	Worker bool // the workers, the outbox and job sweepers, and the meters' consumer
 	// Ready receives the API's address once it listens (nil: nobody waits).
 	Ready chan<- string
 	// Intervals, shortened by tests; zero means the default.
@@ -130,18 +130,25 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	goRun(func() { mon.Run(ctx) })
 	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
 	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
+	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
 
 	if p.Worker {
 		acts := workflows.Activities{
-			Delivery:   &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
-			Retention:  &activities.Retention{Store: st},
-			BulkReplay: &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
+			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
+			Retention:     &activities.Retention{Store: st},
+			BulkReplay:    &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
+			MeterBackfill: &activities.MeterBackfill{Store: st},
 		}
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
 		})
 		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		// Meters count usage rows in the processes that run the worker (`revops dev`,
+		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
+		// under its cursor lock, so they share the work without counting a row twice.
+		goRun(func() { (&meters.Consumer{Store: st, Log: log}).Run(ctx) })
 	}
 	if p.API {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -159,7 +166,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			// The replays of every API process reach their workflows through the same
 			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
 			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
-			Meters: &meters.Service{Store: st, Log: log},
+			// A new meter's backfill is started after its creation commits (CONTRACT §18).
+			Meters: &meters.Service{Store: st, Backfills: backfills, Log: log},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

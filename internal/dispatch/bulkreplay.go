@@ -6,9 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -36,64 +34,33 @@ type ReplayJobs struct {
 	Health   Reachability // nil: always try
 }
 
-func (r *ReplayJobs) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
-}
-
-// StartReplayJob starts the job's workflow and marks the job started. The workflow id is
-// the job's, under REJECT_DUPLICATE: a job has one BulkReplay run, ever; one already
-// started counts as started.
+// StartReplayJob starts the job's workflow and marks the job started (startJob): a job
+// has one BulkReplay run, ever.
 func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) error {
 	rate := r.Rate
 	if rate <= 0 {
 		rate = workflows.DefaultReplayRate
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                       workflows.BulkReplayWorkflowID(j.ID),
-		TaskQueue:                workflows.JobsTaskQueue,
-		Priority:                 workflows.JobsPriority(j.EnvironmentID), // fair by environment (CONTRACT §17)
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		StaticSummary:            fmt.Sprintf("Bulk replay %s: %d deliveries at %g/s", j.ID, j.Matched, rate),
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment).ValueSet(j.EnvironmentID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID).ValueSet(j.OrganizationID),
-		),
-	}
-	in := workflows.BulkReplayInput{JobID: j.ID, Rate: rate, PageSize: workflows.ReplayPageSize(rate)}
-	_, err := r.Client.ExecuteWorkflow(ctx, opts, workflows.BulkReplayWorkflowName, in)
-	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return fmt.Errorf("start workflow %s: %w", opts.ID, err)
-	}
-	markCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	return r.Store.MarkReplayJobStarted(markCtx, j.ID, time.Now())
+	return startJob(ctx, r.Client, job{
+		workflowID:     workflows.BulkReplayWorkflowID(j.ID),
+		workflowType:   workflows.BulkReplayWorkflowName,
+		environmentID:  j.EnvironmentID,
+		organizationID: j.OrganizationID,
+		summary:        fmt.Sprintf("Bulk replay %s: %d deliveries at %g/s", j.ID, j.Matched, rate),
+		input:          workflows.BulkReplayInput{JobID: j.ID, Rate: rate, PageSize: workflows.ReplayPageSize(rate)},
+		markStarted: func(ctx context.Context, at time.Time) error {
+			return r.Store.MarkReplayJobStarted(ctx, j.ID, at)
+		},
+	})
 }
 
 // Sweep starts the workflow of every running job older than SweepAge that has none, and
 // says how many; it stops at the first failure (Temporal is likely away).
 func (r *ReplayJobs) Sweep(ctx context.Context) (int, error) {
-	return sweepBatches(ctx, orDefault(r.SweepAge, 5*time.Second), r.Store.UnstartedReplayJobs,
-		func(ctx context.Context, j models.ReplayJob) error {
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			return r.StartReplayJob(sctx, j)
-		})
+	return sweepJobs(ctx, r.SweepAge, r.Store.UnstartedReplayJobs, r.StartReplayJob)
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.
 func (r *ReplayJobs) RunSweeper(ctx context.Context, every time.Duration) {
-	sweepEvery(ctx, every, r.Health, func() {
-		n, err := r.Sweep(ctx)
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			r.log().Warn("replay job sweeper cannot start workflows; retrying every interval", "started", n, "err", err)
-		case n > 0:
-			r.log().Info("replay job sweeper started workflows", "started", n)
-		}
-	})
+	runJobSweeper(ctx, every, r.Health, r.Log, "replay job", r.Sweep)
 }

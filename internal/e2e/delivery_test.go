@@ -115,6 +115,7 @@ func (s *stack) worker() workflows.Workers {
 func (s *stack) workerWith(bulk *activities.BulkReplay) workflows.Workers {
 	ws := workflows.NewWorkers(s.ts.GetDefaultClient(), workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
+		MeterBackfill: &activities.MeterBackfill{Store: s.db.Store},
 	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	if err := ws.Start(); err != nil {
 		s.t.Fatal(err)

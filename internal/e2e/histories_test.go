@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"regexp"
@@ -15,7 +17,11 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/meters/meterstest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -146,6 +152,10 @@ func TestRecordHistories(t *testing.T) {
 		t.Errorf("the failing endpoint got %d requests in all, want 5 (2, 2, then the replay's 1)", n)
 	}
 
+	// Since MeterBackfill (CONTRACT §18): a backfill of several pages, and one whose meter
+	// was deleted before its first page.
+	s.recordMeterBackfills(c, dir)
+
 	mu.Lock()
 	defer mu.Unlock()
 	if got := seen[failed.ID]; got != workflows.MaxAttempts+1 {
@@ -187,4 +197,64 @@ func secretIn(js []byte, secret string) bool {
 		}
 	}
 	return false
+}
+
+// recordMeterBackfills records the MeterBackfill runs of two meters created after 15,000
+// usage rows were taken by the consumer: meter_backfill counts them in three
+// pages (meters.BackfillRows each) and a last one that finds none and makes the meter
+// ready; meter_backfill_deleted is the run of a meter deleted before its first page,
+// which ends successfully without retrying.
+func (s *stack) recordMeterBackfills(c client.Client, dir string) {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	s.usageTaken(15) // 15,000 rows: three pages of meters.BackfillRows
+	svc := &meters.Service{Store: s.db.Store}
+	backfills := &dispatch.MeterBackfills{Client: c, Store: s.db.Store}
+	for _, sc := range []struct {
+		name    string
+		deleted bool
+	}{{"meter_backfill", false}, {"meter_backfill_deleted", true}} {
+		m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
+			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), store.Reply[models.Meter]{})
+		if err != nil || m.Status != models.MeterBackfilling {
+			t.Fatalf("%s: meter %+v, %v", sc.name, m, err)
+		}
+		if sc.deleted {
+			if _, err := svc.Delete(ctx, s.db.Env, m.Key, store.Reply[models.Meter]{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := backfills.StartMeterBackfill(ctx, m); err != nil {
+			t.Fatalf("%s: %v", sc.name, err)
+		}
+		wid := workflows.MeterBackfillWorkflowID(m.ID)
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		var res workflows.MeterBackfillResult
+		err = c.GetWorkflow(wctx, wid, "").Get(wctx, &res)
+		cancel()
+		if err != nil || res.Deleted != sc.deleted || !sc.deleted && res.Pages != 4 {
+			t.Fatalf("%s: result %+v, %v; want 4 pages, or deleted", sc.name, res, err)
+		}
+		writeHistory(t, dir, sc.name, runHistory(t, c, wid, ""), s.secret)
+	}
+}
+
+// usageTaken ingests batches of 1,000 usage rows (meterstest.Batch) and has the meters'
+// consumer take them, so that a meter created next has them to backfill.
+func (s *stack) usageTaken(batches int) {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	r := rand.New(rand.NewPCG(7, 7))
+	for n := range batches {
+		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := meters.Consume(ctx, s.db.Store); err != nil {
+		t.Fatal(err)
+	}
 }

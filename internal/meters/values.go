@@ -95,9 +95,14 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 		fq.From = after.WindowStart // earlier windows were on earlier pages
 	}
 	fq.From = windowStart(fq.From, fq.Kind) // a minute is read from its hour
+	fq.Limit = maxKeptRows + 1
 	kept, err := s.Store.MeterFigures(ctx, fq)
 	if err != nil {
 		return ValuesPage{}, err
+	}
+	kept, cut := wholeWindows(kept, q.Window)
+	if cut && len(kept) == 0 {
+		return ValuesPage{}, invalid("window", "One %s of this meter holds more than %d figures; narrow the query with account_id or filter, or use a smaller window.", q.Window, maxKeptRows)
 	}
 	rows, err := windowsOf(&m, kept, q, cols)
 	if err != nil {
@@ -115,7 +120,30 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 		}
 		page.Data = append(page.Data, r.value(groupBy))
 	}
+	if cut && page.NextPage == "" && len(page.Data) > 0 {
+		page.NextPage = page.Data[len(page.Data)-1].cursorOf(groupBy).encode() // the windows not read yet
+	}
 	return page, nil
+}
+
+// maxKeptRows bounds the kept figures one values request reads, so that a query over
+// every account's minutes costs a bounded read per page, not all of them at once.
+const maxKeptRows = 50000
+
+// wholeWindows drops, when kept holds more than maxKeptRows figures (so the read was
+// cut), the figures of the last asked window it reached, which may be incomplete; cut
+// tells whether it did. Figures come ordered by window start, and a kept figure's window
+// lies inside one asked window (a minute's hour row is cut whole, with all its minutes).
+func wholeWindows(kept []models.MeterFigure, window string) ([]models.MeterFigure, bool) {
+	if len(kept) <= maxKeptRows {
+		return kept, false
+	}
+	last := windowStart(kept[maxKeptRows].WindowStart, window)
+	n := maxKeptRows
+	for n > 0 && !windowStart(kept[n-1].WindowStart, window).Before(last) {
+		n--
+	}
+	return kept[:n], true
 }
 
 // checkQuery checks q against the meter (the API has checked each parameter's form):

@@ -387,6 +387,7 @@ type FigureQuery struct {
 	From, To  time.Time
 	AccountID string
 	Filters   map[int]string
+	Limit     int // at most this many figures; 0 = all
 }
 
 // MeterFigures reads the figures q selects, ordered by window start, account and group.
@@ -398,6 +399,9 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.Meter
 	}
 	for i, v := range q.Filters {
 		db = db.Where(fmt.Sprintf("g%d = ?", i+1), v)
+	}
+	if q.Limit > 0 {
+		db = db.Limit(q.Limit)
 	}
 	return scanFigures(db.Order("window_start, account_id, groups").Rows())
 }

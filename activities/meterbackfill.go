@@ -1,0 +1,51 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/meters"
+)
+
+// ErrTypeMeterMissing: the meter was deleted (DELETE /v1/meters/{key}) while its backfill
+// ran. Nothing is left to fill in: the workflow ends successfully on it.
+const ErrTypeMeterMissing = "meter_not_found"
+
+// MeterBackfill holds the meter backfill activity's dependencies.
+type MeterBackfill struct {
+	Store meters.Store
+}
+
+// MeterBackfillPageInput names the meter whose next page to count.
+type MeterBackfillPageInput struct {
+	MeterID string
+}
+
+// MeterBackfillPageOutput is what the page counted. Only counts: the workflow history
+// never holds usage data.
+type MeterBackfillPageOutput struct {
+	Rows int  // matching rows this page counted into the meter
+	Done bool // the meter is ready: no page is left
+}
+
+// BackfillMeterPage counts the meter's next page of rows accepted before it (meters.
+// BackfillPage): the page and the meter's progress commit in one transaction, so an
+// attempt cut anywhere (a SIGKILLed worker, a timeout) is simply run again and counts
+// each row once. The page is decided in the database, not in the workflow: its input
+// carries no cursor, and a retry never depends on what the previous attempt said.
+func (b *MeterBackfill) BackfillMeterPage(ctx context.Context, in MeterBackfillPageInput) (MeterBackfillPageOutput, error) {
+	done, rows, err := meters.BackfillPage(ctx, b.Store, in.MeterID, time.Now())
+	if errors.Is(err, apperr.ErrNotFound) {
+		return MeterBackfillPageOutput{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("meter %s not found", in.MeterID), ErrTypeMeterMissing, err)
+	}
+	if err != nil {
+		return MeterBackfillPageOutput{}, fmt.Errorf("backfill meter page: %w", err)
+	}
+	return MeterBackfillPageOutput{Rows: rows, Done: done}, nil
+}
