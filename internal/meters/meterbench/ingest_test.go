@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,8 +48,8 @@ func BenchmarkMeterIngest(b *testing.B) {
 	for b.Loop() {
 		arms := map[bool][]armResult{}
 		fmt.Printf("\n== ingest, batch %d × %d clients, %s per arm, consumer running\n", batchSize, clients, dur)
-		fmt.Printf("%-8s %10s %8s %8s %8s %8s %8s %8s %9s %9s  load\n", "arm", "metrics/s", "p50 ms", "p99 ms",
-			"lag p50", "lag p99", "lag max", "drain s", "ms/1k go", "ms/1k pg")
+		fmt.Printf("%-8s %10s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s  load\n", "arm", "metrics/s", "p50 ms", "p99 ms",
+			"lag p50", "lag p99", "lag max", "drain s", "ms/1k go", "ms/1k pg", "wait max", "wait end")
 		for range rounds {
 			for _, withMeters := range []bool{false, true, true, false} {
 				s := plain
@@ -71,6 +72,8 @@ type armResult struct {
 	rate     float64         // metrics/s over the ingest
 	lat      []time.Duration // each request's
 	lag      []time.Duration // the as_of lag samples (metered arms)
+	waiting  []int           // rows the consumer had not taken, at each sample
+	backlog  int             // … when the last 201 arrived
 	drain    time.Duration   // last 201 → as_of past it
 	self, pg time.Duration   // CPU from the arm's start until drained
 	load     string
@@ -78,10 +81,10 @@ type armResult struct {
 
 func (r *armResult) print() {
 	perK := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / (float64(r.metrics) / 1000) }
-	fmt.Printf("%-8s %10.0f %8.1f %8.1f %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f  %s\n", r.name, r.rate,
+	fmt.Printf("%-8s %10.0f %8.1f %8.1f %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %9d %9d  %s\n", r.name, r.rate,
 		usagebench.Millis(r.lat, 0.5), usagebench.Millis(r.lat, 0.99),
 		usagebench.Millis(r.lag, 0.5)/1000, usagebench.Millis(r.lag, 0.99)/1000, usagebench.Millis(r.lag, 1)/1000,
-		r.drain.Seconds(), perK(r.self), perK(r.pg), r.load)
+		r.drain.Seconds(), perK(r.self), perK(r.pg), slices.Max(append(r.waiting, 0)), r.backlog, r.load)
 }
 
 // runArm ingests into s for dur from 8 clients and measures the arm. It first waits
@@ -110,6 +113,7 @@ func runArm(b *testing.B, s *usagebench.Server, withMeters bool, dur time.Durati
 			case <-t.C:
 			}
 			cpu.sample()
+			r.waiting = append(r.waiting, waitingRows(b, s))
 			if !withMeters || latest.Load() == 0 {
 				continue
 			}
@@ -162,11 +166,23 @@ func runArm(b *testing.B, s *usagebench.Server, withMeters bool, dur time.Durati
 	}
 	r.metrics = int64(len(r.lat)) * batchSize
 	r.rate = float64(r.metrics) / wall.Seconds()
+	r.backlog = waitingRows(b, s)
 	last := time.Unix(0, latest.Load())
 	r.drain = waitCounted(b, s, last).Sub(last)
 	r.self, r.pg = cpu.used()
 	r.load = usagebench.LoadAvg()
 	return r
+}
+
+// waitingRows is how many of the environment's usage rows the consumer has not taken yet:
+// whether it keeps up (a bounded backlog) or falls behind (a growing one).
+func waitingRows(b *testing.B, s *usagebench.Server) int {
+	var n int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(metrics_count), 0) FROM usage_batches
+		WHERE environment_id = $1 AND gen IS NULL`, s.EnvID).Scan(&n); err != nil {
+		b.Error(err)
+	}
+	return n
 }
 
 // readAsOf reads as_of through the API, with a query that reads little else.
