@@ -1,89 +1,26 @@
 package usagebench
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/replay"
-	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 )
 
-// env is one benchmark database with the API in front of it and a COPY target beside it.
-type env struct {
-	url    string
-	srv    *httptest.Server
-	key    string
-	client *http.Client
-	pool   *pgxpool.Pool
-	envID  string // the key's environment (scale benchmark)
-}
-
-func setup(b *testing.B) *env {
+// setup is Setup with the COPY baseline's table beside usage_events: same columns, same
+// indexes.
+func setup(b *testing.B) *Server {
 	b.Helper()
-	ctx := context.Background()
-	url := testdb.URL(b)
-	st := testdb.Open(b, url)
-	org, _, err := orgs.Create(ctx, st, "Bench", "bench@example.com")
-	if err != nil {
+	e := Setup(b)
+	if _, err := e.Pool.Exec(context.Background(), `CREATE TABLE usage_events_copy (LIKE usage_events INCLUDING ALL)`); err != nil {
 		b.Fatal(err)
 	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	// The baseline's table has the same columns and indexes as usage_events.
-	if _, err := pool.Exec(ctx, `CREATE TABLE usage_events_copy (LIKE usage_events INCLUDING ALL)`); err != nil {
-		b.Fatal(err)
-	}
-	return serve(b, st, org.ID, url, pool)
-}
-
-// serve puts the API in front of st and gives a new secret sandbox key of org to the
-// benchmark's client.
-func serve(b *testing.B, st *store.Store, orgID, url string, pool *pgxpool.Pool) *env {
-	b.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	k, err := km.Create(context.Background(), orgID, "sandbox", "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Endpoints: eps, Replay: &replay.Service{Store: st}}))
-	b.Cleanup(srv.Close)
-	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
-	b.Cleanup(tr.CloseIdleConnections)
-	return &env{url: url, srv: srv, key: k.Plain, client: &http.Client{Transport: tr}, pool: pool}
+	return e
 }
 
 // BenchmarkIngest posts batches of 1, 100 and 1000 metrics from 1, 8 and 32 concurrent
@@ -98,8 +35,8 @@ func BenchmarkIngest(b *testing.B) {
 				ours, lat := e.runAPI(b, size, clients, &seq)
 				base := e.runCopy(b, size, clients, &seq)
 				b.ReportMetric(ours, "metrics/s")
-				b.ReportMetric(ms(lat, 0.50), "p50_ms")
-				b.ReportMetric(ms(lat, 0.99), "p99_ms")
+				b.ReportMetric(Millis(lat, 0.50), "p50_ms")
+				b.ReportMetric(Millis(lat, 0.99), "p99_ms")
 				b.ReportMetric(base, "copy_metrics/s")
 				b.ReportMetric(ours/base, "ratio")
 			})
@@ -108,7 +45,7 @@ func BenchmarkIngest(b *testing.B) {
 }
 
 // runAPI sends b.N requests over clients goroutines; it returns metrics/s and latencies.
-func (e *env) runAPI(b *testing.B, size, clients int, seq *atomic.Int64) (float64, []time.Duration) {
+func (e *Server) runAPI(b *testing.B, size, clients int, seq *atomic.Int64) (float64, []time.Duration) {
 	rate, lat, err := e.ingest(b.N, size, clients, seq)
 	if err != nil {
 		b.Fatal(err)
@@ -118,12 +55,12 @@ func (e *env) runAPI(b *testing.B, size, clients int, seq *atomic.Int64) (float6
 
 // ingest sends n requests of size metrics over clients goroutines; it returns metrics/s
 // and each request's latency.
-func (e *env) ingest(n, size, clients int, seq *atomic.Int64) (float64, []time.Duration, error) {
+func (e *Server) ingest(n, size, clients int, seq *atomic.Int64) (float64, []time.Duration, error) {
 	lat := make([]time.Duration, n)
-	wall, err := spread(n, clients, func(c int, i int64) error {
+	wall, err := Spread(n, clients, func(c int, i int64) error {
 		body := batchBody(fmt.Sprintf("tx-%d", seq.Add(1)), c, size)
 		t0 := time.Now()
-		if err := e.post(body); err != nil {
+		if err := e.Post(body); err != nil {
 			return err
 		}
 		lat[i] = time.Since(t0)
@@ -133,56 +70,6 @@ func (e *env) ingest(n, size, clients int, seq *atomic.Int64) (float64, []time.D
 		return 0, nil, err
 	}
 	return float64(n*size) / wall.Seconds(), lat, nil
-}
-
-// spread runs do for i from 0 to n-1 over clients goroutines (c is the goroutine's
-// number, which picks its accounts) and returns the wall time. A goroutine stops at its
-// first error; one of them is returned after all have stopped.
-func spread(n, clients int, do func(c int, i int64) error) (time.Duration, error) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					return
-				}
-				if err := do(c, i); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		return 0, err
-	}
-	return time.Since(start), nil
-}
-
-func (e *env) post(body []byte) error {
-	req, err := http.NewRequest("POST", e.srv.URL+"/v1/usage/events", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+e.key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := e.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	msg, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusCreated {
-		return fmt.Errorf("status %d: %s", res.StatusCode, msg)
-	}
-	return nil
 }
 
 // batchBody is one request. Each client has its own accounts (a customer's usage comes
@@ -205,7 +92,7 @@ func batchBody(tx string, client, size int) []byte {
 
 // runCopy writes b.N batches of size rows with pgx CopyFrom over clients goroutines, the
 // same rows (already built in memory) into a table shaped like usage_events.
-func (e *env) runCopy(b *testing.B, size, clients int, seq *atomic.Int64) float64 {
+func (e *Server) runCopy(b *testing.B, size, clients int, seq *atomic.Int64) float64 {
 	rate, err := e.copyBatches(context.Background(), "usage_events_copy", "env", b.N, size, clients, seq)
 	if err != nil {
 		b.Fatal(err)
@@ -215,12 +102,12 @@ func (e *env) runCopy(b *testing.B, size, clients int, seq *atomic.Int64) float6
 
 // copyBatches writes n batches of size rows of environment envID into table with COPY
 // over clients goroutines; it returns rows/s.
-func (e *env) copyBatches(ctx context.Context, table, envID string, n, size, clients int, seq *atomic.Int64) (float64, error) {
+func (e *Server) copyBatches(ctx context.Context, table, envID string, n, size, clients int, seq *atomic.Int64) (float64, error) {
 	cols := []string{"id", "environment_id", "batch_seq", "transaction_id", "mode", "account_id", "product", "metric_name",
 		"metric_value", "metric_resolution", "metadata", "timestamp", "received_at", "created_at"}
-	wall, err := spread(n, clients, func(c int, _ int64) error {
+	wall, err := Spread(n, clients, func(c int, _ int64) error {
 		rows := copyRows(seq.Add(1), envID, c, size)
-		_, err := e.pool.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		_, err := e.Pool.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
 		return err
 	})
 	if err != nil {
@@ -239,13 +126,4 @@ func copyRows(batch int64, envID string, client, size int) [][]any {
 			`{"region":"eu-west-1"}`, now, now, now}
 	}
 	return rows
-}
-
-func ms(lat []time.Duration, q float64) float64 {
-	if len(lat) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), lat...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[int(q*float64(len(s)-1))].Microseconds()) / 1000
 }

@@ -3,12 +3,11 @@ package usagebench
 import (
 	"context"
 	"fmt"
-	"time"
+	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 )
 
 // scaleAccounts is the number of account names per environment; activity is skewed
@@ -21,13 +20,10 @@ const scaleAccounts = 5000
 // organization whose sandbox is the large environment. Rows are generated inside
 // PostgreSQL (generate_series) with the secondary indexes dropped, which are then built
 // again from their own definitions, and the tables vacuumed and analyzed.
-func load(b interface {
-	Fatal(...any)
-	Logf(string, ...any)
-}, st *store.Store, pool *pgxpool.Pool) string {
+func load(b testing.TB, st *store.Store, pool *pgxpool.Pool) string {
 	ctx := context.Background()
-	rows := atoiEnv("REVOPS_SCALE_ROWS", 10_000_000)
-	events := atoiEnv("REVOPS_SCALE_EVENTS", 1_000_000)
+	rows := AtoiEnv("REVOPS_SCALE_ROWS", 10_000_000)
+	events := AtoiEnv("REVOPS_SCALE_EVENTS", 1_000_000)
 	var envs []string
 	var orgID string
 	for i := range 2 {
@@ -46,30 +42,11 @@ func load(b interface {
 			envs = append(envs, id)
 		}
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Release()
-	exec := func(what, sql string, args ...any) {
-		t0 := time.Now()
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
-			b.Fatal(fmt.Errorf("%s: %w", what, err))
-		}
-		fmt.Printf("load: %-40s %6.1f s  load %s\n", what, time.Since(t0).Seconds(), loadavg())
-	}
-	for _, set := range []string{`SET synchronous_commit = off`, `SET maintenance_work_mem = '512MB'`, `SET work_mem = '256MB'`,
-		`SET TimeZone = 'UTC'`, `SELECT setseed(0.15)`} {
-		exec(set, set)
-	}
+	l := NewLoader(b, pool, 0.15)
+	defer l.Release()
+	exec := l.Exec
 	tables := []string{"usage_batches", "usage_events", "usage_rollups", "events", "webhook_deliveries", "delivery_attempts"}
-	names, defs, err := testdb.SecondaryIndexes(ctx, conn, tables...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range names {
-		exec("drop index "+n, `DROP INDEX `+n)
-	}
+	defs := l.DropSecondaryIndexes(tables...)
 	// The large environment is the first; batches of 100 rows, received evenly over 35
 	// days, each batch in one environment.
 	const envOfSeq = `($1::text[])[CASE WHEN s %% 20 < 14 THEN 1 WHEN s %% 20 < 17 THEN 2 WHEN s %% 20 < 19 THEN 3 ELSE 4 END]`
@@ -83,12 +60,12 @@ func load(b interface {
 	// id: a UUID v7 of the batch's received_at (milliseconds) with g as its random part.
 	exec("usage_events", fmt.Sprintf(`INSERT INTO usage_events (id, environment_id, batch_seq, transaction_id, mode, account_id,
 		product, metric_name, metric_value, metric_resolution, metadata, timestamp, received_at, created_at)
-		SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' || substr(h, 13, 4) || '-' || substr(h, 17, 4) || '-' || substr(h, 21, 12),
+		SELECT `+UUIDText("h")+`,
 			env, s, 'load-' || s, 'increment', 'acct_' || floor(pow(random(), 3) * %[2]d)::int, p, p || '_' || m,
 			(floor(random() * 10000) / 10)::numeric, res, '{"region": "eu-west-1"}'::jsonb,
 			CASE WHEN random() < 0.95 THEN rc - random() * interval '1 hour' ELSE rc - random() * interval '3 days' END, rc, rc
 		FROM (SELECT g, s, rc, `+envOfSeq+` AS env,
-				lpad(to_hex((extract(epoch FROM rc) * 1000)::bigint), 12, '0') || '7' || lpad(to_hex(g %% 4096), 3, '0') || '8' || lpad(to_hex(g), 15, '0') AS h,
+				`+UUIDv7Hex("rc", "g")+` AS h,
 				('{core,storage,ai,messaging,analytics}'::text[])[1 + floor(random() * 5)::int] AS p,
 				('{calls,bytes,units,seconds}'::text[])[1 + floor(random() * 4)::int] AS m,
 				(SELECT CASE WHEN x < 0.75 THEN 'hour' WHEN x < 0.90 THEN 'day' WHEN x < 0.95 THEN 'minute' WHEN x < 0.98 THEN 'week' ELSE 'month' END
@@ -132,15 +109,6 @@ func load(b interface {
 			md5('w' || e.environment_id)::uuid::text
 		FROM events e, generate_series(1, CASE WHEN e.status IN ('failed', 'retrying') THEN 3 ELSE 1 END) n
 		WHERE e.status <> 'skipped' AND e.status <> 'pending'`)
-	for _, d := range defs {
-		exec(d[:min(len(d), 40)], d)
-	}
-	// Vacuumed as well as analyzed: a table that has been live for a while is, and
-	// autovacuum catching up on millions of fresh rows would otherwise run during the
-	// measurements.
-	for _, t := range tables {
-		exec("vacuum analyze "+t, `VACUUM (ANALYZE) `+t)
-	}
-	exec("checkpoint", `CHECKPOINT`)
+	l.Rebuild(defs, tables...)
 	return orgID
 }

@@ -4,22 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 )
 
 // BenchmarkScale measures usage ingest and the read routes on a database holding
@@ -38,9 +30,8 @@ func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
 	big := openScale(b, name)
 	empty := setup(b)
-	empty.envID = envOf(b, empty.pool)
-	reads := atoiEnv("REVOPS_SCALE_READS", 300)
-	requests := atoiEnv("REVOPS_SCALE_REQUESTS", 160) // batches of 1000 per ingest phase
+	reads := AtoiEnv("REVOPS_SCALE_READS", 300)
+	requests := AtoiEnv("REVOPS_SCALE_REQUESTS", 160) // batches of 1000 per ingest phase
 	nonce := time.Now().UnixNano()
 	var seq atomic.Int64
 	seq.Store(nonce % 1e12)
@@ -66,7 +57,7 @@ func BenchmarkScale(b *testing.B) {
 				}
 				lat = append(lat, d)
 			}
-			fmt.Printf("%-44s %8.2f %8.2f %8.2f %5d  %s\n", k.name, ms(lat, 0.5), ms(lat, 0.99), ms(lat, 1), len(lat), loadavg())
+			fmt.Printf("%-44s %8.2f %8.2f %8.2f %5d  %s\n", k.name, Millis(lat, 0.5), Millis(lat, 0.99), Millis(lat, 1), len(lat), LoadAvg())
 		}
 		// Ingest: empty and big alternate (A B B A), API then COPY, so both see the same load.
 		fmt.Printf("\n== ingest, batch 1000 × 8 clients, %d requests per phase\n", requests)
@@ -83,14 +74,14 @@ func BenchmarkScale(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				fmt.Printf("%-8s %-5s %12.0f %10.1f %10.1f  %s\n", which, "api", rate, ms(lat, 0.5), ms(lat, 0.99), loadavg())
+				fmt.Printf("%-8s %-5s %12.0f %10.1f %10.1f  %s\n", which, "api", rate, Millis(lat, 0.5), Millis(lat, 0.99), LoadAvg())
 				// COPY into usage_events itself (the loaded table, same indexes, same
 				// size), in the environment the API writes to.
-				cp, err := e.copyBatches(ctx, "usage_events", e.envID, requests, 1000, 8, &seq)
+				cp, err := e.copyBatches(ctx, "usage_events", e.EnvID, requests, 1000, 8, &seq)
 				if err != nil {
 					b.Fatal(err)
 				}
-				fmt.Printf("%-8s %-5s %12.0f %10s %10s  %s\n", which, "copy", cp, "", "", loadavg())
+				fmt.Printf("%-8s %-5s %12.0f %10s %10s  %s\n", which, "copy", cp, "", "", LoadAvg())
 				figs[which].api = append(figs[which].api, rate)
 				figs[which].cp = append(figs[which].cp, cp)
 			}
@@ -109,89 +100,20 @@ func BenchmarkScale(b *testing.B) {
 
 // openScale opens (creating and loading when needed) the scale database and serves the
 // API on it with a key of its largest environment.
-func openScale(b *testing.B, name string) *env {
-	ctx := context.Background()
-	admin := os.Getenv(testdb.EnvVar)
-	if admin == "" {
-		b.Fatalf("%s is not set", testdb.EnvVar)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		b.Fatal(err)
-	}
-	u.Path = "/" + name
-	dbURL := u.String()
-	ac, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var exists bool
-	if err := ac.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		b.Fatal(err)
-	}
-	if !exists {
-		if _, err := ac.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	_ = ac.Close(ctx)
-	st, err := store.Open(ctx, dbURL, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	t0 := time.Now()
-	applied, err := st.Migrate(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	fmt.Printf("migrate: %v in %.1f s\n", applied, time.Since(t0).Seconds())
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
+func openScale(b *testing.B, name string) *Server {
+	dbURL, st, pool := OpenDatabase(b, name)
 	var orgID string
-	_ = pool.QueryRow(ctx, `SELECT id FROM organizations WHERE name = 'Scale 0'`).Scan(&orgID)
+	_ = pool.QueryRow(context.Background(), `SELECT id FROM organizations WHERE name = 'Scale 0'`).Scan(&orgID)
 	if orgID == "" {
 		orgID = load(b, st, pool)
 	}
-	e := serve(b, st, orgID, dbURL, pool)
-	if err := pool.QueryRow(ctx, `SELECT e.id FROM environments e WHERE e.organization_id = $1 AND e.name = 'sandbox'`, orgID).Scan(&e.envID); err != nil {
-		b.Fatal(err)
-	}
-	return e
-}
-
-// envOf is the environment of the only key of a setup() database.
-func envOf(b *testing.B, pool *pgxpool.Pool) string {
-	var id string
-	if err := pool.QueryRow(context.Background(), `SELECT environment_id FROM api_keys LIMIT 1`).Scan(&id); err != nil {
-		b.Fatal(err)
-	}
-	return id
-}
-
-func atoiEnv(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	return Serve(b, st, orgID, dbURL, pool)
 }
 
 // clean deletes what earlier ingest phases added to the loaded database (their
 // transaction ids start with "tx-", their accounts with "c"), so that every run reads the
 // same data: the reads run before the ingest.
-func (e *env) clean(b *testing.B) {
+func (e *Server) clean(b *testing.B) {
 	ctx := context.Background()
 	t0 := time.Now()
 	var n int64
@@ -200,7 +122,7 @@ func (e *env) clean(b *testing.B) {
 		`DELETE FROM usage_batches WHERE transaction_id LIKE 'tx-%'`,
 		`DELETE FROM usage_rollups WHERE account_id LIKE 'c%\_acct\_%'`,
 	} {
-		tag, err := e.pool.Exec(ctx, sql)
+		tag, err := e.Pool.Exec(ctx, sql)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -208,7 +130,7 @@ func (e *env) clean(b *testing.B) {
 	}
 	if n > 0 {
 		for _, t := range []string{"usage_events", "usage_batches", "usage_rollups"} {
-			if _, err := e.pool.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
+			if _, err := e.Pool.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -216,22 +138,10 @@ func (e *env) clean(b *testing.B) {
 	fmt.Printf("clean: %d rows of earlier ingest phases deleted in %.1f s\n", n, time.Since(t0).Seconds())
 }
 
-func (e *env) get(path string) (time.Duration, error) {
-	req, err := http.NewRequest("GET", e.srv.URL+path, nil)
+func (e *Server) get(path string) (time.Duration, error) {
+	msg, d, err := e.Get(path)
 	if err != nil {
 		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+e.key)
-	t0 := time.Now()
-	res, err := e.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	msg, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	d := time.Since(t0)
-	if res.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET %s: status %d: %s", path, res.StatusCode, msg)
 	}
 	if !bytes.Contains(msg, []byte(`"object":"list"`)) {
 		return 0, fmt.Errorf("GET %s: not a list: %.200s", path, msg)
@@ -251,11 +161,11 @@ type samples struct {
 	typeCursor [][2]string // (type, event id of that type)
 }
 
-func (e *env) sample(b *testing.B) *samples {
+func (e *Server) sample(b *testing.B) *samples {
 	ctx := context.Background()
 	s := &samples{}
 	q := func(sql string, scan func(pgx.Rows) error, args ...any) {
-		rows, err := e.pool.Query(ctx, sql, args...)
+		rows, err := e.Pool.Query(ctx, sql, args...)
 		if err != nil {
 			b.Fatalf("%s: %v", sql, err)
 		}
@@ -282,7 +192,7 @@ func (e *env) sample(b *testing.B) *samples {
 			s.acctCursor = append(s.acctCursor, [2]string{a, id})
 			s.combos = append(s.combos, [2]string{p, m})
 			return nil
-		}, e.envID)
+		}, e.EnvID)
 	for i := range 200 {
 		s.accounts = append(s.accounts, fmt.Sprintf("acct_%d", (i*37)%scaleAccounts))
 	}
@@ -296,7 +206,7 @@ func (e *env) sample(b *testing.B) *samples {
 			s.objects = append(s.objects, o)
 			s.typeCursor = append(s.typeCursor, [2]string{t, id})
 			return nil
-		}, e.envID)
+		}, e.EnvID)
 	if len(s.cursors) == 0 || len(s.events) == 0 {
 		b.Fatal("the loaded database has no rows to sample")
 	}
