@@ -80,8 +80,10 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 	return figure{value: v, has: true, latestTS: r.Timestamp.UTC(), latestSeq: r.BatchSeq, latestID: r.ID}, nil
 }
 
-// fromKept reads a kept figure.
-func fromKept(k *models.MeterFigure) (window, error) {
+// fromKept reads a kept figure, with its minutes when withSlots (a values query for
+// hours or longer reads totals only: decoding sixty minutes per hour would be most of
+// its cost).
+func fromKept(k *models.MeterFigure, withSlots bool) (window, error) {
 	v, err := usage.ParseStored(k.Value)
 	if err != nil {
 		return window{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
@@ -89,6 +91,9 @@ func fromKept(k *models.MeterFigure) (window, error) {
 	f := figure{value: v, has: true, latestSeq: k.LatestSeq, latestID: k.LatestID}
 	if k.LatestTS != nil {
 		f.latestTS = k.LatestTS.UTC()
+	}
+	if !withSlots {
+		return window{total: f}, nil
 	}
 	slots, err := decodeSlots(k.Slots)
 	if err != nil {
@@ -186,7 +191,7 @@ func (p *pending) save(tx *store.MeterTx) error {
 	}
 	for i := range kept {
 		k := &kept[i]
-		old, err := fromKept(k)
+		old, err := fromKept(k, true)
 		if err != nil {
 			return err
 		}

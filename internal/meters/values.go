@@ -243,7 +243,7 @@ func windowsOf(m *models.Meter, kept []models.MeterFigure, q ValuesQuery, cols [
 	}
 	for i := range kept {
 		k := &kept[i]
-		w, err := fromKept(k)
+		w, err := fromKept(k, q.Window == WindowMinute)
 		if err != nil {
 			return nil, err
 		}
