@@ -228,18 +228,23 @@ func (v Value) cursorOf(groupBy []string) cursor {
 // windowsOf folds kept figures into the asked window and group_by columns (minutes from
 // their hours' slots), in answer order: window start, account, group.
 func windowsOf(m *models.Meter, kept []models.MeterFigure, q ValuesQuery, cols []int) ([]row, error) {
+	type group struct {
+		vals []*string // the asked group_by keys' values
+		text string
+	}
+	asked := map[string]group{}
 	idx := map[cursor]int{}
 	var rows []row
-	fold := func(at time.Time, accountID string, vals []*string, f *figure) {
+	fold := func(at time.Time, accountID string, g group, f *figure) {
 		start := windowStart(at, q.Window)
-		c := cursor{WindowStart: start, AccountID: accountID, Groups: groupsText(vals)}
+		c := cursor{WindowStart: start, AccountID: accountID, Groups: g.text}
 		if j, ok := idx[c]; ok {
 			rows[j].fig.combine(m.Aggregation, f)
 			return
 		}
 		idx[c] = len(rows)
 		c.windowEnd = windowEnd(start, q.Window)
-		rows = append(rows, row{cursor: c, vals: vals, fig: *f})
+		rows = append(rows, row{cursor: c, vals: g.vals, fig: *f})
 	}
 	for i := range kept {
 		k := &kept[i]
@@ -247,21 +252,26 @@ func windowsOf(m *models.Meter, kept []models.MeterFigure, q ValuesQuery, cols [
 		if err != nil {
 			return nil, err
 		}
-		all := parseGroups(k.Groups)
-		vals := make([]*string, len(cols))
-		for j, c := range cols {
-			if c < len(all) {
-				vals[j] = all[c]
+		g, ok := asked[k.Groups] // groups repeat across windows and accounts: read each once
+		if !ok {
+			all := parseGroups(k.Groups)
+			g.vals = make([]*string, len(cols))
+			for j, c := range cols {
+				if c < len(all) {
+					g.vals[j] = all[c]
+				}
 			}
+			g.text = groupsText(g.vals)
+			asked[k.Groups] = g
 		}
 		if q.Window != WindowMinute {
-			fold(k.WindowStart, k.AccountID, vals, &w.total)
+			fold(k.WindowStart, k.AccountID, g, &w.total)
 			continue
 		}
 		for minute, f := range w.slots {
 			at := k.WindowStart.Add(time.Duration(minute) * time.Minute)
 			if !at.Before(q.From) && at.Before(q.To) {
-				fold(at, k.AccountID, vals, f)
+				fold(at, k.AccountID, g, f)
 			}
 		}
 	}
