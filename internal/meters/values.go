@@ -11,16 +11,17 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
 )
 
 // Windows of a values query (CONTRACT §18), in UTC; week is ISO (Monday).
 const (
-	WindowMinute = "minute"
-	WindowHour   = "hour"
-	WindowDay    = "day"
-	WindowWeek   = "week"
-	WindowMonth  = "month"
+	WindowMinute = usage.Minute
+	WindowHour   = usage.Hour
+	WindowDay    = usage.Day
+	WindowWeek   = usage.Week
+	WindowMonth  = usage.Month
 )
 
 // Bounds of a values query (CONTRACT §18).

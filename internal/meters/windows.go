@@ -1,24 +1,14 @@
 package meters
 
-import "time"
+import (
+	"time"
 
-// windowStart is the start of t's window, in UTC (week: ISO, Monday; month: calendar).
-func windowStart(t time.Time, window string) time.Time {
-	t = t.UTC()
-	switch window {
-	case WindowMinute:
-		return t.Truncate(time.Minute)
-	case WindowHour:
-		return t.Truncate(time.Hour)
-	case WindowDay:
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	case WindowWeek:
-		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
-	default: // month
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	}
-}
+	"github.com/revops/revops/internal/usage"
+)
+
+// windowStart is the start of t's window, in UTC (week: ISO, Monday; month: calendar):
+// the period of the same name of usage summaries.
+func windowStart(t time.Time, window string) time.Time { return usage.PeriodStart(t, window) }
 
 // windowEnd is the end of the window starting at start.
 func windowEnd(start time.Time, window string) time.Time {
@@ -36,14 +26,8 @@ func windowEnd(start time.Time, window string) time.Time {
 	}
 }
 
-// validWindow tells whether w is a window of CONTRACT §18.
-func validWindow(w string) bool {
-	switch w {
-	case WindowMinute, WindowHour, WindowDay, WindowWeek, WindowMonth:
-		return true
-	}
-	return false
-}
+// validWindow tells whether w is a window of CONTRACT §18: the resolutions of §5.
+func validWindow(w string) bool { return usage.ValidResolution(w) }
 
 // keptKind is the kind of kept figure a window is read from: minutes from their hours'
 // slots; unique_count keeps every other window (distinct counts do not add up); the

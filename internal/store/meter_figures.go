@@ -132,26 +132,15 @@ func (t *MeterTx) SaveFigures(fs []models.MeterFigure) error {
 		}
 		return nil
 	}
-	const cols = 13
-	for start := 0; start < len(fs); start += lookupChunk {
-		part := fs[start:min(start+lookupChunk, len(fs))]
-		args := make([]any, 0, len(part)*cols)
-		for i := range part {
-			f := &part[i]
-			args = append(args, f.MeterID, f.Kind, f.WindowStart, f.AccountID, f.Groups, f.G1, f.G2, f.G3,
-				f.Value, f.Slots, f.LatestTS, f.LatestSeq, f.LatestID)
-		}
-		err := t.db.Exec(`INSERT INTO meter_figures
-			(meter_id, kind, window_start, account_id, groups, g1, g2, g3, value, slots, latest_ts, latest_seq, latest_id)
-			VALUES `+placeholders(len(part), cols)+`
-			ON CONFLICT (meter_id, kind, window_start, account_id, groups) DO UPDATE SET
-			value = excluded.value, slots = excluded.slots, latest_ts = excluded.latest_ts, latest_seq = excluded.latest_seq,
-			latest_id = excluded.latest_id`, args...).Error
-		if err != nil {
-			return fmt.Errorf("write %d meter figures: %w", len(part), err)
-		}
-	}
-	return nil
+	return upsertChunks(t.db, fs, `INSERT INTO meter_figures
+		(meter_id, kind, window_start, account_id, groups, g1, g2, g3, value, slots, latest_ts, latest_seq, latest_id)`,
+		`ON CONFLICT (meter_id, kind, window_start, account_id, groups) DO UPDATE SET
+		value = excluded.value, slots = excluded.slots, latest_ts = excluded.latest_ts, latest_seq = excluded.latest_seq,
+		latest_id = excluded.latest_id`,
+		func(f *models.MeterFigure) []any {
+			return []any{f.MeterID, f.Kind, f.WindowStart, f.AccountID, f.Groups, f.G1, f.G2, f.G3,
+				f.Value, f.Slots, f.LatestTS, f.LatestSeq, f.LatestID}
+		})
 }
 
 // Members reads the kept days of the given distinct values of meterID on days in
@@ -198,19 +187,27 @@ func (t *MeterTx) SaveMembers(ms []models.MeterMember) error {
 		}
 		return nil
 	}
-	const cols = 6
-	for start := 0; start < len(ms); start += lookupChunk {
-		part := ms[start:min(start+lookupChunk, len(ms))]
-		args := make([]any, 0, len(part)*cols)
+	return upsertChunks(t.db, ms, `INSERT INTO meter_members (meter_id, account_id, groups, member, day, minutes)`,
+		`ON CONFLICT (meter_id, account_id, groups, member, day) DO UPDATE SET minutes = excluded.minutes`,
+		func(m *models.MeterMember) []any {
+			return []any{m.MeterID, m.AccountID, m.Groups, m.Member, m.Day, m.Minutes}
+		})
+}
+
+// upsertChunks writes rows with insert, one VALUES list of at most lookupChunk rows per
+// statement (SQLite bounds a statement's parameters), and conflict after it.
+func upsertChunks[T any](db *gorm.DB, rows []T, insert, conflict string, args func(*T) []any) error {
+	for start := 0; start < len(rows); start += lookupChunk {
+		part := rows[start:min(start+lookupChunk, len(rows))]
+		var all []any
+		cols := 0
 		for i := range part {
-			m := &part[i]
-			args = append(args, m.MeterID, m.AccountID, m.Groups, m.Member, m.Day, m.Minutes)
+			a := args(&part[i])
+			cols = len(a)
+			all = append(all, a...)
 		}
-		err := t.db.Exec(`INSERT INTO meter_members (meter_id, account_id, groups, member, day, minutes)
-			VALUES `+placeholders(len(part), cols)+`
-			ON CONFLICT (meter_id, account_id, groups, member, day) DO UPDATE SET minutes = excluded.minutes`, args...).Error
-		if err != nil {
-			return fmt.Errorf("write %d meter members: %w", len(part), err)
+		if err := db.Exec(insert+" VALUES "+placeholders(len(part), cols)+" "+conflict, all...).Error; err != nil {
+			return fmt.Errorf("write %d rows: %w", len(part), err)
 		}
 	}
 	return nil
