@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/meters/meterstest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/internal/usage"
@@ -228,101 +228,8 @@ func TestMetersMatchRawRows(t *testing.T) {
 				if m.Status != models.MeterReady {
 					t.Fatalf("meter %s is %s after its backfill", m.Key, m.Status)
 				}
-				checkMeter(t, svc, env, m, rows, now, lastBatch)
+				meterstest.Check(t, meterstest.ServiceValues(svc, env), m, rows, now, lastBatch)
 			}
 		})
 	}
 }
-
-// checkMeter compares every window size and group_by subset of m with the raw rows.
-func checkMeter(t *testing.T, svc *meters.Service, env store.Env, m models.Meter, rows []store.UsageRow, now, lastBatch time.Time) {
-	t.Helper()
-	ranges := map[string][2]time.Time{
-		meters.WindowMinute: {now.Add(-15 * time.Hour).Truncate(time.Minute), now.Add(time.Minute).Truncate(time.Minute)},
-		meters.WindowHour:   {now.AddDate(0, 0, -36).Truncate(time.Hour), now.Add(time.Hour).Truncate(time.Hour)},
-		meters.WindowDay:    {dayOf(now.AddDate(0, 0, -36)), dayOf(now).AddDate(0, 0, 1)},
-		meters.WindowWeek:   {mondayOf(now.AddDate(0, 0, -36)), mondayOf(now).AddDate(0, 0, 7)},
-		meters.WindowMonth:  {monthOf(now.AddDate(0, 0, -36)), monthOf(now).AddDate(0, 1, 0)},
-	}
-	subsets := [][]string{m.GroupBy}
-	if m.Aggregation != models.AggUniqueCount && len(m.GroupBy) > 0 {
-		subsets = append(subsets, nil, m.GroupBy[:1])
-	}
-	for window, r := range ranges {
-		for _, gb := range subsets {
-			for _, filters := range []map[string]string{nil, filterOf(m)} {
-				q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Filters: filters, Limit: 997}
-				got := allValues(t, svc, env, m.Key, q, lastBatch)
-				want, err := meters.Reference(m, rows, window, r[0], r[1], gb, filters)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(want) == 0 {
-					t.Fatalf("meter %s %s group_by %v: the reference has no rows", m.Key, window, gb)
-				}
-				if !reflect.DeepEqual(normal(got), normal(want)) {
-					t.Fatalf("meter %s (%s) window %s group_by %v filters %v:\n got %d rows %v\nwant %d rows %v",
-						m.Key, m.Aggregation, window, gb, filters, len(got), head(got), len(want), head(want))
-				}
-			}
-		}
-	}
-}
-
-// filterOf is a filter on the meter's first group_by key, or nil.
-func filterOf(m models.Meter) map[string]string {
-	if len(m.GroupBy) == 0 {
-		return nil
-	}
-	return map[string]string{m.GroupBy[0]: "1"} // 1, 1.0, 1e0 and "1" are one value
-}
-
-// allValues walks every page of q and checks as_of.
-func allValues(t *testing.T, svc *meters.Service, env store.Env, key string, q meters.ValuesQuery, lastBatch time.Time) []meters.Value {
-	t.Helper()
-	var out []meters.Value
-	for {
-		page, err := svc.Values(context.Background(), env, key, q, time.Now())
-		if err != nil {
-			t.Fatalf("values of %s %+v: %v", key, q, err)
-		}
-		if page.AsOf.Before(lastBatch) {
-			t.Fatalf("as_of %v is before the last batch %v although everything is counted", page.AsOf, lastBatch)
-		}
-		out = append(out, page.Data...)
-		if page.NextPage == "" {
-			return out
-		}
-		q.Page = page.NextPage
-	}
-}
-
-type flat struct {
-	Start, End   time.Time
-	Account, Val string
-	Group        string
-}
-
-func normal(vs []meters.Value) []flat {
-	out := make([]flat, len(vs))
-	for i, v := range vs {
-		g, _ := json.Marshal(v.Group)
-		out[i] = flat{v.WindowStart.UTC(), v.WindowEnd.UTC(), v.AccountID, v.Value, string(g)}
-	}
-	return out
-}
-
-func head(vs []meters.Value) []flat {
-	return normal(vs[:min(len(vs), 5)])
-}
-
-func dayOf(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
-func mondayOf(t time.Time) time.Time {
-	d := dayOf(t)
-	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
-}
-
-func monthOf(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) }

@@ -184,6 +184,9 @@ func HTTPValues(get Get) Values {
 		if q.Page != "" {
 			params.Set("page", q.Page)
 		}
+		for k, v := range q.Filters {
+			params.Set("filter["+k+"]", v)
+		}
 		var ans struct {
 			AsOf time.Time `json:"as_of"`
 			Data []struct {
@@ -239,31 +242,48 @@ func WaitAsOf(t testing.TB, values Values, key string, after time.Time, bound ti
 }
 
 // Check compares every value of m at every window size (Ranges around now), with its
-// group_by and without, with meters.Reference over rows, and says how many values it
-// compared. Every values answer must say that everything accepted before asOf is counted.
+// group_by, without, and by its first key alone, with and without a filter on that key,
+// with meters.Reference over rows, and says how many values it compared. Every values
+// answer must say that everything accepted before asOf is counted.
 func Check(t testing.TB, values Values, m models.Meter, rows []store.UsageRow, now, asOf time.Time) int {
 	t.Helper()
 	subsets := [][]string{m.GroupBy}
 	if m.Aggregation != models.AggUniqueCount && len(m.GroupBy) > 0 {
-		subsets = append(subsets, nil) // distinct counts do not add up: unique_count keeps its own
+		// Distinct counts do not add up: unique_count answers its own group_by only.
+		subsets = append(subsets, nil, m.GroupBy[:1])
 	}
 	compared := 0
 	for window, r := range Ranges(now) {
+		all, err := meters.Reference(m, rows, window, r[0], r[1], m.GroupBy, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) == 0 {
+			t.Fatalf("meter %s %s: the reference has no rows", m.Key, window)
+		}
+		filters := []map[string]string{nil}
+		if len(m.GroupBy) > 0 {
+			for _, v := range all { // a value the data has, so that the filter keeps something
+				if g := v.Group[m.GroupBy[0]]; g != nil {
+					filters = append(filters, map[string]string{m.GroupBy[0]: *g})
+					break
+				}
+			}
+		}
 		for _, gb := range subsets {
-			q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Limit: meters.MaxLimit}
-			got := allValues(t, values, m.Key, q, asOf)
-			want, err := meters.Reference(m, rows, window, r[0], r[1], gb, nil)
-			if err != nil {
-				t.Fatal(err)
+			for _, f := range filters {
+				q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Filters: f, Limit: meters.MaxLimit}
+				got := allValues(t, values, m.Key, q, asOf)
+				want, err := meters.Reference(m, rows, window, r[0], r[1], gb, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := flatten(got), flatten(want); !reflect.DeepEqual(g, w) {
+					t.Fatalf("meter %s (%s) window %s group_by %v filter %v: %d values, want %d; first difference: %s",
+						m.Key, m.Aggregation, window, gb, f, len(g), len(w), firstDiff(g, w))
+				}
+				compared += len(want)
 			}
-			if len(want) == 0 {
-				t.Fatalf("meter %s %s group_by %v: the reference has no rows", m.Key, window, gb)
-			}
-			if g, w := flatten(got), flatten(want); !reflect.DeepEqual(g, w) {
-				t.Fatalf("meter %s (%s) window %s group_by %v: %d values, want %d; first difference: %s",
-					m.Key, m.Aggregation, window, gb, len(g), len(w), firstDiff(g, w))
-			}
-			compared += len(want)
 		}
 	}
 	return compared
