@@ -101,7 +101,8 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	kept, cut := wholeWindows(kept, q.Window)
+	kept, rest := wholeWindows(kept, q.Window)
+	cut := !rest.IsZero()
 	if cut && len(kept) == 0 {
 		return ValuesPage{}, invalid("window", "One %s of this meter holds more than %d figures; narrow the query with account_id or filter, or use a smaller window.", q.Window, maxKeptRows)
 	}
@@ -121,8 +122,10 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 		}
 		page.Data = append(page.Data, r.value(groupBy))
 	}
-	if cut && page.NextPage == "" && len(page.Data) > 0 {
-		page.NextPage = page.Data[len(page.Data)-1].cursorOf(groupBy).encode() // the windows not read yet
+	if cut && page.NextPage == "" {
+		// The windows not read yet: the next page starts at the first of them, before any
+		// of its rows (an account id is never empty).
+		page.NextPage = cursor{WindowStart: rest}.encode()
 	}
 	return page, nil
 }
@@ -132,19 +135,20 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 const maxKeptRows = 50000
 
 // wholeWindows drops, when kept holds more than maxKeptRows figures (so the read was
-// cut), the figures of the last asked window it reached, which may be incomplete; cut
-// tells whether it did. Figures come ordered by window start, and a kept figure's window
-// lies inside one asked window (a minute's hour row is cut whole, with all its minutes).
-func wholeWindows(kept []models.MeterFigure, window string) ([]models.MeterFigure, bool) {
+// cut), the figures of the last asked window it reached, which may be incomplete, and
+// returns that window's start (zero when the read was whole). Figures come ordered by
+// window start, and a kept figure's window lies inside one asked window (a minute's hour
+// row is cut whole, with all its minutes).
+func wholeWindows(kept []models.MeterFigure, window string) ([]models.MeterFigure, time.Time) {
 	if len(kept) <= maxKeptRows {
-		return kept, false
+		return kept, time.Time{}
 	}
-	last := windowStart(kept[maxKeptRows].WindowStart, window)
+	rest := windowStart(kept[maxKeptRows].WindowStart, window)
 	n := maxKeptRows
-	for n > 0 && !windowStart(kept[n-1].WindowStart, window).Before(last) {
+	for n > 0 && !windowStart(kept[n-1].WindowStart, window).Before(rest) {
 		n--
 	}
-	return kept[:n], true
+	return kept[:n], rest
 }
 
 // checkQuery checks q against the meter (the API has checked each parameter's form):
