@@ -43,7 +43,9 @@ type figureStore struct {
 	kept  []models.MeterFigure
 }
 
-func (f *figureStore) Meter(context.Context, store.Env, string) (models.Meter, error) { return f.meter, nil }
+func (f *figureStore) Meter(context.Context, store.Env, string) (models.Meter, error) {
+	return f.meter, nil
+}
 
 func (f *figureStore) MeterAsOf(_ context.Context, _ models.Meter, now time.Time) (time.Time, error) {
 	return now, nil
