@@ -29,7 +29,7 @@ type MeterBackfillPageInput struct {
 // MeterBackfillPageOutput is what the page counted. Only counts: the workflow history
 // never holds usage data.
 type MeterBackfillPageOutput struct {
-	Rows int  // matching rows this page counted into the meter
+	Rows int  // rows of the meter's metric the page read (other products included)
 	Done bool // the meter is ready: no page is left
 }
 

@@ -77,7 +77,11 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 	if err != nil {
 		return figure{}, fmt.Errorf("usage row %s: metric value %q: %w", r.ID, r.MetricValue, err)
 	}
-	return figure{value: v, has: true, latestTS: r.Timestamp.UTC(), latestSeq: r.BatchSeq, latestID: r.ID}, nil
+	f := figure{value: v, has: true}
+	if agg == models.AggLatest { // only latest orders its figures by row (and keeps that)
+		f.latestTS, f.latestSeq, f.latestID = r.Timestamp.UTC(), r.BatchSeq, r.ID
+	}
+	return f, nil
 }
 
 // fromKept reads a kept figure, with its minutes when withSlots (a values query for
@@ -147,15 +151,15 @@ type pending struct {
 	meter  *models.Meter
 	keys   []store.FigureKey
 	deltas map[figKey]*window
-	groups map[string][maxGroupBy]*string // group key → values (the g1..g3 columns)
+	groups map[string][MaxGroupBy]*string // group key → values (the g1..g3 columns)
 }
 
 func newPending(m *models.Meter) *pending {
-	return &pending{meter: m, deltas: map[figKey]*window{}, groups: map[string][maxGroupBy]*string{}}
+	return &pending{meter: m, deltas: map[figKey]*window{}, groups: map[string][MaxGroupBy]*string{}}
 }
 
 // at is the pending figure of (kind, window start, account, group).
-func (p *pending) at(kind string, start time.Time, accountID, groups string, vals [maxGroupBy]*string) *window {
+func (p *pending) at(kind string, start time.Time, accountID, groups string, vals [MaxGroupBy]*string) *window {
 	k := store.FigureKey{Kind: kind, WindowStart: start, AccountID: accountID, Groups: groups}
 	w, ok := p.deltas[keyOf(k)]
 	if !ok {
@@ -168,12 +172,12 @@ func (p *pending) at(kind string, start time.Time, accountID, groups string, val
 }
 
 // add folds f into the figure of the kind's window holding t.
-func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
+func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
 	p.at(kind, windowStart(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
 }
 
 // addMinute folds f into the figure of the minute holding t, kept in its hour's slots.
-func (p *pending) addMinute(t time.Time, accountID, groups string, vals [maxGroupBy]*string, f *figure) {
+func (p *pending) addMinute(t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
 	hour := windowStart(t, WindowHour)
 	w := p.at(WindowHour, hour, accountID, groups, vals)
 	w.slot(int(t.Sub(hour)/time.Minute)).combine(p.meter.Aggregation, f)
@@ -337,7 +341,7 @@ type memberDays map[int64][]int // day (Unix seconds) → minutes of the day, as
 func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	sightings := map[store.MemberKey][]seen{}
 	var keys []store.MemberKey
-	groupVals := map[string][maxGroupBy]*string{}
+	groupVals := map[string][MaxGroupBy]*string{}
 	var from, to time.Time
 	for i := range rows {
 		r := &rows[i]

@@ -2,6 +2,8 @@ package meters
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -17,25 +19,31 @@ const BackfillRows = 5000
 // waitingEnvironments bounds the environments one pass looks at.
 const waitingEnvironments = 100
 
-// Consume counts every environment's waiting usage batches into its meters, one
-// transaction per environment and ConsumeRows, until none waits; it says how many
-// batches it took. An environment another consumer holds is left to it.
+// Consume counts every environment's waiting usage batches into its meters until none
+// waits, and says how many batches it took. It goes round the environments, one
+// transaction (ConsumeRows) each per round, oldest waiting first, so that a busy
+// environment never holds the others back; an environment another consumer holds is
+// left to it. An environment that fails is skipped for the round, and its error returned
+// after the round (its batches stay waiting: nothing is lost).
 func Consume(ctx context.Context, st Store) (int, error) {
-	envs, err := st.WaitingUsageEnvironments(ctx, waitingEnvironments)
-	if err != nil {
-		return 0, err
-	}
 	total := 0
-	for _, env := range envs {
-		for {
+	for ctx.Err() == nil {
+		envs, err := st.WaitingUsageEnvironments(ctx, waitingEnvironments)
+		if err != nil {
+			return total, err
+		}
+		took := 0
+		var errs []error
+		for _, env := range envs {
 			n, err := st.ConsumeUsage(ctx, env, ConsumeRows, apply)
 			if err != nil {
-				return total, err
+				errs = append(errs, fmt.Errorf("environment %s: %w", env, err))
 			}
-			total += n
-			if n == 0 || ctx.Err() != nil {
-				break
-			}
+			took += n
+		}
+		total += took
+		if len(errs) > 0 || took == 0 {
+			return total, errors.Join(errs...)
 		}
 	}
 	return total, nil

@@ -101,9 +101,6 @@ func parseGroups(text string) []*string {
 	return vals
 }
 
-// maxGroupBy is the most group_by keys a meter has (CONTRACT §18).
-const maxGroupBy = 3
-
 // rowDims reads the metadata values meters need from a transaction's rows: each row is
 // scanned once for every key any meter reads, and equal values share one canonical text
 // and one group key, so that a hundred thousand rows cost a scan each, not a decode and
@@ -119,7 +116,7 @@ type rowDims struct {
 // groupKey is a group's values and how many keys the meter groups by: [eu, nil] of two
 // keys is `["eu",null]`, of one `["eu"]`.
 type groupKey struct {
-	vals [maxGroupBy]*string
+	vals [MaxGroupBy]*string
 	n    int
 }
 
@@ -164,8 +161,8 @@ func (d *rowDims) value(i int, key string) *string {
 }
 
 // group is row i's group for keys: its values and their kept key (groupsText).
-func (d *rowDims) group(i int, keys []string) ([maxGroupBy]*string, string) {
-	var vals [maxGroupBy]*string
+func (d *rowDims) group(i int, keys []string) ([MaxGroupBy]*string, string) {
+	var vals [MaxGroupBy]*string
 	for j, k := range keys {
 		vals[j] = d.value(i, k)
 	}

@@ -20,6 +20,7 @@ type Store interface {
 	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
 	UpdateMeterDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
 	DeleteMeter(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error)
+	PurgeMeterFigures(ctx context.Context, meterID string) error
 	WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error)
 	ConsumeUsage(ctx context.Context, envID string, maxRows int, apply store.MeterApply) (int, error)
 	BackfillMeterPage(ctx context.Context, meterID string, maxRows int, now time.Time, apply store.MeterApply) (done bool, rows int, err error)
@@ -100,7 +101,16 @@ func (s *Service) SetDescription(ctx context.Context, env store.Env, key, descri
 	return s.Store.UpdateMeterDescription(ctx, env, key, description, now, reply)
 }
 
-// Delete stops a meter and removes its figures.
+// Delete stops a meter and removes its figures: the meter at once, its figures right
+// after (store.DeleteMeter says why apart). A purge that fails leaves rows nothing reads;
+// the meter is deleted all the same.
 func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
-	return s.Store.DeleteMeter(ctx, env, key, reply)
+	m, err := s.Store.DeleteMeter(ctx, env, key, reply)
+	if err != nil {
+		return m, err
+	}
+	if err := s.Store.PurgeMeterFigures(context.WithoutCancel(ctx), m.ID); err != nil {
+		s.log().Warn("deleted meter's figures not purged; they are never read", "meter_id", m.ID, "err", err)
+	}
+	return m, nil
 }

@@ -34,3 +34,14 @@ func (s *Store) TestCount(ctx context.Context, sql string, args ...any) (int64, 
 	err := s.db.WithContext(ctx).Raw(sql, args...).Scan(&n).Error
 	return n, err
 }
+
+// MigrateBelow applies the real migrations below version only.
+func (s *Store) MigrateBelow(ctx context.Context, version int) ([]string, error) {
+	var list []migration
+	for _, m := range migrations {
+		if m.version < version {
+			list = append(list, m)
+		}
+	}
+	return s.migrate(ctx, list)
+}

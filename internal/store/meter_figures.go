@@ -48,7 +48,7 @@ type UsageRow struct {
 // MeterApply counts rows (of batches nobody counted into these meters yet) into meters.
 type MeterApply func(tx *MeterTx, meters []models.Meter, rows []UsageRow) error
 
-// lookupChunk bounds the keys of one lookup statement.
+// lookupChunk bounds the rows of one SQLite write statement (its parameter limit).
 const lookupChunk = 500
 
 // Figures reads the kept figures of meterID with the given keys (missing ones are absent).
@@ -246,10 +246,12 @@ func meterRows(tx *gorm.DB, envID string, seqs []int64, meters []models.Meter) (
 	return rows, nil
 }
 
-// WaitingUsageEnvironments lists environments with batches the consumer has not taken.
+// WaitingUsageEnvironments lists environments with batches the consumer has not taken,
+// the one waiting longest first (served by usage_batches_waiting, which holds only them).
 func (s *Store) WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error) {
 	var ids []string
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT environment_id FROM usage_batches WHERE gen IS NULL LIMIT ?`, limit).
+	err := s.db.WithContext(ctx).Raw(`SELECT environment_id FROM usage_batches WHERE gen IS NULL
+		GROUP BY environment_id ORDER BY MIN(seq) LIMIT ?`, limit).
 		Scan(&ids).Error
 	if err != nil {
 		return nil, fmt.Errorf("environments with waiting usage: %w", err)
@@ -268,39 +270,45 @@ func (s *Store) ConsumeUsage(ctx context.Context, envID string, maxRows int, app
 		if err != nil || gen < 0 {
 			return err
 		}
-		var waiting []waitingBatch
-		if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT 1000`,
-			envID).Scan(&waiting).Error; err != nil {
-			return fmt.Errorf("waiting usage batches: %w", err)
-		}
-		if len(waiting) == 0 {
-			return nil
-		}
-		seqs := takeRows(waiting, maxRows)
-		var meters []models.Meter
-		if err := tx.Where("environment_id = ?", envID).Find(&meters).Error; err != nil {
-			return fmt.Errorf("meters: %w", err)
-		}
-		if len(meters) > 0 {
-			rows, err := meterRows(tx, envID, seqs, meters)
-			if err != nil {
-				return err
-			}
-			if err := apply(&MeterTx{db: tx, dialect: s.dialect}, meters, rows); err != nil {
-				return err
-			}
-		}
-		gen++
-		if err := tx.Exec(`UPDATE usage_cursors SET gen = ? WHERE environment_id = ?`, gen, envID).Error; err != nil {
-			return fmt.Errorf("advance usage cursor: %w", err)
-		}
-		if err := tx.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, gen, seqs).Error; err != nil {
-			return fmt.Errorf("stamp usage batches: %w", err)
-		}
-		took = len(seqs)
-		return nil
+		took, err = s.consumeLocked(tx, envID, gen, maxRows, apply)
+		return err
 	})
 	return took, err
+}
+
+// consumeLocked is ConsumeUsage's work in tx, which holds the environment's usage cursor
+// at generation gen.
+func (s *Store) consumeLocked(tx *gorm.DB, envID string, gen int64, maxRows int, apply MeterApply) (int, error) {
+	var waiting []waitingBatch
+	if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT 1000`,
+		envID).Scan(&waiting).Error; err != nil {
+		return 0, fmt.Errorf("waiting usage batches: %w", err)
+	}
+	if len(waiting) == 0 {
+		return 0, nil
+	}
+	seqs := takeRows(waiting, maxRows)
+	var meters []models.Meter
+	if err := tx.Where("environment_id = ?", envID).Find(&meters).Error; err != nil {
+		return 0, fmt.Errorf("meters: %w", err)
+	}
+	if len(meters) > 0 {
+		rows, err := meterRows(tx, envID, seqs, meters)
+		if err != nil {
+			return 0, err
+		}
+		if err := apply(&MeterTx{db: tx, dialect: s.dialect}, meters, rows); err != nil {
+			return 0, err
+		}
+	}
+	gen++
+	if err := tx.Exec(`UPDATE usage_cursors SET gen = ? WHERE environment_id = ?`, gen, envID).Error; err != nil {
+		return 0, fmt.Errorf("advance usage cursor: %w", err)
+	}
+	if err := tx.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, gen, seqs).Error; err != nil {
+		return 0, fmt.Errorf("stamp usage batches: %w", err)
+	}
+	return len(seqs), nil
 }
 
 // BackfillMeterPage counts the meter's next page of backfill batches (about maxRows
@@ -314,7 +322,8 @@ func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows i
 		if err := tx.Where("id = ?", meterID).Take(&m).Error; err != nil {
 			return notFound(err, "meter "+meterID)
 		}
-		if _, err := s.lockUsageCursor(tx, m.EnvironmentID, false); err != nil {
+		gen, err := s.lockUsageCursor(tx, m.EnvironmentID, false)
+		if err != nil {
 			return err
 		}
 		if err := tx.Where("id = ?", meterID).Take(&m).Error; err != nil { // as of the lock
@@ -324,16 +333,22 @@ func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows i
 			done = true
 			return nil
 		}
+		// Pages wait for the lock where the consumer skips it: back-to-back pages of
+		// several backfills would keep it from the consumer, and as_of would stand still
+		// for every meter of the environment. So a page also does the consumer's work.
+		if _, err := s.consumeLocked(tx, m.EnvironmentID, gen, maxRows, apply); err != nil {
+			return err
+		}
 		var batches []waitingBatch
 		if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches
 			WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT 1000`,
 			m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&batches).Error; err != nil {
 			return fmt.Errorf("backfill batches: %w", err)
 		}
-		now = now.UTC().Truncate(time.Microsecond)
 		if len(batches) == 0 {
 			done = true
-			return tx.Exec(`UPDATE meters SET status = ?, updated_at = ? WHERE id = ?`, models.MeterReady, now, m.ID).Error
+			return tx.Exec(`UPDATE meters SET status = ?, updated_at = ? WHERE id = ?`,
+				models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
 		}
 		seqs := takeRows(batches, maxRows)
 		got, err := meterRows(tx, m.EnvironmentID, seqs, []models.Meter{m})
@@ -344,7 +359,8 @@ func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows i
 			return err
 		}
 		rows = len(got)
-		return tx.Exec(`UPDATE meters SET backfill_seq = ?, updated_at = ? WHERE id = ?`, seqs[len(seqs)-1], now, m.ID).Error
+		// Progress only: updated_at says when the meter's object last changed (ready).
+		return tx.Exec(`UPDATE meters SET backfill_seq = ? WHERE id = ?`, seqs[len(seqs)-1], m.ID).Error
 	})
 	return done, rows, err
 }
@@ -438,7 +454,9 @@ func scanMembers(rows *sql.Rows, err error) ([]models.MeterMember, error) {
 const usageRowColumns = `id, batch_seq, account_id, product, metric_name, metric_value, metadata, timestamp`
 
 // scanUsageRows reads usage rows by hand (the consumer reads tens of thousands at once).
-// metric_value is read as text: exact, whatever the dialect's type.
+// metric_value is read as text: exact on PostgreSQL (NUMERIC); SQLite's NUMERIC affinity
+// stores what it can as an integer or a float, so it keeps 15–17 significant digits
+// (docs/meters.md).
 func scanUsageRows(rows *sql.Rows, err error) ([]UsageRow, error) {
 	if err != nil {
 		return nil, err

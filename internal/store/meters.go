@@ -57,8 +57,6 @@ CREATE TABLE usage_cursors (
 	environment_id TEXT PRIMARY KEY REFERENCES environments(id),
 	gen BIGINT NOT NULL
 );
-ALTER TABLE usage_batches ADD COLUMN gen BIGINT;
-UPDATE usage_batches SET gen = 0;
 CREATE TABLE meter_figures (
 	meter_id TEXT NOT NULL,
 	kind TEXT NOT NULL,
@@ -85,11 +83,20 @@ CREATE TABLE meter_members (
 	minutes TEXT NOT NULL,
 	PRIMARY KEY (meter_id, account_id, groups, member, day)
 )`})
+	// usage_batches.gen: batches stored before meters existed read 0 (taken, by no
+	// meter: a meter's backfill counts them); new batches are NULL (waiting). On
+	// PostgreSQL both steps change only the catalog: no rewrite of a large, live table
+	// under an exclusive lock.
+	register(migration{version: 85, name: "usage_batches_gen", sql: `
+ALTER TABLE usage_batches ADD COLUMN gen BIGINT DEFAULT 0;
+ALTER TABLE usage_batches ALTER COLUMN gen DROP DEFAULT`, sqlite: `
+ALTER TABLE usage_batches ADD COLUMN gen BIGINT;
+UPDATE usage_batches SET gen = 0`})
 	// The consumer finds waiting batches through usage_batches_waiting (small: it holds
 	// only what the consumer has not taken yet), a backfill pages an environment's batches
 	// through usage_batches_env_seq, and both read a batch's rows through
 	// usage_events_batch. Built concurrently: usage_events is large and live.
-	register(migration{version: 85, name: "meter_consumer_indexes", noTx: true, sql: `
+	register(migration{version: 86, name: "meter_consumer_indexes", noTx: true, sql: `
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_waiting ON usage_batches (environment_id, seq) WHERE gen IS NULL;
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_env_seq ON usage_batches (environment_id, seq);
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_events_batch ON usage_events (batch_seq)`})
@@ -158,8 +165,8 @@ func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now ti
 
 // lockUsageCursor creates the environment's cursor row if it has none and locks it
 // until tx ends (SQLite's write transaction is exclusive), returning its generation.
-// skipLocked returns ok=false at once, instead of waiting, when another transaction
-// holds it (gen is then -1).
+// With skipLocked, PostgreSQL returns gen -1 at once, instead of waiting, when another
+// transaction holds it; SQLite waits for the write lock (up to its busy timeout) either way.
 func (s *Store) lockUsageCursor(tx *gorm.DB, envID string, skipLocked bool) (int64, error) {
 	if err := tx.Exec(`INSERT INTO usage_cursors (environment_id, gen) VALUES (?, 0) ON CONFLICT (environment_id) DO NOTHING`,
 		envID).Error; err != nil {
@@ -229,8 +236,11 @@ func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, descri
 	return m, err
 }
 
-// DeleteMeter removes a meter and its figures, under the usage cursor lock so that no
-// consumer or backfill page in flight writes figures for it afterwards.
+// DeleteMeter removes a meter, under the usage cursor lock, so that no consumer or
+// backfill page in flight writes figures for it afterwards (both read the meters once
+// they hold the lock). Its figures stay for PurgeMeterFigures, which runs without the
+// lock: a large meter's purge never holds the environment's consumer back, and rows of a
+// meter id nothing reads any more are only space until it has run.
 func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Reply[models.Meter]) (models.Meter, error) {
 	var m models.Meter
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -240,17 +250,22 @@ func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Repl
 		if err := scope(tx, env).Where("key = ?", key).Take(&m).Error; err != nil {
 			return notFound(err, "meter "+key)
 		}
-		for _, table := range []string{"meter_figures", "meter_members"} {
-			if err := tx.Exec("DELETE FROM "+table+" WHERE meter_id = ?", m.ID).Error; err != nil {
-				return fmt.Errorf("delete meter figures: %w", err)
-			}
-		}
 		if err := tx.Exec("DELETE FROM meters WHERE id = ?", m.ID).Error; err != nil {
 			return fmt.Errorf("delete meter: %w", err)
 		}
 		return reply.keepIn(tx, m)
 	})
 	return m, err
+}
+
+// PurgeMeterFigures removes the figures of a deleted meter.
+func (s *Store) PurgeMeterFigures(ctx context.Context, meterID string) error {
+	for _, table := range []string{"meter_figures", "meter_members"} {
+		if err := s.db.WithContext(ctx).Exec("DELETE FROM "+table+" WHERE meter_id = ?", meterID).Error; err != nil {
+			return fmt.Errorf("purge figures of meter %s: %w", meterID, err)
+		}
+	}
+	return nil
 }
 
 // UnstartedBackfills lists backfilling meters created before before whose MeterBackfill

@@ -26,6 +26,9 @@ type migration struct {
 	// EXISTS), and an index a failed concurrent build left INVALID is dropped before its
 	// statement is retried. SQLite has no such limit: there it runs in a transaction.
 	noTx bool
+	// sqlite, when set, is what SQLite runs instead of sql: for a change PostgreSQL makes
+	// in a way SQLite lacks (ALTER COLUMN).
+	sqlite string
 }
 
 var dialectTypes = map[string]*strings.Replacer{
@@ -112,7 +115,11 @@ const lockPoll = 100 * time.Millisecond
 // apply runs one migration and records its version; false when another migrator
 // recorded it first.
 func (s *Store) apply(conn *gorm.DB, m migration) (bool, error) {
-	stmts := splitStatements(dialectTypes[s.dialect].Replace(m.sql))
+	text := m.sql
+	if s.dialect == "sqlite" && m.sqlite != "" {
+		text = m.sqlite
+	}
+	stmts := splitStatements(dialectTypes[s.dialect].Replace(text))
 	if m.noTx && s.dialect == "postgres" {
 		for _, stmt := range stmts {
 			if err := dropInvalidIndex(conn, stmt); err != nil {
