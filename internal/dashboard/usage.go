@@ -15,9 +15,9 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// usageMaxRows bounds the figures one meter's chart reads: 30 days of up to 20,000
-// groups' daily figures a day would otherwise make one page load read without end. A
-// chart cut there says it is partial.
+// usageMaxRows bounds the daily figures one meter's chart reads (30 days × every group
+// of every account), so that a meter with many groups does not make a page load read
+// without end. A chart cut there says it is partial.
 const usageMaxRows = 20000
 
 // meterCard is one meter on the Usage page.
