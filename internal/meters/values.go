@@ -96,7 +96,16 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 		fq.From = after.WindowStart // earlier windows were on earlier pages
 	}
 	fq.From = windowStart(fq.From, fq.Kind) // a minute is read from its hour
-	fq.Limit = maxKeptRows + 1
+	if fq.Kind == q.Window && len(cols) == len(m.GroupBy) {
+		// Nothing to fold: each kept figure is one answer row, in the answer's order, so
+		// the database reads just the page (after the cursor, limit + 1 to know if more).
+		if after != nil {
+			fq.After = &store.FigureKey{WindowStart: after.WindowStart, AccountID: after.AccountID, Groups: after.Groups}
+		}
+		fq.Limit = q.Limit + 1
+	} else {
+		fq.Limit = maxKeptRows + 1
+	}
 	kept, err := s.Store.MeterFigures(ctx, fq)
 	if err != nil {
 		return ValuesPage{}, err

@@ -401,6 +401,9 @@ type FigureQuery struct {
 	AccountID string
 	Filters   map[int]string
 	Limit     int // at most this many figures; 0 = all
+	// After, when set, keeps the figures after it in the order figures come in: window
+	// start, then account and group compared bytewise (as Go compares strings).
+	After *FigureKey
 }
 
 // MeterFigures reads the figures q selects, ordered by window start, account and group.
@@ -413,10 +416,20 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.Meter
 	for i, v := range q.Filters {
 		db = db.Where(fmt.Sprintf("g%d = ?", i+1), v)
 	}
+	// Bytewise, so that SQL's order and Go's agree: PostgreSQL's default collation orders
+	// text by language rules; SQLite's BINARY is bytewise already.
+	collate := ""
+	if s.dialect == "postgres" {
+		collate = ` COLLATE "C"`
+	}
+	if a := q.After; a != nil {
+		db = db.Where("window_start > ? OR (window_start = ? AND (account_id"+collate+" > ? OR (account_id = ? AND groups"+collate+" > ?)))",
+			a.WindowStart, a.WindowStart, a.AccountID, a.AccountID, a.Groups)
+	}
 	if q.Limit > 0 {
 		db = db.Limit(q.Limit)
 	}
-	return scanFigures(db.Order("window_start, account_id, groups").Rows())
+	return scanFigures(db.Order("window_start, account_id" + collate + ", groups" + collate).Rows())
 }
 
 // MeterRows reads every stored usage row of an environment with the given metric name:

@@ -241,6 +241,10 @@ func WaitAsOf(t testing.TB, values Values, key string, after time.Time, bound ti
 	}
 }
 
+// PageLimit is the limit of Check's values queries: a test of few rows lowers it, so that
+// its answers take many pages.
+var PageLimit = meters.MaxLimit
+
 // Check compares every value of m at every window size (Ranges around now), with its
 // group_by, without, and by its first key alone, with and without a filter on that key,
 // with meters.Reference over rows, and says how many values it compared. Every values
@@ -272,7 +276,7 @@ func Check(t testing.TB, values Values, m models.Meter, rows []store.UsageRow, n
 		}
 		for _, gb := range subsets {
 			for _, f := range filters {
-				q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Filters: f, Limit: meters.MaxLimit}
+				q := meters.ValuesQuery{From: r[0], To: r[1], Window: window, GroupBy: gb, Filters: f, Limit: PageLimit}
 				got := allValues(t, values, m.Key, q, asOf)
 				want, err := meters.Reference(m, rows, window, r[0], r[1], gb, f)
 				if err != nil {
