@@ -62,16 +62,17 @@ func (f *figure) combine(agg string, o *figure) {
 	}
 }
 
-// one is the figure of a single count.
-func one() figure {
+// unit is the figure of a single count, parsed once: count meters fold it for every row.
+// Copies share its digits safely, since combining never changes a value in place.
+var unit = func() figure {
 	d, _ := usage.ParseStored("1")
 	return figure{value: d, has: true}
-}
+}()
 
 // rowFigure is a usage row's own figure under agg.
 func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 	if agg == models.AggCount {
-		return one(), nil
+		return unit, nil
 	}
 	v, err := usage.ParseStored(r.MetricValue)
 	if err != nil {
@@ -386,7 +387,6 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *r
 		known[k][mm.Day.UTC().Unix()] = parseMinutes(mm.Minutes)
 	}
 	counts := newPending(m)
-	unit := one()
 	var changed []models.MeterMember
 	for _, k := range keys {
 		days := known[k]

@@ -66,8 +66,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		case models.AggSum:
 			a.sum = a.sum.Add(&v)
 		case models.AggCount:
-			o := one()
-			a.sum = a.sum.Add(&o.value)
+			a.sum = a.sum.Add(&unit.value)
 		case models.AggMax:
 			if !a.has || v.Cmp(&a.sum) > 0 {
 				a.sum = v
