@@ -62,13 +62,12 @@ type MeterFigure struct {
 	LatestID    string
 }
 
-// MeterMember is a distinct value a unique_count meter saw on one day, for one account
-// and group, with the minutes of the day (0..1439, ascending) it was seen in.
-type MeterMember struct {
-	MeterID   string
-	AccountID string
-	Groups    string
-	Member    string
-	Day       time.Time
-	Minutes   string // comma-separated minutes of the day, ascending
+// MeterMemberDay is a distinct value a unique_count meter saw on one day, for one series
+// (account and group), with the minutes of the day (0..1439, ascending) it was seen in.
+// Series and value are numbers (meter_series, meter_values), which are cheaper to key.
+type MeterMemberDay struct {
+	Series  int64
+	Member  int64
+	Day     int32  // days since 1970-01-01 UTC
+	Minutes string // comma-separated minutes of the day, ascending
 }

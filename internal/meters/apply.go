@@ -332,16 +332,23 @@ type seen struct {
 	minute int
 }
 
+// secondsPerDay turns a UTC day's Unix seconds into the day number meter_member_days keeps.
+const secondsPerDay = 24 * 60 * 60
+
 // memberDays is what is kept of one distinct value: its days, each with its minutes.
 type memberDays map[int64][]int // day (Unix seconds) → minutes of the day, ascending
 
 // applyUnique counts rows into a unique_count meter. A value is new to a window when no
 // minute of that window saw it yet; the minutes it was seen in are kept per day
-// (meter_members), so a sighting is new to its minute, hour, day, ISO week and month
+// (meter_member_days), so a sighting is new to its minute, hour, day, ISO week and month
 // exactly when those minutes say so, in whatever order rows come.
 func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
-	sightings := map[store.MemberKey][]seen{}
-	var keys []store.MemberKey
+	type valueKey struct { // a distinct value in a series, by text
+		series store.SeriesKey
+		value  string
+	}
+	sightings := map[valueKey][]seen{}
+	var keys []valueKey
 	groupVals := map[string][MaxGroupBy]*string{}
 	var from, to time.Time
 	for i := range rows {
@@ -349,13 +356,13 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *r
 		if !matches(m, r) {
 			continue
 		}
-		member := d.value(i, m.ValueKey)
-		if member == nil {
+		value := d.value(i, m.ValueKey)
+		if value == nil {
 			continue // a row without a usable value is not counted (CONTRACT §18)
 		}
 		vals, groups := d.group(i, m.GroupBy)
 		groupVals[groups] = vals
-		k := store.MemberKey{AccountID: r.AccountID, Groups: groups, Member: *member}
+		k := valueKey{store.SeriesKey{AccountID: r.AccountID, Groups: groups}, *value}
 		if _, ok := sightings[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -374,47 +381,85 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *r
 	if len(keys) == 0 {
 		return nil
 	}
-	kept, err := tx.Members(m.ID, keys, from, to)
+	ids, err := memberKeys(tx, m, len(keys), func(i int) (store.SeriesKey, string) { return keys[i].series, keys[i].value })
+	if err != nil {
+		return err
+	}
+	kept, err := tx.MemberDays(ids, int32(from.Unix()/secondsPerDay), int32(to.Unix()/secondsPerDay))
 	if err != nil {
 		return err
 	}
 	known := make(map[store.MemberKey]memberDays, len(keys))
-	for _, mm := range kept {
-		k := store.MemberKey{AccountID: mm.AccountID, Groups: mm.Groups, Member: mm.Member}
+	for _, md := range kept {
+		k := store.MemberKey{Series: md.Series, Member: md.Member}
 		if known[k] == nil {
 			known[k] = memberDays{}
 		}
-		known[k][mm.Day.UTC().Unix()] = parseMinutes(mm.Minutes)
+		known[k][int64(md.Day)*secondsPerDay] = parseMinutes(md.Minutes)
 	}
 	counts := newPending(m)
-	var changed []models.MeterMember
-	for _, k := range keys {
-		days := known[k]
+	var changed []models.MeterMemberDay
+	for i, k := range keys {
+		days := known[ids[i]]
 		if days == nil {
 			days = memberDays{}
 		}
+		acct, groups := k.series.AccountID, k.series.Groups
 		touched := map[int64]bool{}
 		for _, s := range sightings[k] {
 			at := s.day.Add(time.Duration(s.minute) * time.Minute)
 			for _, kind := range days.newTo(s) {
 				if kind == WindowMinute {
-					counts.addMinute(at, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+					counts.addMinute(at, acct, groups, groupVals[groups], &unit)
 				} else {
-					counts.add(kind, at, k.AccountID, k.Groups, groupVals[k.Groups], &unit)
+					counts.add(kind, at, acct, groups, groupVals[groups], &unit)
 				}
 			}
 			days.see(s)
 			touched[s.day.Unix()] = true
 		}
 		for day := range touched {
-			changed = append(changed, models.MeterMember{MeterID: m.ID, AccountID: k.AccountID, Groups: k.Groups,
-				Member: k.Member, Day: time.Unix(day, 0).UTC(), Minutes: formatMinutes(days[day])})
+			changed = append(changed, models.MeterMemberDay{Series: ids[i].Series, Member: ids[i].Member,
+				Day: int32(day / secondsPerDay), Minutes: formatMinutes(days[day])})
 		}
 	}
-	if err := tx.SaveMembers(changed); err != nil {
+	if err := tx.SaveMemberDays(changed); err != nil {
 		return err
 	}
 	return counts.save(tx)
+}
+
+// memberKeys numbers n distinct values (key(i) is the i-th's series and text) by their
+// series and value numbers.
+func memberKeys(tx *store.MeterTx, m *models.Meter, n int, key func(i int) (store.SeriesKey, string)) ([]store.MemberKey, error) {
+	seriesAt, valueAt := map[store.SeriesKey]int{}, map[string]int{}
+	var series []store.SeriesKey
+	var values []string
+	for i := range n {
+		s, v := key(i)
+		if _, ok := seriesAt[s]; !ok {
+			seriesAt[s] = len(series)
+			series = append(series, s)
+		}
+		if _, ok := valueAt[v]; !ok {
+			valueAt[v] = len(values)
+			values = append(values, v)
+		}
+	}
+	seriesIDs, err := tx.SeriesIDs(m.ID, series)
+	if err != nil {
+		return nil, err
+	}
+	valueIDs, err := tx.ValueIDs(m.ID, values)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.MemberKey, n)
+	for i := range n {
+		s, v := key(i)
+		out[i] = store.MemberKey{Series: seriesIDs[seriesAt[s]], Member: valueIDs[valueAt[v]]}
+	}
+	return out, nil
 }
 
 // newTo lists the windows the sighting s is the value's first in (none if its minute

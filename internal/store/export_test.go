@@ -183,3 +183,8 @@ func (c *sqlCapture) Error(context.Context, string, ...any)    {}
 func (c *sqlCapture) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
 	c.last, _ = fc()
 }
+
+// ScanForTest scans the rows of a query into dest.
+func (s *Store) ScanForTest(ctx context.Context, dest any, sql string, args ...any) error {
+	return s.db.WithContext(ctx).Raw(sql, args...).Scan(dest).Error
+}

@@ -29,8 +29,10 @@ import (
 //   - meter_figures keeps each window's figure per account and group: hour (with each of
 //     its minutes' figures in slots, so that a transaction writes one row per hour, not
 //     one per minute) and day for every aggregation (week and month add up days), week
-//     and month too for unique_count, whose distinct values do not add up. meter_members keeps a
-//     unique_count meter's distinct values per day with the minutes they were seen in.
+//     and month too for unique_count, whose distinct values do not add up. meter_member_days
+//     keeps a unique_count meter's distinct values per day with the minutes they were seen
+//     in, by number: meter_series numbers (meter, account, group), meter_values (meter,
+//     value).
 func init() {
 	register(migration{version: 84, name: "meters", sql: `
 CREATE TABLE meters (
@@ -108,6 +110,70 @@ ALTER TABLE meter_members SET (fillfactor = 70)`, sqlite: `SELECT 1`})
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_waiting ON usage_batches (environment_id, seq) WHERE gen IS NULL;
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_env_seq ON usage_batches (environment_id, seq);
 CREATE INDEX {{concurrently}} IF NOT EXISTS usage_events_batch ON usage_events (batch_seq)`})
+	// unique_count members keyed by numbers, figures bytewise. The consumer probes and
+	// writes one member row per distinct value and day it sees: keyed by meter, account,
+	// group and value as text (and by PostgreSQL's default collation, whose every
+	// comparison goes through strcoll, even under C.UTF-8), each cost 4.2 µs to probe and
+	// 9.7 µs to upsert beside 270,000 kept rows; keyed by a series number (meter_series:
+	// meter, account, group) and a value number (meter_values, one per meter and distinct
+	// value), 1.6 and 3.9 µs. Figures keep their text keys, bytewise like Go's order of
+	// strings, so the values query's order is its primary key's.
+	register(migration{version: 88, name: "meter_member_days", sql: `
+ALTER TABLE meter_figures ALTER COLUMN meter_id TYPE TEXT COLLATE "C", ALTER COLUMN kind TYPE TEXT COLLATE "C",
+	ALTER COLUMN account_id TYPE TEXT COLLATE "C", ALTER COLUMN groups TYPE TEXT COLLATE "C",
+	ALTER COLUMN g1 TYPE TEXT COLLATE "C", ALTER COLUMN g2 TYPE TEXT COLLATE "C", ALTER COLUMN g3 TYPE TEXT COLLATE "C";
+CREATE TABLE meter_series (
+	id BIGSERIAL PRIMARY KEY,
+	meter_id TEXT COLLATE "C" NOT NULL,
+	account_id TEXT COLLATE "C" NOT NULL,
+	groups TEXT COLLATE "C" NOT NULL,
+	UNIQUE (meter_id, account_id, groups)
+);
+CREATE TABLE meter_values (
+	id BIGSERIAL PRIMARY KEY,
+	meter_id TEXT COLLATE "C" NOT NULL,
+	value TEXT COLLATE "C" NOT NULL,
+	UNIQUE (meter_id, value)
+);
+CREATE TABLE meter_member_days (
+	series BIGINT NOT NULL,
+	member BIGINT NOT NULL,
+	day INTEGER NOT NULL,
+	minutes TEXT NOT NULL,
+	PRIMARY KEY (series, member, day)
+) WITH (fillfactor = 70);
+INSERT INTO meter_series (meter_id, account_id, groups) SELECT DISTINCT meter_id, account_id, groups FROM meter_members;
+INSERT INTO meter_values (meter_id, value) SELECT DISTINCT meter_id, member FROM meter_members;
+INSERT INTO meter_member_days SELECT s.id, v.id, (EXTRACT(EPOCH FROM m.day) / 86400)::INTEGER, m.minutes FROM meter_members m
+	JOIN meter_series s ON s.meter_id = m.meter_id AND s.account_id = m.account_id AND s.groups = m.groups
+	JOIN meter_values v ON v.meter_id = m.meter_id AND v.value = m.member;
+DROP TABLE meter_members`, sqlite: `
+CREATE TABLE meter_series (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	meter_id TEXT NOT NULL,
+	account_id TEXT NOT NULL,
+	groups TEXT NOT NULL,
+	UNIQUE (meter_id, account_id, groups)
+);
+CREATE TABLE meter_values (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	meter_id TEXT NOT NULL,
+	value TEXT NOT NULL,
+	UNIQUE (meter_id, value)
+);
+CREATE TABLE meter_member_days (
+	series BIGINT NOT NULL,
+	member BIGINT NOT NULL,
+	day INTEGER NOT NULL,
+	minutes TEXT NOT NULL,
+	PRIMARY KEY (series, member, day)
+);
+INSERT INTO meter_series (meter_id, account_id, groups) SELECT DISTINCT meter_id, account_id, groups FROM meter_members;
+INSERT INTO meter_values (meter_id, value) SELECT DISTINCT meter_id, member FROM meter_members;
+INSERT INTO meter_member_days SELECT s.id, v.id, CAST(unixepoch(m.day) AS INTEGER) / 86400, m.minutes FROM meter_members m
+	JOIN meter_series s ON s.meter_id = m.meter_id AND s.account_id = m.account_id AND s.groups = m.groups
+	JOIN meter_values v ON v.meter_id = m.meter_id AND v.value = m.member;
+DROP TABLE meter_members`})
 }
 
 // MaxMeters is how many meters an environment may have (CONTRACT §18).
@@ -268,8 +334,15 @@ func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Repl
 
 // PurgeMeterFigures removes the figures of a deleted meter.
 func (s *Store) PurgeMeterFigures(ctx context.Context, meterID string) error {
-	for _, table := range []string{"meter_figures", "meter_members"} {
-		if err := s.db.WithContext(ctx).Exec("DELETE FROM "+table+" WHERE meter_id = ?", meterID).Error; err != nil {
+	// Member days before the series that number them: a purge cut short leaves no member
+	// day whose series is gone.
+	for _, stmt := range []string{
+		"DELETE FROM meter_member_days WHERE series IN (SELECT id FROM meter_series WHERE meter_id = ?)",
+		"DELETE FROM meter_series WHERE meter_id = ?",
+		"DELETE FROM meter_values WHERE meter_id = ?",
+		"DELETE FROM meter_figures WHERE meter_id = ?",
+	} {
+		if err := s.db.WithContext(ctx).Exec(stmt, meterID).Error; err != nil {
 			return fmt.Errorf("purge figures of meter %s: %w", meterID, err)
 		}
 	}

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,13 +97,72 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, want := range []int64{0, 1} {
-				// One day figure and one member day per meter: one row of one value.
-				for _, table := range []string{"meter_figures WHERE kind = 'day' AND", "meter_members WHERE"} {
-					n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM `+table+` meter_id = ?`, ids[i])
+				// One day figure, series, value and member day per meter: one row of one value.
+				for _, table := range []string{"meter_figures WHERE kind = 'day' AND meter_id = ?", "meter_series WHERE meter_id = ?",
+					"meter_values WHERE meter_id = ?"} {
+					n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM `+table, ids[i])
 					if err != nil || n != want {
 						t.Fatalf("meter %d: %d rows in %s (err %v), want %d", i, n, table, err, want)
 					}
 				}
+			}
+			// Member days are keyed by series number: the kept meter's one is all that is left.
+			if n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_member_days`); err != nil || n != 1 {
+				t.Fatalf("%d member days (err %v), want the kept meter's 1", n, err)
+			}
+		})
+	}
+}
+
+// TestMigrateMemberDays: the distinct values of unique_count meters kept before members
+// were numbered (meter_members, one text key per value and day) migrate to
+// meter_member_days, with their series and values numbered, on both databases.
+func TestMigrateMemberDays(t *testing.T) {
+	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "old.db")} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			if _, err := st.MigrateWithout(ctx, 88); err != nil {
+				t.Fatal(err)
+			}
+			day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+			for _, r := range []struct {
+				meter, acct, groups, member string
+				day                         time.Time
+				minutes                     string
+			}{
+				{"m1", "a", `"eu"`, "u1", day, "5,70"},
+				{"m1", "a", `"eu"`, "u1", day.AddDate(0, 0, 1), "0"},
+				{"m1", "a", `"eu"`, "u2", day, "5"},
+				{"m1", "b", `"eu"`, "u1", day, "9"},
+				{"m2", "a", `"eu"`, "u1", day, "1439"},
+			} {
+				if err := st.ExecForTest(ctx, `INSERT INTO meter_members (meter_id, account_id, groups, member, day, minutes) VALUES (?, ?, ?, ?, ?, ?)`,
+					r.meter, r.acct, r.groups, r.member, r.day, r.minutes); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if err := st.ScanForTest(ctx, &got, `SELECT s.meter_id || ' ' || s.account_id || ' ' || s.groups || ' ' || v.value || ' ' || d.day || ' ' || d.minutes
+				FROM meter_member_days d JOIN meter_series s ON s.id = d.series JOIN meter_values v ON v.id = d.member AND v.meter_id = s.meter_id
+				ORDER BY 1`); err != nil {
+				t.Fatal(err)
+			}
+			d := day.Unix() / 86400
+			want := []string{
+				fmt.Sprintf(`m1 a "eu" u1 %d 5,70`, d), fmt.Sprintf(`m1 a "eu" u1 %d 0`, d+1), fmt.Sprintf(`m1 a "eu" u2 %d 5`, d),
+				fmt.Sprintf(`m1 b "eu" u1 %d 9`, d), fmt.Sprintf(`m2 a "eu" u1 %d 1439`, d),
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("member days after the migration:\n%q\nwant\n%q", got, want)
 			}
 		})
 	}
