@@ -186,6 +186,8 @@ func (p *pending) addMinute(t time.Time, accountID, groups string, vals [MaxGrou
 
 // save merges the changes into the kept figures and writes them back, in the
 // transaction that holds the environment's usage cursor (so no other writes between).
+// An hour's minutes are merged as text: only the minutes this transaction changed are
+// decoded and encoded again, the others are copied as they were kept.
 func (p *pending) save(tx *store.MeterTx) error {
 	if len(p.keys) == 0 {
 		return nil
@@ -194,23 +196,33 @@ func (p *pending) save(tx *store.MeterTx) error {
 	if err != nil {
 		return err
 	}
+	slots := make(map[figKey]string, len(kept))
 	for i := range kept {
 		k := &kept[i]
-		old, err := fromKept(k, true)
+		key := figKey{k.Kind, k.WindowStart.UnixNano(), k.AccountID, k.Groups}
+		d := p.deltas[key]
+		if d == nil {
+			continue
+		}
+		old, err := fromKept(k, false)
 		if err != nil {
 			return err
 		}
-		key := figKey{k.Kind, k.WindowStart.UnixNano(), k.AccountID, k.Groups}
-		if d := p.deltas[key]; d != nil {
-			old.combine(p.meter.Aggregation, d)
-			*d = old
+		d.total.combine(p.meter.Aggregation, &old.total)
+		if slots[key], err = mergeSlots(p.meter.Aggregation, k.Slots, d.slots); err != nil {
+			return fmt.Errorf("kept figure of meter %s: %w", k.MeterID, err)
 		}
 	}
 	out := make([]models.MeterFigure, 0, len(p.keys))
 	for _, k := range p.keys {
-		w := p.deltas[keyOf(k)]
+		key := keyOf(k)
+		w := p.deltas[key]
+		text, ok := slots[key]
+		if !ok {
+			text = encodeSlots(w.slots)
+		}
 		mf := models.MeterFigure{MeterID: p.meter.ID, Kind: k.Kind, WindowStart: k.WindowStart, AccountID: k.AccountID,
-			Groups: k.Groups, Value: w.total.value.String(), Slots: encodeSlots(w.slots)}
+			Groups: k.Groups, Value: w.total.value.String(), Slots: text}
 		vals := p.groups[k.Groups]
 		mf.G1, mf.G2, mf.G3 = vals[0], vals[1], vals[2]
 		if p.meter.Aggregation == models.AggLatest {
@@ -222,21 +234,41 @@ func (p *pending) save(tx *store.MeterTx) error {
 	return tx.SaveFigures(out)
 }
 
-// encodeSlots writes an hour's minute figures: "minute=value" separated by ";", with
-// "|ts|seq|id" after the value when the figure orders by its latest row.
+// encodeSlots writes an hour's minute figures: "minute=value" separated by ";", ascending
+// by minute, with "|ts|seq|id" after the value when the figure orders by its latest row.
 func encodeSlots(slots map[int]*figure) string {
-	if len(slots) == 0 {
-		return ""
+	text, _ := mergeSlotsText(nil, slots, nil) // with nothing kept, nothing folds or fails
+	return text
+}
+
+// mergeSlots folds changed (this transaction's minute figures) into kept, encodeSlots'
+// text of the kept ones, decoding only the minutes both have.
+func mergeSlots(agg string, kept string, changed map[int]*figure) (string, error) {
+	if kept == "" {
+		return encodeSlots(changed), nil
 	}
-	minutes := make([]int, 0, len(slots))
-	for m := range slots {
+	return mergeSlotsText(strings.Split(kept, ";"), changed, func(part string, f *figure) error {
+		_, old, err := decodeSlot(part)
+		if err != nil {
+			return err
+		}
+		f.combine(agg, old)
+		return nil
+	})
+}
+
+// mergeSlotsText writes the kept minute parts (ascending) and the changed minutes in
+// minute order; for a minute in both, fold folds the kept part into the changed figure,
+// which is written in its place.
+func mergeSlotsText(kept []string, changed map[int]*figure, fold func(part string, f *figure) error) (string, error) {
+	minutes := make([]int, 0, len(changed))
+	for m := range changed {
 		minutes = append(minutes, m)
 	}
 	slices.Sort(minutes)
 	var sb strings.Builder
-	for i, m := range minutes {
-		f := slots[m]
-		if i > 0 {
+	put := func(m int, f *figure) {
+		if sb.Len() > 0 {
 			sb.WriteByte(';')
 		}
 		sb.WriteString(strconv.Itoa(m))
@@ -246,7 +278,33 @@ func encodeSlots(slots map[int]*figure) string {
 			fmt.Fprintf(&sb, "|%d|%d|%s", f.latestTS.UnixNano(), f.latestSeq, f.latestID)
 		}
 	}
-	return sb.String()
+	i := 0
+	for _, part := range kept {
+		head, _, _ := strings.Cut(part, "=")
+		m, err := strconv.Atoi(head)
+		if err != nil {
+			return "", fmt.Errorf("minute figure %q", part)
+		}
+		for ; i < len(minutes) && minutes[i] < m; i++ {
+			put(minutes[i], changed[minutes[i]])
+		}
+		if i < len(minutes) && minutes[i] == m {
+			if err := fold(part, changed[m]); err != nil {
+				return "", err
+			}
+			put(m, changed[m])
+			i++
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(';')
+		}
+		sb.WriteString(part)
+	}
+	for ; i < len(minutes); i++ {
+		put(minutes[i], changed[minutes[i]])
+	}
+	return sb.String(), nil
 }
 
 // decodeSlots reads encodeSlots' text.
@@ -256,28 +314,37 @@ func decodeSlots(text string) (map[int]*figure, error) {
 	}
 	slots := map[int]*figure{}
 	for _, part := range strings.Split(text, ";") {
-		m, rest, ok := strings.Cut(part, "=")
-		minute, err := strconv.Atoi(m)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("minute figure %q", part)
-		}
-		fields := strings.Split(rest, "|")
-		v, err := usage.ParseStored(fields[0])
+		minute, f, err := decodeSlot(part)
 		if err != nil {
-			return nil, fmt.Errorf("minute figure %q: %w", part, err)
-		}
-		f := &figure{value: v, has: true}
-		if len(fields) == 4 {
-			ns, err1 := strconv.ParseInt(fields[1], 10, 64)
-			seq, err2 := strconv.ParseInt(fields[2], 10, 64)
-			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("minute figure %q", part)
-			}
-			f.latestTS, f.latestSeq, f.latestID = time.Unix(0, ns).UTC(), seq, fields[3]
+			return nil, err
 		}
 		slots[minute] = f
 	}
 	return slots, nil
+}
+
+// decodeSlot reads one minute's part of encodeSlots' text.
+func decodeSlot(part string) (int, *figure, error) {
+	m, rest, ok := strings.Cut(part, "=")
+	minute, err := strconv.Atoi(m)
+	if !ok || err != nil {
+		return 0, nil, fmt.Errorf("minute figure %q", part)
+	}
+	fields := strings.Split(rest, "|")
+	v, err := usage.ParseStored(fields[0])
+	if err != nil {
+		return 0, nil, fmt.Errorf("minute figure %q: %w", part, err)
+	}
+	f := &figure{value: v, has: true}
+	if len(fields) == 4 {
+		ns, err1 := strconv.ParseInt(fields[1], 10, 64)
+		seq, err2 := strconv.ParseInt(fields[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, nil, fmt.Errorf("minute figure %q", part)
+		}
+		f.latestTS, f.latestSeq, f.latestID = time.Unix(0, ns).UTC(), seq, fields[3]
+	}
+	return minute, f, nil
 }
 
 // apply counts rows (of batches not yet counted into these meters) into meters: the

@@ -166,9 +166,10 @@ func (t *MeterTx) ValueIDs(meterID string, values []string) ([]int64, error) {
 }
 
 // number reads (and adds, for the missing ones) the ids of rows of table keyed by
-// meter_id and cols, whose values are in vals (one slice per column, same length). The
-// environment's usage cursor lock makes the transaction the meter's only writer, so a
-// key read missing is still missing when inserted.
+// meter_id and cols, whose values are in vals (one slice per column, same length). Every
+// writer of a meter's numbers (consumer transactions, backfill pages) holds the
+// environment's usage cursor lock, so a key read missing is still missing when inserted
+// (and the table's unique key would refuse a second number if it were not).
 func (t *MeterTx) number(meterID, table string, cols []string, vals ...[]string) ([]int64, error) {
 	n := len(vals[0])
 	ids := make([]int64, n)
@@ -198,8 +199,11 @@ func (t *MeterTx) number(meterID, table string, cols []string, vals ...[]string)
 			if len(got) == 0 {
 				err := t.db.Raw("INSERT INTO "+table+" (meter_id, "+strings.Join(cols, ", ")+") VALUES "+placeholders(1, len(args))+" RETURNING id",
 					args...).Scan(&got).Error
-				if err != nil || len(got) == 0 {
+				if err != nil {
 					return nil, fmt.Errorf("add %s: %w", table, err)
+				}
+				if len(got) == 0 {
+					return nil, fmt.Errorf("add %s: no id returned", table)
 				}
 			}
 			ids[i] = got[0]
@@ -216,7 +220,7 @@ func (t *MeterTx) number(meterID, table string, cols []string, vals ...[]string)
 	}
 	rows, err := t.db.Statement.ConnPool.QueryContext(t.db.Statement.Context, `SELECT k.i, t.id
 		FROM unnest(`+strings.Join(unnest, ", ")+`) WITH ORDINALITY AS k(`+strings.Join(names, ", ")+`, i),
-		LATERAL (SELECT id FROM `+table+` WHERE meter_id = $1 AND `+strings.Join(match, " AND ")+`) AS t`, args...)
+		LATERAL (SELECT id FROM `+table+` WHERE meter_id = $1 AND `+strings.Join(match, " AND ")+` LIMIT 1) AS t`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
