@@ -19,17 +19,18 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// seeded opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
-func bothDatabases(t *testing.T) map[string]struct {
+// database is a fresh migrated store with one environment.
+type database struct {
 	st  *store.Store
 	env store.Env
-} {
+	url string
+}
+
+// bothDatabases opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
+func bothDatabases(t *testing.T) map[string]database {
 	t.Helper()
 	ctx := context.Background()
-	out := map[string]struct {
-		st  *store.Store
-		env store.Env
-	}{}
+	out := map[string]database{}
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
 		st := testdb.Open(t, url)
 		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
@@ -40,10 +41,7 @@ func bothDatabases(t *testing.T) map[string]struct {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		out[name] = struct {
-			st  *store.Store
-			env store.Env
-		}{st, env}
+		out[name] = database{st, env, url}
 	}
 	return out
 }
@@ -116,7 +114,7 @@ func definitions() []meters.Definition {
 }
 
 // TestMetersMatchRawRows is the property of CONTRACT §18: concurrent clients send random
-// batches (with duplicate transaction ids) while the consumer runs and meters are created
+// batches (with duplicate transaction ids) while consumers run and meters are created
 // before, during and after; once as_of passes the last batch, every meter's every value,
 // at every window size, with and without group_by and filters, equals the figure computed
 // from the stored raw rows.
@@ -146,20 +144,24 @@ func TestMetersMatchRawRows(t *testing.T) {
 
 			stop := make(chan struct{})
 			var consumer sync.WaitGroup
-			consumer.Add(1)
-			go func() { // the consumer runs all along, as in a worker
-				defer consumer.Done()
-				for {
-					if _, err := meters.Consume(ctx, st); err != nil {
-						t.Errorf("consume: %v", err)
+			// The consumer runs all along, in two worker processes (two stores, each
+			// with its own figure cache), which take the environment in turns.
+			for i, cst := range []*store.Store{st, testdb.Open(t, db.url)} {
+				consumer.Add(1)
+				go func() {
+					defer consumer.Done()
+					for {
+						if _, err := meters.Consume(ctx, cst); err != nil {
+							t.Errorf("consume: %v", err)
+						}
+						select {
+						case <-stop:
+							return
+						case <-time.After(time.Duration(3+4*i) * time.Millisecond):
+						}
 					}
-					select {
-					case <-stop:
-						return
-					case <-time.After(5 * time.Millisecond):
-					}
-				}
-			}()
+				}()
+			}
 
 			const clients, batches = 4, 40
 			var wg sync.WaitGroup
@@ -230,6 +232,47 @@ func TestMetersMatchRawRows(t *testing.T) {
 					t.Fatalf("meter %s is %s after its backfill", m.Key, m.Status)
 				}
 				meterstest.Check(t, meterstest.ServiceValues(svc, env), m, rows, now, lastBatch)
+			}
+		})
+	}
+}
+
+// TestConsumersTakingTurns: two worker processes (two stores, each with its own figure
+// cache) consume the same environment in turns; every value still equals the raw rows'
+// figure, so neither counts on figures the other has rewritten since.
+func TestConsumersTakingTurns(t *testing.T) {
+	for name, db := range bothDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			svc := &meters.Service{Store: db.st}
+			now := time.Now().UTC()
+			defs := definitions()
+			for _, d := range defs {
+				if _, err := svc.Create(ctx, db.env, d, now, store.Reply[models.Meter]{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stores := []*store.Store{db.st, testdb.Open(t, db.url)}
+			r := rand.New(rand.NewPCG(3, 9))
+			for b := range 12 {
+				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := meters.Consume(ctx, stores[b%2]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range defs {
+				m, err := svc.Get(ctx, db.env, d.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				meterstest.Check(t, meterstest.ServiceValues(svc, db.env), m, rows, now, time.Now())
 			}
 		})
 	}

@@ -20,6 +20,35 @@ import (
 type MeterTx struct {
 	db      *gorm.DB
 	dialect string
+	envID   string
+	cursor  usageCursor
+	cache   *figureCache
+	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
+	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
+}
+
+// meterTx starts the meter work of tx, which holds envID's cursor.
+func (s *Store) meterTx(tx *gorm.DB, envID string, cursor usageCursor) *MeterTx {
+	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures,
+		view: s.figures.view(envID, cursor.Writes)}
+}
+
+// finish records, before the commit, that the transaction wrote figures.
+func (t *MeterTx) finish() error {
+	if len(t.wrote) == 0 {
+		return nil
+	}
+	if err := t.db.Exec(`UPDATE usage_cursors SET writes = writes + 1 WHERE environment_id = ?`, t.envID).Error; err != nil {
+		return fmt.Errorf("count meter figure writes: %w", err)
+	}
+	return nil
+}
+
+// committed keeps what the committed transaction wrote in the figure cache.
+func (t *MeterTx) committed() {
+	if len(t.wrote) > 0 {
+		t.cache.committed(t.envID, t.cursor.Writes, t.view, t.wrote)
+	}
 }
 
 // FigureKey names one kept figure of a meter.
@@ -60,6 +89,24 @@ const lookupChunk = 500
 
 // Figures reads the kept figures of meterID with the given keys (missing ones are absent).
 func (t *MeterTx) Figures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
+	var out []models.MeterFigure
+	var misses []FigureKey
+	for _, k := range keys {
+		id := idOf(meterID, k)
+		if f, ok := t.wrote[id]; ok {
+			out = append(out, f)
+		} else if f, ok := t.view[id]; ok {
+			out = append(out, f)
+		} else {
+			misses = append(misses, k)
+		}
+	}
+	got, err := t.readFigures(meterID, misses)
+	return append(out, got...), err
+}
+
+// readFigures is Figures from the database.
+func (t *MeterTx) readFigures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -117,6 +164,20 @@ func (t *MeterTx) SaveFigures(fs []models.MeterFigure) error {
 	if len(fs) == 0 {
 		return nil
 	}
+	if err := t.writeFigures(fs); err != nil {
+		return err
+	}
+	if t.wrote == nil {
+		t.wrote = make(map[figureID]models.MeterFigure, len(fs))
+	}
+	for _, f := range fs {
+		t.wrote[idOf(f.MeterID, FigureKey{Kind: f.Kind, WindowStart: f.WindowStart, AccountID: f.AccountID, Groups: f.Groups})] = f
+	}
+	return nil
+}
+
+// writeFigures is SaveFigures' database write.
+func (t *MeterTx) writeFigures(fs []models.MeterFigure) error {
 	if t.dialect == "postgres" {
 		n := len(fs)
 		kinds, accts, groups, vals, slots, ids := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -416,20 +477,28 @@ func (s *Store) WaitingUsageEnvironments(ctx context.Context, limit int) ([]stri
 // batches it took: 0 when none waits or another consumer holds the environment.
 func (s *Store) ConsumeUsage(ctx context.Context, envID string, maxRows int, apply MeterApply) (int, error) {
 	var took int
+	var mt *MeterTx
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		gen, err := s.lockUsageCursor(tx, envID, true)
-		if err != nil || gen < 0 {
+		cursor, err := s.lockCursor(tx, envID, true)
+		if err != nil || cursor.Gen < 0 {
 			return err
 		}
-		took, err = s.consumeLocked(tx, envID, gen, maxRows, apply)
-		return err
+		mt = s.meterTx(tx, envID, cursor)
+		if took, err = s.consumeLocked(mt, maxRows, apply); err != nil {
+			return err
+		}
+		return mt.finish()
 	})
+	if err == nil && mt != nil {
+		mt.committed()
+	}
 	return took, err
 }
 
-// consumeLocked is ConsumeUsage's work in tx, which holds the environment's usage cursor
-// at generation gen.
-func (s *Store) consumeLocked(tx *gorm.DB, envID string, gen int64, maxRows int, apply MeterApply) (int, error) {
+// consumeLocked is ConsumeUsage's work in mt, whose transaction holds the environment's
+// usage cursor.
+func (s *Store) consumeLocked(mt *MeterTx, maxRows int, apply MeterApply) (int, error) {
+	tx, envID := mt.db, mt.envID
 	var waiting []waitingBatch
 	if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT 1000`,
 		envID).Scan(&waiting).Error; err != nil {
@@ -448,11 +517,11 @@ func (s *Store) consumeLocked(tx *gorm.DB, envID string, gen int64, maxRows int,
 		if err != nil {
 			return 0, err
 		}
-		if err := apply(&MeterTx{db: tx, dialect: s.dialect}, meters, rows); err != nil {
+		if err := apply(mt, meters, rows); err != nil {
 			return 0, err
 		}
 	}
-	gen++
+	gen := mt.cursor.Gen + 1
 	if err := tx.Exec(`UPDATE usage_cursors SET gen = ? WHERE environment_id = ?`, gen, envID).Error; err != nil {
 		return 0, fmt.Errorf("advance usage cursor: %w", err)
 	}
@@ -468,12 +537,13 @@ func (s *Store) consumeLocked(tx *gorm.DB, envID string, gen int64, maxRows int,
 // fails or whose worker dies commits nothing, so running it again counts each row once.
 // done is true once the meter is ready; a deleted meter is apperr.ErrNotFound.
 func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows int, now time.Time, apply MeterApply) (done bool, rows int, err error) {
+	var mt *MeterTx
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var m models.Meter
 		if err := tx.Where("id = ?", meterID).Take(&m).Error; err != nil {
 			return notFound(err, "meter "+meterID)
 		}
-		gen, err := s.lockUsageCursor(tx, m.EnvironmentID, false)
+		cursor, err := s.lockCursor(tx, m.EnvironmentID, false)
 		if err != nil {
 			return err
 		}
@@ -484,36 +554,48 @@ func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows i
 			done = true
 			return nil
 		}
-		// Pages wait for the lock where the consumer skips it: back-to-back pages of
-		// several backfills would keep it from the consumer, and as_of would stand still
-		// for every meter of the environment. So a page also does the consumer's work.
-		if _, err := s.consumeLocked(tx, m.EnvironmentID, gen, maxRows, apply); err != nil {
+		mt = s.meterTx(tx, m.EnvironmentID, cursor)
+		if done, rows, err = s.backfillLocked(mt, m, maxRows, now, apply); err != nil {
 			return err
 		}
-		var batches []waitingBatch
-		if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches
-			WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT 1000`,
-			m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&batches).Error; err != nil {
-			return fmt.Errorf("backfill batches: %w", err)
-		}
-		if len(batches) == 0 {
-			done = true
-			return tx.Exec(`UPDATE meters SET status = ?, updated_at = ? WHERE id = ?`,
-				models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
-		}
-		seqs := takeRows(batches, maxRows)
-		got, err := meterRows(tx, s.dialect, seqs, []models.Meter{m})
-		if err != nil {
-			return err
-		}
-		if err := apply(&MeterTx{db: tx, dialect: s.dialect}, []models.Meter{m}, got); err != nil {
-			return err
-		}
-		rows = len(got)
-		// Progress only: updated_at says when the meter's object last changed (ready).
-		return tx.Exec(`UPDATE meters SET backfill_seq = ? WHERE id = ?`, seqs[len(seqs)-1], m.ID).Error
+		return mt.finish()
 	})
+	if err == nil && mt != nil {
+		mt.committed()
+	}
 	return done, rows, err
+}
+
+// backfillLocked is BackfillMeterPage's work in mt, whose transaction holds the meter's
+// environment's usage cursor.
+func (s *Store) backfillLocked(mt *MeterTx, m models.Meter, maxRows int, now time.Time, apply MeterApply) (done bool, rows int, err error) {
+	tx := mt.db
+	// Pages wait for the lock where the consumer skips it: back-to-back pages of
+	// several backfills would keep it from the consumer, and as_of would stand still
+	// for every meter of the environment. So a page also does the consumer's work.
+	if _, err := s.consumeLocked(mt, maxRows, apply); err != nil {
+		return false, 0, err
+	}
+	var batches []waitingBatch
+	if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches
+		WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT 1000`,
+		m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&batches).Error; err != nil {
+		return false, 0, fmt.Errorf("backfill batches: %w", err)
+	}
+	if len(batches) == 0 {
+		return true, 0, tx.Exec(`UPDATE meters SET status = ?, updated_at = ? WHERE id = ?`,
+			models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
+	}
+	seqs := takeRows(batches, maxRows)
+	got, err := meterRows(tx, s.dialect, seqs, []models.Meter{m})
+	if err != nil {
+		return false, 0, err
+	}
+	if err := apply(mt, []models.Meter{m}, got); err != nil {
+		return false, 0, err
+	}
+	// Progress only: updated_at says when the meter's object last changed (ready).
+	return false, len(got), tx.Exec(`UPDATE meters SET backfill_seq = ? WHERE id = ?`, seqs[len(seqs)-1], m.ID).Error
 }
 
 // MeterAsOf is the time before which every accepted usage row is counted in m's figures

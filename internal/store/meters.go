@@ -172,6 +172,10 @@ INSERT INTO meter_member_days SELECT s.id, v.id, CAST(unixepoch(m.day) AS INTEGE
 	JOIN meter_series s ON s.meter_id = m.meter_id AND s.account_id = m.account_id AND s.groups = m.groups
 	JOIN meter_values v ON v.meter_id = m.meter_id AND v.value = m.member;
 DROP TABLE meter_members`})
+	// usage_cursors.writes counts the transactions that wrote an environment's meter
+	// figures: a process keeps the figures it wrote as of that count (figureCache).
+	register(migration{version: 89, name: "usage_cursors_writes", sql: `
+ALTER TABLE usage_cursors ADD COLUMN writes BIGINT NOT NULL DEFAULT 0`})
 }
 
 // MaxMeters is how many meters an environment may have (CONTRACT §18).
@@ -240,25 +244,38 @@ func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now ti
 // With skipLocked, PostgreSQL returns gen -1 at once, instead of waiting, when another
 // transaction holds it; SQLite waits for the write lock (up to its busy timeout) either way.
 func (s *Store) lockUsageCursor(tx *gorm.DB, envID string, skipLocked bool) (int64, error) {
+	c, err := s.lockCursor(tx, envID, skipLocked)
+	return c.Gen, err
+}
+
+// usageCursor is an environment's usage_cursors row: the generation of the batches taken
+// last, and how many transactions wrote meter figures (the figure cache is as of it).
+type usageCursor struct {
+	Gen    int64
+	Writes int64
+}
+
+// lockCursor is lockUsageCursor, giving the whole row (Gen -1 when skipped).
+func (s *Store) lockCursor(tx *gorm.DB, envID string, skipLocked bool) (usageCursor, error) {
 	if err := tx.Exec(`INSERT INTO usage_cursors (environment_id, gen) VALUES (?, 0) ON CONFLICT (environment_id) DO NOTHING`,
 		envID).Error; err != nil {
-		return 0, fmt.Errorf("create usage cursor: %w", err)
+		return usageCursor{}, fmt.Errorf("create usage cursor: %w", err)
 	}
-	q := `SELECT gen FROM usage_cursors WHERE environment_id = ?`
+	q := `SELECT gen, writes FROM usage_cursors WHERE environment_id = ?`
 	if s.dialect == "postgres" {
 		q += " FOR UPDATE"
 		if skipLocked {
 			q += " SKIP LOCKED"
 		}
 	}
-	var gens []int64
-	if err := tx.Raw(q, envID).Scan(&gens).Error; err != nil {
-		return 0, fmt.Errorf("lock usage cursor: %w", err)
+	var got []usageCursor
+	if err := tx.Raw(q, envID).Scan(&got).Error; err != nil {
+		return usageCursor{}, fmt.Errorf("lock usage cursor: %w", err)
 	}
-	if len(gens) == 0 {
-		return -1, nil
+	if len(got) == 0 {
+		return usageCursor{Gen: -1}, nil
 	}
-	return gens[0], nil
+	return got[0], nil
 }
 
 // Meters lists an environment's meters, newest first.

@@ -24,7 +24,8 @@ import (
 // Store wraps the database.
 type Store struct {
 	db      *gorm.DB
-	dialect string // "postgres" or "sqlite"
+	dialect string       // "postgres" or "sqlite"
+	figures *figureCache // meter figures this process wrote (nil: none kept)
 }
 
 // Env identifies the environment a request acts in. Every function reading or writing
@@ -77,7 +78,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 		sqlDB.SetMaxOpenConns(16)
 		sqlDB.SetMaxIdleConns(16)
 	}
-	s := &Store{db: db, dialect: dialect}
+	s := &Store{db: db, dialect: dialect, figures: &figureCache{}}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
