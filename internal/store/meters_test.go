@@ -118,14 +118,10 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 // were numbered (meter_members, one text key per value and day) migrate to
 // meter_member_days, with their series and values numbered, on both databases.
 func TestMigrateMemberDays(t *testing.T) {
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "old.db")} {
+	for name, url := range freshBoth(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
+			st := open(t, url)
 			if _, err := st.MigrateWithout(ctx, 88); err != nil {
 				t.Fatal(err)
 			}
