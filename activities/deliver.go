@@ -14,6 +14,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
@@ -146,7 +147,7 @@ func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, e
 		Secrets: webhook.SigningSecrets(ep, now), At: now,
 	})
 	cancel()
-	att := newAttempt(ev, in, info, now)
+	att := newAttempt(ctx, ev, in, info, now)
 	att.EndpointID = ep.ID
 	status := judge(&att, ep, res, info.Attempt >= maxAttempts(in, info))
 	log.Info("webhook attempt", "event_id", ev.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt,
@@ -175,7 +176,7 @@ func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, e
 
 // skip records that no enabled endpoint was there when the attempt was due.
 func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
-	att := newAttempt(ev, in, info, a.now())
+	att := newAttempt(ctx, ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
 	return a.recordUnsent(ctx, env, ev.Type, &att, models.EventSkipped)
 }
@@ -209,14 +210,14 @@ func judge(att *models.DeliveryAttempt, ep models.WebhookEndpoint, res webhook.R
 	}
 }
 
-func newAttempt(ev models.Event, in DeliverInput, info activity.Info, now time.Time) models.DeliveryAttempt {
+func newAttempt(ctx context.Context, ev models.Event, in DeliverInput, info activity.Info, now time.Time) models.DeliveryAttempt {
 	trigger := in.Trigger
 	if trigger == "" {
 		trigger = models.TriggerScheduled
 	}
 	return models.DeliveryAttempt{
 		EventID: ev.ID, DeliveryID: in.DeliveryID, RunID: info.WorkflowExecution.RunID, Number: int(info.Attempt),
-		Trigger: trigger, StartedAt: now,
+		Trigger: trigger, StartedAt: now, TraceID: tracing.SpanTraceID(ctx),
 	}
 }
 

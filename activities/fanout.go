@@ -80,7 +80,7 @@ func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*Unrecord
 // nothing sent, the delivery failed with endpoint_disabled (replayable once the endpoint
 // is back).
 func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
-	att := newAttempt(t.Event, in, info, a.now())
+	att := newAttempt(ctx, t.Event, in, info, a.now())
 	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact(t.Endpoint.URL), t.Endpoint.Method
 	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled
 	if err := a.recordUnsent(ctx, t.Env, t.Event.Type, &att, models.EventFailed); err != nil {

@@ -122,11 +122,12 @@ type UnrecordedAttempt struct {
 	StartedAt  time.Time
 	DurationMS int64
 	StatusCode int
+	TraceID    string `json:",omitempty"` // the trace the attempt ran in
 }
 
 func unrecordedOf(att *models.DeliveryAttempt) *UnrecordedAttempt {
 	return &UnrecordedAttempt{ID: att.ID, Number: att.Number, Trigger: att.Trigger, Method: att.Method,
-		StartedAt: att.StartedAt, DurationMS: att.DurationMS, StatusCode: att.StatusCode}
+		StartedAt: att.StartedAt, DurationMS: att.DurationMS, StatusCode: att.StatusCode, TraceID: att.TraceID}
 }
 
 // RecordDeliveredInput is a delivered event's attempt that DeliverWebhook could not record.
@@ -148,7 +149,7 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 	att := models.DeliveryAttempt{
 		ID: u.ID, EventID: ev.ID, DeliveryID: in.DeliveryID, RunID: activity.GetInfo(ctx).WorkflowExecution.RunID, Number: u.Number,
 		Trigger: u.Trigger, Method: u.Method, StartedAt: u.StartedAt, DurationMS: u.DurationMS,
-		StatusCode: u.StatusCode, Outcome: models.AttemptSucceeded,
+		StatusCode: u.StatusCode, Outcome: models.AttemptSucceeded, TraceID: u.TraceID,
 	}
 	if ep, err := a.endpointOf(ctx, env, in.DeliveryID); err == nil {
 		att.EndpointID, att.URL = ep.ID, redact(ep.URL)

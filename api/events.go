@@ -12,6 +12,7 @@ import (
 	"github.com/revops/revops/internal/catalog"
 	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -35,6 +36,7 @@ type eventObject struct {
 	WorkflowID    *string          `json:"workflow_id"`
 	RunID         *string          `json:"run_id"`
 	TemporalUIURL *string          `json:"temporal_ui_url"`
+	TraceID       *string          `json:"trace_id"` // null: tracing was off
 }
 
 type deliveryObject struct {
@@ -57,6 +59,7 @@ type attemptObject struct {
 	Outcome         string  `json:"outcome"`
 	URL             string  `json:"url,omitempty"`
 	Method          string  `json:"method,omitempty"`
+	TraceID         *string `json:"trace_id"` // null: tracing was off
 }
 
 // toEventObject converts an event read with its attempts and deliveries.
@@ -67,6 +70,7 @@ func (s *Server) toEventObject(e events.Event) eventObject {
 		Payload: json.RawMessage(e.Payload), Attempts: make([]attemptObject, len(e.Attempts)),
 		WorkflowID: nonEmpty(e.WorkflowID), RunID: nonEmpty(e.RunID),
 		TemporalUIURL: nonEmpty(s.cfg.TemporalRunURL(e.WorkflowID, e.RunID)),
+		TraceID:       nonEmpty(tracing.TraceID(e.TraceParent)),
 		Deliveries:    make([]deliveryObject, len(e.Deliveries)),
 	}
 	for i, a := range e.Attempts {
@@ -85,7 +89,7 @@ func toAttemptObject(a models.DeliveryAttempt) attemptObject {
 	o := attemptObject{
 		EndpointID: nonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
 		DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
-		Outcome: a.Outcome, URL: a.URL, Method: a.Method,
+		Outcome: a.Outcome, URL: a.URL, Method: a.Method, TraceID: nonEmpty(a.TraceID),
 	}
 	if a.StatusCode != 0 {
 		code := a.StatusCode

@@ -31,8 +31,11 @@ type Event struct {
 	RedispatchAt *time.Time
 	WorkflowID   string
 	RunID        string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// TraceParent is the W3C traceparent of the change that wrote the event ("" when
+	// tracing was off): its workflow start, by whichever process, continues that trace.
+	TraceParent string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 	// Fanout is what the change's transaction wrote for the event, handed to the starter
 	// with it so that its start reads nothing back (nil: the event was read from the
 	// database). Held in memory only: never stored, rendered, nor sent to Temporal.
@@ -88,5 +91,6 @@ type DeliveryAttempt struct {
 	ResponseExcerpt string // ≤ 1 KiB
 	Error           string
 	Outcome         string
+	TraceID         string // the trace the attempt ran in ("" when tracing was off)
 	CreatedAt       time.Time
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/textcheck"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -188,6 +189,7 @@ type deliveryData struct {
 	WorkflowID  string
 	RunID       string
 	TemporalURL string
+	TraceID     string // the change's trace ("" when tracing was off)
 	CanReplay   bool
 }
 
@@ -208,7 +210,8 @@ func (h *handler) showDelivery(c *gin.Context) {
 		return
 	}
 	d := deliveryData{Event: h.toEventRow(e, byID), Payload: indentJSON(e.Payload), Other: e.Unassigned(),
-		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e.Event), CanReplay: h.replayer != nil}
+		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e.Event), TraceID: tracing.TraceID(e.TraceParent),
+		CanReplay: h.replayer != nil}
 	h.render(c, http.StatusOK, "delivery", view{Title: "Event " + e.Type, Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 

@@ -43,6 +43,9 @@ func (s *site) createAccount(key, name string) models.Event {
 	return events[0]
 }
 
+// attemptTrace is the trace failAttempts' attempts ran in.
+const attemptTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+
 // fail records failed attempts of an event and leaves it retrying, as the worker would.
 func (s *site) failAttempts(e models.Event, n int) {
 	s.t.Helper()
@@ -52,7 +55,8 @@ func (s *site) failAttempts(e models.Event, n int) {
 	for i := 1; i <= n; i++ {
 		a := models.DeliveryAttempt{EventID: e.ID, RunID: "run-1", Number: i, Trigger: models.TriggerScheduled,
 			URL: "https://hooks.example/x", Method: "POST", StartedAt: start.Add(time.Duration(i) * time.Minute),
-			DurationMS: 120, StatusCode: 500, ResponseExcerpt: "upstream exploded", Error: "status 500", Outcome: models.AttemptFailed}
+			DurationMS: 120, StatusCode: 500, ResponseExcerpt: "upstream exploded", Error: "status 500", Outcome: models.AttemptFailed,
+			TraceID: attemptTrace}
 		if err := s.store.SeedAttempt(ctx, env, &a); err != nil {
 			s.t.Fatal(err)
 		}
@@ -148,12 +152,14 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 		t.Fatalf("each delivery's attempts under its endpoint:\n%s\n%s", billingCard, crmCard)
 	}
 
-	// Attempts of the single-endpoint releases, and the Temporal link.
+	// Attempts of the single-endpoint releases, the Temporal link, and the traces: the
+	// attempts' (CONTRACT §19), none for the change, made with tracing off.
 	old := s.createAccount(key.Plain, "Initech")
 	s.failAttempts(old, 2)
 	detail = c.get("/dashboard/deliveries/" + old.ID)
 	wantLink := "http://ui.test:8233/namespaces/prod/workflows/webhook-" + old.ID + "/run-1/history"
-	for _, want := range []string{wantLink, "Earlier attempts", "upstream exploded"} {
+	for _, want := range []string{wantLink, "Earlier attempts", "upstream exploded", "trace " + attemptTrace,
+		`id="trace-id">none (tracing was off)`} {
 		if !strings.Contains(detail.body, want) {
 			t.Fatalf("detail misses %q: %.4000s", want, detail.body)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -36,6 +37,13 @@ CREATE TABLE events (
 CREATE INDEX events_undispatched ON events (created_at) WHERE dispatched_at IS NULL;
 CREATE INDEX events_env_created ON events (environment_id, created_at, id);
 CREATE INDEX events_env_object ON events (environment_id, object_id, created_at, seq)`})
+	// The trace of the change that wrote an event travels with its row (the outbox), so
+	// that its workflow start joins that trace whichever process makes it (CONTRACT §19);
+	// an attempt keeps the trace it ran in. Empty: tracing was off. Adding a column with a
+	// constant default changes only PostgreSQL's catalog.
+	register(migration{version: 90, name: "trace_ids", sql: `
+ALTER TABLE events ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+ALTER TABLE delivery_attempts ADD COLUMN trace_id TEXT NOT NULL DEFAULT ''`})
 }
 
 // Emit is an event a change asks for: its type and the snapshot of the object after the
@@ -64,7 +72,7 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit) ([]models.Ev
 			ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
 			Environment: env.Name, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID,
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
-			CreatedAt: now, UpdatedAt: now,
+			TraceParent: tracing.TraceParent(tx.Statement.Context), CreatedAt: now, UpdatedAt: now,
 		}
 		payload, err := webhookBody(ev, e.Object)
 		if err != nil {

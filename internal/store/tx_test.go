@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
@@ -84,6 +85,34 @@ func TestInTxWritesOneChange(t *testing.T) {
 			})
 			if !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("lock of an unknown deal: %v", err)
+			}
+		})
+	}
+}
+
+// The events of a change keep the trace of the context that made it (the outbox carries
+// it to the workflow start); without one, none.
+func TestInTxKeepsTheTrace(t *testing.T) {
+	sc := oteltrace.NewSpanContext(oteltrace.SpanContextConfig{TraceID: oteltrace.TraceID{0xab, 1}, SpanID: oteltrace.SpanID{0xcd, 2},
+		TraceFlags: oteltrace.FlagsSampled})
+	for name, db := range bothDatabases(t, "sandbox") {
+		t.Run(name, func(t *testing.T) {
+			for _, ctx := range []context.Context{oteltrace.ContextWithSpanContext(context.Background(), sc), context.Background()} {
+				a := models.Account{ID: uuid.NewString(), Name: "Globex", Status: "draft", Properties: "{}"}
+				_, events, err := insertAccount(ctx, db.st, db.env, a, func(a models.Account) []store.Emit {
+					return []store.Emit{{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: a}}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := ""
+				if oteltrace.SpanContextFromContext(ctx).IsValid() {
+					want = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+				}
+				stored, err := db.st.Event(ctx, db.env, events[0].ID)
+				if err != nil || events[0].TraceParent != want || stored.TraceParent != want {
+					t.Fatalf("trace parent %q, stored %+v (err %v), want %q", events[0].TraceParent, stored, err, want)
+				}
 			}
 		})
 	}
