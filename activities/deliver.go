@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -153,6 +155,7 @@ func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, e
 	log.Info("webhook attempt", "event_id", ev.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt,
 		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
 	observe(ev.Type, &att, status)
+	describeAttempt(ctx, ev, &att)
 	var unrecorded *UnrecordedAttempt
 	if err := a.record(ctx, env, &att, status, reserve); err != nil {
 		// The send is never repeated for its record: a successful one ends the attempt
@@ -171,6 +174,21 @@ func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, e
 		return nil, temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
 	default:
 		return nil, temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
+	}
+}
+
+// describeAttempt names the attempt on its span (the Temporal interceptor's, when tracing
+// is on): event, endpoint, attempt and status code (CONTRACT §19), never its URL.
+func describeAttempt(ctx context.Context, ev models.Event, att *models.DeliveryAttempt) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attribute.String("revops.event_id", ev.ID), attribute.String("revops.event_type", ev.Type),
+		attribute.String("revops.endpoint_id", att.EndpointID), attribute.String("revops.delivery_id", att.DeliveryID),
+		attribute.Int("revops.attempt", att.Number), attribute.String("revops.outcome", att.Outcome))
+	if att.StatusCode != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", att.StatusCode))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
@@ -105,6 +106,9 @@ func New(d Deps) http.Handler {
 		panic("api.New: trusted proxies: " + err.Error()) // config has parsed them already
 	}
 	r.ContextWithFallback = true
+	if tracing.On() { // first: every other step runs inside the request's span
+		r.Use(traceRequests)
+	}
 	// Order is CONTRACT §3's: HTTPS and authentication here, on every request; the rest
 	// on the route groups (routes).
 	r.Use(observeRequests, withRequestID(s.log), recoverPanics, requireHTTPS(s.cfg.TLS == "proxy", s.cfg.TrustedProxies), authenticate(s.keys, newAuthThrottle(), s.cfg.TrustedProxies))

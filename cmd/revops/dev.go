@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/localca"
 	"github.com/revops/revops/internal/temporalsetup"
+	"github.com/revops/revops/internal/tracing"
 )
 
 // runDev starts the whole product on one machine: an embedded Temporal server and UI,
@@ -27,6 +28,16 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	log := newLogger(cfg).With("component", "dev")
 	logStart(log, "dev")
+	tr, flush, err := startTracing(ctx, log, "revops-dev")
+	if err != nil {
+		return err
+	}
+	defer flush()
+	if !cfg.TemporalTraces {
+		withholdOTELFromTemporal()
+	} else if tr != nil && tr.Protocol != tracing.ProtocolGRPC {
+		return fmt.Errorf("--temporal-traces: the embedded Temporal server exports traces over OTLP/grpc only (set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)")
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -81,7 +92,7 @@ func runDev(ctx context.Context, args []string) error {
 	go func() { errc <- app.Run(ctx, cfg, log, st, tc, app.Parts{API: true, Worker: true, Ready: ready}) }()
 	select {
 	case addr := <-ready:
-		printBanner(addr, stack.UIURL(), stack.FrontendAddr(), cfg.TemporalNamespace, cfg.DataDir, d)
+		printBanner(addr, stack.UIURL(), stack.FrontendAddr(), cfg.TemporalNamespace, cfg.DataDir, tracesLine(tr, cfg.TemporalTraces), d)
 	case err := <-errc:
 		return err
 	}
@@ -93,13 +104,27 @@ func runDev(ctx context.Context, args []string) error {
 	return err
 }
 
-func printBanner(apiAddr, uiURL, temporalAddr, namespace, dataDir string, d demo.Result) {
+// tracesLine says where traces go, for the banner ("" when tracing is off).
+func tracesLine(tr *tracing.Tracing, temporalToo bool) string {
+	if tr == nil {
+		return ""
+	}
+	if temporalToo {
+		return tr.Describe() + " (the embedded Temporal server's too)"
+	}
+	return tr.Describe()
+}
+
+func printBanner(apiAddr, uiURL, temporalAddr, namespace, dataDir, traces string, d demo.Result) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nRevops dev is running (Ctrl-C stops it).\n")
 	fmt.Fprintf(&b, "  API:          http://%s\n", apiAddr)
 	fmt.Fprintf(&b, "  Dashboard:    http://%s/dashboard\n", apiAddr)
 	fmt.Fprintf(&b, "  Temporal UI:  %s\n", uiURL)
 	fmt.Fprintf(&b, "  Temporal:     %s (namespace %s)\n", temporalAddr, namespace)
+	if traces != "" {
+		fmt.Fprintf(&b, "  Traces:       %s\n", traces)
+	}
 	fmt.Fprintf(&b, "  Data:         %s\n\n", dataDir)
 	var sandboxSecret string
 	for _, k := range d.Keys {

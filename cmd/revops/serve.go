@@ -27,6 +27,11 @@ func runProduction(ctx context.Context, mode string, args []string) error {
 	}
 	log := newLogger(cfg).With("component", mode)
 	logStart(log, mode)
+	_, flush, err := startTracing(ctx, log, "revops-"+mode)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err

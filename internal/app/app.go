@@ -28,6 +28,7 @@ import (
 	"github.com/revops/revops/internal/metrics"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/workflows"
 )
 
@@ -54,12 +55,18 @@ type Parts struct {
 // TemporalOptions are the client options of every command; the SDK logs at warn and
 // above only.
 func TemporalOptions(cfg config.Config, log *slog.Logger) client.Options {
-	return client.Options{
+	opts := client.Options{
 		HostPort:       cfg.TemporalAddress,
 		Namespace:      cfg.TemporalNamespace,
 		Logger:         sdklog.NewStructuredLogger(slog.New(warnOnly{log.Handler()})),
 		MetricsHandler: metrics.TemporalHandler(),
 	}
+	if tracing.On() {
+		// Workflow starts, runs and activity attempts join the trace that made the change
+		// (CONTRACT §19); workers built from this client trace too.
+		opts.Interceptors = append(opts.Interceptors, tracing.TemporalInterceptor())
+	}
+	return opts
 }
 
 // warnOnly drops SDK chatter below warn.

@@ -27,6 +27,7 @@ type Config struct {
 	TemporalUIAddr    string
 	TemporalUIURL     string
 	TemporalVerbose   bool
+	TemporalTraces    bool // dev: the embedded Temporal server keeps the OTEL_* variables
 
 	ServiceName string
 
@@ -78,6 +79,7 @@ var envOf = map[string]string{
 	"temporal-address":       "REVOPS_TEMPORAL_ADDRESS",
 	"temporal-namespace":     "REVOPS_TEMPORAL_NAMESPACE",
 	"temporal-ui-addr":       "REVOPS_TEMPORAL_UI_ADDR",
+	"temporal-traces":        "REVOPS_TEMPORAL_TRACES",
 	"temporal-ui-url":        "REVOPS_TEMPORAL_UI_URL",
 	"temporal-verbose":       "REVOPS_TEMPORAL_VERBOSE",
 	"service-name":           "REVOPS_SERVICE_NAME",
@@ -125,6 +127,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.TemporalUIAddr, "temporal-ui-addr", "127.0.0.1:8233", "embedded Temporal UI listen address (dev)")
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", "http://127.0.0.1:8233", "base URL used in links to Temporal runs")
 	fs.BoolVar(&c.TemporalVerbose, "temporal-verbose", false, "show the embedded Temporal server's logs (dev)")
+	fs.BoolVar(&c.TemporalTraces, "temporal-traces", false, "let the embedded Temporal server read the OTEL_* variables and export its own traces too (dev; OTLP over grpc only)")
 	fs.StringVar(&c.ServiceName, "service-name", "Revops", "name in the webhook acknowledgement sentence")
 	fs.StringVar(&c.TLS, "tls", "", `"proxy" when a TLS-terminating proxy sits in front`)
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")

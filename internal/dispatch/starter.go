@@ -17,6 +17,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -107,6 +108,9 @@ func (s *Starter) dispatch(ctx context.Context, e models.Event) error {
 // restarted) and marks the event dispatched. An already started workflow counts as
 // dispatched: the same id means the same delivery.
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
+	// The start continues the trace of the change that wrote the event, whichever process
+	// makes it, after however long (CONTRACT §19): the row carries it.
+	ctx = tracing.WithParent(ctx, e.TraceParent)
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
 	opts, in := s.startRequest(startCtx, e)

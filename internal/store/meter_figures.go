@@ -640,7 +640,9 @@ type FigureQuery struct {
 }
 
 // MeterFigures reads the figures q selects, ordered by window start, account and group.
-func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) ([]models.MeterFigure, error) {
+func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) (_ []models.MeterFigure, err error) {
+	ctx, end := s.span(ctx, "db meter figures")
+	defer end(&err)
 	db := s.db.WithContext(ctx).Table("meter_figures AS f").Select(figureColumns).
 		Where("meter_id = ? AND kind = ? AND window_start >= ? AND window_start < ?", q.MeterID, q.Kind, q.From, q.To)
 	if q.AccountID != "" {

@@ -192,14 +192,16 @@ const (
 // the backfill's batches and the consumer's) and checks the limit and the key. A meter
 // with nothing to backfill is ready at once; any other waits for its MeterBackfill
 // workflow (backfill_started_at unset until it is started).
-func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now time.Time, reply Reply[models.Meter]) (models.Meter, error) {
+func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now time.Time, reply Reply[models.Meter]) (_ models.Meter, err error) {
+	ctx, end := s.span(ctx, "db meter create")
+	defer end(&err)
 	now = now.UTC().Truncate(time.Microsecond)
 	m.ID, m.OrganizationID, m.EnvironmentID = uuid.NewString(), env.OrganizationID, env.ID
 	m.CreatedAt, m.UpdatedAt = now, now
 	if m.GroupBy == nil {
 		m.GroupBy = []string{}
 	}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		gen, err := s.lockUsageCursor(tx, env.ID, false)
 		if err != nil {
 			return err
@@ -308,9 +310,10 @@ func (s *Store) MeterByID(ctx context.Context, id string) (models.Meter, error) 
 
 // UpdateMeterDescription changes a meter's description (the one field PATCH changes),
 // with reply's answer in the same transaction.
-func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, description string, now time.Time, reply Reply[models.Meter]) (models.Meter, error) {
-	var m models.Meter
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, description string, now time.Time, reply Reply[models.Meter]) (m models.Meter, err error) {
+	ctx, end := s.span(ctx, "db meter update")
+	defer end(&err)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.forUpdate(scope(tx, env)).Where("key = ?", key).Take(&m).Error; err != nil {
 			return notFound(err, "meter "+key)
 		}
@@ -330,9 +333,10 @@ func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, descri
 // they hold the lock). Its figures stay for PurgeMeterFigures, which runs without the
 // lock: a large meter's purge never holds the environment's consumer back, and rows of a
 // meter id nothing reads any more are only space until it has run.
-func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Reply[models.Meter]) (models.Meter, error) {
-	var m models.Meter
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Reply[models.Meter]) (m models.Meter, err error) {
+	ctx, end := s.span(ctx, "db meter delete")
+	defer end(&err)
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := s.lockUsageCursor(tx, env.ID, false); err != nil {
 			return err
 		}

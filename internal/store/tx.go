@@ -26,9 +26,10 @@ type Tx struct {
 // returned as is. The events fn emitted are written when fn returns, before the commit
 // (the outbox: they commit with the change or not at all), and returned once committed
 // for the dispatcher.
-func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) ([]models.Event, error) {
-	var events []models.Event
-	err := s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (events []models.Event, err error) {
+	ctx, end := s.span(ctx, "db change")
+	defer end(&err)
+	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
 		tx := &Tx{db: db, env: env}
 		if err := fn(tx); err != nil {
 			return err

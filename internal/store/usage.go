@@ -84,10 +84,11 @@ var errUsageDuplicate = errors.New("usage batch exists")
 // transaction id) decides idempotency at any concurrency: a second request waits for
 // the first one's transaction, then finds its row; same hash → Duplicate (reply keeps
 // nothing), another hash → 409 transaction_id_reused.
-func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Reply[UsageResult]) (UsageResult, error) {
+func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Reply[UsageResult]) (_ UsageResult, err error) {
+	ctx, end := s.span(ctx, "db usage ingest")
+	defer end(&err)
 	b := w.Batch
 	b.EnvironmentID = env.ID
-	var err error
 	switch {
 	case s.dialect == "postgres" && !reply.Keeps():
 		b.Seq, err = s.ingestPostgres(ctx, s.db.WithContext(ctx), &b, &w) // one statement (usage_pg.go)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -14,6 +15,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
+
+// on is whether Start installed a provider: instrumentation is added only then, so that
+// tracing off costs nothing.
+var on atomic.Bool
+
+// On reports whether tracing is on in this process.
+func On() bool { return on.Load() }
 
 // Tracing is tracing switched on: the provider installed as OpenTelemetry's global one.
 type Tracing struct {
@@ -26,8 +34,8 @@ type Tracing struct {
 // OpenTelemetry's globals. It returns nil when tracing is off. service names the process
 // (revops-api, revops-worker, revops-dev) unless OTEL_SERVICE_NAME does.
 func Start(ctx context.Context, getenv func(string) string, service string) (*Tracing, error) {
-	cfg, on, err := FromEnv(getenv)
-	if err != nil || !on {
+	cfg, enabled, err := FromEnv(getenv)
+	if err != nil || !enabled {
 		return nil, err
 	}
 	var client otlptrace.Client
@@ -51,6 +59,7 @@ func Start(ctx context.Context, getenv func(string) string, service string) (*Tr
 		sdktrace.WithSampler(cfg.sampler))
 	otel.SetTracerProvider(provider)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
+	on.Store(true)
 	return &Tracing{Config: cfg, provider: provider}, nil
 }
 

@@ -20,8 +20,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/ssrf"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -141,11 +148,29 @@ func (s *Sender) timeout() time.Duration {
 
 // Send makes one attempt. The deadline (Timeout, or the earlier deadline of ctx) covers
 // connecting, the request, the response headers and reading the body.
-func (s *Sender) Send(ctx context.Context, m Message) Result {
+func (s *Sender) Send(ctx context.Context, m Message) (res Result) {
 	start := time.Now()
 	req, perm := s.request(m)
 	if perm != "" {
 		return Result{Reason: perm, Permanent: true}
+	}
+	if tracing.On() {
+		// The request's own span, whose context the receiver gets in traceparent, so that
+		// its tracing joins the trace (CONTRACT §19). Named by the method only: the URL's
+		// path and query are the receiver's and may hold its secrets.
+		var span trace.Span
+		ctx, span = otel.Tracer("revops/webhook").Start(ctx, m.Method+" webhook", trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("http.request.method", m.Method), attribute.String("revops.event_id", m.ID)))
+		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+		defer func() {
+			if res.StatusCode != 0 {
+				span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
+			}
+			if res.Reason != "" {
+				span.SetStatus(codes.Error, res.Reason) // short, without URL or secret (reason)
+			}
+			span.End()
+		}()
 	}
 	timeout := s.timeout()
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
@@ -153,7 +178,7 @@ func (s *Sender) Send(ctx context.Context, m Message) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res := s.exchange(req.WithContext(ctx), timeout)
+	res = s.exchange(req.WithContext(ctx), timeout)
 	res.Duration = time.Since(start)
 	return res
 }
