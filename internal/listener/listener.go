@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/tracing"
 )
 
 // Handler receives webhooks.
@@ -32,6 +33,7 @@ type Handler struct {
 // Received is what the handler understood of one request.
 type Received struct {
 	ID, Type, ObjectKind, ObjectID string
+	TraceID                        string // from traceparent: the change's trace, when Revops traces
 	Verified                       bool
 	Problem                        string
 }
@@ -88,6 +90,7 @@ func (h *Handler) inspect(hdr http.Header, body []byte) Received {
 			rec.ObjectKind, rec.ObjectID = kind, obj.ID
 		}
 	}
+	rec.TraceID = tracing.TraceID(hdr.Get("traceparent"))
 	id, ts, sigs := hdr.Get("webhook-id"), hdr.Get("webhook-timestamp"), hdr.Get("webhook-signature")
 	if sigs == "" {
 		rec.Problem = "unsigned"
@@ -118,7 +121,7 @@ func (h *Handler) forward(ctx context.Context, r *http.Request, body []byte) (in
 		req.URL.RawQuery = r.URL.RawQuery
 		req.Body, req.ContentLength = nil, 0
 	}
-	for _, k := range []string{"Content-Type", "webhook-id", "webhook-timestamp", "webhook-signature"} {
+	for _, k := range []string{"Content-Type", "webhook-id", "webhook-timestamp", "webhook-signature", "traceparent"} {
 		if v := r.Header.Get(k); v != "" {
 			req.Header.Set(k, v)
 		}
@@ -141,9 +144,13 @@ func (h *Handler) print(rec Received, status int) {
 	if rec.ObjectKind != "" {
 		obj = rec.ObjectKind + " " + rec.ObjectID
 	}
+	trace := ""
+	if rec.TraceID != "" {
+		trace = "  trace " + rec.TraceID
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	fmt.Fprintf(h.Out, "%s  %-16s %-38s %-46s %s  → %d\n", h.now().UTC().Format("15:04:05"), rec.Type, rec.ID, obj, check, status)
+	fmt.Fprintf(h.Out, "%s  %-16s %-38s %-46s %s  → %d%s\n", h.now().UTC().Format("15:04:05"), rec.Type, rec.ID, obj, check, status, trace)
 }
 
 func (h *Handler) now() time.Time {

@@ -29,6 +29,9 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 const body = `{"event":{"id":"7d1c","time":"1700000000","type":"deal-signed"},"deal":{"id":"d-42"}}`
 
+// sentTrace is the trace of every webhook send sends, as Revops's traceparent names it.
+const sentTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+
 func send(t *testing.T, srv *httptest.Server, method, secret, payload string) (int, string) {
 	t.Helper()
 	now := time.Now()
@@ -43,6 +46,7 @@ func send(t *testing.T, srv *httptest.Server, method, secret, payload string) (i
 	req.Header.Set("webhook-id", "7d1c")
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", signing.Header([]string{secret}, "7d1c", now, []byte(payload)))
+	req.Header.Set("traceparent", "00-"+sentTrace+"-00f067aa0ba902b7-01")
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +60,8 @@ func TestListener(t *testing.T) {
 	secret, _ := signing.NewSecret()
 	other, _ := signing.NewSecret()
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("webhook-id") != "7d1c" {
-			http.Error(w, "no webhook-id relayed", 400)
+		if r.Header.Get("webhook-id") != "7d1c" || !strings.Contains(r.Header.Get("traceparent"), sentTrace) {
+			http.Error(w, "no webhook-id or traceparent relayed", 400)
 			return
 		}
 		io.WriteString(w, "app says: Revops API Event Received.")
@@ -87,7 +91,8 @@ func TestListener(t *testing.T) {
 			if status != tc.status || !strings.Contains(reply, tc.reply) {
 				t.Errorf("reply %d %q, want %d %q", status, reply, tc.status, tc.reply)
 			}
-			if line := out.String(); !strings.Contains(line, tc.printed) || !strings.Contains(line, "deal-signed") || !strings.Contains(line, "d-42") {
+			if line := out.String(); !strings.Contains(line, tc.printed) || !strings.Contains(line, "deal-signed") || !strings.Contains(line, "d-42") ||
+				!strings.Contains(line, "trace "+sentTrace) {
 				t.Errorf("printed %q, want %q", line, tc.printed)
 			}
 		})
