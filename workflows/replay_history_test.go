@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/revops/revops/internal/tracing"
 )
 
 // Every history recorded from a released workflow code (testdata/histories/<release>/,
@@ -39,14 +42,22 @@ func TestReplayRecordedHistories(t *testing.T) {
 			}
 		}
 	}
+	// Workers trace when tracing is on (CONTRACT §19): the histories replay through the
+	// OpenTelemetry interceptor too, which reads and writes headers around every step.
+	interceptors := map[string][]interceptor.WorkerInterceptor{"": nil, "/traced": {tracing.TemporalInterceptor()}}
 	for _, file := range files {
-		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
-			replayer := worker.NewWorkflowReplayer()
-			RegisterWorkflows(replayer)
-			logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-			if err := replayer.ReplayWorkflowHistoryFromJSONFile(logger, file); err != nil {
-				t.Fatalf("replay %s: %v", file, err)
-			}
-		})
+		for mode, ics := range interceptors {
+			t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file)+mode, func(t *testing.T) {
+				replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: ics})
+				if err != nil {
+					t.Fatal(err)
+				}
+				RegisterWorkflows(replayer)
+				logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+				if err := replayer.ReplayWorkflowHistoryFromJSONFile(logger, file); err != nil {
+					t.Fatalf("replay %s: %v", file, err)
+				}
+			})
+		}
 	}
 }
