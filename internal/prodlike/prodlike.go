@@ -34,7 +34,7 @@ type Options struct {
 	// RetryInterval is REVOPS_WEBHOOK_RETRY_INTERVAL (default 2s: the test waits for
 	// retries, it does not wait hours).
 	RetryInterval time.Duration
-	// Env adds REVOPS_* settings (NAME=value) to every Revops process.
+	// Env adds settings (NAME=value: REVOPS_*, OTEL_*) to every Revops process.
 	Env []string
 	// DynamicConfig replaces the Temporal dynamic config we ship
 	// (deploy/temporal/dynamicconfig.yaml), to measure what it changes.

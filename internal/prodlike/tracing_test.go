@@ -25,11 +25,12 @@ import (
 func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	prodlike.Require(t)
 	sink := prodlike.StartOTLPSink(t)
+	const traceID, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	receiver := webhooktest.NewReceiver(t)
-	var updates atomic.Int32
+	var traced atomic.Int32
 	receiver.SetRespond(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if strings.Contains(string(body), `"deal-updated"`) && updates.Add(1) == 1 {
+		// The traced change's first delivery fails: a second attempt follows.
+		if strings.Contains(r.Header.Get("traceparent"), traceID) && traced.Add(1) == 1 {
 			http.Error(w, "not yet", http.StatusInternalServerError)
 			return
 		}
@@ -52,7 +53,6 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	}
 	dealID := deal["id"].(string)
 
-	const traceID, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	req, _ := http.NewRequestWithContext(ctx, "PATCH", c.urls[0]+"/v1/deals/"+dealID, bytes.NewReader([]byte(`{"opportunity_id":"traced"}`)))
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Content-Type", "application/json")
