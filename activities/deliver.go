@@ -196,6 +196,7 @@ func describeAttempt(ctx context.Context, ev models.Event, att *models.DeliveryA
 func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ctx, ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
+	describeAttempt(ctx, ev, &att)
 	return a.recordUnsent(ctx, env, ev.Type, &att, models.EventSkipped)
 }
 

@@ -83,6 +83,7 @@ func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarge
 	att := newAttempt(ctx, t.Event, in, info, a.now())
 	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact(t.Endpoint.URL), t.Endpoint.Method
 	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled
+	describeAttempt(ctx, t.Event, &att)
 	if err := a.recordUnsent(ctx, t.Env, t.Event.Type, &att, models.EventFailed); err != nil {
 		return err
 	}

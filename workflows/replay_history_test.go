@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -43,7 +45,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		}
 	}
 	// Workers trace when tracing is on (CONTRACT §19): the histories replay through the
-	// OpenTelemetry interceptor too, which reads and writes headers around every step.
+	// OpenTelemetry interceptor too, with a provider that samples everything, so that it
+	// makes real spans and reads and writes their headers around every step.
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample())))
 	interceptors := map[string][]interceptor.WorkerInterceptor{"": nil, "/traced": {tracing.TemporalInterceptor()}}
 	for _, file := range files {
 		for mode, ics := range interceptors {

@@ -33,10 +33,18 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer flush()
-	if !cfg.TemporalTraces {
+	switch {
+	case !cfg.TemporalTraces:
 		withholdOTELFromTemporal()
-	} else if tr != nil && tr.Protocol != tracing.ProtocolGRPC {
-		return fmt.Errorf("--temporal-traces: the embedded Temporal server exports traces over OTLP/grpc only (set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)")
+	case tr == nil:
+		return errors.New("--temporal-traces: tracing is off (no OTEL_TRACES_EXPORTER=otlp or OTLP endpoint set)")
+	case tr.Protocol != tracing.ProtocolGRPC:
+		return errors.New("--temporal-traces: the embedded Temporal server exports traces over OTLP/grpc only (set OTEL_EXPORTER_OTLP_PROTOCOL=grpc)")
+	default:
+		// The server exports only when OTEL_TRACES_EXPORTER says otlp, and reads the
+		// traces protocol variable only: say both as Revops understood them.
+		_ = os.Setenv("OTEL_TRACES_EXPORTER", "otlp")
+		_ = os.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", tracing.ProtocolGRPC)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
@@ -62,6 +70,9 @@ func runDev(ctx context.Context, args []string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("start embedded Temporal: %w", err)
+	}
+	if tr != nil {
+		logExportErrors(log)
 	}
 	defer func() {
 		if err := stack.Stop(); err != nil {

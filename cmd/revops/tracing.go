@@ -8,13 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/revops/revops/internal/tracing"
 )
 
 // startTracing switches tracing on when the OTEL_* variables ask for it (CONTRACT §19)
 // and returns what flushes its last spans at exit.
 func startTracing(ctx context.Context, log *slog.Logger, service string) (*tracing.Tracing, func(), error) {
-	tr, err := tracing.Start(ctx, os.Getenv, service)
+	tr, err := tracing.Start(ctx, os.Getenv, service, func(w string) { log.Warn("tracing: " + w) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: %w", err)
 	}
@@ -28,6 +30,13 @@ func startTracing(ctx context.Context, log *slog.Logger, service string) (*traci
 			log.Warn("flush traces", "err", err)
 		}
 	}, nil
+}
+
+// logExportErrors sends OpenTelemetry's errors (a collector away) to log: the embedded
+// Temporal server replaces OpenTelemetry's global handler with its own logger, which
+// `revops dev` silences.
+func logExportErrors(log *slog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
 }
 
 // withholdOTELFromTemporal removes the OTEL_* variables from the process's environment,

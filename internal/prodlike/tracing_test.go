@@ -209,8 +209,10 @@ func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
 func TestDevExportsTraces(t *testing.T) {
 	prodlike.Require(t)
 	sink := prodlike.StartOTLPSink(t)
-	dev := prodlike.StartDev(t, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+sink.HTTPAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-		"OTEL_BSP_SCHEDULE_DELAY=100")
+	// Named the way the embedded server reads them (it exports only with the exporter
+	// named, and reads the traces protocol only): without dev withholding them, it stops.
+	dev := prodlike.StartDev(t, "OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+sink.HTTPAddr,
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf", "OTEL_BSP_SCHEDULE_DELAY=100")
 	if want := "Traces:       otlp/http/protobuf → http://" + sink.HTTPAddr; !strings.Contains(dev.Banner, want) {
 		t.Fatalf("the banner does not say %q:\n%s", want, dev.Banner)
 	}

@@ -67,12 +67,13 @@ type webhookEvent struct {
 // each pending, or skipped when no enabled endpoint subscribes to its type.
 func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit) ([]models.Event, error) {
 	events := make([]models.Event, 0, len(emits))
+	traceParent := tracing.TraceParent(tx.Statement.Context)
 	for i, e := range emits {
 		ev := models.Event{
 			ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
 			Environment: env.Name, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID,
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
-			TraceParent: tracing.TraceParent(tx.Statement.Context), CreatedAt: now, UpdatedAt: now,
+			TraceParent: traceParent, CreatedAt: now, UpdatedAt: now,
 		}
 		payload, err := webhookBody(ev, e.Object)
 		if err != nil {

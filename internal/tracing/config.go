@@ -30,64 +30,77 @@ type Config struct {
 }
 
 // FromEnv reads the configuration from getenv (os.Getenv). on is false when tracing is
-// off: no OTLP exporter or endpoint is named, OTEL_TRACES_EXPORTER is none, or
-// OTEL_SDK_DISABLED is true. A variable Revops cannot honour is an error, so that a
-// process never runs without the traces its operator asked for.
-func FromEnv(getenv func(string) string) (cfg Config, on bool, err error) {
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+// off: no OTLP exporter or endpoint is named, OTEL_TRACES_EXPORTER names none (or only
+// exporters Revops lacks), or OTEL_SDK_DISABLED is true. As the specification asks,
+// values are matched without regard to case, and one Revops cannot honour is ignored
+// with a warning (its default used instead) rather than stopping the process.
+func FromEnv(getenv func(string) string) (cfg Config, on bool, warnings []string) {
+	get := func(name string) string { return strings.ToLower(strings.TrimSpace(getenv(name))) }
+	if get("OTEL_SDK_DISABLED") == "true" {
 		return Config{}, false, nil
 	}
 	endpoint := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 	if endpoint == "" {
 		endpoint = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 	}
-	switch exporter := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exporter {
-	case "none":
-		return Config{}, false, nil
-	case "":
-		if endpoint == "" {
-			return Config{}, false, nil
+	if exporters := get("OTEL_TRACES_EXPORTER"); exporters != "" {
+		otlp := false
+		for _, e := range strings.Split(exporters, ",") {
+			switch e = strings.TrimSpace(e); e {
+			case "otlp":
+				otlp = true
+			case "none", "":
+			default:
+				warnings = append(warnings, fmt.Sprintf("OTEL_TRACES_EXPORTER: %q ignored, Revops exports traces over OTLP only", e))
+			}
 		}
-	case "otlp":
-	default:
-		return Config{}, false, fmt.Errorf("OTEL_TRACES_EXPORTER=%q: Revops exports traces over OTLP only (otlp, or none)", exporter)
+		if !otlp {
+			return Config{}, false, warnings
+		}
+	} else if endpoint == "" {
+		return Config{}, false, nil
 	}
-	cfg.Protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	cfg.Protocol = get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 	if cfg.Protocol == "" {
-		cfg.Protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+		cfg.Protocol = get("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
 	switch cfg.Protocol {
-	case "":
-		cfg.Protocol = ProtocolHTTP // the specification's default
 	case ProtocolGRPC, ProtocolHTTP:
 	default:
-		return Config{}, false, fmt.Errorf("OTLP protocol %q: Revops exports over grpc or http/protobuf", cfg.Protocol)
+		if cfg.Protocol != "" {
+			warnings = append(warnings, fmt.Sprintf("OTLP protocol %q ignored, Revops exports over grpc or http/protobuf: using http/protobuf", cfg.Protocol))
+		}
+		cfg.Protocol = ProtocolHTTP // the specification's default
+	}
+	if p := get("OTEL_PROPAGATORS"); p != "" && p != "tracecontext" {
+		warnings = append(warnings, fmt.Sprintf("OTEL_PROPAGATORS=%q ignored: Revops propagates W3C trace context (tracecontext) only", p))
 	}
 	cfg.Endpoint = displayEndpoint(endpoint, cfg.Protocol)
-	if cfg.sampler, cfg.Sampler, err = samplerFromEnv(getenv); err != nil {
-		return Config{}, false, err
-	}
-	return cfg, true, nil
+	var w []string
+	cfg.sampler, cfg.Sampler, w = samplerFromEnv(get)
+	return cfg, true, append(warnings, w...)
 }
 
 // samplerFromEnv reads OTEL_TRACES_SAMPLER and its argument. A parent-based sampler
 // follows parents within Revops only: a parent from outside (the client's traceparent,
 // sampled or not) is decided by the root sampler, so that a client's flag never forces
 // sampling (CONTRACT §19), while every process decides one trace the same way (the ratio
-// sampler reads the trace id).
-func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, string, error) {
-	name := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER"))
+// sampler reads the trace id; a client choosing its trace id can therefore aim at the
+// ratio, which is why always_on or always_off roots are the ones to rely on).
+func samplerFromEnv(get func(string) string) (sdktrace.Sampler, string, []string) {
+	var warnings []string
+	name := get("OTEL_TRACES_SAMPLER")
 	if name == "" {
 		name = "parentbased_always_on"
 	}
-	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
 	ratio := 1.0
-	if strings.HasSuffix(name, "traceidratio") && arg != "" {
+	if arg := get("OTEL_TRACES_SAMPLER_ARG"); strings.HasSuffix(name, "traceidratio") && arg != "" {
 		r, err := strconv.ParseFloat(arg, 64)
 		if err != nil || r < 0 || r > 1 {
-			return nil, "", fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: a ratio from 0 to 1", arg)
+			warnings = append(warnings, fmt.Sprintf("OTEL_TRACES_SAMPLER_ARG=%q ignored, not a ratio from 0 to 1: using 1", arg))
+		} else {
+			ratio = r
 		}
-		ratio = r
 	}
 	var root sdktrace.Sampler
 	base, parentBased := strings.CutPrefix(name, "parentbased_")
@@ -100,13 +113,14 @@ func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, string, error
 		root = sdktrace.TraceIDRatioBased(ratio)
 		name = fmt.Sprintf("%s %g", name, ratio)
 	default:
-		return nil, "", fmt.Errorf("OTEL_TRACES_SAMPLER=%q: one of always_on, always_off, traceidratio and their parentbased_ forms", name)
+		warnings = append(warnings, fmt.Sprintf("OTEL_TRACES_SAMPLER=%q ignored: using parentbased_always_on", name))
+		name, root, parentBased = "parentbased_always_on", sdktrace.AlwaysSample(), true
 	}
 	if !parentBased {
-		return root, name, nil
+		return root, name, warnings
 	}
 	return sdktrace.ParentBased(root,
-		sdktrace.WithRemoteParentSampled(root), sdktrace.WithRemoteParentNotSampled(root)), name, nil
+		sdktrace.WithRemoteParentSampled(root), sdktrace.WithRemoteParentNotSampled(root)), name, warnings
 }
 
 // displayEndpoint is where spans go, without what may be secret (userinfo, query); the

@@ -23,7 +23,7 @@ func TestFromEnv(t *testing.T) {
 		on       bool
 		protocol string
 		endpoint string
-		err      string
+		warn     string // a warning naming this
 	}{
 		{name: "nothing set", env: env()},
 		{name: "service name alone", env: env("OTEL_SERVICE_NAME", "x")},
@@ -39,23 +39,29 @@ func TestFromEnv(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"), on: true, protocol: ProtocolHTTP, endpoint: "localhost:4318"},
 		{name: "exporter none beats an endpoint", env: env("OTEL_TRACES_EXPORTER", "none", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:1")},
 		{name: "sdk disabled", env: env("OTEL_SDK_DISABLED", "true", "OTEL_TRACES_EXPORTER", "otlp")},
-		{name: "unknown exporter", env: env("OTEL_TRACES_EXPORTER", "zipkin"), err: `OTEL_TRACES_EXPORTER="zipkin"`},
-		{name: "json protocol", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), err: "http/json"},
-		{name: "unknown sampler", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_TRACES_SAMPLER", "jaeger_remote"), err: "jaeger_remote"},
+		{name: "case does not matter", env: env("OTEL_TRACES_EXPORTER", "OTLP", "OTEL_EXPORTER_OTLP_PROTOCOL", "GRPC"), on: true,
+			protocol: ProtocolGRPC, endpoint: "localhost:4317"},
+		{name: "a list with otlp", env: env("OTEL_TRACES_EXPORTER", "console, otlp"), on: true, protocol: ProtocolHTTP,
+			endpoint: "localhost:4318", warn: `"console" ignored`},
+		{name: "only an unknown exporter", env: env("OTEL_TRACES_EXPORTER", "zipkin", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:1"),
+			warn: `"zipkin" ignored`},
+		{name: "json protocol", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), on: true,
+			protocol: ProtocolHTTP, endpoint: "localhost:4318", warn: `"http/json" ignored`},
+		{name: "unknown sampler", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_TRACES_SAMPLER", "jaeger_remote"), on: true,
+			protocol: ProtocolHTTP, endpoint: "localhost:4318", warn: `"jaeger_remote" ignored`},
 		{name: "bad ratio", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_TRACES_SAMPLER", "traceidratio", "OTEL_TRACES_SAMPLER_ARG", "2"),
-			err: "OTEL_TRACES_SAMPLER_ARG"},
+			on: true, protocol: ProtocolHTTP, endpoint: "localhost:4318", warn: "OTEL_TRACES_SAMPLER_ARG"},
+		{name: "b3 propagation", env: env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_PROPAGATORS", "b3"), on: true,
+			protocol: ProtocolHTTP, endpoint: "localhost:4318", warn: "OTEL_PROPAGATORS"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, on, err := FromEnv(c.env)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("err %v, want one naming %s", err, c.err)
-				}
-				return
+			cfg, on, warnings := FromEnv(c.env)
+			if on != c.on || cfg.Protocol != c.protocol || cfg.Endpoint != c.endpoint {
+				t.Fatalf("got on %v protocol %q endpoint %q, want on %v protocol %q endpoint %q",
+					on, cfg.Protocol, cfg.Endpoint, c.on, c.protocol, c.endpoint)
 			}
-			if err != nil || on != c.on || cfg.Protocol != c.protocol || cfg.Endpoint != c.endpoint {
-				t.Fatalf("got on %v protocol %q endpoint %q err %v, want on %v protocol %q endpoint %q",
-					on, cfg.Protocol, cfg.Endpoint, err, c.on, c.protocol, c.endpoint)
+			if warned := strings.Join(warnings, "\n"); (c.warn == "") != (warned == "") || !strings.Contains(warned, c.warn) {
+				t.Fatalf("warnings %q, want one naming %q", warned, c.warn)
 			}
 		})
 	}
@@ -87,9 +93,9 @@ func TestSamplerIgnoresTheClientsFlag(t *testing.T) {
 		{"parentbased_always_on", local(false), false},
 		{"always_off", local(true), false},
 	} {
-		cfg, _, err := FromEnv(env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_TRACES_SAMPLER", c.sampler))
-		if err != nil {
-			t.Fatal(err)
+		cfg, _, warnings := FromEnv(env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_TRACES_SAMPLER", c.sampler))
+		if len(warnings) > 0 {
+			t.Fatal(warnings)
 		}
 		ctx := oteltrace.ContextWithSpanContext(t.Context(), c.parent)
 		got := cfg.sampler.ShouldSample(trace.SamplingParameters{ParentContext: ctx, TraceID: c.parent.TraceID(), Name: "x"})

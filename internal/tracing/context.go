@@ -15,6 +15,9 @@ var traceContext = propagation.TraceContext{}
 // TraceParent is the W3C traceparent of ctx's span, "" when it has none (tracing off).
 // It is what a row keeps so that work done later, in another process, joins the trace.
 func TraceParent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() { // tracing off: no span, nothing to do
+		return ""
+	}
 	carrier := propagation.MapCarrier{}
 	traceContext.Inject(ctx, carrier)
 	return carrier.Get("traceparent")

@@ -32,11 +32,15 @@ type Tracing struct {
 // Start reads the OTEL_* variables (getenv: os.Getenv) and, when they switch tracing on,
 // installs a tracer provider exporting over OTLP and the W3C trace context propagator as
 // OpenTelemetry's globals. It returns nil when tracing is off. service names the process
-// (revops-api, revops-worker, revops-dev) unless OTEL_SERVICE_NAME does.
-func Start(ctx context.Context, getenv func(string) string, service string) (*Tracing, error) {
-	cfg, enabled, err := FromEnv(getenv)
-	if err != nil || !enabled {
-		return nil, err
+// (revops-api, revops-worker, revops-dev) unless OTEL_SERVICE_NAME does; warn hears
+// about the variables it ignored.
+func Start(ctx context.Context, getenv func(string) string, service string, warn func(string)) (*Tracing, error) {
+	cfg, enabled, warnings := FromEnv(getenv)
+	for _, w := range warnings {
+		warn(w)
+	}
+	if !enabled {
+		return nil, nil
 	}
 	var client otlptrace.Client
 	if cfg.Protocol == ProtocolGRPC {

@@ -28,7 +28,7 @@ func TestStartExportsOverOTLP(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint)
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol)
 			ctx := context.Background()
-			tr, err := tracing.Start(ctx, os.Getenv, "revops-test")
+			tr, err := tracing.Start(ctx, os.Getenv, "revops-test", func(w string) { t.Error(w) })
 			if err != nil || tr == nil {
 				t.Fatalf("start: %v (tracing %v)", err, tr)
 			}
