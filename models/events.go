@@ -29,8 +29,11 @@ type Event struct {
 	// RedispatchAt is set by a replay (store.ReplayDeliveries): the event's workflow must
 	// be reached again (SignalWithStart); cleared once the dispatcher or sweeper did.
 	RedispatchAt *time.Time
-	WorkflowID   string
-	RunID        string
+	// RedispatchTraceParent is the traceparent of the replay that set RedispatchAt (""
+	// when tracing was off): the redispatch continues that trace, linked to TraceParent's.
+	RedispatchTraceParent string
+	WorkflowID            string
+	RunID                 string
 	// TraceParent is the W3C traceparent of the change that wrote the event ("" when
 	// tracing was off): its workflow start, by whichever process, continues that trace.
 	TraceParent string

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -21,6 +25,15 @@ import (
 func (s *Starter) Redispatch(ctx context.Context, e models.Event) error {
 	if e.RedispatchAt == nil {
 		return nil
+	}
+	if tracing.On() {
+		// A replay is its own trace (its request's or its bulk job's, which the row
+		// carries; a new one when that had none), linked to the original (CONTRACT §19).
+		var span trace.Span
+		ctx, span = otel.Tracer("revops/dispatch").Start(tracing.WithParent(ctx, e.RedispatchTraceParent), "replay "+e.Type,
+			trace.WithLinks(tracing.LinkTo(e.TraceParent)...),
+			trace.WithAttributes(attribute.String("revops.event_id", e.ID), attribute.String("revops.event_type", e.Type)))
+		defer span.End()
 	}
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()

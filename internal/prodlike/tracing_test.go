@@ -20,8 +20,8 @@ import (
 // the api and worker processes, exported over OTLP to a sink in its own process: the
 // API's server span (continuing the client's), the workflow start, the run, each
 // attempt (the receiver fails the first) and each outgoing request, whose traceparent
-// the receiver sees; the event's trace_id names the trace. No span carries a key, a
-// secret, a URL path or a query.
+// the receiver sees; the event's trace_id names the trace. A replay of it is a new trace
+// linked to the original. No span carries a key, a secret, a URL path or a query.
 func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	prodlike.Require(t)
 	sink := prodlike.StartOTLPSink(t)
@@ -86,6 +86,7 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	// The event names the trace.
 	var events struct {
 		Data []struct {
+			ID      string  `json:"id"`
 			Type    string  `json:"type"`
 			TraceID *string `json:"trace_id"`
 			Status  string  `json:"status"`
@@ -164,6 +165,43 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	}
 	dumped, _ := json.Marshal(trace)
 	t.Logf("the trace: %d spans", len(trace))
+
+	// A replay is a new trace (its request's), linked to the original, and the receiver
+	// sees the new one.
+	var updated string
+	for _, e := range events.Data {
+		if e.Type == "deal-updated" {
+			updated = e.ID
+		}
+	}
+	const replayTrace = "5bf92f3577b34da6a3ce929d0e0e4737"
+	req, _ = http.NewRequestWithContext(ctx, "POST", c.urls[1]+"/v1/events/"+updated+"/replay", nil)
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("traceparent", "00-"+replayTrace+"-00f067aa0ba902b8-01")
+	if resp, err = c.hc.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("replay: %d", resp.StatusCode)
+	}
+	waitFor(t, time.Minute, "the replayed delivery", func() bool {
+		for _, r := range receiver.Received() {
+			if strings.Contains(r.Header.Get("traceparent"), replayTrace) {
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, time.Minute, "the replay's span, linked to the original", func() bool {
+		spans, _ := sink.Spans()
+		for _, sp := range spans {
+			if sp.TraceID == replayTrace && sp.Name == "replay deal-updated" && len(sp.Links) == 1 && sp.Links[0].TraceID == traceID {
+				return true
+			}
+		}
+		return false
+	})
 
 	// Nothing secret, and no URL path or query, in any span of any trace.
 	all, err := sink.Spans()

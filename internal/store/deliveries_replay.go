@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -87,6 +88,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 		set := map[string]any{"status": gorm.Expr(summarySQL), "updated_at": now}
 		if len(chosen)+len(fresh) > 0 {
 			set["redispatch_at"] = now
+			set["redispatch_trace_parent"] = tracing.TraceParent(ctx)
 		}
 		if err := updateEvent(tx, env, eventID, set, "summarize replayed"); err != nil {
 			return err

@@ -44,6 +44,10 @@ CREATE INDEX events_env_object ON events (environment_id, object_id, created_at,
 	register(migration{version: 90, name: "trace_ids", sql: `
 ALTER TABLE events ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE delivery_attempts ADD COLUMN trace_id TEXT NOT NULL DEFAULT ''`})
+	// A replay's own trace (its request's, or its bulk job's), which the redispatch of the
+	// event continues, linked to the original (CONTRACT §19).
+	register(migration{version: 91, name: "redispatch_trace", sql: `
+ALTER TABLE events ADD COLUMN redispatch_trace_parent TEXT NOT NULL DEFAULT ''`})
 }
 
 // Emit is an event a change asks for: its type and the snapshot of the object after the

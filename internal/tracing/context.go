@@ -40,6 +40,16 @@ func SpanTraceID(ctx context.Context) string {
 	return ""
 }
 
+// LinkTo is a link to the span of traceparent (none when it names none): a replay's
+// trace points to the original's.
+func LinkTo(traceparent string) []trace.Link {
+	sc := trace.SpanContextFromContext(WithParent(context.Background(), traceparent))
+	if !sc.IsValid() {
+		return nil
+	}
+	return []trace.Link{{SpanContext: sc}}
+}
+
 // WithParent returns ctx with the span of traceparent as its remote parent: work started
 // from a stored row continues the trace that wrote it. An empty or unreadable
 // traceparent leaves ctx as it is.
