@@ -40,6 +40,7 @@ import (
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
@@ -110,6 +111,16 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	defer cancel()
 	r := &benchRig{warnings: &warnCounter{}}
 	quiet := slog.New(r.warnings)
+	// With OTEL_* set, the rig traces as a process of Revops would (docs/benchmarks.md:
+	// the cost of tracing per delivery); without, tracing stays off, as by default.
+	tr, err := tracing.Start(ctx, os.Getenv, "revops-bench", func(w string) { b.Log(w) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	if tr != nil {
+		b.Logf("tracing on: %s", tr.Describe())
+		b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	}
 	stack, err := devstack.Start(ctx, devstack.Options{
 		DataDir: b.TempDir(), FrontendAddr: "127.0.0.1:0", UIAddr: "", Namespace: "default",
 		SearchAttributes: workflows.SearchAttributes,
@@ -126,8 +137,12 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 		r.rcs = append(r.rcs, newBenchReceiver(b))
 	}
 	r.rc = r.rcs[0]
-	r.tc, err = client.Dial(client.Options{HostPort: stack.FrontendAddr(), Namespace: "default",
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	opts := client.Options{HostPort: stack.FrontendAddr(), Namespace: "default",
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if tracing.On() {
+		opts.Interceptors = append(opts.Interceptors, tracing.TemporalInterceptor())
+	}
+	r.tc, err = client.Dial(opts)
 	if err != nil {
 		b.Fatalf("dial temporal: %v", err)
 	}
