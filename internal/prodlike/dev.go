@@ -1,7 +1,6 @@
 package prodlike
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -25,17 +24,7 @@ type Dev struct {
 // minimal environment, and waits for its banner; it stops at cleanup.
 func StartDev(t testing.TB, env ...string) *Dev {
 	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "revops")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if _, err := goBuild(ctx, root, bin, "./cmd/revops"); err != nil {
-		t.Fatal(err)
-	}
+	bin, dir := buildCommand(t, "./cmd/revops")
 	ports, err := freeLowPorts(2) // the embedded Temporal's frontend and UI
 	if err != nil {
 		t.Fatal(err)

@@ -24,17 +24,7 @@ type OTLPSink struct {
 // StartOTLPSink builds and starts the sink; it stops at cleanup.
 func StartOTLPSink(t testing.TB) *OTLPSink {
 	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "otlpsink")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if _, err := goBuild(ctx, root, bin, "./internal/otlpsink/cmd/otlpsink"); err != nil {
-		t.Fatal(err)
-	}
+	bin, dir := buildCommand(t, "./internal/otlpsink/cmd/otlpsink")
 	addrs := make([]string, 2)
 	for i := range addrs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,6 +66,24 @@ func listening(logPath string) bool {
 		}
 	}
 	return false
+}
+
+// buildCommand builds the repository's command pkg into a fresh temporary directory of
+// the test, returning the binary and the directory.
+func buildCommand(t testing.TB, pkg string) (bin, dir string) {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, filepath.Base(pkg))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := goBuild(ctx, root, bin, pkg); err != nil {
+		t.Fatal(err)
+	}
+	return bin, dir
 }
 
 // Env is what points a process's tracing at the sink (OTLP over gRPC, spans sent every
