@@ -435,7 +435,7 @@ func takeRows(bs []waitingBatch, maxRows int) []int64 {
 // environment's already): with environment_id in it, a planner working from a young
 // table's statistics scanned the environment's rows by time once per batch, 50 s for
 // 100,000 rows instead of 0.1 s. usage_events_batch is the one index it can use.
-func meterRows(tx *gorm.DB, dialect string, seqs []int64, meters []models.Meter) ([]UsageRow, error) {
+func (s *Store) meterRows(tx *gorm.DB, seqs []int64, meters []models.Meter) ([]UsageRow, error) {
 	var names []string
 	for _, m := range meters {
 		if !slices.Contains(names, m.FilterMetricName) {
@@ -444,7 +444,7 @@ func meterRows(tx *gorm.DB, dialect string, seqs []int64, meters []models.Meter)
 	}
 	var rows []UsageRow
 	var err error
-	if dialect == "postgres" {
+	if s.dialect == "postgres" {
 		rows, err = scanUsageRows(tx.Statement.ConnPool.QueryContext(tx.Statement.Context, `SELECT `+usageRowColumns+`
 			FROM unnest($1::bigint[]) AS b(seq), LATERAL (SELECT * FROM usage_events
 				WHERE batch_seq = b.seq AND metric_name = ANY($2::text[]) OFFSET 0) AS e`, seqs, names))
@@ -513,7 +513,7 @@ func (s *Store) consumeLocked(mt *MeterTx, maxRows int, apply MeterApply) (int, 
 		return 0, fmt.Errorf("meters: %w", err)
 	}
 	if len(meters) > 0 {
-		rows, err := meterRows(tx, s.dialect, seqs, meters)
+		rows, err := s.meterRows(tx, seqs, meters)
 		if err != nil {
 			return 0, err
 		}
@@ -587,7 +587,7 @@ func (s *Store) backfillLocked(mt *MeterTx, m models.Meter, maxRows int, now tim
 			models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
 	}
 	seqs := takeRows(batches, maxRows)
-	got, err := meterRows(tx, s.dialect, seqs, []models.Meter{m})
+	got, err := s.meterRows(tx, seqs, []models.Meter{m})
 	if err != nil {
 		return false, 0, err
 	}

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,13 +19,9 @@ import (
 // takes them again), and a batch stored after waits for the consumer (gen NULL).
 func TestUsageBatchesGenMigration(t *testing.T) {
 	ctx := context.Background()
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+	for name, url := range freshBoth(t) {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
+			st := open(t, url)
 			if _, err := st.MigrateBelow(ctx, 84); err != nil {
 				t.Fatal(err)
 			}
