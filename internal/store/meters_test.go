@@ -9,7 +9,6 @@ import (
 
 	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
 	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
 )
