@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,6 +155,11 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	if api := named(trace, "PATCH /v1/deals/:id")[0]; api.ParentSpanID != clientSpan || api.Attributes["http.response.status_code"] != "200" {
 		t.Errorf("API span %+v: want the client's span as parent and status 200", api)
 	}
+	// The start comes after the commit, on behalf of the request: a child of the API's
+	// span, not of the transaction's.
+	if start, api := named(trace, "StartWorkflow:WebhookDelivery")[0], named(trace, "PATCH /v1/deals/:id")[0]; start.ParentSpanID != api.SpanID {
+		t.Errorf("the start's parent is span %s, want the API's %s", start.ParentSpanID, api.SpanID)
+	}
 	codes := map[string]bool{}
 	for _, sp := range named(trace, "RunActivity:DeliverWebhook") {
 		codes[sp.Attributes["revops.attempt"]+":"+sp.Attributes["http.response.status_code"]] = true
@@ -164,7 +171,17 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 		t.Errorf("attempt spans %v, want attempt 1 answered 500 and attempt 2 answered 200", codes)
 	}
 	dumped, _ := json.Marshal(trace)
-	t.Logf("the trace: %d spans", len(trace))
+	t.Logf("the trace, %d spans:\n%s", len(trace), otlpsink.Waterfall(trace))
+	// docs/observability.md's picture is this trace: REVOPS_TRACE_PICTURE=docs/trace.svg.
+	if path := os.Getenv("REVOPS_TRACE_PICTURE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(otlpsink.WriteSVG(f, trace), f.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// A replay is a new trace (its request's), linked to the original, and the receiver
 	// sees the new one.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/catalog"
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -240,7 +241,7 @@ func (s *Store) autoDisable(tx *gorm.DB, env Env, endpointID string, disableAfte
 		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, res.Error)
 	}
 	ep.Enabled, ep.DisabledReason, ep.FailingSince = false, models.DisabledFailing, firstFail
-	if _, err := writeEvents(tx, env, changeTime(), []Emit{endpointDisabledEmit(ep)}); err != nil {
+	if _, err := writeEvents(tx, env, changeTime(), []Emit{endpointDisabledEmit(ep)}, tracing.TraceParent(tx.Statement.Context)); err != nil {
 		return false, fmt.Errorf("endpoint-disabled event of %s: %w", endpointID, err)
 	}
 	return true, nil

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -68,10 +67,10 @@ type webhookEvent struct {
 
 // writeEvents inserts the events of one change inside its transaction (the outbox), in
 // the order given, with their deliveries (CONTRACT §13), and returns the events written:
-// each pending, or skipped when no enabled endpoint subscribes to its type.
-func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit) ([]models.Event, error) {
+// each pending, or skipped when no enabled endpoint subscribes to its type, carrying
+// traceParent: the trace its deliveries continue (CONTRACT §19).
+func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent string) ([]models.Event, error) {
 	events := make([]models.Event, 0, len(emits))
-	traceParent := tracing.TraceParent(tx.Statement.Context)
 	for i, e := range emits {
 		ev := models.Event{
 			ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,

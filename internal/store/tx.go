@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -25,8 +26,10 @@ type Tx struct {
 // InTx runs fn in one transaction in env. fn's error rolls everything back and is
 // returned as is. The events fn emitted are written when fn returns, before the commit
 // (the outbox: they commit with the change or not at all), and returned once committed
-// for the dispatcher.
+// for the dispatcher. The events carry the trace of the caller (the API request), so
+// that their deliveries show in the trace as its children, not the transaction's.
 func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (events []models.Event, err error) {
+	caller := tracing.TraceParent(ctx)
 	ctx, end := s.span(ctx, "db change")
 	defer end(&err)
 	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
@@ -35,7 +38,7 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (event
 			return err
 		}
 		var err error
-		events, err = writeEvents(db, env, tx.Now(), tx.emits)
+		events, err = writeEvents(db, env, tx.Now(), tx.emits, caller)
 		return err
 	})
 	if err != nil {
