@@ -304,17 +304,23 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func report(b *testing.B, n int, rows []benchRow, load0, load1 string) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "%d changes per phase; load average %s → %s\n", n, load0, load1)
-	fmt.Fprintf(&t, "%-8s %-7s %10s %9s %9s\n", "clients", "what", "per s", "p50 ms", "p99 ms")
+	fmt.Fprintf(&t, "%-8s %-8s %10s %9s %9s %12s %10s %6s\n", "clients", "what", "per s", "p50 ms", "p99 ms", "cpu ms/chg", "pg ms/chg", "busy%")
 	for _, row := range rows {
 		for _, p := range []struct {
 			name string
 			res  phaseResult
 		}{{"floor", row.floor}, {"floor+sa", row.floorAttrs}, {"ours", row.ours}, {"direct", row.direct}} {
-			fmt.Fprintf(&t, "%-8d %-7s %10.1f %9.2f %9.2f\n", row.conc, p.name, p.res.perSecond(), ms(p.res.pct(0.5)), ms(p.res.pct(0.99)))
+			// CPU per change is the steadier figure on a shared machine: it tells what a
+			// change costs (tracing on against off, say) where wall times are noise.
+			proc, pg, busy := p.res.cpu.perChange(len(p.res.lats))
+			fmt.Fprintf(&t, "%-8d %-8s %10.1f %9.2f %9.2f %12.2f %10.2f %6.0f\n", row.conc, p.name,
+				p.res.perSecond(), ms(p.res.pct(0.5)), ms(p.res.pct(0.99)), proc, pg, busy)
 			prefix := fmt.Sprintf("c%d_%s_", row.conc, strings.ReplaceAll(p.name, "+", "_"))
 			b.ReportMetric(p.res.perSecond(), prefix+"per_s")
 			b.ReportMetric(ms(p.res.pct(0.5)), prefix+"p50_ms")
 			b.ReportMetric(ms(p.res.pct(0.99)), prefix+"p99_ms")
+			b.ReportMetric(proc, prefix+"cpu_ms")
+			b.ReportMetric(pg, prefix+"pg_ms")
 		}
 		fmt.Fprintf(&t, "%-8d ours: API response p50 %.2f ms, p99 %.2f ms (the change; its start is queued off the request path)\n",
 			row.conc, ms(pct(row.ours.resp, 0.5)), ms(pct(row.ours.resp, 0.99)))

@@ -111,9 +111,19 @@ func (s *stack) worker() workflows.Workers {
 	return s.workerWith(&activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(s.ts.GetDefaultClient())})
 }
 
+// workerOf starts the workers of a worker process on its client c (one with
+// interceptors, say).
+func (s *stack) workerOf(c client.Client) workflows.Workers {
+	return s.workers(c, &activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(c)})
+}
+
 // workerWith starts the workers of a process whose bulk replay pages are bulk's.
 func (s *stack) workerWith(bulk *activities.BulkReplay) workflows.Workers {
-	ws := workflows.NewWorkers(s.ts.GetDefaultClient(), workflows.Activities{
+	return s.workers(s.ts.GetDefaultClient(), bulk)
+}
+
+func (s *stack) workers(c client.Client, bulk *activities.BulkReplay) workflows.Workers {
+	ws := workflows.NewWorkers(c, workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
 		MeterBackfill: &activities.MeterBackfill{Store: s.db.Store},
 	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})

@@ -64,6 +64,18 @@ func New(t testing.TB) *DB {
 // endpoint of the environment enabled and subscribed to its type (skipped without any).
 func (d *DB) Event(t testing.TB, typ string, object map[string]any, at time.Time) models.Event {
 	t.Helper()
+	return d.event(t, typ, object, at, "")
+}
+
+// TracedEvent is Event written by a change made in a traced request: the row carries
+// the request's traceparent, as the outbox writes it (CONTRACT §19).
+func (d *DB) TracedEvent(t testing.TB, typ string, object map[string]any, traceparent string) models.Event {
+	t.Helper()
+	return d.event(t, typ, object, time.Time{}, traceparent)
+}
+
+func (d *DB) event(t testing.TB, typ string, object map[string]any, at time.Time, traceparent string) models.Event {
+	t.Helper()
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
@@ -72,7 +84,7 @@ func (d *DB) Event(t testing.TB, typ string, object map[string]any, at time.Time
 		ID: uuid.NewString(), OrganizationID: d.Env.OrganizationID, EnvironmentID: d.Env.ID,
 		Environment: d.Env.Name, Type: typ, ObjectType: "deal", ObjectID: uuid.NewString(),
 		Time: strconv.FormatInt(at.Unix(), 10), Status: models.EventPending, Seq: 1,
-		CreatedAt: at, UpdatedAt: at,
+		TraceParent: traceparent, CreatedAt: at, UpdatedAt: at,
 	}
 	body, err := json.Marshal(map[string]any{
 		"event": map[string]string{"id": ev.ID, "time": ev.Time, "type": ev.Type},
