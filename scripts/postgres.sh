@@ -76,6 +76,23 @@ raise_connections() {
 }
 
 # ensure_chromium installs Debian's chromium for the dashboard's browser tests when missing.
+# ensure_client_packages installs the TypeScript client's npm packages, exactly as its
+# lockfile pins them (npm ci), when Node is there; the client tests fail without them.
+ensure_client_packages() {
+  local dir=clients/typescript
+  [ -f "$dir/package-lock.json" ] || return 0
+  if ! command -v npm >/dev/null; then
+    echo "==> installing Node.js and npm for the TypeScript client (apt-get)"
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "==> npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
 ensure_chromium() {
   if [ -x /usr/bin/chromium ]; then
     return

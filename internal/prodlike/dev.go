@@ -14,10 +14,11 @@ import (
 // Dev is a `revops dev` process: the embedded Temporal server, SQLite, the API and the
 // worker in one process, as a developer runs it.
 type Dev struct {
-	URL    string // the API
-	Key    string // the demo organization's secret sandbox key
-	Banner string // what it printed up to its banner's end
-	Proc   *Proc
+	URL     string // the API
+	Key     string // the demo organization's secret sandbox key
+	DataDir string // its --data-dir: the local CA it trusts for webhook TLS is there
+	Banner  string // what it printed up to its banner's end
+	Proc    *Proc
 }
 
 // StartDev builds and starts `revops dev` in a fresh data directory with env added to a
@@ -48,7 +49,7 @@ func StartDev(t testing.TB, env ...string) *Dev {
 	for {
 		out, _ := os.ReadFile(logPath)
 		if m := keyLine.FindSubmatch(out); m != nil && regexp.MustCompile(`Try: curl`).Match(out) {
-			return &Dev{URL: "http://" + httpAddr, Key: string(m[1]), Banner: string(out), Proc: p}
+			return &Dev{URL: "http://" + httpAddr, Key: string(m[1]), DataDir: filepath.Join(dir, "data"), Banner: string(out), Proc: p}
 		}
 		if exited, err := p.Exited(); exited || time.Now().After(deadline) {
 			t.Fatalf("revops dev did not start (exited %v: %v):\n%s", exited, err, out)
