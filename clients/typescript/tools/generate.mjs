@@ -111,6 +111,10 @@ function operationsFile(doc) {
     const query = params.filter((p) => p.in === "query");
     const queryRequired = query.some((p) => p.required);
     const body = op.requestBody ? deref(doc, op.requestBody) : null;
+    // An optional body that can only be {} (the actions' EmptyObject) is left out of the
+    // signature, so that `signDeal(id, { idempotencyKey })` reads as it should.
+    const bodySchema = body ? deref(doc, body.content?.["application/json"]?.schema ?? {}) : null;
+    const emptyBody = body && !body.required && bodySchema.type === "object" && !bodySchema.properties;
 
     const args = pathNames.map((n) => `${camel(n)}: PathParams<"${id}">["${n}"]`);
     const call = [`method: "${method.toUpperCase()}"`, `path: "${path}"`];
@@ -119,7 +123,7 @@ function operationsFile(doc) {
       args.push(`query${queryRequired ? "" : "?"}: Query<"${id}">`);
       call.push("query");
     }
-    if (body) {
+    if (body && !emptyBody) {
       args.push(`body${body.required ? "" : "?"}: Body<"${id}">`);
       call.push("body");
     }

@@ -127,8 +127,8 @@ export abstract class RevopsOperations {
    *
    * `DELETE /v1/accounts/{id}`
    */
-  deprovisionAccount(id: PathParams<"deprovisionAccount">["id"], body?: Body<"deprovisionAccount">, options?: RequestOptions): Promise<Result<"deprovisionAccount">> {
-    return this.request({ method: "DELETE", path: "/v1/accounts/{id}", pathParams: { id }, body, options });
+  deprovisionAccount(id: PathParams<"deprovisionAccount">["id"], options?: RequestOptions): Promise<Result<"deprovisionAccount">> {
+    return this.request({ method: "DELETE", path: "/v1/accounts/{id}", pathParams: { id }, options });
   }
 
   /**
@@ -138,8 +138,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/accounts/{id}/activate`
    */
-  activateAccount(id: PathParams<"activateAccount">["id"], body?: Body<"activateAccount">, options?: RequestOptions): Promise<Result<"activateAccount">> {
-    return this.request({ method: "POST", path: "/v1/accounts/{id}/activate", pathParams: { id }, body, options });
+  activateAccount(id: PathParams<"activateAccount">["id"], options?: RequestOptions): Promise<Result<"activateAccount">> {
+    return this.request({ method: "POST", path: "/v1/accounts/{id}/activate", pathParams: { id }, options });
   }
 
   /**
@@ -194,8 +194,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/deals/{id}/submit`
    */
-  submitDeal(id: PathParams<"submitDeal">["id"], body?: Body<"submitDeal">, options?: RequestOptions): Promise<Result<"submitDeal">> {
-    return this.request({ method: "POST", path: "/v1/deals/{id}/submit", pathParams: { id }, body, options });
+  submitDeal(id: PathParams<"submitDeal">["id"], options?: RequestOptions): Promise<Result<"submitDeal">> {
+    return this.request({ method: "POST", path: "/v1/deals/{id}/submit", pathParams: { id }, options });
   }
 
   /**
@@ -205,8 +205,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/deals/{id}/approve`
    */
-  approveDeal(id: PathParams<"approveDeal">["id"], body?: Body<"approveDeal">, options?: RequestOptions): Promise<Result<"approveDeal">> {
-    return this.request({ method: "POST", path: "/v1/deals/{id}/approve", pathParams: { id }, body, options });
+  approveDeal(id: PathParams<"approveDeal">["id"], options?: RequestOptions): Promise<Result<"approveDeal">> {
+    return this.request({ method: "POST", path: "/v1/deals/{id}/approve", pathParams: { id }, options });
   }
 
   /**
@@ -216,8 +216,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/deals/{id}/sign`
    */
-  signDeal(id: PathParams<"signDeal">["id"], body?: Body<"signDeal">, options?: RequestOptions): Promise<Result<"signDeal">> {
-    return this.request({ method: "POST", path: "/v1/deals/{id}/sign", pathParams: { id }, body, options });
+  signDeal(id: PathParams<"signDeal">["id"], options?: RequestOptions): Promise<Result<"signDeal">> {
+    return this.request({ method: "POST", path: "/v1/deals/{id}/sign", pathParams: { id }, options });
   }
 
   /**
@@ -227,8 +227,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/deals/{id}/activate`
    */
-  activateDeal(id: PathParams<"activateDeal">["id"], body?: Body<"activateDeal">, options?: RequestOptions): Promise<Result<"activateDeal">> {
-    return this.request({ method: "POST", path: "/v1/deals/{id}/activate", pathParams: { id }, body, options });
+  activateDeal(id: PathParams<"activateDeal">["id"], options?: RequestOptions): Promise<Result<"activateDeal">> {
+    return this.request({ method: "POST", path: "/v1/deals/{id}/activate", pathParams: { id }, options });
   }
 
   /**
@@ -238,8 +238,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/deals/{id}/void`
    */
-  voidDeal(id: PathParams<"voidDeal">["id"], body?: Body<"voidDeal">, options?: RequestOptions): Promise<Result<"voidDeal">> {
-    return this.request({ method: "POST", path: "/v1/deals/{id}/void", pathParams: { id }, body, options });
+  voidDeal(id: PathParams<"voidDeal">["id"], options?: RequestOptions): Promise<Result<"voidDeal">> {
+    return this.request({ method: "POST", path: "/v1/deals/{id}/void", pathParams: { id }, options });
   }
 
   /**
@@ -280,8 +280,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/webhook_endpoint/rotate_secret`
    */
-  rotateWebhookSecret(body?: Body<"rotateWebhookSecret">, options?: RequestOptions): Promise<Result<"rotateWebhookSecret">> {
-    return this.request({ method: "POST", path: "/v1/webhook_endpoint/rotate_secret", body, options });
+  rotateWebhookSecret(options?: RequestOptions): Promise<Result<"rotateWebhookSecret">> {
+    return this.request({ method: "POST", path: "/v1/webhook_endpoint/rotate_secret", options });
   }
 
   /**
@@ -347,8 +347,8 @@ export abstract class RevopsOperations {
    *
    * `DELETE /v1/webhook_endpoints/{id}`
    */
-  deleteWebhookEndpoint(id: PathParams<"deleteWebhookEndpoint">["id"], body?: Body<"deleteWebhookEndpoint">, options?: RequestOptions): Promise<Result<"deleteWebhookEndpoint">> {
-    return this.request({ method: "DELETE", path: "/v1/webhook_endpoints/{id}", pathParams: { id }, body, options });
+  deleteWebhookEndpoint(id: PathParams<"deleteWebhookEndpoint">["id"], options?: RequestOptions): Promise<Result<"deleteWebhookEndpoint">> {
+    return this.request({ method: "DELETE", path: "/v1/webhook_endpoints/{id}", pathParams: { id }, options });
   }
 
   /**
@@ -367,8 +367,8 @@ export abstract class RevopsOperations {
    *
    * `POST /v1/webhook_endpoints/{id}/rotate_secret`
    */
-  rotateWebhookEndpointSecret(id: PathParams<"rotateWebhookEndpointSecret">["id"], body?: Body<"rotateWebhookEndpointSecret">, options?: RequestOptions): Promise<Result<"rotateWebhookEndpointSecret">> {
-    return this.request({ method: "POST", path: "/v1/webhook_endpoints/{id}/rotate_secret", pathParams: { id }, body, options });
+  rotateWebhookEndpointSecret(id: PathParams<"rotateWebhookEndpointSecret">["id"], options?: RequestOptions): Promise<Result<"rotateWebhookEndpointSecret">> {
+    return this.request({ method: "POST", path: "/v1/webhook_endpoints/{id}/rotate_secret", pathParams: { id }, options });
   }
 
   /**
@@ -497,8 +497,8 @@ export abstract class RevopsOperations {
    *
    * `DELETE /v1/meters/{key}`
    */
-  deleteMeter(key: PathParams<"deleteMeter">["key"], body?: Body<"deleteMeter">, options?: RequestOptions): Promise<Result<"deleteMeter">> {
-    return this.request({ method: "DELETE", path: "/v1/meters/{key}", pathParams: { key }, body, options });
+  deleteMeter(key: PathParams<"deleteMeter">["key"], options?: RequestOptions): Promise<Result<"deleteMeter">> {
+    return this.request({ method: "DELETE", path: "/v1/meters/{key}", pathParams: { key }, options });
   }
 
   /**
