@@ -5,6 +5,7 @@ export { RevopsError, RevopsConnectionError, type ErrorType, type Fault } from "
 export {
   Webhooks,
   verifyWebhook,
+  isEventType,
   WebhookVerificationError,
   type WebhookEvent,
   type WebhookEventType,

@@ -10,12 +10,18 @@ export type WebhookEventType = keyof webhooks;
 type JsonBody<Op> = Op extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
 
 /**
- * A delivered webhook body, discriminated by `event.type`:
- * `if (e.event.type === "deal-signed") e.deal.net_price`.
+ * A delivered webhook body, one member per event type. TypeScript narrows unions only on
+ * top-level properties, not on `event.type`, so narrow with {@link isEventType}:
+ * `if (isEventType(e, "deal-signed")) e.deal.net_price`.
  */
 export type WebhookEvent<T extends WebhookEventType = WebhookEventType> = {
   [K in T]: JsonBody<webhooks[K]["post"]>;
 }[T];
+
+/** Narrows a verified body to one event type. */
+export function isEventType<T extends WebhookEventType>(event: WebhookEvent, type: T): event is WebhookEvent<T> {
+  return event.event.type === type;
+}
 
 /** Request headers as Node, fetch or a framework gives them. */
 export type WebhookHeaders =

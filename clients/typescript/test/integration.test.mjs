@@ -11,7 +11,7 @@ import { test, describe, before } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { createServer as createHttpServer } from "node:http";
-import { Revops, RevopsError, verifyWebhook } from "../dist/index.js";
+import { isEventType, Revops, RevopsError, verifyWebhook } from "../dist/index.js";
 import { httpsReceiver } from "./receiver.mjs";
 
 const { REVOPS_BASE_URL: baseUrl, REVOPS_API_KEY: apiKey, REVOPS_DATA_DIR: dataDir } = process.env;
@@ -250,7 +250,8 @@ describe("against a running Revops", { skip }, () => {
     const delivery = await receiver.waitFor((d) => d.body.includes(account.id), 90_000);
     const event = verifyWebhook(delivery.body, delivery.headers, endpoint.secret);
     assert.equal(event.event.type, "account-created");
-    if (event.event.type === "account-created") assert.equal(event.account.id, account.id); // narrowed by type
+    assert.ok(isEventType(event, "account-created"));
+    assert.equal(event.account.id, account.id);
     assert.equal(delivery.headers["webhook-id"], event.event.id);
     assert.throws(() => verifyWebhook(delivery.body, delivery.headers, "whsec_" + Buffer.alloc(32, 7).toString("base64")));
   });
