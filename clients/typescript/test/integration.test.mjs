@@ -18,6 +18,15 @@ const { REVOPS_BASE_URL: baseUrl, REVOPS_API_KEY: apiKey, REVOPS_DATA_DIR: dataD
 const skip = !baseUrl || !apiKey ? "set REVOPS_BASE_URL and REVOPS_API_KEY (a secret sandbox key) to run" : false;
 const tag = () => `ts-${randomUUID().slice(0, 8)}`;
 
+/** Polls fn every 250 ms until it returns something, for at most ms. */
+async function eventually(fn, ms = 30_000) {
+  for (const deadline = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 250))) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`not reached within ${ms} ms`);
+  }
+}
+
 describe("against a running Revops", { skip }, () => {
   let revops;
   before(async () => {
@@ -107,10 +116,13 @@ describe("against a running Revops", { skip }, () => {
 
   test("meters: create, read, list, update, values (both pages styles), delete", async (t) => {
     const key = tag(), metric = `m_${key}`, accountId = tag();
+    // Yesterday's window, with rows stamped at its noon: no race with midnight.
+    const day = new Date(); day.setUTCHours(0, 0, 0, 0); day.setUTCDate(day.getUTCDate() - 1);
+    const noon = new Date(day.getTime() + 12 * 3_600_000).toISOString();
     await revops.ingestUsage({
       transaction_id: randomUUID(),
       mode: "increment",
-      event_metrics: [1, 2, 3].map((v, i) => ({ account_id: `${accountId}-${i}`, product: "api", metric_name: metric, metric_value: v, metric_resolution: "minute" })),
+      event_metrics: [1, 2, 3].map((v, i) => ({ account_id: `${accountId}-${i}`, product: "api", metric_name: metric, metric_value: v, metric_resolution: "minute", timestamp: noon })),
     });
     const meter = await revops.createMeter({ key, filter: { metric_name: metric }, aggregation: "sum" });
     t.after(() => revops.deleteMeter(key).catch(() => {}));
@@ -121,7 +133,6 @@ describe("against a running Revops", { skip }, () => {
     for await (const m of revops.listMetersAll({ limit: 10 })) if (m.key === key) found = true;
     assert.ok(found, "listMetersAll finds the new meter");
 
-    const day = new Date(); day.setUTCHours(0, 0, 0, 0);
     const query = { from: day.toISOString(), to: new Date(day.getTime() + 86_400_000).toISOString(), window: "day", limit: 1 };
     let rows = [];
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
@@ -136,7 +147,7 @@ describe("against a running Revops", { skip }, () => {
 
   test("webhook endpoints: create, read, list, update, secret, rotate, test, delete; events, replay, bulk replay", async (t) => {
     const description = tag();
-    const created = await revops.createWebhookEndpoint({ url: "https://127.0.0.1:9/never", description, event_types: ["deal-signed"], enabled: false });
+    const created = await revops.createWebhookEndpoint({ url: "https://127.0.0.1:9/never", description, event_types: ["account-created"], enabled: false });
     t.after(() => revops.deleteWebhookEndpoint(created.id).catch(() => {}));
     assert.match(created.secret, /^whsec_/);
     assert.equal((await revops.getWebhookEndpointById(created.id)).description, description);
@@ -155,21 +166,28 @@ describe("against a running Revops", { skip }, () => {
     // may own: only read them here.
     await revops.getWebhookEndpoint().catch((e) => assert.equal(e.code, "resource_missing"));
 
+    // Replays target only this (disabled) endpoint, so nothing reaches the receivers of
+    // another suite: the delivery ends failed with endpoint_disabled, without a request.
     const account = await revops.createAccount({ name: "Events TS" });
     const events = await revops.listEvents({ object_id: account.id, type: "account-created" });
     assert.equal(events.data.length, 1);
     const event = await revops.getEvent(events.data[0].id);
     assert.equal(event.object_id, account.id);
-    try {
-      const replay = await revops.replayEvent(event.id);
-      assert.ok(replay);
-    } catch (err) {
-      // Another suite's endpoint may still be delivering it.
-      assert.equal(err.code, "delivery_in_progress");
-    }
-    const job = await revops.replayEvents({ endpoint_id: created.id, status: "failed", created_after: Math.floor(Date.now() / 1000) - 60 });
+    const replayed = await revops.replayEvent(event.id, { endpoint_id: created.id });
+    assert.equal(replayed.id, event.id);
+    const failed = await eventually(async () => {
+      const e = await revops.getEvent(event.id);
+      return e.deliveries?.find((d) => d.endpoint_id === created.id && d.status === "failed");
+    });
+    assert.equal(failed.attempts.at(-1).error, "endpoint_disabled");
+
+    const job = await revops.replayEvents({ endpoint_id: created.id, status: "failed", created_after: Math.floor(Date.now() / 1000) - 300 });
     assert.equal(job.object, "replay_job");
-    assert.equal((await revops.getReplayJob(job.id)).id, job.id);
+    const done = await eventually(async () => {
+      const j = await revops.getReplayJob(job.id);
+      return j.status === "done" ? j : undefined;
+    });
+    assert.ok(done.matched >= 1, `bulk replay matched ${done.matched}`);
 
     const gone = await revops.deleteWebhookEndpoint(created.id);
     assert.equal(gone.deleted, true);
