@@ -1,0 +1,169 @@
+import { randomUUID } from "node:crypto";
+import { RevopsConnectionError, RevopsError } from "./errors.js";
+import { RevopsOperations } from "./generated/operations.js";
+import type { RequestOptions, RevopsOptions } from "./options.js";
+import { backoffDelay, retryDelay, sleep } from "./retry.js";
+import type { ApiRequest } from "./types.js";
+import { VERSION } from "./version.js";
+
+const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
+
+/**
+ * The Revops API client, for servers (Node 20+). One method per operation (see
+ * RevopsOperations), plus `…All` iterators over paged lists.
+ *
+ * ```ts
+ * const revops = new Revops(); // REVOPS_API_KEY, REVOPS_BASE_URL
+ * const deal = await revops.getDeal(id);
+ * ```
+ */
+export class Revops extends RevopsOperations {
+  // A private field: the key never shows in console.log(client), JSON or errors.
+  readonly #apiKey: string;
+  readonly baseUrl: string;
+  readonly maxRetries: number;
+  readonly timeout: number;
+  readonly maxRetryAfter: number;
+  readonly #fetch: typeof fetch;
+  readonly #headers: Record<string, string>;
+
+  constructor(options: RevopsOptions = {}) {
+    super();
+    const g = globalThis as Record<string, unknown>;
+    if (g.window !== undefined && g.document !== undefined && !options.dangerouslyAllowBrowser) {
+      throw new Error(
+        "@revops/client runs on servers only: a secret key in a browser is readable by every visitor. " +
+          "Call Revops from your backend.",
+      );
+    }
+    const env = typeof process === "undefined" ? {} : process.env;
+    const apiKey = options.apiKey ?? env.REVOPS_API_KEY;
+    if (!apiKey) {
+      throw new Error("No Revops API key: pass { apiKey } to new Revops() or set REVOPS_API_KEY.");
+    }
+    this.#apiKey = apiKey;
+    this.baseUrl = (options.baseUrl ?? env.REVOPS_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    this.maxRetries = options.maxRetries ?? 3;
+    this.timeout = options.timeout ?? 60_000;
+    this.maxRetryAfter = options.maxRetryAfter ?? 60;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#headers = { ...options.headers };
+  }
+
+  /**
+   * Sends one call: the first attempt and its retries. A POST, PATCH, PUT or DELETE carries
+   * one Idempotency-Key that every retry reuses, so a retry after a lost answer never does
+   * the change twice (CONTRACT §14).
+   */
+  protected async request<T>(req: ApiRequest): Promise<T> {
+    const options: RequestOptions = req.options ?? {};
+    const url = this.#url(req);
+    const headers: Record<string, string> = {
+      Accept: "application/json",
+      "User-Agent": `revops-typescript/${VERSION} node/${typeof process === "undefined" ? "?" : process.version}`,
+      ...this.#headers,
+      ...options.headers,
+      Authorization: `Bearer ${this.#apiKey}`,
+    };
+    if (req.method !== "GET") headers["Idempotency-Key"] = options.idempotencyKey ?? randomUUID();
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers["Content-Type"] = "application/json";
+    }
+    const maxRetries = options.maxRetries ?? this.maxRetries;
+    const timeout = options.timeout ?? this.timeout;
+    const what = `${req.method} ${req.path}`;
+
+    for (let attempt = 0; ; attempt++) {
+      options.signal?.throwIfAborted();
+      const timer = AbortSignal.timeout(timeout);
+      const signal = options.signal ? AbortSignal.any([options.signal, timer]) : timer;
+      let res: Response;
+      try {
+        res = await this.#fetch(url, { method: req.method, headers, body, signal });
+        if (res.ok) return (await readJson(res)) as T;
+      } catch (err) {
+        // The caller's abort ends the call; anything else (refused, reset, our timeout)
+        // is a network error: retried, as the request may never have arrived.
+        options.signal?.throwIfAborted();
+        if (attempt >= maxRetries) {
+          const reason = timer.aborted ? `no answer within ${timeout} ms` : errorMessage(err);
+          throw new RevopsConnectionError(`${what}: ${reason} (after ${attempt + 1} attempts)`, { cause: err });
+        }
+        await sleep(backoffDelay(attempt), options.signal);
+        continue;
+      }
+      const error = await RevopsError.fromResponse(res);
+      const delay = retryDelay(error, attempt, this.maxRetryAfter);
+      if (delay === undefined || attempt >= maxRetries) throw error;
+      await sleep(delay, options.signal);
+    }
+  }
+
+  #url(req: ApiRequest): string {
+    const path = req.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      const value = req.pathParams?.[name];
+      if (value === undefined || value === "") throw new TypeError(`${req.path}: missing path parameter ${name}`);
+      return encodeURIComponent(value);
+    });
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(req.query ?? {})) appendQuery(search, key, value);
+    const qs = search.toString();
+    return `${this.baseUrl}${path}${qs ? `?${qs}` : ""}`;
+  }
+
+  /** Walks a §9 list: the next page starts after the last id seen. */
+  protected async *paginateByCursor<T extends { id: string }>(
+    fetchPage: (startingAfter: string | undefined) => Promise<{ data: T[]; has_more: boolean }>,
+    first: string | undefined,
+  ): AsyncIterableIterator<T> {
+    let cursor = first;
+    for (;;) {
+      const page = await fetchPage(cursor);
+      yield* page.data;
+      const last = page.data.at(-1);
+      if (!page.has_more || last === undefined) return;
+      cursor = last.id;
+    }
+  }
+
+  /** Walks meter values (§18): `next_page` is sent back as `page` until it is null. */
+  protected async *paginateByPage<T>(
+    fetchPage: (page: string | undefined) => Promise<{ data: T[]; next_page: string | null }>,
+    first: string | undefined,
+  ): AsyncIterableIterator<T> {
+    let page: string | undefined = first;
+    for (;;) {
+      const answer = await fetchPage(page);
+      yield* answer.data;
+      if (answer.next_page === null || answer.next_page === undefined) return;
+      page = answer.next_page;
+    }
+  }
+}
+
+/** Query values: scalars as text, arrays repeated, objects as deepObject (`filter[k]=v`). */
+function appendQuery(search: URLSearchParams, key: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value)) {
+    for (const v of value) appendQuery(search, key, v);
+  } else if (typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) appendQuery(search, `${key}[${k}]`, v);
+  } else {
+    search.append(key, String(value));
+  }
+}
+
+async function readJson(res: Response): Promise<unknown> {
+  const text = await res.text();
+  return text === "" ? undefined : JSON.parse(text);
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+    return err.message + cause;
+  }
+  return String(err);
+}

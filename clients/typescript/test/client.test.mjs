@@ -1,0 +1,212 @@
+// Unit tests of the transport against a local fake: retries, idempotency keys, errors,
+// iterators, query encoding. `npm test` builds dist/ first.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { inspect } from "node:util";
+import { readFileSync } from "node:fs";
+import { Revops, RevopsError, RevopsConnectionError, VERSION } from "../dist/index.js";
+import { fakeRevops, apiError } from "./fake.mjs";
+
+const KEY = "sk_sandbox_0123456789abcdefghijABCDEFGHIJ01";
+const ok = (json, status = 200) => ({ status, json });
+const client = (fake, opts = {}) => new Revops({ apiKey: KEY, baseUrl: fake.url, ...opts });
+
+test("a POST retried after 503s keeps one Idempotency-Key and returns the answer", async (t) => {
+  const fake = await fakeRevops((_req, _body, n) => (n < 2 ? apiError(503, "api_error", "service_unavailable") : ok({ id: "a1", object: "account" }, 201)));
+  t.after(fake.close);
+  const account = await client(fake).createAccount({ name: "Acme" });
+  assert.equal(account.id, "a1");
+  assert.equal(fake.requests.length, 3);
+  const keys = new Set(fake.requests.map((r) => r.headers["idempotency-key"]));
+  assert.equal(keys.size, 1);
+  assert.match([...keys][0], /^[0-9a-f-]{36}$/);
+  assert.equal(fake.requests[0].body, '{"name":"Acme"}');
+  assert.equal(fake.requests[0].headers["content-type"], "application/json");
+  assert.equal(fake.requests[0].headers.authorization, `Bearer ${KEY}`);
+});
+
+test("each call gets its own key; the caller's key is used as given; GET sends none", async (t) => {
+  const fake = await fakeRevops(() => ok({ id: "x" }));
+  t.after(fake.close);
+  const c = client(fake);
+  await c.activateAccount("a1");
+  await c.activateAccount("a1");
+  await c.activateAccount("a1", { idempotencyKey: "job-42" });
+  await c.getAccount("a1");
+  const [k1, k2, k3] = fake.requests.map((r) => r.headers["idempotency-key"]);
+  assert.notEqual(k1, k2);
+  assert.equal(k3, "job-42");
+  assert.equal(fake.requests[3].headers["idempotency-key"], undefined);
+  assert.equal(fake.requests[0].body, "", "an action without body sends no body");
+  assert.equal(fake.requests[0].headers["content-type"], undefined);
+});
+
+test("429 waits for Retry-After before retrying, GETs included", async (t) => {
+  const fake = await fakeRevops((_r, _b, n) => (n === 0 ? { ...apiError(429, "rate_limit_error", "rate_limited"), headers: { "Retry-After": "1" } } : ok({ object: "api_key" })));
+  t.after(fake.close);
+  const who = await client(fake).whoami();
+  assert.equal(who.object, "api_key");
+  assert.equal(fake.requests.length, 2);
+  assert.ok(fake.requests[1].at - fake.requests[0].at >= 1000, "waited at least Retry-After");
+});
+
+test("a Retry-After longer than maxRetryAfter is thrown at once", async (t) => {
+  const fake = await fakeRevops(() => ({ ...apiError(429, "rate_limit_error", "rate_limited"), headers: { "Retry-After": "120" } }));
+  t.after(fake.close);
+  const err = await client(fake).whoami().catch((e) => e);
+  assert.ok(err instanceof RevopsError);
+  assert.equal(err.status, 429);
+  assert.equal(err.retryAfter, 120);
+  assert.equal(fake.requests.length, 1);
+});
+
+test("409 idempotency_key_in_use is retried with the same key", async (t) => {
+  const fake = await fakeRevops((_r, _b, n) => (n === 0 ? apiError(409, "invalid_request_error", "idempotency_key_in_use") : ok({ id: "d1" })));
+  t.after(fake.close);
+  await client(fake).signDeal("d1");
+  assert.equal(fake.requests.length, 2);
+  assert.equal(fake.requests[0].headers["idempotency-key"], fake.requests[1].headers["idempotency-key"]);
+});
+
+for (const [status, code] of [[400, "parameter_invalid"], [404, "resource_missing"], [409, "invalid_state_transition"], [409, "idempotency_key_reused"], [401, "invalid_api_key"]]) {
+  test(`${status} ${code} is not retried`, async (t) => {
+    const fake = await fakeRevops(() => apiError(status, status === 401 ? "authentication_error" : "invalid_request_error", code));
+    t.after(fake.close);
+    const err = await client(fake).approveDeal("d1").catch((e) => e);
+    assert.ok(err instanceof RevopsError);
+    assert.equal(err.code, code);
+    assert.equal(fake.requests.length, 1);
+  });
+}
+
+test("5xx retries stop after maxRetries and throw the last error", async (t) => {
+  const fake = await fakeRevops(() => apiError(500, "api_error", "internal_error"));
+  t.after(fake.close);
+  const err = await client(fake, { maxRetries: 2 }).getDeal("d1").catch((e) => e);
+  assert.ok(err instanceof RevopsError);
+  assert.equal(err.status, 500);
+  assert.equal(fake.requests.length, 3);
+});
+
+test("a dropped connection is retried; an unreachable server ends in RevopsConnectionError", async (t) => {
+  const fake = await fakeRevops((_r, _b, n) => (n === 0 ? "destroy" : ok({ id: "m" })));
+  t.after(fake.close);
+  assert.equal((await client(fake).getMeter("m")).id, "m");
+  assert.equal(fake.requests.length, 2);
+
+  const dead = new Revops({ apiKey: KEY, baseUrl: "http://127.0.0.1:9", maxRetries: 1 });
+  const err = await dead.whoami().catch((e) => e);
+  assert.ok(err instanceof RevopsConnectionError, String(err));
+  assert.match(err.message, /GET \/v1\/whoami: .*after 2 attempts/);
+  assert.ok(!err.message.includes(KEY));
+});
+
+test("a slow attempt times out and is retried", async (t) => {
+  const fake = await fakeRevops(async (_r, _b, n) => {
+    if (n === 0) await new Promise((r) => setTimeout(r, 500));
+    return ok({ object: "api_key" });
+  });
+  t.after(fake.close);
+  await client(fake, { timeout: 200 }).whoami();
+  assert.equal(fake.requests.length, 2);
+});
+
+test("RevopsError carries the §4 fields, falls back to X-Request-Id, never the key", async (t) => {
+  const faults = [{ param: "name", code: "parameter_missing", message: "name is required" }];
+  const fake = await fakeRevops((_r, _b, n) =>
+    n === 0
+      ? apiError(400, "invalid_request_error", "parameter_missing", { param: "name", errors: faults })
+      : { status: 404, headers: { "X-Request-Id": "req_only_header" }, json: { error: { type: "invalid_request_error", code: "resource_missing", message: "No such deal.", request_id: "" } } },
+  );
+  t.after(fake.close);
+  const c = client(fake);
+  const err = await c.createAccount({}).catch((e) => e);
+  assert.ok(err instanceof RevopsError && err instanceof Error);
+  assert.deepEqual(
+    { status: err.status, type: err.type, code: err.code, param: err.param, requestId: err.requestId, errors: err.errors },
+    { status: 400, type: "invalid_request_error", code: "parameter_missing", param: "name", requestId: "req_body", errors: faults },
+  );
+  const err2 = await c.getDeal("nope").catch((e) => e);
+  assert.equal(err2.requestId, "req_only_header");
+  for (const text of [String(err), JSON.stringify(err), inspect(err), inspect(c), JSON.stringify(c)]) {
+    assert.ok(!text.includes(KEY), "the key leaked");
+  }
+});
+
+test("a non-JSON error body (a proxy's 502) still becomes a RevopsError", async (t) => {
+  const fake = await fakeRevops(() => ({ status: 502, text: "<html>bad gateway</html>" }));
+  t.after(fake.close);
+  const err = await client(fake, { maxRetries: 0 }).whoami().catch((e) => e);
+  assert.equal(err.status, 502);
+  assert.equal(err.type, "api_error");
+  assert.equal(err.code, "unexpected_response");
+});
+
+test("an abort during the wait between retries ends the call at once", async (t) => {
+  const fake = await fakeRevops(() => ({ ...apiError(429, "rate_limit_error", "rate_limited"), headers: { "Retry-After": "30" } }));
+  t.after(fake.close);
+  const ac = new AbortController();
+  const started = Date.now();
+  setTimeout(() => ac.abort(), 100);
+  const err = await client(fake).whoami({ signal: ac.signal }).catch((e) => e);
+  assert.equal(err.name, "AbortError");
+  assert.ok(Date.now() - started < 5000);
+});
+
+test("listDealsAll walks every page with starting_after", async (t) => {
+  const all = Array.from({ length: 7 }, (_, i) => ({ id: `d${i}`, object: "deal" }));
+  const fake = await fakeRevops((req) => {
+    const q = new URL(req.url, "http://x").searchParams;
+    const start = q.has("starting_after") ? all.findIndex((d) => d.id === q.get("starting_after")) + 1 : 0;
+    const limit = Number(q.get("limit"));
+    return ok({ object: "list", data: all.slice(start, start + limit), has_more: start + limit < all.length });
+  });
+  t.after(fake.close);
+  const seen = [];
+  for await (const deal of client(fake).listDealsAll({ limit: 3, status: "draft" })) seen.push(deal.id);
+  assert.deepEqual(seen, all.map((d) => d.id));
+  assert.deepEqual(fake.requests.map((r) => r.url), [
+    "/v1/deals?limit=3&status=draft",
+    "/v1/deals?limit=3&status=draft&starting_after=d2",
+    "/v1/deals?limit=3&status=draft&starting_after=d5",
+  ]);
+});
+
+test("meterValuesAll follows next_page; filter is sent as deepObject; path ids are encoded", async (t) => {
+  const pages = { "": ["p1", "w0"], p1: ["p2", "w1"], p2: [null, "w2"] };
+  const fake = await fakeRevops((req) => {
+    const q = new URL(req.url, "http://x").searchParams;
+    const [next, row] = pages[q.get("page") ?? ""];
+    return ok({ object: "meter_values", meter: "api/calls", window: "day", as_of: "t", data: [{ window_start: row }], has_more: next !== null, next_page: next });
+  });
+  t.after(fake.close);
+  const rows = [];
+  const query = { from: "2026-11-01T00:00:00Z", to: "2026-11-04T00:00:00Z", window: "day", filter: { region: "eu" } };
+  for await (const row of client(fake).meterValuesAll("api/calls", query)) rows.push(row.window_start);
+  assert.deepEqual(rows, ["w0", "w1", "w2"]);
+  const first = new URL(fake.requests[0].url, "http://x");
+  assert.equal(first.pathname, "/v1/meters/api%2Fcalls/values");
+  assert.equal(first.searchParams.get("filter[region]"), "eu");
+  assert.equal(new URL(fake.requests[2].url, "http://x").searchParams.get("page"), "p2");
+});
+
+test("the client reads REVOPS_API_KEY and REVOPS_BASE_URL, and refuses to start without a key", async (t) => {
+  const saved = { key: process.env.REVOPS_API_KEY, url: process.env.REVOPS_BASE_URL };
+  t.after(() => {
+    for (const [name, v] of [["REVOPS_API_KEY", saved.key], ["REVOPS_BASE_URL", saved.url]]) {
+      if (v === undefined) delete process.env[name];
+      else process.env[name] = v;
+    }
+  });
+  delete process.env.REVOPS_API_KEY;
+  assert.throws(() => new Revops(), /REVOPS_API_KEY/);
+  process.env.REVOPS_API_KEY = KEY;
+  process.env.REVOPS_BASE_URL = "http://example.test:1234/";
+  assert.equal(new Revops().baseUrl, "http://example.test:1234");
+  assert.equal(new Revops({ baseUrl: "http://other" }).baseUrl, "http://other");
+});
+
+test("VERSION matches package.json", () => {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  assert.equal(VERSION, pkg.version);
+});
