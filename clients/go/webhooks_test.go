@@ -29,7 +29,7 @@ func sign(secret, id string, ts int64, body string) string {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
-func delivery(ts int64, sigs ...string) http.Header {
+func signedHeader(ts int64, sigs ...string) http.Header {
 	h := http.Header{}
 	h.Set("webhook-id", "e1")
 	h.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
@@ -44,7 +44,7 @@ func TestVerifyAcceptsAndDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := w.Verify(delivery(now.Unix(), sign(newSecret, "e1", now.Unix(), body)), []byte(body))
+	ev, err := w.Verify(signedHeader(now.Unix(), sign(newSecret, "e1", now.Unix(), body)), []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestVerifyDuringARotation(t *testing.T) {
 	body := dealSignedBody + dealJSON("d1") + "}"
 	ts := time.Now().Unix()
 	// Revops signs with the new secret and, for 24 h, the old one too.
-	h := delivery(ts, sign(newSecret, "e1", ts, body), sign(oldSecret, "e1", ts, body))
+	h := signedHeader(ts, sign(newSecret, "e1", ts, body), sign(oldSecret, "e1", ts, body))
 	for _, secret := range []string{newSecret, oldSecret} {
 		w, _ := NewWebhooks(secret)
 		if _, err := w.Verify(h, []byte(body)); err != nil {
@@ -86,11 +86,11 @@ func TestVerifyRejects(t *testing.T) {
 		body   string
 		want   error
 	}{
-		{"tampered body", delivery(ts, good), strings.Replace(body, "d1", "d2", 1), ErrWebhookSignature},
-		{"bad signature", delivery(ts, "v1,"+base64.StdEncoding.EncodeToString([]byte("nope"))), body, ErrWebhookSignature},
-		{"other version", delivery(ts, "v2,"+strings.TrimPrefix(good, "v1,")), body, ErrWebhookSignature},
-		{"old timestamp", delivery(ts-6*60, sign(newSecret, "e1", ts-6*60, body)), body, ErrWebhookTimestamp},
-		{"future timestamp", delivery(ts+6*60, sign(newSecret, "e1", ts+6*60, body)), body, ErrWebhookTimestamp},
+		{"tampered body", signedHeader(ts, good), strings.Replace(body, "d1", "d2", 1), ErrWebhookSignature},
+		{"bad signature", signedHeader(ts, "v1,"+base64.StdEncoding.EncodeToString([]byte("nope"))), body, ErrWebhookSignature},
+		{"other version", signedHeader(ts, "v2,"+strings.TrimPrefix(good, "v1,")), body, ErrWebhookSignature},
+		{"old timestamp", signedHeader(ts-6*60, sign(newSecret, "e1", ts-6*60, body)), body, ErrWebhookTimestamp},
+		{"future timestamp", signedHeader(ts+6*60, sign(newSecret, "e1", ts+6*60, body)), body, ErrWebhookTimestamp},
 		{"missing headers", http.Header{}, body, ErrWebhookHeaders},
 	}
 	for _, c := range cases {
@@ -100,7 +100,7 @@ func TestVerifyRejects(t *testing.T) {
 	}
 	// The tolerance is configurable.
 	lenient, _ := NewWebhooks(newSecret, WithTolerance(10*time.Minute))
-	if _, err := lenient.Verify(delivery(ts-6*60, sign(newSecret, "e1", ts-6*60, body)), []byte(body)); err != nil {
+	if _, err := lenient.Verify(signedHeader(ts-6*60, sign(newSecret, "e1", ts-6*60, body)), []byte(body)); err != nil {
 		t.Errorf("10-minute tolerance: %v", err)
 	}
 }
@@ -118,14 +118,14 @@ func TestVerifyRequestReadsPOSTBodiesAndGETPayloads(t *testing.T) {
 	w, _ := NewWebhooks(newSecret)
 
 	post := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(body))
-	post.Header = delivery(ts, sign(newSecret, "e1", ts, body))
+	post.Header = signedHeader(ts, sign(newSecret, "e1", ts, body))
 	ev, err := w.VerifyRequest(post)
 	if err != nil || ev.Account == nil || ev.Account.Name != "Acme" {
 		t.Fatalf("POST: %+v %v", ev, err)
 	}
 
 	get := httptest.NewRequest(http.MethodGet, "/hook?payload="+url.QueryEscape(body), nil)
-	get.Header = delivery(ts, sign(newSecret, "e1", ts, body))
+	get.Header = signedHeader(ts, sign(newSecret, "e1", ts, body))
 	if ev, err := w.VerifyRequest(get); err != nil || ev.Event.Type != EventTypeAccountCreated {
 		t.Fatalf("GET: %+v %v", ev, err)
 	}
