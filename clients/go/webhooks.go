@@ -19,6 +19,9 @@ import (
 // request.
 const DefaultWebhookTolerance = 5 * time.Minute
 
+// maxWebhookBody bounds the body VerifyRequest reads; Revops's payloads are far smaller.
+const maxWebhookBody = 4 << 20
+
 // Verification errors, for errors.Is.
 var (
 	ErrWebhookHeaders   = errors.New("revops: webhook: missing webhook-id, webhook-timestamp or webhook-signature header")
@@ -112,7 +115,7 @@ func (w *Webhooks) VerifyRequest(r *http.Request) (*WebhookEvent, error) {
 	if r.Method == http.MethodGet {
 		return w.Verify(r.Header, []byte(r.URL.Query().Get("payload")))
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxResponse))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxWebhookBody))
 	if err != nil {
 		return nil, fmt.Errorf("revops: webhook: read the body: %w", err)
 	}
