@@ -178,8 +178,15 @@ func TestIntegrationWebhookReceivedAndVerified(t *testing.T) {
 		t.Fatalf("event time %v %v", at, err)
 	}
 
-	// The event records the delivery to our endpoint.
+	// The event records the delivery to our endpoint, and its payload is the body.
 	waitDelivered(t, c, ctx, ev.Event.ID, ep.ID)
+	stored, err := c.GetEvent(ctx, ev.Event.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if payload, err := stored.WebhookEvent(); err != nil || payload.Account == nil || payload.Account.ID != acct.ID {
+		t.Fatalf("stored payload %+v %v", payload, err)
+	}
 
 	// A replay to our endpoint comes again with the same event id.
 	if _, err := c.ReplayEvent(ctx, ev.Event.ID, &EventReplayOne{EndpointID: &ep.ID}); err != nil {

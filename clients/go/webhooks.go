@@ -144,3 +144,17 @@ func (h WebhookEventHeader) Timestamp() (time.Time, error) {
 	}
 	return time.Unix(secs, 0).UTC(), nil
 }
+
+// WebhookEvent decodes the event's payload (the exact body its deliveries carry) into
+// the typed webhook body.
+func (e *Event) WebhookEvent() (*WebhookEvent, error) {
+	b, err := json.Marshal(e.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("revops: event %s: encode the payload: %w", e.ID, err)
+	}
+	var ev WebhookEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, fmt.Errorf("revops: event %s: decode the payload: %w", e.ID, err)
+	}
+	return &ev, nil
+}
