@@ -1,0 +1,3 @@
+module github.com/revops/revops/clients/go
+
+go 1.24
