@@ -4,9 +4,11 @@ package revops
 // REVOPS_API_KEY (a secret sandbox key) are set, and make their own data (unique names,
 // filters by id), so they pass on a server that other runs, or the TypeScript suite,
 // use at the same time. The server should run with REVOPS_RATE_LIMIT=20 (the 429 test) and
-// REVOPS_WEBHOOK_CA_FILE=clients/go/testdata/httptest-cert.pem (the webhook receiver's
-// certificate); REVOPS_TEST_SKIP_WEBHOOKS=1 skips the tests that need deliveries to
-// 127.0.0.1.
+// trust the webhook receiver's certificate: REVOPS_WEBHOOK_CA_FILE=
+// clients/go/testdata/httptest-cert.pem, or REVOPS_TEST_RECEIVER_CERT and
+// REVOPS_TEST_RECEIVER_KEY naming a certificate for 127.0.0.1 it trusts already (the
+// repository's runner issues one from revops dev's CA). REVOPS_TEST_SKIP_WEBHOOKS=1
+// skips the tests that need deliveries to 127.0.0.1.
 
 import (
 	"context"

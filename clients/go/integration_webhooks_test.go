@@ -2,6 +2,7 @@ package revops
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net/http"
@@ -35,7 +36,7 @@ type delivery struct {
 
 func newReceiver(t *testing.T) *receiver {
 	rc := &receiver{deliveries: make(chan delivery, 256)}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		select {
 		case rc.deliveries <- delivery{header: r.Header.Clone(), body: body}:
@@ -43,6 +44,16 @@ func newReceiver(t *testing.T) *receiver {
 		}
 		_, _ = io.WriteString(w, "Revops API Event Received.")
 	}))
+	// A certificate the server already trusts (the repository's test runner issues one
+	// from revops dev's local CA), else httptest's own (REVOPS_WEBHOOK_CA_FILE).
+	if crt, key := os.Getenv("REVOPS_TEST_RECEIVER_CERT"), os.Getenv("REVOPS_TEST_RECEIVER_KEY"); crt != "" && key != "" {
+		pair, err := tls.LoadX509KeyPair(crt, key)
+		if err != nil {
+			t.Fatalf("receiver certificate: %v", err)
+		}
+		rc.srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
+	}
+	rc.srv.StartTLS()
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
@@ -62,7 +73,7 @@ func (rc *receiver) await(t *testing.T, hooks *Webhooks, match func(*WebhookEven
 				return ev, d
 			}
 		case <-timeout:
-			t.Fatalf("no matching delivery within 60 s: does the server trust %s (REVOPS_WEBHOOK_CA_FILE)?", receiverCAFile)
+			t.Fatalf("no matching delivery within 60 s: does the server trust the receiver's certificate (%s, or REVOPS_TEST_RECEIVER_CERT)?", receiverCAFile)
 		}
 	}
 }

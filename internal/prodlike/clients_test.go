@@ -27,10 +27,11 @@ func TestClientsAgainstDev(t *testing.T) {
 	root := repoRoot(t)
 	// A low per-key rate limit lets the suites meet a real 429 with a small burst.
 	dev := prodlike.StartDev(t, "REVOPS_RATE_LIMIT=20")
-	env := append(receiverEnv(t, dev.DataDir), "REVOPS_BASE_URL="+dev.URL, "REVOPS_API_KEY="+dev.Key)
+	env := append(receiverEnv(t, dev.DataDir), "REVOPS_BASE_URL="+dev.URL, "REVOPS_API_KEY="+dev.Key,
+		"REVOPS_DATA_DIR="+dev.DataDir) // the TypeScript suite issues its receiver's certificate from dev's CA
 
 	t.Run("go", func(t *testing.T) {
-		run(t, filepath.Join(root, "clients", "go"), env, "go", "test", "-race", "-count=1", "./...")
+		noSkips(t, run(t, filepath.Join(root, "clients", "go"), env, "go", "test", "-race", "-count=1", "-v", "./..."))
 	})
 	t.Run("go README", func(t *testing.T) {
 		mod := goProgram(t, root, firstBlock(t, filepath.Join(root, "clients", "go", "README.md"), "go"))
@@ -45,8 +46,19 @@ func TestClientsAgainstDev(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
 			t.Fatalf("clients/typescript has no node_modules: run `npm ci` there (./scripts/test does)")
 		}
-		run(t, dir, env, "npm", "test")
+		noSkips(t, run(t, dir, env, "npm", "test"))
 	})
+}
+
+// noSkips fails the test when a suite skipped any test: here every variable the
+// integration tests ask for is set, so a skip would be a test that silently never ran.
+func noSkips(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "# SKIP") || regexp.MustCompile(`^# skipped [1-9]`).MatchString(line) {
+			t.Errorf("a client test was skipped: %s", strings.TrimSpace(line))
+		}
+	}
 }
 
 // The Go client against the production shape's HTTPS API: two api replicas behind their
@@ -66,7 +78,7 @@ func TestGoClientAgainstHTTPSStack(t *testing.T) {
 	api := s.StartAPI("api-1")
 	s.StartWorker("worker-1")
 	env := append(recv, "REVOPS_BASE_URL="+api.URL, "REVOPS_API_KEY="+key, "SSL_CERT_FILE="+filepath.Join(s.Dir, "ca", "ca.pem"))
-	run(t, filepath.Join(root, "clients", "go"), env, "go", "test", "-count=1", "-run", "Integration", "./...")
+	noSkips(t, run(t, filepath.Join(root, "clients", "go"), env, "go", "test", "-count=1", "-v", "./..."))
 }
 
 func repoRoot(t *testing.T) string {
