@@ -3,6 +3,9 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# The Go client (clients/go) is a module of its own that go.mod replaces with the local
+# directory: its go.mod must be there before the download.
+COPY clients/go/go.mod clients/go/
 RUN go mod download
 COPY . .
 # cgo stays on: the embedded SQLite driver (gorm.io/driver/sqlite) needs it. The version

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	"github.com/revops/revops/internal/cliapi"
 	"github.com/revops/revops/internal/demo"
 	"github.com/revops/revops/internal/listener"
 	"github.com/revops/revops/internal/localca"
@@ -42,13 +42,16 @@ func runListen(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	api, err := cliapi.New(*apiURL, *apiKey)
+	if err != nil {
+		return err
+	}
 	ln, err := listenTLS(cfg.DataDir, *addr)
 	if err != nil {
 		return err
 	}
 	url := fmt.Sprintf("https://%s/webhooks", ln.Addr().String())
 
-	api := apiclient.New(*apiURL, *apiKey)
 	ep, removed, err := listener.Open(ctx, api, listener.CurrentOwner(), url, *method, listener.ParseEvents(*events))
 	if err != nil {
 		ln.Close()

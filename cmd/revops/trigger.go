@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cliapi"
 	"github.com/revops/revops/internal/demo"
 )
 
@@ -51,56 +53,67 @@ func runTrigger(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	return trigger(ctx, apiclient.New(*apiURL, *apiKey), typ)
+	api, err := cliapi.New(*apiURL, *apiKey)
+	if err != nil {
+		return err
+	}
+	return cliapi.Err(trigger(ctx, api, typ, os.Stdout))
 }
 
-func trigger(ctx context.Context, api *apiclient.Client, typ string) error {
-	step := func(method, path string, body any) (map[string]any, error) {
-		var out map[string]any
-		if err := api.Do(ctx, method, path, body, &out); err != nil {
-			return nil, err
-		}
-		fmt.Printf("  %-6s %-52s → %v %v\n", method, path, out["object"], out["status"])
-		return out, nil
+// trigger makes the calls that emit typ, printing one line per call to out. Each call is
+// retried on network errors, 429 and 5xx with one idempotency key, so it changes once.
+func trigger(ctx context.Context, api *revops.Client, typ string, out io.Writer) error {
+	show := func(method, path, object string, status any) {
+		fmt.Fprintf(out, "  %-6s %-52s → %v %v\n", method, path, object, status)
 	}
 	suffix := time.Now().UTC().Format("150405")
-	acct, err := step(http.MethodPost, "/v1/accounts", map[string]any{
-		"name": "Trigger Co " + suffix, "external_id": "trigger-" + suffix, "billing_email": "billing@example.com",
+	acct, err := api.CreateAccount(ctx, &revops.AccountCreate{
+		Name: "Trigger Co " + suffix, ExternalID: revops.String("trigger-" + suffix), BillingEmail: revops.String("billing@example.com"),
 	})
 	if err != nil {
 		return err
 	}
-	acctPath := fmt.Sprintf("/v1/accounts/%v", acct["id"])
+	show(http.MethodPost, "/v1/accounts", acct.Object, acct.Status)
+	acctPath := "/v1/accounts/" + acct.ID
 	switch typ {
 	case "account-created":
 		return nil
 	case "account-updated":
-		_, err = step(http.MethodPatch, acctPath, map[string]any{"name": "Trigger Co (renamed) " + suffix})
-		return err
+		a, err := api.UpdateAccount(ctx, acct.ID, &revops.AccountUpdate{Name: revops.String("Trigger Co (renamed) " + suffix)})
+		if err != nil {
+			return err
+		}
+		show(http.MethodPatch, acctPath, a.Object, a.Status)
+		return nil
 	case "account-deleted":
-		_, err = step(http.MethodDelete, acctPath, nil)
-		return err
+		a, err := api.DeprovisionAccount(ctx, acct.ID)
+		if err != nil {
+			return err
+		}
+		show(http.MethodDelete, acctPath, a.Object, a.Status)
+		return nil
 	}
-	deal, err := step(http.MethodPost, "/v1/deals", map[string]any{
-		"customer":  map[string]any{"id": acct["id"]},
-		"net_price": "19999.00", "net_price_currency": "USD", "net_price_precision": "2",
-		"original_net_price": "21999.00", "original_net_price_currency": "USD", "original_net_price_precision": "2",
-		"opportunity_id": "opp-" + suffix, "contract_activates_date": time.Now().UTC().AddDate(0, 0, 7).Format("2006-01-02"),
+	deal, err := api.CreateDeal(ctx, &revops.DealCreate{
+		Customer: revops.DealCustomerRef{ID: acct.ID},
+		NetPrice: revops.String("19999.00"), NetPriceCurrency: revops.String("USD"), NetPricePrecision: revops.Ptr(revops.Precision2),
+		OriginalNetPrice: revops.String("21999.00"), OriginalNetPriceCurrency: revops.String("USD"), OriginalNetPricePrecision: revops.Ptr(revops.Precision2),
+		OpportunityID: revops.String("opp-" + suffix), ContractActivatesDate: revops.String(time.Now().UTC().AddDate(0, 0, 7).Format("2006-01-02")),
 	})
 	if err != nil {
 		return err
 	}
-	dealPath := fmt.Sprintf("/v1/deals/%v", deal["id"])
-	actions := map[string][]string{
-		"deal-created": nil,
-		"deal-updated": {"submit"},
-		"deal-signed":  {"submit", "approve", "sign"},
-		"deal-active":  {"submit", "approve", "sign", "activate"},
-	}[typ]
-	for _, a := range actions {
-		if _, err := step(http.MethodPost, dealPath+"/"+a, nil); err != nil {
+	show(http.MethodPost, "/v1/deals", deal.Object, deal.Status)
+	steps := []struct {
+		name string
+		call func(context.Context, string, ...revops.RequestOption) (*revops.Deal, error)
+	}{{"submit", api.SubmitDeal}, {"approve", api.ApproveDeal}, {"sign", api.SignDeal}, {"activate", api.ActivateDeal}}
+	n := map[string]int{"deal-created": 0, "deal-updated": 1, "deal-signed": 3, "deal-active": 4}[typ]
+	for _, st := range steps[:n] {
+		d, err := st.call(ctx, deal.ID)
+		if err != nil {
 			return err
 		}
+		show(http.MethodPost, "/v1/deals/"+deal.ID+"/"+st.name, d.Object, d.Status)
 	}
 	return nil
 }

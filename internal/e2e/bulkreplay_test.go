@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/revops/revops/activities"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -80,14 +81,14 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 
 	rapi := s.serveAPI(t, s.db.Env, st, 100)
 
-	var job map[string]any
-	if err := rapi.Do(ctx, "POST", "/v1/events/replay", map[string]any{"status": "failed"}, &job); err != nil {
+	job, err := rapi.ReplayEvents(ctx, &revops.EventReplayFilter{Status: revops.Ptr(revops.EventStatusFailed)})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if job["matched"] != float64(n) || job["status"] != "running" {
-		t.Fatalf("job = %v", job)
+	if job.Matched != n || job.Status != revops.ReplayJobStatusRunning {
+		t.Fatalf("job = %+v", job)
 	}
-	id := job["id"].(string)
+	id := job.ID
 	select {
 	case <-dying.killed:
 	case <-time.After(2 * time.Minute):
@@ -98,8 +99,8 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	defer w2.Stop()
 
 	job = waitJobDone(t, rapi, job, 3*time.Minute, 100*time.Millisecond)
-	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
-		t.Fatalf("finished job = %v", job)
+	if job.Matched != n || job.Replayed != n || job.Failed != 0 {
+		t.Fatalf("finished job = %+v", job)
 	}
 
 	// One BulkReplay run, completed, whose third page was attempted twice.

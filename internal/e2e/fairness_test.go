@@ -10,7 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
@@ -79,5 +79,12 @@ func TestNoisyNeighbourDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("serve did not start: %v", err)
 	}
-	webhooktest.NoisyNeighbour(t, slots, apiclient.New(base, keyA.Plain), apiclient.New(base, keyB.Plain))
+	client := func(key string) *revops.Client {
+		c, err := revops.NewClient(revops.WithBaseURL(base), revops.WithAPIKey(key), revops.WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	webhooktest.NoisyNeighbour(t, slots, client(keyA.Plain), client(keyB.Plain))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/catalog/catalogtest"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/orgs"
@@ -319,8 +320,8 @@ func fanOutOneFailing(t *testing.T, s *stack, c client.Client, st *dispatch.Star
 	})
 	open := tn.s.db.Load(t, ev2.ID).RunID
 	tn.call("POST", "/v1/events/"+ev2.ID+"/replay", map[string]any{"endpoint_id": b.ep.ID})
-	err := tn.api.Do(ctx, "POST", "/v1/events/"+ev2.ID+"/replay", map[string]any{"endpoint_id": a.ep.ID}, nil)
-	if ae, ok := err.(*apiclient.Error); !ok || ae.Status != http.StatusConflict || ae.Code != "delivery_in_progress" {
+	_, err := tn.api.ReplayEvent(ctx, ev2.ID, &revops.EventReplayOne{EndpointID: revops.String(a.ep.ID)})
+	if ae := (*revops.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict || ae.Code != "delivery_in_progress" {
 		t.Errorf("replay of A while it retries: %v, want 409 delivery_in_progress", err)
 	}
 	waitFor(t, time.Minute, "B's replayed delivery", func() bool {

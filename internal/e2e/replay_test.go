@@ -3,12 +3,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
@@ -31,9 +31,10 @@ import (
 	"github.com/revops/revops/workflows"
 )
 
-// replayAPI is the real API over the stack's database, replaying through the real starter.
+// replayAPI is the real API over the stack's database, replaying through the real starter,
+// and a client of it that does not retry (a 5xx is the test's to see).
 type replayAPI struct {
-	*apiclient.Client
+	*revops.Client
 	URL, Key string
 }
 
@@ -70,7 +71,11 @@ func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate
 	}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
-	return replayAPI{Client: apiclient.New(srv.URL, k.Plain), URL: srv.URL, Key: k.Plain}
+	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain), revops.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replayAPI{Client: c, URL: srv.URL, Key: k.Plain}
 }
 
 func (s *stack) failing() {
@@ -128,13 +133,13 @@ func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *dispatch.Sta
 	}
 
 	s.acknowledging()
-	var out map[string]any
-	if err := rapi.Do(ctx, "POST", "/v1/events/"+first.ID+"/replay", nil, &out); err != nil {
+	out, err := rapi.ReplayEvent(ctx, first.ID, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// 202 before Temporal is reached: the event is pending again, its run comes after.
-	if out["id"] != first.ID || out["status"] != models.EventPending {
-		t.Fatalf("replay answered %v", out)
+	if out.ID != first.ID || string(out.Status) != models.EventPending {
+		t.Fatalf("replay answered %+v", out)
 	}
 	s.waitStatus(evs, models.EventDelivered, 20*time.Second)
 	after := s.db.Load(t, first.ID)
@@ -168,8 +173,8 @@ func replayWhileRunning(t *testing.T, s *stack, c client.Client, rapi replayAPI)
 	evs := s.events(1)
 	slow.Dispatch(ctx, evs)
 	s.waitStatus(evs, models.EventRetrying, 20*time.Second)
-	err := rapi.Do(ctx, "POST", "/v1/events/"+evs[0].ID+"/replay", nil, nil)
-	if ae, ok := err.(*apiclient.Error); !ok || ae.Status != http.StatusConflict || ae.Code != "delivery_in_progress" {
+	_, err := rapi.ReplayEvent(ctx, evs[0].ID, nil)
+	if ae := (*revops.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict || ae.Code != "delivery_in_progress" {
 		t.Fatalf("replay while running: %v, want 409 delivery_in_progress", err)
 	}
 	if ev := s.db.Load(t, evs[0].ID); ev.Status != models.EventRetrying {
@@ -193,31 +198,31 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	s.waitStatus(evs, models.EventFailed, 90*time.Second)
 
 	s.acknowledging()
-	var job map[string]any
-	body := map[string]any{"status": "failed", "created_after": since.Format(time.RFC3339Nano)}
-	if err := rapi.Do(ctx, "POST", "/v1/events/replay", body, &job); err != nil {
+	job, err := rapi.ReplayEvents(ctx, &revops.EventReplayFilter{Status: revops.Ptr(revops.EventStatusFailed), CreatedAfter: &since})
+	if err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()
 	job = waitJobDone(t, rapi, job, 30*time.Second, 50*time.Millisecond)
 	t.Logf("bulk replay of %d events: job done in %v", n, time.Since(started))
-	if job["matched"] != float64(n) || job["replayed"] != float64(n) || job["failed"] != 0.0 {
-		t.Fatalf("job = %v", job)
+	if job.Matched != n || job.Replayed != n || job.Failed != 0 {
+		t.Fatalf("job = %+v", job)
 	}
 	s.waitStatus(evs, models.EventDelivered, 90*time.Second)
 }
 
 // waitJobDone polls a replay job, as POST /v1/events/replay answered it, every `every`
 // until it is done and returns it; a job not done within `within` fails the test.
-func waitJobDone(t *testing.T, rapi replayAPI, job map[string]any, within, every time.Duration) map[string]any {
+func waitJobDone(t *testing.T, rapi replayAPI, job *revops.ReplayJob, within, every time.Duration) *revops.ReplayJob {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for job["status"] != "done" {
+	for job.Status != revops.ReplayJobStatusDone {
 		if time.Now().After(deadline) {
-			t.Fatalf("job not done: %v", job)
+			t.Fatalf("job not done: %+v", job)
 		}
 		time.Sleep(every)
-		if err := rapi.Do(context.Background(), "GET", "/v1/events/replay/"+url.PathEscape(job["id"].(string)), nil, &job); err != nil {
+		var err error
+		if job, err = rapi.GetReplayJob(context.Background(), job.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

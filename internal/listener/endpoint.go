@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cliapi"
 )
 
 // Marker begins the description of every endpoint `revops listen` creates, so that a
@@ -78,7 +78,7 @@ func (o Owner) leftOver(description string) bool {
 // Open removes the endpoints that killed listens of this host left behind, then creates
 // this listen's own endpoint to receiverURL for eventTypes (nil: every type, "*"). The
 // configured endpoints are never touched. removed lists the ids it deleted.
-func Open(ctx context.Context, api *apiclient.Client, o Owner, receiverURL, method string, eventTypes []string) (ep Endpoint, removed []string, err error) {
+func Open(ctx context.Context, api *revops.Client, o Owner, receiverURL, method string, eventTypes []string) (ep Endpoint, removed []string, err error) {
 	removed, err = RemoveLeftovers(ctx, api, o)
 	if err != nil {
 		return ep, removed, err
@@ -86,57 +86,65 @@ func Open(ctx context.Context, api *apiclient.Client, o Owner, receiverURL, meth
 	if len(eventTypes) == 0 {
 		eventTypes = []string{"*"}
 	}
-	body := map[string]any{"url": receiverURL, "method": method, "description": o.description(),
-		"event_types": eventTypes, "enabled": true}
-	if err := api.Do(ctx, http.MethodPost, "/v1/webhook_endpoints", body, &ep); err != nil {
-		return ep, removed, fmt.Errorf("create the temporary webhook endpoint: %w", err)
+	types := make([]revops.EndpointEventType, len(eventTypes))
+	for i, t := range eventTypes {
+		types[i] = revops.EndpointEventType(t)
 	}
-	return ep, removed, nil
+	created, err := api.CreateWebhookEndpoint(ctx, &revops.EndpointCreate{
+		URL: receiverURL, Method: revops.Ptr(revops.WebhookMethod(method)), Description: revops.String(o.description()),
+		EventTypes: types, Enabled: revops.Bool(true),
+	})
+	if err != nil {
+		return ep, removed, fmt.Errorf("create the temporary webhook endpoint: %w", cliapi.Err(err))
+	}
+	return endpointOf(created), removed, nil
 }
 
 // RemoveLeftovers deletes this host's listen endpoints whose process is gone.
-func RemoveLeftovers(ctx context.Context, api *apiclient.Client, o Owner) ([]string, error) {
+func RemoveLeftovers(ctx context.Context, api *revops.Client, o Owner) ([]string, error) {
 	var removed []string
-	after := ""
-	for {
-		var page struct {
-			Data    []Endpoint `json:"data"`
-			HasMore bool       `json:"has_more"`
+	for ep, err := range api.ListWebhookEndpointsAll(ctx, &revops.ListWebhookEndpointsParams{Limit: 100}) {
+		if err != nil {
+			return removed, fmt.Errorf("list webhook endpoints: %w", cliapi.Err(err))
 		}
-		q := url.Values{"limit": {"100"}}
-		if after != "" {
-			q.Set("starting_after", after)
+		if !o.leftOver(deref(ep.Description)) {
+			continue
 		}
-		if err := api.Do(ctx, http.MethodGet, "/v1/webhook_endpoints?"+q.Encode(), nil, &page); err != nil {
-			return removed, fmt.Errorf("list webhook endpoints: %w", err)
+		if err := Close(ctx, api, ep.ID); err != nil {
+			return removed, fmt.Errorf("remove the endpoint a stopped listen left: %w", err)
 		}
-		for _, ep := range page.Data {
-			if !o.leftOver(ep.Description) {
-				continue
-			}
-			if err := Close(ctx, api, ep.ID); err != nil {
-				return removed, fmt.Errorf("remove the endpoint a stopped listen left: %w", err)
-			}
-			removed = append(removed, ep.ID)
-		}
-		if !page.HasMore || len(page.Data) == 0 {
-			return removed, nil
-		}
-		after = page.Data[len(page.Data)-1].ID
+		removed = append(removed, ep.ID)
 	}
+	return removed, nil
 }
 
 // Close deletes a listen's endpoint; one already gone is fine.
-func Close(ctx context.Context, api *apiclient.Client, id string) error {
-	err := api.Do(ctx, http.MethodDelete, "/v1/webhook_endpoints/"+url.PathEscape(id), nil, nil)
-	var apiErr *apiclient.Error
+func Close(ctx context.Context, api *revops.Client, id string) error {
+	_, err := api.DeleteWebhookEndpoint(ctx, id)
+	var apiErr *revops.Error
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+		return fmt.Errorf("delete webhook endpoint %s: %w", id, cliapi.Err(err))
 	}
 	return nil
+}
+
+// endpointOf is what a listen keeps of an endpoint of the API.
+func endpointOf(e *revops.Endpoint) Endpoint {
+	ep := Endpoint{ID: e.ID, URL: e.URL, Description: deref(e.Description), Secret: e.Secret}
+	for _, t := range e.EventTypes {
+		ep.EventTypes = append(ep.EventTypes, string(t))
+	}
+	return ep
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // ParseEvents splits --events ("deal-signed,account-created"); "" is every type. The API

@@ -13,8 +13,9 @@ import (
 	"testing"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/cliapi"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/listener"
@@ -25,7 +26,7 @@ import (
 
 // sandboxAPI is a real API server over a fresh PostgreSQL database and a client with a
 // secret sandbox key of a new organization.
-func sandboxAPI(t *testing.T) *apiclient.Client {
+func sandboxAPI(t *testing.T) *revops.Client {
 	t.Helper()
 	st := testdb.New(t)
 	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0", "--webhook-allow-private"})
@@ -47,10 +48,14 @@ func sandboxAPI(t *testing.T) *apiclient.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return apiclient.New(srv.URL, key.Plain)
+	c, err := cliapi.New(srv.URL, key.Plain, revops.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
-func endpoints(t *testing.T, c *apiclient.Client) map[string]listener.Endpoint {
+func endpoints(t *testing.T, c *revops.Client) map[string]listener.Endpoint {
 	t.Helper()
 	var page struct{ Data []listener.Endpoint }
 	if err := c.Do(context.Background(), http.MethodGet, "/v1/webhook_endpoints?limit=100", nil, &page); err != nil {
@@ -128,7 +133,7 @@ func TestListenEndpointLifecycle(t *testing.T) {
 	_ = listener.Close(ctx, c, all.ID)
 	n := len(endpoints(t, c))
 	_, _, err = listener.Open(ctx, c, me, receiver, "POST", []string{"deal-signed", "deal-exploded"})
-	var apiErr *apiclient.Error
+	var apiErr *revops.Error
 	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_event_type" || !strings.Contains(err.Error(), "deal-exploded") {
 		t.Fatalf("unknown type: %v", err)
 	}

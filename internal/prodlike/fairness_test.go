@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/prodlike"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 )
@@ -28,8 +28,12 @@ func TestNoisyNeighbourDelaysOnlyItsOwnDeliveriesInProductionShape(t *testing.T)
 	api := s.StartAPI("api")
 	s.StartWorker("worker")
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}
-	client := func(org string) *apiclient.Client {
-		return &apiclient.Client{BaseURL: api.URL, Key: orgKey(t, s, org), HTTP: hc}
+	client := func(org string) *revops.Client {
+		c, err := revops.NewClient(revops.WithBaseURL(api.URL), revops.WithAPIKey(orgKey(t, s, org)), revops.WithHTTPClient(hc), revops.WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
 	webhooktest.NoisyNeighbour(t, slots, client("Noisy"), client("Quiet"))
 }

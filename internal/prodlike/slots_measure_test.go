@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/prodlike"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 )
@@ -34,17 +34,23 @@ func TestMeasureAttemptsInFlight(t *testing.T) {
 	}})
 	api := s.StartAPI("api")
 	worker := s.StartWorker("worker")
-	c := &apiclient.Client{BaseURL: api.URL, Key: orgKey(t, s, "Measure"),
-		HTTP: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}}
+	c, err := revops.NewClient(revops.WithBaseURL(api.URL), revops.WithAPIKey(orgKey(t, s, "Measure")), revops.WithMaxRetries(0),
+		revops.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rc := webhooktest.NewReceiver(t)
-	do := func(path string, body map[string]any) {
+	account := func(name string) {
 		t.Helper()
-		if err := c.Do(t.Context(), "POST", path, body, nil); err != nil {
+		if _, err := c.CreateAccount(t.Context(), &revops.AccountCreate{Name: name}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range endpoints {
-		do("/v1/webhook_endpoints", map[string]any{"url": fmt.Sprintf("%s/hooks/%d", rc.URL, i), "method": "POST"})
+		ep := &revops.EndpointCreate{URL: fmt.Sprintf("%s/hooks/%d", rc.URL, i), Method: revops.Ptr(revops.WebhookMethodPOST)}
+		if _, err := c.CreateWebhookEndpoint(t.Context(), ep); err != nil {
+			t.Fatal(err)
+		}
 	}
 	received := func(want int) {
 		t.Helper()
@@ -58,7 +64,7 @@ func TestMeasureAttemptsInFlight(t *testing.T) {
 	}
 	// Warm-up: code paths, TLS session caches, pools; then the worker settles.
 	for range 4 {
-		do("/v1/accounts", map[string]any{"name": "Warm-up"})
+		account("Warm-up")
 	}
 	received(4 * endpoints)
 	time.Sleep(5 * time.Second)
@@ -69,7 +75,7 @@ func TestMeasureAttemptsInFlight(t *testing.T) {
 	warm := len(rc.Received())
 	began := time.Now()
 	for range n / endpoints {
-		do("/v1/accounts", map[string]any{"name": "Measure"})
+		account("Measure")
 	}
 	received(warm + n/endpoints*endpoints)
 	opened := time.Since(began)

@@ -8,12 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cliapi"
 	"github.com/revops/revops/internal/demo"
 )
 
@@ -36,7 +36,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := apiclient.New(o.api, o.key)
+	c, err := cliapi.New(o.api, o.key)
+	if err != nil {
+		return err
+	}
 	switch {
 	case o.failed && o.dryRun:
 		return listFailed(ctx, c, o, stdout)
@@ -127,18 +130,19 @@ func envOr(name, def string) string {
 	return def
 }
 
-// filter is the bulk filter of --failed, --since, --type and --endpoint as query values
-// (with --endpoint, status is that endpoint's delivery's).
-func (o options) filter(now time.Time) url.Values {
-	q := url.Values{"status": {"failed"}}
+// filter is the bulk filter of --failed, --since, --type and --endpoint (with
+// --endpoint, status is that endpoint's delivery's); --since counts whole seconds back
+// from now.
+func (o options) filter(now time.Time) *revops.EventReplayFilter {
+	f := &revops.EventReplayFilter{Status: revops.Ptr(revops.EventStatusFailed)}
 	if o.typ != "" {
-		q.Set("type", o.typ)
+		f.Type = revops.Ptr(revops.EventType(o.typ))
 	}
 	if o.endpoint != "" {
-		q.Set("endpoint_id", o.endpoint)
+		f.EndpointID = revops.String(o.endpoint)
 	}
 	if o.since > 0 {
-		q.Set("created_after", now.Add(-o.since).UTC().Format(time.RFC3339))
+		f.CreatedAfter = revops.Ptr(now.Add(-o.since).UTC().Truncate(time.Second))
 	}
-	return q
+	return f
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
@@ -105,7 +105,10 @@ func newFixture(t *testing.T) *fixture {
 		Endpoints: eps, Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs, Log: log}}))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
-	c := apiclient.New(srv.URL, k.Plain)
+	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain))
+	if err != nil {
+		t.Fatal(err)
+	}
 	env, err := st.Environment(ctx, org.ID, "sandbox")
 	if err != nil {
 		t.Fatal(err)

@@ -4,65 +4,51 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cliapi"
 )
 
-// event is what the command shows of an event.
-type event struct {
-	ID        string `json:"id"`
-	Type      string `json:"type"`
-	Status    string `json:"status"`
-	ObjectID  string `json:"object_id"`
-	CreatedAt string `json:"created_at"`
-}
-
-type job struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Matched  int    `json:"matched"`
-	Replayed int    `json:"replayed"`
-	Failed   int    `json:"failed"`
-}
-
 // bar draws `[#####     ] 50/100` on one terminal line.
-func bar(w io.Writer, done, total int) {
+func bar(w io.Writer, done, total int64) {
 	const width = 20
-	filled := width
+	filled := int64(width)
 	if total > 0 {
 		filled = done * width / total
 	}
-	fmt.Fprintf(w, "\r[%s%s] %d/%d", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), done, total)
+	fmt.Fprintf(w, "\r[%s%s] %d/%d", strings.Repeat("#", int(filled)), strings.Repeat(" ", width-int(filled)), done, total)
 }
 
+// created is how an event's creation time is shown: as the API gives it.
+func created(e *revops.Event) string { return e.CreatedAt.UTC().Format(time.RFC3339Nano) }
+
 // replayIDs replays the given events one by one (or, with --dry-run, shows them).
-func replayIDs(ctx context.Context, c *apiclient.Client, o options, stdout, stderr io.Writer) error {
+func replayIDs(ctx context.Context, c *revops.Client, o options, stdout, stderr io.Writer) error {
 	var failures []string
-	var body any
+	var body *revops.EventReplayOne
 	if o.endpoint != "" {
-		body = map[string]string{"endpoint_id": o.endpoint}
+		body = &revops.EventReplayOne{EndpointID: revops.String(o.endpoint)}
 	}
 	replayed := 0
 	for i, id := range o.ids {
-		var e event
+		var e *revops.Event
 		var err error
 		if o.dryRun {
-			err = c.Do(ctx, "GET", "/v1/events/"+url.PathEscape(id), nil, &e)
+			e, err = c.GetEvent(ctx, id)
 		} else {
-			err = c.Do(ctx, "POST", "/v1/events/"+url.PathEscape(id)+"/replay", body, &e)
+			e, err = c.ReplayEvent(ctx, id, body)
 		}
 		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %v", id, err))
+			failures = append(failures, fmt.Sprintf("%s: %v", id, cliapi.Err(err)))
 		} else if o.dryRun {
-			fmt.Fprintf(stdout, "would replay %s  %-16s %-9s %s\n", e.ID, e.Type, e.Status, e.CreatedAt)
+			fmt.Fprintf(stdout, "would replay %s  %-16s %-9s %s\n", e.ID, e.Type, e.Status, created(e))
 		} else {
 			replayed++
 		}
 		if !o.dryRun {
-			bar(stderr, i+1, len(o.ids))
+			bar(stderr, int64(i+1), int64(len(o.ids)))
 		}
 	}
 	if !o.dryRun {
@@ -79,46 +65,43 @@ func replayIDs(ctx context.Context, c *apiclient.Client, o options, stdout, stde
 }
 
 // listFailed shows, page by page, the events a bulk replay would take.
-func listFailed(ctx context.Context, c *apiclient.Client, o options, stdout io.Writer) error {
-	q := o.filter(time.Now())
-	q.Set("limit", "100")
+func listFailed(ctx context.Context, c *revops.Client, o options, stdout io.Writer) error {
+	f := o.filter(time.Now())
+	params := &revops.ListEventsParams{Limit: 100, Status: *f.Status, EndpointID: derefOr(f.EndpointID), Type: derefOr(f.Type)}
+	if f.CreatedAfter != nil {
+		params.CreatedAfter = *f.CreatedAfter
+	}
 	n := 0
-	for {
-		var page struct {
-			Data    []event `json:"data"`
-			HasMore bool    `json:"has_more"`
+	for e, err := range c.ListEventsAll(ctx, params) {
+		if err != nil {
+			return cliapi.Err(err)
 		}
-		if err := c.Do(ctx, "GET", "/v1/events?"+q.Encode(), nil, &page); err != nil {
-			return err
-		}
-		for _, e := range page.Data {
-			fmt.Fprintf(stdout, "would replay %s  %-16s %s  object %s\n", e.ID, e.Type, e.CreatedAt, e.ObjectID)
-		}
-		n += len(page.Data)
-		if !page.HasMore || len(page.Data) == 0 {
-			break
-		}
-		q.Set("starting_after", page.Data[len(page.Data)-1].ID)
+		fmt.Fprintf(stdout, "would replay %s  %-16s %s  object %s\n", e.ID, e.Type, created(e), e.ObjectID)
+		n++
 	}
 	fmt.Fprintf(stdout, "%d failed event(s) would be replayed (dry run: nothing replayed)\n", n)
 	return nil
 }
 
-// bulk starts a replay job on the server and follows it to the end.
-func bulk(ctx context.Context, c *apiclient.Client, o options, stdout, stderr io.Writer) error {
-	body := map[string]any{}
-	for k, v := range o.filter(time.Now()) {
-		body[k] = v[0]
+func derefOr[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	var j job
-	if err := c.Do(ctx, "POST", "/v1/events/replay", body, &j); err != nil {
-		return err
+	return *p
+}
+
+// bulk starts a replay job on the server and follows it to the end.
+func bulk(ctx context.Context, c *revops.Client, o options, stdout, stderr io.Writer) error {
+	j, err := c.ReplayEvents(ctx, o.filter(time.Now()))
+	if err != nil {
+		return cliapi.Err(err)
 	}
 	t := time.NewTicker(o.poll)
 	defer t.Stop()
 	for {
 		bar(stderr, j.Replayed+j.Failed, j.Matched)
-		if j.Status == "done" {
+		if j.Status == revops.ReplayJobStatusDone {
 			break
 		}
 		select {
@@ -127,9 +110,9 @@ func bulk(ctx context.Context, c *apiclient.Client, o options, stdout, stderr io
 			return fmt.Errorf("stopped following replay job %s (it goes on on the server): %w", j.ID, ctx.Err())
 		case <-t.C:
 		}
-		if err := c.Do(ctx, "GET", "/v1/events/replay/"+url.PathEscape(j.ID), nil, &j); err != nil {
+		if j, err = c.GetReplayJob(ctx, j.ID); err != nil {
 			fmt.Fprintln(stderr)
-			return err
+			return cliapi.Err(err)
 		}
 	}
 	fmt.Fprintln(stderr)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apiclient"
+	revops "github.com/revops/revops/clients/go"
 )
 
 // Hold makes the receiver hold every request (recorded on arrival) until release is
@@ -44,26 +44,32 @@ func (rc *Receiver) Hold(t testing.TB) (release func()) {
 // b's deliveries come when a's first attempts time out — after all of a's backlog with
 // first-in-first-out matching, which fails here. It returns b's latencies, from each
 // change's acknowledgement to its delivery's arrival, in order of arrival.
-func NoisyNeighbour(t testing.TB, slots int, a, b *apiclient.Client) []time.Duration {
+func NoisyNeighbour(t testing.TB, slots int, a, b *revops.Client) []time.Duration {
 	t.Helper()
 	const endpointsA, changesB = 16, 3
 	ctx := context.Background()
-	do := func(c *apiclient.Client, method, path string, body any) map[string]any {
+	endpoint := func(c *revops.Client, url string) {
 		t.Helper()
-		var out map[string]any
-		if err := c.Do(ctx, method, path, body, &out); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
+		if _, err := c.CreateWebhookEndpoint(ctx, &revops.EndpointCreate{URL: url, Method: revops.Ptr(revops.WebhookMethodPOST)}); err != nil {
+			t.Fatalf("create the endpoint %s: %v", url, err)
 		}
-		return out
+	}
+	account := func(c *revops.Client, name string) string {
+		t.Helper()
+		acct, err := c.CreateAccount(ctx, &revops.AccountCreate{Name: name})
+		if err != nil {
+			t.Fatalf("create the account %s: %v", name, err)
+		}
+		return acct.ID
 	}
 	held, fast := NewReceiver(t), NewReceiver(t)
 	release := held.Hold(t)
 	for i := range endpointsA {
-		do(a, "POST", "/v1/webhook_endpoints", map[string]any{"url": fmt.Sprintf("%s/hooks/%d", held.URL, i), "method": "POST"})
+		endpoint(a, fmt.Sprintf("%s/hooks/%d", held.URL, i))
 	}
-	do(b, "POST", "/v1/webhook_endpoints", map[string]any{"url": fast.URL + "/hooks", "method": "POST"})
+	endpoint(b, fast.URL+"/hooks")
 
-	do(a, "POST", "/v1/accounts", map[string]any{"name": "Noisy"})
+	account(a, "Noisy")
 	waitUntil(t, "a's deliveries filling the worker's slots", func() bool { return len(held.Received()) >= slots })
 	if n := len(held.Received()); n != slots {
 		t.Fatalf("a's receiver holds %d attempts, want the worker's %d slots", n, slots)
@@ -71,7 +77,7 @@ func NoisyNeighbour(t testing.TB, slots int, a, b *apiclient.Client) []time.Dura
 
 	acked := map[string]time.Time{} // b's account id → its change's acknowledgement
 	for i := range changesB {
-		acked[do(b, "POST", "/v1/accounts", map[string]any{"name": fmt.Sprintf("Quiet %d", i)})["id"].(string)] = time.Now()
+		acked[account(b, fmt.Sprintf("Quiet %d", i))] = time.Now()
 	}
 	waitUntil(t, "b's deliveries", func() bool {
 		if n := endpointsReached(held); n == endpointsA {

@@ -1,0 +1,65 @@
+// Package cliapi connects the CLI commands that call the Revops API (listen, trigger,
+// webhooks replay) to it through the Go client (clients/go), and words the client's
+// errors for the terminal, where main already prefixes "revops: ".
+package cliapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	revops "github.com/revops/revops/clients/go"
+)
+
+// HTTPClient is the HTTP client the commands' API calls go through: a 60 s timeout per
+// attempt, the system's roots for https.
+func HTTPClient() *http.Client { return &http.Client{Timeout: 60 * time.Second} }
+
+// New returns a client of the API at baseURL (without /v1) with key, through
+// HTTPClient. It retries as the client does by default (network errors, 429, 5xx; each
+// change with one idempotency key, so a retried call changes once); opts come last, e.g.
+// revops.WithMaxRetries(0).
+func New(baseURL, key string, opts ...revops.Option) (*revops.Client, error) {
+	c, err := revops.NewClient(append([]revops.Option{
+		revops.WithBaseURL(baseURL), revops.WithAPIKey(key), revops.WithHTTPClient(HTTPClient()),
+	}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("--api %s: %w", baseURL, Err(err))
+	}
+	return c, nil
+}
+
+// Err words an error of the client for the terminal: an API error reads "404
+// resource_missing: message", any other loses the client's "revops: " prefix. The
+// error is still the client's for errors.As and errors.Is.
+func Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	var apiErr *revops.Error
+	if errors.As(err, &apiErr) && apiErr == err {
+		return &cliError{msg: Message(apiErr), err: err}
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "revops: "); ok {
+		return &cliError{msg: msg, err: err}
+	}
+	return err
+}
+
+// Message is how the CLI shows an API error: status, code and message, as the API gave them.
+func Message(e *revops.Error) string {
+	if e.Code == "" {
+		return fmt.Sprintf("%d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+}
+
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
