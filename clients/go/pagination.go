@@ -4,27 +4,16 @@ import "iter"
 
 // listAll walks a list paged by starting_after: fetch is called with "" first (the
 // caller's own starting_after, if any, applies), then with the id of each page's last
-// item while the answer says has_more.
+// item while the answer says has_more. It is pageAll with that id as the cursor.
 func listAll[T any](fetch func(after string) ([]T, bool, error), id func(*T) string) iter.Seq2[*T, error] {
-	return func(yield func(*T, error) bool) {
-		after := ""
-		for {
-			items, more, err := fetch(after)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for i := range items {
-				if !yield(&items[i], nil) {
-					return
-				}
-			}
-			if !more || len(items) == 0 {
-				return
-			}
-			after = id(&items[len(items)-1])
+	return pageAll(func(after string) ([]T, string, error) {
+		items, more, err := fetch(after)
+		next := ""
+		if more && len(items) > 0 {
+			next = id(&items[len(items)-1])
 		}
-	}
+		return items, next, err
+	})
 }
 
 // pageAll walks a list paged by an opaque cursor (meter values: page / next_page).
