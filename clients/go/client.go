@@ -2,6 +2,7 @@ package revops
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -30,6 +31,27 @@ type Client struct {
 	initialBackoff time.Duration
 	maxBackoff     time.Duration
 	userAgent      string
+}
+
+// String and GoString keep the API key out of %v, %+v and %#v (a client logged as part
+// of a struct, say): only its prefix shows, which names its kind and environment.
+func (c *Client) String() string {
+	if c == nil {
+		return "revops.Client(nil)"
+	}
+	return fmt.Sprintf("revops.Client{baseURL: %s, key: %s…}", c.baseURL, keyKind(c.key))
+}
+
+func (c *Client) GoString() string { return c.String() }
+
+// keyKind is the key's non-secret prefix (sk_sandbox_, pk_live_…), or nothing.
+func keyKind(key string) string {
+	for _, p := range []string{"sk_live_", "sk_sandbox_", "pk_live_", "pk_sandbox_"} {
+		if strings.HasPrefix(key, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // Option configures NewClient.

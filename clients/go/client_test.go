@@ -3,6 +3,7 @@ package revops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,5 +118,36 @@ func TestErrorsCarryTheEnvelope(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "sk_sandbox_test") {
 		t.Fatalf("the error shows the key: %v", err)
+	}
+}
+
+// A client or verifier printed with any verb (logged inside a struct, say) shows
+// neither the API key nor the signing secret.
+func TestFormattingShowsNoSecret(t *testing.T) {
+	const key = "sk_sandbox_0123456789abcdef"
+	c, err := NewClient(WithAPIKey(key), WithBaseURL("http://127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWebhooks(newSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := struct {
+		C *Client
+		W *Webhooks
+	}{c, w}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(verb, holder)
+		if strings.Contains(out, "0123456789abcdef") || strings.Contains(out, strings.TrimPrefix(newSecret, "whsec_")) {
+			t.Errorf("%s shows a secret: %s", verb, out)
+		}
+		// The decoded secret, as %v prints a []byte: "[115 101 99 …".
+		if bytesText := strings.Trim(fmt.Sprint(w.key[:4]), "[]"); strings.Contains(out, bytesText) {
+			t.Errorf("%s shows the secret's bytes: %s", verb, out)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(c), "sk_sandbox_") {
+		t.Errorf("the client should still say which kind of key it holds: %v", c)
 	}
 }

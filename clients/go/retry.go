@@ -37,10 +37,16 @@ func (c *Client) retryWait(ctx context.Context, attempt int, res *response, err 
 // "equal jitter" (half fixed, half random) so that clients that failed together do not
 // retry together.
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.maxBackoff
-	if attempt < 30 {
-		d = min(c.initialBackoff<<attempt, c.maxBackoff)
+	// Double while under the cap; shifting first could overflow into a negative wait.
+	d := max(c.initialBackoff, 1)
+	for range attempt {
+		if d >= c.maxBackoff/2 {
+			d = c.maxBackoff
+			break
+		}
+		d *= 2
 	}
+	d = min(d, c.maxBackoff)
 	return d/2 + rand.N(d/2+1)
 }
 

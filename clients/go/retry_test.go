@@ -155,3 +155,14 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 		}
 	}
 }
+
+// However large the settings, the wait stays within the cap and never turns negative
+// (a shift past 63 bits would).
+func TestBackoffNeverOverflows(t *testing.T) {
+	c := &Client{initialBackoff: 20 * time.Second, maxBackoff: time.Minute}
+	for attempt := range 100 {
+		if d := c.backoff(attempt); d < 10*time.Second || d > time.Minute {
+			t.Fatalf("attempt %d: %v", attempt, d)
+		}
+	}
+}

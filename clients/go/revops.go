@@ -1,9 +1,10 @@
 // Package revops is the Go client of the Revops API.
 //
 // The types and one method per operation are generated from the OpenAPI document
-// (zz_generated.go, see generate.go); this file and its neighbours are the hand-written
-// layer around them: the client and its options, retries with one idempotency key per
-// call, typed errors, iterators over paged lists and webhook verification.
+// (zz_generated.go, by internal/generate: see the go:generate line below); this file
+// and its neighbours are the hand-written layer around them: the client and its
+// options, retries with one idempotency key per call, typed errors, iterators over
+// paged lists and webhook verification.
 package revops
 
 //go:generate go run ./internal/generate -spec ../../api/openapi/openapi.json -out zz_generated.go

@@ -37,6 +37,11 @@ type Webhooks struct {
 	now       func() time.Time
 }
 
+// String and GoString keep the secret out of %v, %+v and %#v (a verifier logged as part of
+// a struct, say).
+func (w *Webhooks) String() string   { return "revops.Webhooks{secret: redacted}" }
+func (w *Webhooks) GoString() string { return w.String() }
+
 // WebhookOption configures NewWebhooks.
 type WebhookOption func(*Webhooks)
 
@@ -125,15 +130,15 @@ func (w *Webhooks) VerifyRequest(r *http.Request) (*WebhookEvent, error) {
 // headerValue reads a header whether or not its key was canonicalised (a map built by
 // hand may hold "webhook-id").
 func headerValue(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
-	}
-	for k, vs := range h {
-		if strings.EqualFold(k, name) && len(vs) > 0 {
-			return vs[0]
+	// Several lines of one header are one list (RFC 9110 §5.3): a proxy may split the
+	// rotation's signatures over lines.
+	var vs []string
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			vs = append(vs, v...)
 		}
 	}
-	return ""
+	return strings.Join(vs, " ")
 }
 
 // Timestamp is the event's time (event.time, Unix seconds as text).

@@ -130,3 +130,15 @@ func TestVerifyRequestReadsPOSTBodiesAndGETPayloads(t *testing.T) {
 		t.Fatalf("GET: %+v %v", ev, err)
 	}
 }
+
+// A proxy may split the rotation's signatures over two header lines: both count.
+func TestVerifyReadsEverySignatureLine(t *testing.T) {
+	body := dealSignedBody + dealJSON("d1") + "}"
+	ts := time.Now().Unix()
+	h := signedHeader(ts, sign(oldSecret, "e1", ts, body))
+	h.Add("webhook-signature", sign(newSecret, "e1", ts, body))
+	w, _ := NewWebhooks(newSecret)
+	if _, err := w.Verify(h, []byte(body)); err != nil {
+		t.Fatalf("the second line's signature: %v", err)
+	}
+}
