@@ -2,6 +2,7 @@ package otlpsink
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -32,14 +33,19 @@ func waterfall(trace []Span) []row {
 	children := map[string][]Span{}
 	for _, sp := range trace {
 		parent := sp.ParentSpanID
-		if !ids[parent] {
+		if !ids[parent] || parent == sp.SpanID { // a parent outside the trace, or a span its own parent
 			parent = ""
 		}
 		children[parent] = append(children[parent], sp)
 	}
 	var rows []row
 	var walk func(parent string, depth int)
+	seen := map[string]bool{}
 	walk = func(parent string, depth int) {
+		if seen[parent] { // ids repeated or empty: draw each span once, never loop
+			return
+		}
+		seen[parent] = true
 		kids := children[parent]
 		slices.SortStableFunc(kids, func(a, b Span) int { return cmp.Compare(a.StartNano, b.StartNano) })
 		for _, sp := range kids {
@@ -82,6 +88,9 @@ func Waterfall(trace []Span) string {
 // WriteSVG draws a trace as a waterfall picture, as a trace viewer shows it: names on
 // the left, each span a bar on a common time axis, coloured by service.
 func WriteSVG(w io.Writer, trace []Span) error {
+	if len(trace) == 0 {
+		return errors.New("otlpsink: no spans to draw")
+	}
 	rows := waterfall(trace)
 	const label, bars, height, top = 430.0, 560.0, 24.0, 34.0
 	end := 0.0

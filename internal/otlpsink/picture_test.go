@@ -32,3 +32,15 @@ func TestWaterfallIsTheTree(t *testing.T) {
 		t.Fatalf("svg (%v):\n%s", err, svg.String())
 	}
 }
+
+// Nothing to draw, or ids that would make a loop (empty, or a span its own parent), give
+// an error or a flat list, never a panic or an endless walk.
+func TestWaterfallOfOddTraces(t *testing.T) {
+	if err := WriteSVG(&strings.Builder{}, nil); err == nil {
+		t.Error("an empty trace was drawn")
+	}
+	odd := []Span{{SpanID: "", Name: "no id"}, {SpanID: "", Name: "no id either"}, {SpanID: "s", ParentSpanID: "s", Name: "own parent"}}
+	if rows := waterfall(odd); len(rows) != 3 {
+		t.Errorf("%d rows, want 3", len(rows))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,6 +175,9 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	t.Logf("the trace, %d spans:\n%s", len(trace), otlpsink.Waterfall(trace))
 	// docs/observability.md's picture is this trace: REVOPS_TRACE_PICTURE=docs/trace.svg.
 	if path := os.Getenv("REVOPS_TRACE_PICTURE"); path != "" {
+		if !filepath.IsAbs(path) { // from the repository's root, not this package's directory
+			path = filepath.Join(repoRoot(t), path)
+		}
 		f, err := os.Create(path)
 		if err != nil {
 			t.Fatal(err)
