@@ -87,6 +87,12 @@ ensure_client_packages() {
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
   fi
+  # The client needs Node 20.3+ (AbortSignal.any); a distribution's older Node is refused
+  # here, clearly, rather than failing the suite later.
+  if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=3)?0:1)'; then
+    echo "scripts/test: the TypeScript client needs Node.js 20.3 or later; found $(node --version)" >&2
+    exit 1
+  fi
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
     echo "==> npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)

@@ -63,3 +63,13 @@ type cliError struct {
 
 func (e *cliError) Error() string { return e.msg }
 func (e *cliError) Unwrap() error { return e.err }
+
+// Value is what an optional member of an answer holds: *p, or T's zero value when the
+// API left it out or sent null.
+func Value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

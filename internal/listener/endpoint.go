@@ -107,7 +107,7 @@ func RemoveLeftovers(ctx context.Context, api *revops.Client, o Owner) ([]string
 		if err != nil {
 			return removed, fmt.Errorf("list webhook endpoints: %w", cliapi.Err(err))
 		}
-		if !o.leftOver(deref(ep.Description)) {
+		if !o.leftOver(cliapi.Value(ep.Description)) {
 			continue
 		}
 		if err := Close(ctx, api, ep.ID); err != nil {
@@ -133,18 +133,11 @@ func Close(ctx context.Context, api *revops.Client, id string) error {
 
 // endpointOf is what a listen keeps of an endpoint of the API.
 func endpointOf(e *revops.Endpoint) Endpoint {
-	ep := Endpoint{ID: e.ID, URL: e.URL, Description: deref(e.Description), Secret: e.Secret}
+	ep := Endpoint{ID: e.ID, URL: e.URL, Description: cliapi.Value(e.Description), Secret: e.Secret}
 	for _, t := range e.EventTypes {
 		ep.EventTypes = append(ep.EventTypes, string(t))
 	}
 	return ep
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // ParseEvents splits --events ("deal-signed,account-created"); "" is every type. The API

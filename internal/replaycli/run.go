@@ -67,7 +67,7 @@ func replayIDs(ctx context.Context, c *revops.Client, o options, stdout, stderr 
 // listFailed shows, page by page, the events a bulk replay would take.
 func listFailed(ctx context.Context, c *revops.Client, o options, stdout io.Writer) error {
 	f := o.filter(time.Now())
-	params := &revops.ListEventsParams{Limit: 100, Status: *f.Status, EndpointID: derefOr(f.EndpointID), Type: derefOr(f.Type)}
+	params := &revops.ListEventsParams{Limit: 100, Status: *f.Status, EndpointID: cliapi.Value(f.EndpointID), Type: cliapi.Value(f.Type)}
 	if f.CreatedAfter != nil {
 		params.CreatedAfter = *f.CreatedAfter
 	}
@@ -81,14 +81,6 @@ func listFailed(ctx context.Context, c *revops.Client, o options, stdout io.Writ
 	}
 	fmt.Fprintf(stdout, "%d failed event(s) would be replayed (dry run: nothing replayed)\n", n)
 	return nil
-}
-
-func derefOr[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // bulk starts a replay job on the server and follows it to the end.
