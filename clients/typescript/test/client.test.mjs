@@ -88,6 +88,53 @@ test("5xx retries stop after maxRetries and throw the last error", async (t) => 
   assert.equal(fake.requests.length, 3);
 });
 
+test("maxRetries, timeout and maxRetryAfter are checked when the client is made", () => {
+  const make = (opts) => () => new Revops({ apiKey: KEY, baseUrl: "http://127.0.0.1:9", ...opts });
+  for (const [name, bad, kind] of [
+    ["maxRetries", Number(undefined), TypeError],
+    ["maxRetries", "3", TypeError],
+    ["maxRetries", -1, RangeError],
+    ["maxRetries", 1.5, RangeError],
+    ["maxRetries", Infinity, RangeError],
+    ["timeout", NaN, TypeError],
+    ["timeout", "1000", TypeError],
+    ["timeout", 0, RangeError],
+    ["timeout", -5, RangeError],
+    ["timeout", Infinity, RangeError],
+    ["timeout", 2 ** 31, RangeError],
+    ["maxRetryAfter", NaN, TypeError],
+    ["maxRetryAfter", 0, RangeError],
+    ["maxRetryAfter", Infinity, RangeError],
+  ]) {
+    assert.throws(make({ [name]: bad }), (err) => err instanceof kind && err.message.includes(name), `${name}: ${String(bad)}`);
+  }
+  const c = make({ maxRetries: 0, timeout: 1, maxRetryAfter: 0.5 })();
+  assert.deepEqual([c.maxRetries, c.timeout, c.maxRetryAfter], [0, 1, 0.5]);
+  const d = make({ maxRetries: undefined, timeout: undefined, maxRetryAfter: undefined })();
+  assert.deepEqual([d.maxRetries, d.timeout, d.maxRetryAfter], [3, 60_000, 60], "undefined means the default");
+});
+
+test("a call's maxRetries and timeout are checked before anything is sent", async (t) => {
+  const fake = await fakeRevops(() => apiError(503, "api_error", "service_unavailable"));
+  t.after(fake.close);
+  const c = client(fake);
+  for (const [opts, kind] of [
+    [{ maxRetries: Number(undefined) }, TypeError],
+    [{ maxRetries: -1 }, RangeError],
+    [{ maxRetries: 0.5 }, RangeError],
+    [{ timeout: NaN }, TypeError],
+    [{ timeout: 0 }, RangeError],
+    [{ timeout: Infinity }, RangeError],
+  ]) {
+    const name = `options.${Object.keys(opts)[0]}`;
+    await assert.rejects(c.createAccount({ name: "Acme" }, opts), (err) => err instanceof kind && err.message.includes(name), JSON.stringify(opts));
+  }
+  assert.equal(fake.requests.length, 0, "nothing was sent");
+  const err = await c.getDeal("d1", { maxRetries: 0, timeout: 5_000.5 }).catch((e) => e);
+  assert.ok(err instanceof RevopsError && err.status === 503, String(err));
+  assert.equal(fake.requests.length, 1, "maxRetries: 0 is one attempt; a fractional timeout is fine");
+});
+
 test("a dropped connection is retried; an unreachable server ends in RevopsConnectionError", async (t) => {
   const fake = await fakeRevops((_r, _b, n) => (n === 0 ? "destroy" : ok({ id: "m" })));
   t.after(fake.close);
