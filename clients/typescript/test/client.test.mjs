@@ -187,6 +187,28 @@ test("a non-JSON error body (a proxy's 502) still becomes a RevopsError", async 
   assert.equal(err.status, 502);
   assert.equal(err.type, "api_error");
   assert.equal(err.code, "unexpected_response");
+  assert.equal(err.message, "HTTP 502 Bad Gateway without a Revops error body");
+});
+
+test("a body that is not the error envelope never reaches the message (a proxy echoing the key)", async (t) => {
+  // A debugging proxy that echoes the request, headers included, as JSON or as text.
+  const fake = await fakeRevops((req, _b, n) => {
+    const echo = `${req.method} ${req.url}\nAuthorization: ${req.headers.authorization}\nsecret-marker`;
+    return n === 0 ? { status: 400, json: { echo, error: "bad request" } } : { status: 403, text: echo };
+  });
+  t.after(fake.close);
+  const c = client(fake, { maxRetries: 0 });
+  for (const [status, text] of [[400, "Bad Request"], [403, "Forbidden"]]) {
+    const err = await c.whoami().catch((e) => e);
+    assert.ok(err instanceof RevopsError, String(err));
+    assert.equal(err.status, status);
+    assert.equal(err.code, "unexpected_response");
+    assert.equal(err.message, `HTTP ${status} ${text} without a Revops error body`);
+    for (const shown of [String(err), err.stack, inspect(err), JSON.stringify(err)]) {
+      assert.ok(!shown.includes(KEY), "the key leaked");
+      assert.ok(!shown.includes("secret-marker"), "the body leaked");
+    }
+  }
 });
 
 test("an abort during the wait between retries ends the call at once", async (t) => {
