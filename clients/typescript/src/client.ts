@@ -131,7 +131,11 @@ export class Revops extends RevopsOperations {
     }
   }
 
-  /** Walks meter values (§18): `next_page` is sent back as `page` until it is null. */
+  /**
+   * Walks meter values (§18): `next_page` is sent back as `page` until it is null or empty.
+   * A `next_page` equal to the page just read ends the walk too, as in the Go client: asking
+   * for it again would return the same page, forever.
+   */
   protected async *paginateByPage<T>(
     fetchPage: (page: string | undefined) => Promise<{ data: T[]; next_page: string | null }>,
     first: string | undefined,
@@ -140,8 +144,9 @@ export class Revops extends RevopsOperations {
     for (;;) {
       const answer = await fetchPage(page);
       yield* answer.data;
-      if (answer.next_page === null || answer.next_page === undefined) return;
-      page = answer.next_page;
+      const next = answer.next_page;
+      if (next === null || next === undefined || next === "" || next === page) return;
+      page = next;
     }
   }
 }

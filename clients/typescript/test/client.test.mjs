@@ -259,6 +259,31 @@ test("meterValuesAll follows next_page; filter is sent as deepObject; path ids a
   assert.equal(new URL(fake.requests[2].url, "http://x").searchParams.get("page"), "p2");
 });
 
+test("meterValuesAll stops when next_page is empty or repeats the page just read", async (t) => {
+  // p2 names itself as next page: a server bug that must not loop; "" ends a walk as null does.
+  const pages = { "": ["p1", "w0"], p1: ["p2", "w1"], p2: ["p2", "w2"], q: ["", "w3"] };
+  const fake = await fakeRevops((req) => {
+    const [next, row] = pages[new URL(req.url, "http://x").searchParams.get("page") ?? ""];
+    return ok({ object: "meter_values", meter: "m", window: "day", as_of: "t", data: [{ window_start: row }], has_more: true, next_page: next });
+  });
+  t.after(fake.close);
+  const c = client(fake);
+  const query = { from: "2026-11-01T00:00:00Z", to: "2026-11-04T00:00:00Z", window: "day" };
+  const walk = async (q) => {
+    const rows = [];
+    for await (const row of c.meterValuesAll("m", q)) {
+      rows.push(row.window_start);
+      if (rows.length > 10) break; // the old loop: fail, do not hang
+    }
+    return rows;
+  };
+  assert.deepEqual(await walk(query), ["w0", "w1", "w2"]);
+  assert.equal(fake.requests.length, 3, "p2 was read once");
+  assert.deepEqual(await walk({ ...query, page: "p2" }), ["w2"], "a first page that names itself");
+  assert.deepEqual(await walk({ ...query, page: "q" }), ["w3"]);
+  assert.equal(fake.requests.length, 5);
+});
+
 test("the client reads REVOPS_API_KEY and REVOPS_BASE_URL, and refuses to start without a key", async (t) => {
   const saved = { key: process.env.REVOPS_API_KEY, url: process.env.REVOPS_BASE_URL };
   t.after(() => {
