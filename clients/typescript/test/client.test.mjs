@@ -17,12 +17,17 @@ test("a POST retried after 503s keeps one Idempotency-Key and returns the answer
   const account = await client(fake).createAccount({ name: "Acme" });
   assert.equal(account.id, "a1");
   assert.equal(fake.requests.length, 3);
-  const keys = new Set(fake.requests.map((r) => r.headers["idempotency-key"]));
-  assert.equal(keys.size, 1);
-  assert.match([...keys][0], /^[0-9a-f-]{36}$/);
-  assert.equal(fake.requests[0].body, '{"name":"Acme"}');
-  assert.equal(fake.requests[0].headers["content-type"], "application/json");
-  assert.equal(fake.requests[0].headers.authorization, `Bearer ${KEY}`);
+  const key = fake.requests[0].headers["idempotency-key"];
+  assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "a random UUID");
+  // Every attempt, retries included, is the same request: method, path, body and key.
+  for (const [i, r] of fake.requests.entries()) {
+    assert.equal(r.method, "POST", `attempt ${i}`);
+    assert.equal(r.url, "/v1/accounts", `attempt ${i}`);
+    assert.equal(r.body, '{"name":"Acme"}', `attempt ${i}: the same body`);
+    assert.equal(r.headers["idempotency-key"], key, `attempt ${i}: the same Idempotency-Key`);
+    assert.equal(r.headers["content-type"], "application/json", `attempt ${i}`);
+    assert.equal(r.headers.authorization, `Bearer ${KEY}`, `attempt ${i}`);
+  }
 });
 
 test("each call gets its own key; the caller's key is used as given; GET sends none", async (t) => {
