@@ -9,7 +9,7 @@ import { VERSION } from "./version.js";
 const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
 
 /**
- * The Revops API client, for servers (Node 20+). One method per operation (see
+ * The Revops API client, for servers (Node 20.3+). One method per operation (see
  * RevopsOperations), plus `…All` iterators over paged lists.
  *
  * ```ts
