@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { RevopsConnectionError, RevopsError } from "./errors.js";
 import { RevopsOperations } from "./generated/operations.js";
 import type { RequestOptions, RevopsOptions } from "./options.js";
-import { backoffDelay, retryDelay, sleep } from "./retry.js";
+import { backoffDelay, MAX_TIMER_MS, retryDelay, sleep } from "./retry.js";
 import type { ApiRequest } from "./types.js";
 import { VERSION } from "./version.js";
 
 const DEFAULT_BASE_URL = "http://127.0.0.1:8080";
 
 /**
- * The Revops API client, for servers (Node 20+). One method per operation (see
+ * The Revops API client, for servers (Node 20.3+). One method per operation (see
  * RevopsOperations), plus `…All` iterators over paged lists.
  *
  * ```ts
@@ -43,9 +43,9 @@ export class Revops extends RevopsOperations {
     }
     this.#apiKey = apiKey;
     this.baseUrl = (options.baseUrl ?? env.REVOPS_BASE_URL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-    this.maxRetries = options.maxRetries ?? 3;
-    this.timeout = options.timeout ?? 60_000;
-    this.maxRetryAfter = options.maxRetryAfter ?? 60;
+    this.maxRetries = checkMaxRetries(options.maxRetries ?? 3, "maxRetries");
+    this.timeout = checkPositive(options.timeout ?? 60_000, "timeout", MAX_TIMER_MS);
+    this.maxRetryAfter = checkPositive(options.maxRetryAfter ?? 60, "maxRetryAfter");
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#headers = { ...options.headers };
   }
@@ -57,6 +57,11 @@ export class Revops extends RevopsOperations {
    */
   protected async request<T>(req: ApiRequest): Promise<T> {
     const options: RequestOptions = req.options ?? {};
+    // Checked before anything is sent: with a NaN maxRetries `attempt >= maxRetries` is never
+    // true, and the call would retry forever.
+    const maxRetries =
+      options.maxRetries === undefined ? this.maxRetries : checkMaxRetries(options.maxRetries, "options.maxRetries");
+    const timeout = options.timeout === undefined ? this.timeout : checkPositive(options.timeout, "options.timeout", MAX_TIMER_MS);
     const url = this.#url(req);
     const headers: Record<string, string> = {
       Accept: "application/json",
@@ -71,13 +76,11 @@ export class Revops extends RevopsOperations {
       body = JSON.stringify(req.body);
       headers["Content-Type"] = "application/json";
     }
-    const maxRetries = options.maxRetries ?? this.maxRetries;
-    const timeout = options.timeout ?? this.timeout;
     const what = `${req.method} ${req.path}`;
 
     for (let attempt = 0; ; attempt++) {
       options.signal?.throwIfAborted();
-      const timer = AbortSignal.timeout(timeout);
+      const timer = AbortSignal.timeout(Math.ceil(timeout)); // it takes whole ms only
       const signal = options.signal ? AbortSignal.any([options.signal, timer]) : timer;
       let res: Response;
       try {
@@ -128,7 +131,11 @@ export class Revops extends RevopsOperations {
     }
   }
 
-  /** Walks meter values (§18): `next_page` is sent back as `page` until it is null. */
+  /**
+   * Walks meter values (§18): `next_page` is sent back as `page` until it is null or empty.
+   * A `next_page` equal to the page just read ends the walk too, as in the Go client: asking
+   * for it again would return the same page, forever.
+   */
   protected async *paginateByPage<T>(
     fetchPage: (page: string | undefined) => Promise<{ data: T[]; next_page: string | null }>,
     first: string | undefined,
@@ -137,10 +144,41 @@ export class Revops extends RevopsOperations {
     for (;;) {
       const answer = await fetchPage(page);
       yield* answer.data;
-      if (answer.next_page === null || answer.next_page === undefined) return;
-      page = answer.next_page;
+      const next = answer.next_page;
+      if (next === null || next === undefined || next === "" || next === page) return;
+      page = next;
     }
   }
+}
+
+/** maxRetries: a whole number, 0 or more (a number, so NaN, Infinity and "3" are refused). */
+function checkMaxRetries(value: unknown, name: string): number {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new TypeError(`@revops/client: ${name} must be a number, got ${describe(value)}`);
+  }
+  if (!Number.isInteger(value) || value < 0) {
+    throw new RangeError(`@revops/client: ${name} must be a whole number, 0 or more, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * timeout (ms), maxRetryAfter (s): a finite number above 0, and at most `max` (a timer
+ * longer than MAX_TIMER_MS fires at once in Node, so a huge timeout would fail every attempt).
+ */
+function checkPositive(value: unknown, name: string, max = Number.MAX_VALUE): number {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new TypeError(`@revops/client: ${name} must be a number, got ${describe(value)}`);
+  }
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    const range = max === Number.MAX_VALUE ? "a finite number above 0" : `a number above 0, at most ${max}`;
+    throw new RangeError(`@revops/client: ${name} must be ${range}, got ${value}`);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  return typeof value === "number" ? String(value) : typeof value === "string" ? JSON.stringify(value) : typeof value;
 }
 
 /** Query values: scalars as text, arrays repeated, objects as deepObject (`filter[k]=v`). */

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import type { components } from "./generated/schema.js";
 
 type ErrorBody = components["schemas"]["Error"]["error"];
@@ -58,7 +59,7 @@ export class RevopsError extends Error {
       const parsed = JSON.parse(text) as { error?: ErrorBody };
       if (parsed && typeof parsed.error === "object" && typeof parsed.error.code === "string") body = parsed.error;
     } catch {
-      // Not JSON: a proxy or load balancer answered; described below.
+      // Not JSON: a proxy or load balancer answered; handled below.
     }
     if (body) {
       return new RevopsError({
@@ -72,11 +73,15 @@ export class RevopsError extends Error {
         retryAfter,
       });
     }
+    // Not the envelope (a proxy's or load balancer's page): the status and its standard text
+    // only, never the body or the answer's reason phrase, which could hold anything, e.g. a
+    // proxy's echo of the request headers (the API key among them).
+    const statusText = STATUS_CODES[res.status];
     return new RevopsError({
       status: res.status,
       type: res.status === 429 ? "rate_limit_error" : res.status >= 500 ? "api_error" : "invalid_request_error",
       code: "unexpected_response",
-      message: `HTTP ${res.status} without a Revops error body${text ? `: ${text.slice(0, 200)}` : ""}`,
+      message: `HTTP ${res.status}${statusText ? ` ${statusText}` : ""} without a Revops error body`,
       requestId: headerId,
       retryAfter,
     });

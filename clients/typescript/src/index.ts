@@ -1,4 +1,4 @@
-// @revops/client: the Revops API for Node 20+ servers. See README.md.
+// @revops/client: the Revops API for Node 20.3+ servers. See README.md.
 export { Revops } from "./client.js";
 export type { RevopsOptions, RequestOptions } from "./options.js";
 export { RevopsError, RevopsConnectionError, type ErrorType, type Fault } from "./errors.js";

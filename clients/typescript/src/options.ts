@@ -4,13 +4,20 @@ export interface RevopsOptions {
   apiKey?: string;
   /** The API's base URL; default `process.env.REVOPS_BASE_URL`, else `http://127.0.0.1:8080` (`revops dev`). */
   baseUrl?: string;
-  /** Retries after the first attempt (network errors, 429, 409 `idempotency_key_in_use`, 5xx); default 3. */
+  /**
+   * Retries after the first attempt (network errors, 429, 409 `idempotency_key_in_use`, 5xx);
+   * default 3. A whole number, 0 or more: anything else throws a TypeError or RangeError.
+   */
   maxRetries?: number;
-  /** Milliseconds one attempt may take before it is abandoned (and retried); default 60000. */
+  /**
+   * Milliseconds one attempt may take before it is abandoned (and retried); default 60000.
+   * A finite number above 0 (at most 2^31 - 1): anything else throws.
+   */
   timeout?: number;
   /**
    * The longest `Retry-After` (seconds) the client waits for; a 429 asking for longer is
-   * thrown at once rather than silently blocking the caller. Default 60.
+   * thrown at once rather than silently blocking the caller. Default 60; a finite number
+   * above 0, anything else throws.
    */
   maxRetryAfter?: number;
   /** A `fetch` to use instead of the global one (proxies, tests, instrumentation). */
@@ -34,9 +41,9 @@ export interface RequestOptions {
   idempotencyKey?: string;
   /** Aborts the call, waiting retries included. */
   signal?: AbortSignal;
-  /** Overrides the client's `maxRetries` for this call. */
+  /** Overrides the client's `maxRetries` for this call (checked the same way: the call rejects). */
   maxRetries?: number;
-  /** Overrides the client's per-attempt `timeout` (ms) for this call. */
+  /** Overrides the client's per-attempt `timeout` (ms) for this call (checked the same way). */
   timeout?: number;
   /** Extra headers for this call. */
   headers?: Record<string, string>;

@@ -3,6 +3,8 @@ import type { RevopsError } from "./errors.js";
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 8_000;
+/** The longest timer Node runs (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Exponential backoff with jitter: attempt 0 waits 250–500 ms, then 500–1000 ms, … up to
@@ -45,7 +47,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS));
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

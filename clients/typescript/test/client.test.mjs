@@ -17,12 +17,17 @@ test("a POST retried after 503s keeps one Idempotency-Key and returns the answer
   const account = await client(fake).createAccount({ name: "Acme" });
   assert.equal(account.id, "a1");
   assert.equal(fake.requests.length, 3);
-  const keys = new Set(fake.requests.map((r) => r.headers["idempotency-key"]));
-  assert.equal(keys.size, 1);
-  assert.match([...keys][0], /^[0-9a-f-]{36}$/);
-  assert.equal(fake.requests[0].body, '{"name":"Acme"}');
-  assert.equal(fake.requests[0].headers["content-type"], "application/json");
-  assert.equal(fake.requests[0].headers.authorization, `Bearer ${KEY}`);
+  const key = fake.requests[0].headers["idempotency-key"];
+  assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "a random UUID");
+  // Every attempt, retries included, is the same request: method, path, body and key.
+  for (const [i, r] of fake.requests.entries()) {
+    assert.equal(r.method, "POST", `attempt ${i}`);
+    assert.equal(r.url, "/v1/accounts", `attempt ${i}`);
+    assert.equal(r.body, '{"name":"Acme"}', `attempt ${i}: the same body`);
+    assert.equal(r.headers["idempotency-key"], key, `attempt ${i}: the same Idempotency-Key`);
+    assert.equal(r.headers["content-type"], "application/json", `attempt ${i}`);
+    assert.equal(r.headers.authorization, `Bearer ${KEY}`, `attempt ${i}`);
+  }
 });
 
 test("each call gets its own key; the caller's key is used as given; GET sends none", async (t) => {
@@ -88,6 +93,53 @@ test("5xx retries stop after maxRetries and throw the last error", async (t) => 
   assert.equal(fake.requests.length, 3);
 });
 
+test("maxRetries, timeout and maxRetryAfter are checked when the client is made", () => {
+  const make = (opts) => () => new Revops({ apiKey: KEY, baseUrl: "http://127.0.0.1:9", ...opts });
+  for (const [name, bad, kind] of [
+    ["maxRetries", Number(undefined), TypeError],
+    ["maxRetries", "3", TypeError],
+    ["maxRetries", -1, RangeError],
+    ["maxRetries", 1.5, RangeError],
+    ["maxRetries", Infinity, RangeError],
+    ["timeout", NaN, TypeError],
+    ["timeout", "1000", TypeError],
+    ["timeout", 0, RangeError],
+    ["timeout", -5, RangeError],
+    ["timeout", Infinity, RangeError],
+    ["timeout", 2 ** 31, RangeError],
+    ["maxRetryAfter", NaN, TypeError],
+    ["maxRetryAfter", 0, RangeError],
+    ["maxRetryAfter", Infinity, RangeError],
+  ]) {
+    assert.throws(make({ [name]: bad }), (err) => err instanceof kind && err.message.includes(name), `${name}: ${String(bad)}`);
+  }
+  const c = make({ maxRetries: 0, timeout: 1, maxRetryAfter: 0.5 })();
+  assert.deepEqual([c.maxRetries, c.timeout, c.maxRetryAfter], [0, 1, 0.5]);
+  const d = make({ maxRetries: undefined, timeout: undefined, maxRetryAfter: undefined })();
+  assert.deepEqual([d.maxRetries, d.timeout, d.maxRetryAfter], [3, 60_000, 60], "undefined means the default");
+});
+
+test("a call's maxRetries and timeout are checked before anything is sent", async (t) => {
+  const fake = await fakeRevops(() => apiError(503, "api_error", "service_unavailable"));
+  t.after(fake.close);
+  const c = client(fake);
+  for (const [opts, kind] of [
+    [{ maxRetries: Number(undefined) }, TypeError],
+    [{ maxRetries: -1 }, RangeError],
+    [{ maxRetries: 0.5 }, RangeError],
+    [{ timeout: NaN }, TypeError],
+    [{ timeout: 0 }, RangeError],
+    [{ timeout: Infinity }, RangeError],
+  ]) {
+    const name = `options.${Object.keys(opts)[0]}`;
+    await assert.rejects(c.createAccount({ name: "Acme" }, opts), (err) => err instanceof kind && err.message.includes(name), JSON.stringify(opts));
+  }
+  assert.equal(fake.requests.length, 0, "nothing was sent");
+  const err = await c.getDeal("d1", { maxRetries: 0, timeout: 5_000.5 }).catch((e) => e);
+  assert.ok(err instanceof RevopsError && err.status === 503, String(err));
+  assert.equal(fake.requests.length, 1, "maxRetries: 0 is one attempt; a fractional timeout is fine");
+});
+
 test("a dropped connection is retried; an unreachable server ends in RevopsConnectionError", async (t) => {
   const fake = await fakeRevops((_r, _b, n) => (n === 0 ? "destroy" : ok({ id: "m" })));
   t.after(fake.close);
@@ -140,6 +192,28 @@ test("a non-JSON error body (a proxy's 502) still becomes a RevopsError", async 
   assert.equal(err.status, 502);
   assert.equal(err.type, "api_error");
   assert.equal(err.code, "unexpected_response");
+  assert.equal(err.message, "HTTP 502 Bad Gateway without a Revops error body");
+});
+
+test("a body that is not the error envelope never reaches the message (a proxy echoing the key)", async (t) => {
+  // A debugging proxy that echoes the request, headers included, as JSON or as text.
+  const fake = await fakeRevops((req, _b, n) => {
+    const echo = `${req.method} ${req.url}\nAuthorization: ${req.headers.authorization}\nsecret-marker`;
+    return n === 0 ? { status: 400, json: { echo, error: "bad request" } } : { status: 403, text: echo };
+  });
+  t.after(fake.close);
+  const c = client(fake, { maxRetries: 0 });
+  for (const [status, text] of [[400, "Bad Request"], [403, "Forbidden"]]) {
+    const err = await c.whoami().catch((e) => e);
+    assert.ok(err instanceof RevopsError, String(err));
+    assert.equal(err.status, status);
+    assert.equal(err.code, "unexpected_response");
+    assert.equal(err.message, `HTTP ${status} ${text} without a Revops error body`);
+    for (const shown of [String(err), err.stack, inspect(err), JSON.stringify(err)]) {
+      assert.ok(!shown.includes(KEY), "the key leaked");
+      assert.ok(!shown.includes("secret-marker"), "the body leaked");
+    }
+  }
 });
 
 test("an abort during the wait between retries ends the call at once", async (t) => {
@@ -188,6 +262,31 @@ test("meterValuesAll follows next_page; filter is sent as deepObject; path ids a
   assert.equal(first.pathname, "/v1/meters/api%2Fcalls/values");
   assert.equal(first.searchParams.get("filter[region]"), "eu");
   assert.equal(new URL(fake.requests[2].url, "http://x").searchParams.get("page"), "p2");
+});
+
+test("meterValuesAll stops when next_page is empty or repeats the page just read", async (t) => {
+  // p2 names itself as next page: a server bug that must not loop; "" ends a walk as null does.
+  const pages = { "": ["p1", "w0"], p1: ["p2", "w1"], p2: ["p2", "w2"], q: ["", "w3"] };
+  const fake = await fakeRevops((req) => {
+    const [next, row] = pages[new URL(req.url, "http://x").searchParams.get("page") ?? ""];
+    return ok({ object: "meter_values", meter: "m", window: "day", as_of: "t", data: [{ window_start: row }], has_more: true, next_page: next });
+  });
+  t.after(fake.close);
+  const c = client(fake);
+  const query = { from: "2026-11-01T00:00:00Z", to: "2026-11-04T00:00:00Z", window: "day" };
+  const walk = async (q) => {
+    const rows = [];
+    for await (const row of c.meterValuesAll("m", q)) {
+      rows.push(row.window_start);
+      if (rows.length > 10) break; // the old loop: fail, do not hang
+    }
+    return rows;
+  };
+  assert.deepEqual(await walk(query), ["w0", "w1", "w2"]);
+  assert.equal(fake.requests.length, 3, "p2 was read once");
+  assert.deepEqual(await walk({ ...query, page: "p2" }), ["w2"], "a first page that names itself");
+  assert.deepEqual(await walk({ ...query, page: "q" }), ["w3"]);
+  assert.equal(fake.requests.length, 5);
 });
 
 test("the client reads REVOPS_API_KEY and REVOPS_BASE_URL, and refuses to start without a key", async (t) => {
