@@ -29,7 +29,7 @@ func TestNewClientReadsTheEnvironment(t *testing.T) {
 
 func TestRequestHeadersAndDecoding(t *testing.T) {
 	rec, c := newRecorder(t, status(201, accountJSON))
-	a, err := c.CreateAccount(context.Background(), &AccountCreate{Name: "Acme", ExternalID: String("ext-1")})
+	a, err := c.CreateAccount(context.Background(), &AccountCreate{Name: "Acme", ExternalID: Value("ext-1")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 	ctx := testCtx(t)
 	ext := unique("go-acct")
 	a, err := c.CreateAccount(ctx, &AccountCreate{
-		Name: "Go client " + ext, ExternalID: String(ext), Domain: String("example.com"),
+		Name: "Go client " + ext, ExternalID: Value(ext), Domain: Value("example.com"),
 		Properties: map[string]any{"tier": "gold", "seats": 5},
 	})
 	if err != nil {
@@ -174,7 +174,7 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 func newAccount(t *testing.T, c *Client, ctx context.Context) *Account {
 	t.Helper()
 	ext := unique("go-deals")
-	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go deals " + ext, ExternalID: String(ext)})
+	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go deals " + ext, ExternalID: Value(ext)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestIntegrationDealLifecycle(t *testing.T) {
 	c := liveClient(t)
 	ctx := testCtx(t)
 	a := newAccount(t, c, ctx)
-	d, err := c.CreateDeal(ctx, &DealCreate{Customer: DealCustomerRef{ID: a.ID}, OpportunityID: String("opp-1")})
+	d, err := c.CreateDeal(ctx, &DealCreate{Customer: DealCustomerRef{ID: a.ID}, OpportunityID: Value("opp-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestIntegrationDealLifecycle(t *testing.T) {
 		t.Fatalf("created %+v", d)
 	}
 	d, err = c.UpdateDeal(ctx, d.ID, &DealUpdate{
-		NetPrice: String("1200.50"), NetPriceCurrency: String("EUR"), NetPricePrecision: Ptr(Precision2),
+		NetPrice: Value("1200.50"), NetPriceCurrency: Value("EUR"), NetPricePrecision: Value(Precision2),
 		Skus:  []SkuInput{{Code: String("SEAT"), Name: String("Seat"), Quantity: String("10"), UnitPrice: String("120.05")}},
 		Terms: []TermInput{{Name: String("Year 1"), BillingFrequency: Ptr(BillingFrequencyAnnual)}},
 	})
@@ -284,7 +284,7 @@ func TestIntegrationUsageAndMeters(t *testing.T) {
 	acct, metric := unique("go-usage-acct"), unique("go_metric")
 	key := strings.ReplaceAll(unique("go-meter"), "_", "-")
 	meter, err := c.CreateMeter(ctx, &MeterCreate{
-		Key: key, Description: String("Go client test"), Filter: MeterCreateFilter{MetricName: metric},
+		Key: key, Description: Value("Go client test"), Filter: MeterCreateFilter{MetricName: metric},
 		Aggregation: MeterAggregationSum, GroupBy: []string{"region"},
 	})
 	if err != nil {
