@@ -100,7 +100,7 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 	ctx := testCtx(t)
 	ext := unique("go-acct")
 	a, err := c.CreateAccount(ctx, &AccountCreate{
-		Name: "Go client " + ext, ExternalID: Value(ext), Domain: Value("example.com"),
+		Name: "Go client " + ext, ExternalID: Value(ext), Domain: Value("example.com"), BillingEmail: Value("billing@example.com"),
 		Properties: map[string]any{"tier": "gold", "seats": 5},
 	})
 	if err != nil {
@@ -116,12 +116,22 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 	if got.ExternalID == nil || *got.ExternalID != ext {
 		t.Fatalf("read %+v", got)
 	}
-	upd, err := c.UpdateAccount(ctx, a.ID, &AccountUpdate{Name: String("Renamed " + ext), Properties: map[string]any{"tier": nil}})
+	// Null clears domain; external_id and billing_email, left unset, keep their values.
+	upd, err := c.UpdateAccount(ctx, a.ID, &AccountUpdate{
+		Name: String("Renamed " + ext), Domain: Null[string](), Properties: map[string]any{"tier": nil},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if upd.Name != "Renamed "+ext || upd.Properties["tier"] != nil || upd.Properties["seats"] == nil {
+	if upd.Name != "Renamed "+ext || upd.Properties["tier"] != nil || upd.Properties["seats"] == nil || upd.Domain != nil {
 		t.Fatalf("updated %+v", upd)
+	}
+	got, err = c.GetAccount(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Domain != nil || got.ExternalID == nil || *got.ExternalID != ext || got.BillingEmail == nil || *got.BillingEmail != "billing@example.com" {
+		t.Fatalf("read after clearing domain: domain %v, external_id %v, billing_email %v", got.Domain, got.ExternalID, got.BillingEmail)
 	}
 	list, err := c.ListAccounts(ctx, &ListAccountsParams{ExternalID: ext})
 	if err != nil {
@@ -189,19 +199,23 @@ func TestIntegrationDealLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != DealStatusDraft || d.Customer.ID != a.ID {
+	if d.Status != DealStatusDraft || d.Customer.ID != a.ID || d.OpportunityID == nil || *d.OpportunityID != "opp-1" {
 		t.Fatalf("created %+v", d)
 	}
 	d, err = c.UpdateDeal(ctx, d.ID, &DealUpdate{
 		NetPrice: Value("1200.50"), NetPriceCurrency: Value("EUR"), NetPricePrecision: Value(Precision2),
-		Skus:  []SkuInput{{Code: String("SEAT"), Name: String("Seat"), Quantity: String("10"), UnitPrice: String("120.05")}},
-		Terms: []TermInput{{Name: String("Year 1"), BillingFrequency: Ptr(BillingFrequencyAnnual)}},
+		OpportunityID: Null[string](), // cleared
+		Skus:          []SkuInput{{Code: String("SEAT"), Name: String("Seat"), Quantity: String("10"), UnitPrice: String("120.05")}},
+		Terms:         []TermInput{{Name: String("Year 1"), BillingFrequency: Ptr(BillingFrequencyAnnual), Description: Value("First year")}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.NetPrice == nil || *d.NetPrice != "1200.50" || len(d.Skus) != 1 || d.Skus[0].ID == "" || len(d.Terms) != 1 {
+	if d.NetPrice == nil || *d.NetPrice != "1200.50" || d.OpportunityID != nil || len(d.Skus) != 1 || d.Skus[0].ID == "" || len(d.Terms) != 1 {
 		t.Fatalf("updated %+v", d)
+	}
+	if got, err := c.GetDeal(ctx, d.ID); err != nil || got.OpportunityID != nil || got.NetPriceCurrency == nil || *got.NetPriceCurrency != "EUR" {
+		t.Fatalf("read after clearing opportunity_id: %+v, %v", got, err)
 	}
 	_, err = c.ApproveDeal(ctx, d.ID) // a draft cannot be approved
 	wantAPIError(t, err, 409, "invalid_state_transition")
