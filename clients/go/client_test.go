@@ -30,7 +30,7 @@ func TestNewClientReadsTheEnvironment(t *testing.T) {
 
 func TestRequestHeadersAndDecoding(t *testing.T) {
 	rec, c := newRecorder(t, status(201, accountJSON))
-	a, err := c.CreateAccount(context.Background(), &AccountCreate{Name: "Acme", ExternalID: String("ext-1")})
+	a, err := c.CreateAccount(context.Background(), &AccountCreate{Name: "Acme", ExternalID: Value("ext-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +149,26 @@ func TestFormattingShowsNoSecret(t *testing.T) {
 	}
 	if !strings.Contains(fmt.Sprint(c), "sk_sandbox_") {
 		t.Errorf("the client should still say which kind of key it holds: %v", c)
+	}
+}
+
+func TestUpdateSendsNullToClearAndLeavesUnsetOut(t *testing.T) {
+	rec, c := newRecorder(t, status(200, accountJSON), status(200, dealJSON("d1")))
+	ctx := context.Background()
+	if _, err := c.UpdateAccount(ctx, "a1", &AccountUpdate{BillingEmail: Null[string](), Domain: Value("example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	// Null is sent as null; ExternalID, Name and Properties, unset, are not sent at all.
+	if body := rec.bodies[0]; body != `{"billing_email":null,"domain":"example.com"}` {
+		t.Errorf("body %s", body)
+	}
+	if _, err := c.UpdateDeal(ctx, "d1", &DealUpdate{NetPrice: Null[string](), NetPricePrecision: Null[Precision](), OpportunityID: Value("")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.requests()[1]; r.Method != "PATCH" || r.URL.Path != "/v1/deals/d1" {
+		t.Errorf("sent %s %s", r.Method, r.URL.Path)
+	}
+	if body := rec.bodies[1]; body != `{"net_price":null,"net_price_precision":null,"opportunity_id":""}` {
+		t.Errorf("body %s", body)
 	}
 }

@@ -138,7 +138,7 @@ func TestIntegration5xxRetriedWithTheSameKey(t *testing.T) {
 	c := liveClient(t, WithBaseURL(srv.URL))
 	ctx := testCtx(t)
 	ext := unique("go-5xx")
-	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go 5xx " + ext, ExternalID: String(ext)})
+	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go 5xx " + ext, ExternalID: Value(ext)})
 	if err != nil {
 		t.Fatal(err)
 	}

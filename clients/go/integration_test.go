@@ -100,7 +100,7 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 	ctx := testCtx(t)
 	ext := unique("go-acct")
 	a, err := c.CreateAccount(ctx, &AccountCreate{
-		Name: "Go client " + ext, ExternalID: String(ext), Domain: String("example.com"),
+		Name: "Go client " + ext, ExternalID: Value(ext), Domain: Value("example.com"), BillingEmail: Value("billing@example.com"),
 		Properties: map[string]any{"tier": "gold", "seats": 5},
 	})
 	if err != nil {
@@ -116,12 +116,22 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 	if got.ExternalID == nil || *got.ExternalID != ext {
 		t.Fatalf("read %+v", got)
 	}
-	upd, err := c.UpdateAccount(ctx, a.ID, &AccountUpdate{Name: String("Renamed " + ext), Properties: map[string]any{"tier": nil}})
+	// Null clears domain; external_id and billing_email, left unset, keep their values.
+	upd, err := c.UpdateAccount(ctx, a.ID, &AccountUpdate{
+		Name: String("Renamed " + ext), Domain: Null[string](), Properties: map[string]any{"tier": nil},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if upd.Name != "Renamed "+ext || upd.Properties["tier"] != nil || upd.Properties["seats"] == nil {
+	if upd.Name != "Renamed "+ext || upd.Properties["tier"] != nil || upd.Properties["seats"] == nil || upd.Domain != nil {
 		t.Fatalf("updated %+v", upd)
+	}
+	got, err = c.GetAccount(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Domain != nil || got.ExternalID == nil || *got.ExternalID != ext || got.BillingEmail == nil || *got.BillingEmail != "billing@example.com" {
+		t.Fatalf("read after clearing domain: domain %v, external_id %v, billing_email %v", got.Domain, got.ExternalID, got.BillingEmail)
 	}
 	list, err := c.ListAccounts(ctx, &ListAccountsParams{ExternalID: ext})
 	if err != nil {
@@ -174,7 +184,7 @@ func TestIntegrationAccountLifecycle(t *testing.T) {
 func newAccount(t *testing.T, c *Client, ctx context.Context) *Account {
 	t.Helper()
 	ext := unique("go-deals")
-	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go deals " + ext, ExternalID: String(ext)})
+	a, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go deals " + ext, ExternalID: Value(ext)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,23 +195,27 @@ func TestIntegrationDealLifecycle(t *testing.T) {
 	c := liveClient(t)
 	ctx := testCtx(t)
 	a := newAccount(t, c, ctx)
-	d, err := c.CreateDeal(ctx, &DealCreate{Customer: DealCustomerRef{ID: a.ID}, OpportunityID: String("opp-1")})
+	d, err := c.CreateDeal(ctx, &DealCreate{Customer: DealCustomerRef{ID: a.ID}, OpportunityID: Value("opp-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != DealStatusDraft || d.Customer.ID != a.ID {
+	if d.Status != DealStatusDraft || d.Customer.ID != a.ID || d.OpportunityID == nil || *d.OpportunityID != "opp-1" {
 		t.Fatalf("created %+v", d)
 	}
 	d, err = c.UpdateDeal(ctx, d.ID, &DealUpdate{
-		NetPrice: String("1200.50"), NetPriceCurrency: String("EUR"), NetPricePrecision: Ptr(Precision2),
-		Skus:  []SkuInput{{Code: String("SEAT"), Name: String("Seat"), Quantity: String("10"), UnitPrice: String("120.05")}},
-		Terms: []TermInput{{Name: String("Year 1"), BillingFrequency: Ptr(BillingFrequencyAnnual)}},
+		NetPrice: Value("1200.50"), NetPriceCurrency: Value("EUR"), NetPricePrecision: Value(Precision2),
+		OpportunityID: Null[string](), // cleared
+		Skus:          []SkuInput{{Code: String("SEAT"), Name: String("Seat"), Quantity: String("10"), UnitPrice: String("120.05")}},
+		Terms:         []TermInput{{Name: String("Year 1"), BillingFrequency: Ptr(BillingFrequencyAnnual), Description: Value("First year")}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.NetPrice == nil || *d.NetPrice != "1200.50" || len(d.Skus) != 1 || d.Skus[0].ID == "" || len(d.Terms) != 1 {
+	if d.NetPrice == nil || *d.NetPrice != "1200.50" || d.OpportunityID != nil || len(d.Skus) != 1 || d.Skus[0].ID == "" || len(d.Terms) != 1 {
 		t.Fatalf("updated %+v", d)
+	}
+	if got, err := c.GetDeal(ctx, d.ID); err != nil || got.OpportunityID != nil || got.NetPriceCurrency == nil || *got.NetPriceCurrency != "EUR" {
+		t.Fatalf("read after clearing opportunity_id: %+v, %v", got, err)
 	}
 	_, err = c.ApproveDeal(ctx, d.ID) // a draft cannot be approved
 	wantAPIError(t, err, 409, "invalid_state_transition")
@@ -284,7 +298,7 @@ func TestIntegrationUsageAndMeters(t *testing.T) {
 	acct, metric := unique("go-usage-acct"), unique("go_metric")
 	key := strings.ReplaceAll(unique("go-meter"), "_", "-")
 	meter, err := c.CreateMeter(ctx, &MeterCreate{
-		Key: key, Description: String("Go client test"), Filter: MeterCreateFilter{MetricName: metric},
+		Key: key, Description: Value("Go client test"), Filter: MeterCreateFilter{MetricName: metric},
 		Aggregation: MeterAggregationSum, GroupBy: []string{"region"},
 	})
 	if err != nil {

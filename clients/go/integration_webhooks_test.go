@@ -83,7 +83,7 @@ func newEndpoint(t *testing.T, c *Client, ctx context.Context, url string, types
 	t.Helper()
 	removeLeftoverEndpoints(t, c, ctx)
 	ep, err := c.CreateWebhookEndpoint(ctx, &EndpointCreate{
-		URL: url, Description: String(endpointDescription + " " + unique("ep")), EventTypes: types,
+		URL: url, Description: Value(endpointDescription + " " + unique("ep")), EventTypes: types,
 		RetryPolicy: &RetryPolicyInput{InitialInterval: String("1s"), MaximumInterval: String("2s"), MaximumAttempts: Int64(3)},
 	})
 	if err != nil {
@@ -176,7 +176,7 @@ func TestIntegrationWebhookReceivedAndVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	ext := unique("go-hook")
-	acct, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go webhook " + ext, ExternalID: String(ext)})
+	acct, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go webhook " + ext, ExternalID: Value(ext)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestIntegrationWebhookReceivedAndVerified(t *testing.T) {
 	// A bulk replay of our endpoint's account-created deliveries since the test began.
 	var job *ReplayJob
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		job, err = c.ReplayEvents(ctx, &EventReplayFilter{EndpointID: &ep.ID, Type: Ptr(EventTypeAccountCreated), CreatedAfter: &start})
+		job, err = c.ReplayEvents(ctx, &EventReplayFilter{EndpointID: &ep.ID, Type: Ptr(EventTypeAccountCreated), CreatedAfter: Value(start)})
 		var apiErr *Error
 		if errors.As(err, &apiErr) && apiErr.Code == "replay_job_limit" && time.Now().Before(deadline) {
 			time.Sleep(time.Second) // two jobs of another run are still going

@@ -29,11 +29,11 @@ type Account struct {
 
 // AccountCreate is generated from the OpenAPI document.
 type AccountCreate struct {
-	BillingEmail *string `json:"billing_email,omitempty"`
+	BillingEmail Nullable[string] `json:"billing_email,omitzero"`
 	// A host name such as example.com.
-	Domain     *string `json:"domain,omitempty"`
-	ExternalID *string `json:"external_id,omitempty"`
-	Name       string  `json:"name"`
+	Domain     Nullable[string] `json:"domain,omitzero"`
+	ExternalID Nullable[string] `json:"external_id,omitzero"`
+	Name       string           `json:"name"`
 	// Merged key by key; null removes a key. At most 50 keys.
 	Properties map[string]any `json:"properties,omitzero"`
 }
@@ -57,11 +57,11 @@ const (
 
 // AccountUpdate: Only the members given change.
 type AccountUpdate struct {
-	BillingEmail *string `json:"billing_email,omitempty"`
+	BillingEmail Nullable[string] `json:"billing_email,omitzero"`
 	// A host name such as example.com.
-	Domain     *string `json:"domain,omitempty"`
-	ExternalID *string `json:"external_id,omitempty"`
-	Name       *string `json:"name,omitempty"`
+	Domain     Nullable[string] `json:"domain,omitzero"`
+	ExternalID Nullable[string] `json:"external_id,omitzero"`
+	Name       *string          `json:"name,omitempty"`
 	// Merged key by key; null removes a key. At most 50 keys.
 	Properties map[string]any `json:"properties,omitzero"`
 }
@@ -102,16 +102,16 @@ type Deal struct {
 
 // DealCreate is generated from the OpenAPI document.
 type DealCreate struct {
-	ContractActivatesDate     *string         `json:"contract_activates_date,omitempty"`
-	Customer                  DealCustomerRef `json:"customer"`
-	NetPrice                  *string         `json:"net_price,omitempty"`
-	NetPriceCurrency          *string         `json:"net_price_currency,omitempty"`
-	NetPricePrecision         *Precision      `json:"net_price_precision,omitempty"`
-	OpportunityID             *string         `json:"opportunity_id,omitempty"`
-	OriginalNetPrice          *string         `json:"original_net_price,omitempty"`
-	OriginalNetPriceCurrency  *string         `json:"original_net_price_currency,omitempty"`
-	OriginalNetPricePrecision *Precision      `json:"original_net_price_precision,omitempty"`
-	SignedContractURL         *string         `json:"signed_contract_url,omitempty"`
+	ContractActivatesDate     Nullable[string]    `json:"contract_activates_date,omitzero"`
+	Customer                  DealCustomerRef     `json:"customer"`
+	NetPrice                  Nullable[string]    `json:"net_price,omitzero"`
+	NetPriceCurrency          Nullable[string]    `json:"net_price_currency,omitzero"`
+	NetPricePrecision         Nullable[Precision] `json:"net_price_precision,omitzero"`
+	OpportunityID             Nullable[string]    `json:"opportunity_id,omitzero"`
+	OriginalNetPrice          Nullable[string]    `json:"original_net_price,omitzero"`
+	OriginalNetPriceCurrency  Nullable[string]    `json:"original_net_price_currency,omitzero"`
+	OriginalNetPricePrecision Nullable[Precision] `json:"original_net_price_precision,omitzero"`
+	SignedContractURL         Nullable[string]    `json:"signed_contract_url,omitzero"`
 	// Replaces the list wholesale.
 	Skus []SkuInput `json:"skus,omitzero"`
 	// true: create in pending_approval.
@@ -156,16 +156,16 @@ const (
 
 // DealUpdate: Only the members given change; allowed while draft or pending_approval.
 type DealUpdate struct {
-	ContractActivatesDate     *string          `json:"contract_activates_date,omitempty"`
-	Customer                  *DealCustomerRef `json:"customer,omitempty"`
-	NetPrice                  *string          `json:"net_price,omitempty"`
-	NetPriceCurrency          *string          `json:"net_price_currency,omitempty"`
-	NetPricePrecision         *Precision       `json:"net_price_precision,omitempty"`
-	OpportunityID             *string          `json:"opportunity_id,omitempty"`
-	OriginalNetPrice          *string          `json:"original_net_price,omitempty"`
-	OriginalNetPriceCurrency  *string          `json:"original_net_price_currency,omitempty"`
-	OriginalNetPricePrecision *Precision       `json:"original_net_price_precision,omitempty"`
-	SignedContractURL         *string          `json:"signed_contract_url,omitempty"`
+	ContractActivatesDate     Nullable[string]    `json:"contract_activates_date,omitzero"`
+	Customer                  *DealCustomerRef    `json:"customer,omitempty"`
+	NetPrice                  Nullable[string]    `json:"net_price,omitzero"`
+	NetPriceCurrency          Nullable[string]    `json:"net_price_currency,omitzero"`
+	NetPricePrecision         Nullable[Precision] `json:"net_price_precision,omitzero"`
+	OpportunityID             Nullable[string]    `json:"opportunity_id,omitzero"`
+	OriginalNetPrice          Nullable[string]    `json:"original_net_price,omitzero"`
+	OriginalNetPriceCurrency  Nullable[string]    `json:"original_net_price_currency,omitzero"`
+	OriginalNetPricePrecision Nullable[Precision] `json:"original_net_price_precision,omitzero"`
+	SignedContractURL         Nullable[string]    `json:"signed_contract_url,omitzero"`
 	// Replaces the list wholesale.
 	Skus []SkuInput `json:"skus,omitzero"`
 	// Replaces the list wholesale.
@@ -291,8 +291,8 @@ type Endpoint struct {
 // EndpointCreate is generated from the OpenAPI document.
 type EndpointCreate struct {
 	// Free text; null or "" clears it.
-	Description *string `json:"description,omitempty"`
-	Enabled     *bool   `json:"enabled,omitempty"`
+	Description Nullable[string] `json:"description,omitzero"`
+	Enabled     *bool            `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
 	Method      *WebhookMethod      `json:"method,omitempty"`
@@ -342,7 +342,7 @@ const (
 // EndpointUpdate: Only the fields given change.
 type EndpointUpdate struct {
 	// Free text; null or "" clears it.
-	Description *string `json:"description,omitempty"`
+	Description Nullable[string] `json:"description,omitzero"`
 	// false disables (disabled_reason manual); true re-enables and clears disabled_reason.
 	Enabled *bool `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
@@ -420,9 +420,9 @@ const (
 // EventReplayFilter: At least one criterion (parameter_missing otherwise), so that an empty body never replays a whole environment.
 type EventReplayFilter struct {
 	// created_at ≥ this time. RFC 3339, or integer Unix seconds (a number or a string of digits); null means no bound.
-	CreatedAfter *time.Time `json:"created_after,omitempty"`
+	CreatedAfter Nullable[time.Time] `json:"created_after,omitzero"`
 	// created_at < this time (default: now, frozen when the job starts). RFC 3339, or integer Unix seconds (a number or a string of digits); null means no bound.
-	CreatedBefore *time.Time `json:"created_before,omitempty"`
+	CreatedBefore Nullable[time.Time] `json:"created_before,omitzero"`
 	// Only the deliveries to this webhook endpoint; status then applies to that delivery.
 	EndpointID *string      `json:"endpoint_id,omitempty"`
 	Status     *EventStatus `json:"status,omitempty"`
@@ -761,21 +761,21 @@ const (
 // MeterCreate: Every fault of the body is listed at once. id, object, status, created_at and updated_at are read-only (parameter_read_only).
 type MeterCreate struct {
 	Aggregation MeterAggregation  `json:"aggregation"`
-	Description *string           `json:"description,omitempty"`
+	Description Nullable[string]  `json:"description,omitzero"`
 	Filter      MeterCreateFilter `json:"filter"`
 	// 0 to 3 distinct metadata keys; account_id is always a dimension and is refused here.
 	GroupBy []string `json:"group_by,omitzero"`
 	// 1 to 64 characters of a-z, 0-9, _ and -; unique in the environment.
 	Key string `json:"key"`
 	// Required for unique_count, refused for the other aggregations.
-	ValueKey *string `json:"value_key,omitempty"`
+	ValueKey Nullable[string] `json:"value_key,omitzero"`
 }
 
 // MeterCreateFilter is generated from the OpenAPI document.
 type MeterCreateFilter struct {
 	MetricName string `json:"metric_name"`
 	// Absent or null: every product.
-	Product *string `json:"product,omitempty"`
+	Product Nullable[string] `json:"product,omitzero"`
 }
 
 // MeterFilter is generated from the OpenAPI document.
@@ -1013,12 +1013,12 @@ type Term struct {
 // TermInput is generated from the OpenAPI document.
 type TermInput struct {
 	BillingFrequency *BillingFrequency `json:"billing_frequency,omitempty"`
-	Description      *string           `json:"description,omitempty"`
-	EndDate          *string           `json:"end_date,omitempty"`
+	Description      Nullable[string]  `json:"description,omitzero"`
+	EndDate          Nullable[string]  `json:"end_date,omitzero"`
 	// Keeps an existing item; omit for a new one.
-	ID        *string `json:"id,omitempty"`
-	Name      *string `json:"name,omitempty"`
-	StartDate *string `json:"start_date,omitempty"`
+	ID        *string          `json:"id,omitempty"`
+	Name      *string          `json:"name,omitempty"`
+	StartDate Nullable[string] `json:"start_date,omitzero"`
 }
 
 // TestEventType is one of the constants below (used by WebhookTestRequest.type).

@@ -68,7 +68,7 @@ func trigger(ctx context.Context, api *revops.Client, typ string, out io.Writer)
 	}
 	suffix := time.Now().UTC().Format("150405")
 	acct, err := api.CreateAccount(ctx, &revops.AccountCreate{
-		Name: "Trigger Co " + suffix, ExternalID: revops.String("trigger-" + suffix), BillingEmail: revops.String("billing@example.com"),
+		Name: "Trigger Co " + suffix, ExternalID: revops.Value("trigger-" + suffix), BillingEmail: revops.Value("billing@example.com"),
 	})
 	if err != nil {
 		return err
@@ -95,9 +95,9 @@ func trigger(ctx context.Context, api *revops.Client, typ string, out io.Writer)
 	}
 	deal, err := api.CreateDeal(ctx, &revops.DealCreate{
 		Customer: revops.DealCustomerRef{ID: acct.ID},
-		NetPrice: revops.String("19999.00"), NetPriceCurrency: revops.String("USD"), NetPricePrecision: revops.Ptr(revops.Precision2),
-		OriginalNetPrice: revops.String("21999.00"), OriginalNetPriceCurrency: revops.String("USD"), OriginalNetPricePrecision: revops.Ptr(revops.Precision2),
-		OpportunityID: revops.String("opp-" + suffix), ContractActivatesDate: revops.String(time.Now().UTC().AddDate(0, 0, 7).Format("2006-01-02")),
+		NetPrice: revops.Value("19999.00"), NetPriceCurrency: revops.Value("USD"), NetPricePrecision: revops.Value(revops.Precision2),
+		OriginalNetPrice: revops.Value("21999.00"), OriginalNetPriceCurrency: revops.Value("USD"), OriginalNetPricePrecision: revops.Value(revops.Precision2),
+		OpportunityID: revops.Value("opp-" + suffix), ContractActivatesDate: revops.Value(time.Now().UTC().AddDate(0, 0, 7).Format("2006-01-02")),
 	})
 	if err != nil {
 		return err

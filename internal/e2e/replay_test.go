@@ -198,7 +198,7 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	s.waitStatus(evs, models.EventFailed, 90*time.Second)
 
 	s.acknowledging()
-	job, err := rapi.ReplayEvents(ctx, &revops.EventReplayFilter{Status: revops.Ptr(revops.EventStatusFailed), CreatedAfter: &since})
+	job, err := rapi.ReplayEvents(ctx, &revops.EventReplayFilter{Status: revops.Ptr(revops.EventStatusFailed), CreatedAfter: revops.Value(since)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func Open(ctx context.Context, api *revops.Client, o Owner, receiverURL, method 
 		types[i] = revops.EndpointEventType(t)
 	}
 	created, err := api.CreateWebhookEndpoint(ctx, &revops.EndpointCreate{
-		URL: receiverURL, Method: revops.Ptr(revops.WebhookMethod(method)), Description: revops.String(o.description()),
+		URL: receiverURL, Method: revops.Ptr(revops.WebhookMethod(method)), Description: revops.Value(o.description()),
 		EventTypes: types, Enabled: revops.Bool(true),
 	})
 	if err != nil {

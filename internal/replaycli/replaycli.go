@@ -142,7 +142,7 @@ func (o options) filter(now time.Time) *revops.EventReplayFilter {
 		f.EndpointID = revops.String(o.endpoint)
 	}
 	if o.since > 0 {
-		f.CreatedAfter = revops.Ptr(now.Add(-o.since).UTC().Truncate(time.Second))
+		f.CreatedAfter = revops.Value(now.Add(-o.since).UTC().Truncate(time.Second))
 	}
 	return f
 }

@@ -68,8 +68,8 @@ func replayIDs(ctx context.Context, c *revops.Client, o options, stdout, stderr 
 func listFailed(ctx context.Context, c *revops.Client, o options, stdout io.Writer) error {
 	f := o.filter(time.Now())
 	params := &revops.ListEventsParams{Limit: 100, Status: *f.Status, EndpointID: cliapi.Value(f.EndpointID), Type: cliapi.Value(f.Type)}
-	if f.CreatedAfter != nil {
-		params.CreatedAfter = *f.CreatedAfter
+	if after, ok := f.CreatedAfter.Get(); ok {
+		params.CreatedAfter = after
 	}
 	n := 0
 	for e, err := range c.ListEventsAll(ctx, params) {

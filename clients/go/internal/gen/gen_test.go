@@ -69,7 +69,7 @@ func TestGenerateSmallDocument(t *testing.T) {
 		// Optional request fields: pointers, slices with omitzero; a time union is a time.
 		"Enabled *bool `json:\"enabled,omitempty\"`",
 		"Tags []string `json:\"tags,omitzero\"`",
-		"When *time.Time `json:\"when,omitempty\"`",
+		"When Nullable[time.Time] `json:\"when,omitzero\"`",
 		"Name string `json:\"name\"`",
 		// One enum type for the same values, wherever they appear.
 		"type ThingStatus string",
@@ -94,6 +94,66 @@ func TestGenerateSmallDocument(t *testing.T) {
 	again, _ := Generate([]byte(smallDoc))
 	if !bytes.Equal(src, again) {
 		t.Error("two runs on the same document differ")
+	}
+}
+
+// A PATCH whose members may be left out, null (clear) or a value.
+const nullableDoc = `{
+  "openapi": "3.1.0",
+  "paths": {
+    "/v1/things/{id}": {
+      "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+      "patch": {"operationId": "updateThing", "summary": "Update a thing.",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ThingUpdate"}}}},
+        "responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}
+    }
+  },
+  "components": {"schemas": {
+    "Thing": {"type": "object", "required": ["id", "email"], "properties": {
+      "id": {"type": "string"},
+      "email": {"type": ["string", "null"]},
+      "size": {"type": ["integer", "null"]}
+    }},
+    "ThingUpdate": {"type": "object", "required": ["label"], "properties": {
+      "email": {"type": ["string", "null"]},
+      "size": {"type": ["integer", "null"]},
+      "level": {"type": ["string", "null"], "enum": ["low", "high", null]},
+      "label": {"type": ["string", "null"]},
+      "name": {"type": "string"},
+      "tags": {"type": ["array", "null"], "items": {"type": "string"}},
+      "owner": {"type": "object", "properties": {"nick": {"type": ["string", "null"]}}}
+    }}
+  }}
+}`
+
+func TestGenerateNullableRequestFields(t *testing.T) {
+	src, err := Generate([]byte(nullableDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := normalize(string(src))
+	for _, want := range []string{
+		// Optional and nullable in a request: unset, null or a value.
+		"Email Nullable[string] `json:\"email,omitzero\"`",
+		"Size Nullable[int64] `json:\"size,omitzero\"`",
+		"Level Nullable[ThingUpdateLevel] `json:\"level,omitzero\"`",
+		"Nick Nullable[string] `json:\"nick,omitzero\"`", // in a nested request object too
+		// Required and nullable: always sent, nil is null.
+		"Label *string `json:\"label\"`",
+		// Optional, not nullable: a pointer left out when nil.
+		"Name *string `json:\"name,omitempty\"`",
+		// A nil slice is left out already.
+		"Tags []string `json:\"tags,omitzero\"`",
+		// Responses keep pointers for null.
+		"Email *string `json:\"email\"`",
+		"Size *int64 `json:\"size,omitempty\"`",
+	} {
+		if !strings.Contains(out, normalize(want)) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "*Nullable") || strings.Contains(out, "Nullable[[]") {
+		t.Error("a Nullable where it does not belong")
 	}
 }
 

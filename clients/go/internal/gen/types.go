@@ -100,6 +100,8 @@ func pointable(t string) bool {
 }
 
 // field returns a property's Go type and the options of its json tag:
+//   - an optional field of a request that may be null is a Nullable (nullable.go), left out
+//     when unset, so that a PATCH can send null to clear it as well as leave it alone;
 //   - a value that may be null is a pointer (nil is null);
 //   - an optional field of a request is a pointer left out when nil, so that a zero value
 //     can be sent on purpose (enabled: false);
@@ -112,6 +114,8 @@ func field(t string, s *schema, required, input bool) (string, string) {
 			return t, ""
 		}
 		return t, ",omitzero"
+	case !required && input && s.nullable():
+		return "Nullable[" + t + "]", ",omitzero"
 	case !required && (input || s.nullable()):
 		return "*" + t, ",omitempty"
 	case s.nullable():
