@@ -1029,7 +1029,7 @@ export interface components {
             /** @description Merged key by key; null removes a key. At most 50 keys. */
             properties?: {
                 [key: string]: string | number | boolean | null;
-            } | null;
+            };
         };
         /** @description Only the members given change. */
         AccountUpdate: {
@@ -1042,7 +1042,7 @@ export interface components {
             /** @description Merged key by key; null removes a key. At most 50 keys. */
             properties?: {
                 [key: string]: string | number | boolean | null;
-            } | null;
+            };
         };
         /** @description Accounts, newest first. */
         AccountList: {
@@ -1149,9 +1149,9 @@ export interface components {
             /** Format: uri */
             signed_contract_url?: string | null;
             /** @description Replaces the list wholesale. */
-            skus?: components["schemas"]["SkuInput"][] | null;
+            skus?: components["schemas"]["SkuInput"][];
             /** @description Replaces the list wholesale. */
-            terms?: components["schemas"]["TermInput"][] | null;
+            terms?: components["schemas"]["TermInput"][];
             /** @description true: create in pending_approval. */
             submit?: boolean;
         };
@@ -1175,9 +1175,9 @@ export interface components {
             /** Format: uri */
             signed_contract_url?: string | null;
             /** @description Replaces the list wholesale. */
-            skus?: components["schemas"]["SkuInput"][] | null;
+            skus?: components["schemas"]["SkuInput"][];
             /** @description Replaces the list wholesale. */
-            terms?: components["schemas"]["TermInput"][] | null;
+            terms?: components["schemas"]["TermInput"][];
         };
         /** @description Deals, newest first. */
         DealList: {
@@ -1571,7 +1571,7 @@ export interface components {
             /** @description Required for unique_count, refused for the other aggregations. */
             value_key?: string | null;
             /** @description 0 to 3 distinct metadata keys; account_id is always a dimension and is refused here. */
-            group_by?: string[] | null;
+            group_by?: string[];
         };
         /** @description A PATCH changes only description; the meter's other fields are read-only (parameter_read_only). */
         MeterUpdate: {
