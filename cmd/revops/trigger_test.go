@@ -3,53 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cliapi"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/replay"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/cliapi/cliapitest"
 )
 
 // TestTrigger runs every trigger against a real API over a fresh database: each prints
 // one line per call and leaves an event of its type.
 func TestTrigger(t *testing.T) {
-	st := testdb.New(t)
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	t.Cleanup(srv.Close)
+	c, url := cliapitest.SandboxAPI(t)
 	ctx := context.Background()
-	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := km.Create(ctx, org.ID, "sandbox", "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cliapi.New(srv.URL, key.Plain, revops.WithMaxRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for typ, want := range map[string]string{
 		"account-created": "POST   /v1/accounts",
 		"account-updated": "PATCH  /v1/accounts/",
@@ -73,7 +40,7 @@ func TestTrigger(t *testing.T) {
 	}
 
 	// An API error reads as before, under main's "revops: ".
-	bad, err := cliapi.New(srv.URL, "sk_test_nope", revops.WithMaxRetries(0))
+	bad, err := cliapi.New(url, "sk_test_nope", revops.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,55 +3,20 @@ package listener_test
 import (
 	"context"
 	"errors"
-	"flag"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/cliapi"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/cliapi/cliapitest"
 	"github.com/revops/revops/internal/listener"
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/replay"
-	"github.com/revops/revops/internal/testdb"
 )
 
-// sandboxAPI is a real API server over a fresh PostgreSQL database and a client with a
-// secret sandbox key of a new organization.
+// sandboxAPI is a real API server over a fresh PostgreSQL database (allowing loopback
+// destinations, as the listener's are) and a client with a secret sandbox key.
 func sandboxAPI(t *testing.T) *revops.Client {
-	t.Helper()
-	st := testdb.New(t)
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0", "--webhook-allow-private"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	t.Cleanup(srv.Close)
-	org, _, err := orgs.Create(context.Background(), st, "Acme", "owner@acme.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := km.Create(context.Background(), org.ID, "sandbox", "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cliapi.New(srv.URL, key.Plain, revops.WithMaxRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := cliapitest.SandboxAPI(t, "--webhook-allow-private")
 	return c
 }
 
