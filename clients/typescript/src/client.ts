@@ -83,9 +83,10 @@ export class Revops extends RevopsOperations {
       const timer = AbortSignal.timeout(Math.ceil(timeout)); // it takes whole ms only
       const signal = options.signal ? AbortSignal.any([options.signal, timer]) : timer;
       let res: Response;
+      let text: string | undefined; // a 2xx answer's body, read whole
       try {
         res = await this.#fetch(url, { method: req.method, headers, body, signal });
-        if (res.ok) return (await readJson(res)) as T;
+        if (res.ok) text = await res.text();
       } catch (err) {
         // The caller's abort ends the call; anything else (refused, reset, our timeout)
         // is a network error: retried, as the request may never have arrived.
@@ -97,6 +98,9 @@ export class Revops extends RevopsOperations {
         await sleep(backoffDelay(attempt), options.signal);
         continue;
       }
+      // Parsed outside the try: a 2xx whose body is not JSON is an error of the answer,
+      // not a network error to retry.
+      if (text !== undefined) return (text === "" ? undefined : JSON.parse(text)) as T;
       const error = await RevopsError.fromResponse(res);
       const delay = retryDelay(error, attempt, this.maxRetryAfter);
       if (delay === undefined || attempt >= maxRetries) throw error;
@@ -191,11 +195,6 @@ function appendQuery(search: URLSearchParams, key: string, value: unknown): void
   } else {
     search.append(key, String(value));
   }
-}
-
-async function readJson(res: Response): Promise<unknown> {
-  const text = await res.text();
-  return text === "" ? undefined : JSON.parse(text);
 }
 
 function errorMessage(err: unknown): string {
