@@ -133,14 +133,13 @@ func TestTheContextEndsTheWait(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := c.WhoAmI(ctx)
+	// Ended during the wait, the call returns the context's error with the 429 it was
+	// waiting on. A wait that outlived the context would instead send the retry with the
+	// expired context and return that network error, without the 429.
 	var apiErr *Error
 	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &apiErr) || apiErr.Status != 429 {
 		t.Fatalf("got %v", err)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatal("the wait outlived the context")
 	}
 }
 
