@@ -2,7 +2,9 @@ package api
 
 import (
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -46,6 +48,8 @@ func fail(c *gin.Context, err error) {
 	switch {
 	case p.Status == http.StatusUnauthorized:
 		c.Header("WWW-Authenticate", `Bearer realm="revops"`)
+	case p.RetryAfter > 0:
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(p.RetryAfter.Seconds()))))
 	case p.Status >= http.StatusInternalServerError:
 		logger(c).Error("request failed", "request_id", requestID(c), "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/keys"
@@ -40,6 +41,8 @@ type Problem struct {
 	Message string
 	Param   string
 	Faults  []apperr.Fault // every fault of a validation error; nil for any other error
+	// RetryAfter, when set, is sent as Retry-After (whole seconds, at least 1).
+	RetryAfter time.Duration
 }
 
 // Of maps err to its Problem. An error it does not know is a 500 internal_error whose
@@ -49,6 +52,7 @@ func Of(err error) Problem {
 		verr *apperr.ValidationError
 		cerr *apperr.ConflictError
 		ierr *apperr.InvalidError
+		berr *apperr.BusyError
 		rerr *RequestError
 	)
 	switch {
@@ -62,6 +66,10 @@ func Of(err error) Problem {
 		return problem(http.StatusConflict, cerr.Code, cerr.Message, "")
 	case errors.As(err, &ierr):
 		return problem(http.StatusBadRequest, ierr.Code, ierr.Message, ierr.Param)
+	case errors.As(err, &berr):
+		p := problem(http.StatusTooManyRequests, berr.Code, berr.Message+" Retry after the number of seconds in Retry-After.", "")
+		p.RetryAfter = max(berr.RetryAfter, time.Second)
+		return p
 	case errors.As(err, &rerr):
 		return problem(rerr.Status, rerr.Code, rerr.Message, rerr.Param)
 	case errors.Is(err, apperr.ErrNotFound):

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors, wrapped with context where they are returned.
@@ -110,6 +111,36 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 // Invalid builds an *InvalidError around the package's error value err.
 func Invalid(err error, code, param, format string, args ...any) error {
 	return &InvalidError{Err: err, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+// BusyError is a request refused because what it needs is busy now: a lock held past the
+// lock timeout (lock_timeout), a bound on concurrent work (rate_limited). It changed
+// nothing; the caller retries after RetryAfter (CONTRACT §21). The edge answers 429.
+type BusyError struct {
+	Err        error
+	Code       string // lock_timeout, rate_limited
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *BusyError) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *BusyError) Unwrap() error { return e.Err }
+
+// Codes of BusyError (CONTRACT §4, §21).
+const (
+	CodeLockTimeout = "lock_timeout"
+	CodeRateLimited = "rate_limited"
+)
+
+// Busy builds a *BusyError around its cause err (may be nil).
+func Busy(err error, code string, retryAfter time.Duration, format string, args ...any) error {
+	return &BusyError{Err: err, Code: code, RetryAfter: retryAfter, Message: fmt.Sprintf(format, args...)}
 }
 
 // Summary lists "param:code" of every fault of a validation error, space-separated: a

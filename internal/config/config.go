@@ -60,7 +60,30 @@ type Config struct {
 	// WorkerActivitySlots is how many delivery attempts a worker process runs at once
 	// (CONTRACT §17): the activity slots of its revops-webhooks worker.
 	WorkerActivitySlots int
+
+	// Bounds of tenant work (CONTRACT §21).
+	// DBConnections serves requests and delivery records; DBJobConnections serves tenant
+	// jobs (backfills, purges, bulk replays, the meter consumer), so jobs never take the
+	// connections deliveries need. SQLite keeps one connection whatever they say.
+	DBConnections    int
+	DBJobConnections int
+	// DBLockTimeout is the longest a request waits on a lock (429 lock_timeout after it);
+	// DBStatementTimeout the longest statement of a request. Migrate and retention are exempt.
+	DBLockTimeout      time.Duration
+	DBStatementTimeout time.Duration
+	// MeterQueries is how many values queries of one environment run at once in this
+	// replica; MeterConsumers how many meter consumers a worker process runs.
+	MeterQueries   int
+	MeterConsumers int
 }
+
+// Defaults of the §21 bounds, chosen by measurement (docs/benchmarks.md).
+const (
+	DefaultDBConnections    = 16
+	DefaultDBJobConnections = 8
+	DefaultMeterQueries     = 4
+	DefaultMeterConsumers   = 2
+)
 
 // DefaultWorkerActivitySlots is REVOPS_WORKER_ACTIVITY_SLOTS' default, chosen by
 // measurement (docs/benchmarks.md, "Worker activity slots").
@@ -98,6 +121,12 @@ var envOf = map[string]string{
 	"retention":              "REVOPS_RETENTION",
 	"replay-rate":            "REVOPS_REPLAY_RATE",
 	"worker-activity-slots":  "REVOPS_WORKER_ACTIVITY_SLOTS",
+	"db-connections":         "REVOPS_DB_CONNECTIONS",
+	"db-job-connections":     "REVOPS_DB_JOB_CONNECTIONS",
+	"db-lock-timeout":        "REVOPS_DB_LOCK_TIMEOUT",
+	"db-statement-timeout":   "REVOPS_DB_STATEMENT_TIMEOUT",
+	"meter-queries":          "REVOPS_METER_QUERIES",
+	"meter-consumers":        "REVOPS_METER_CONSUMERS",
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -144,6 +173,12 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.DurationVar(&c.Retention, "retention", 720*time.Hour, "how long events, deliveries and attempts are kept (at least 168h; usage is never purged)")
 	fs.Float64Var(&c.ReplayRate, "replay-rate", 50, "deliveries per second a bulk replay starts at most")
 	fs.IntVar(&c.WorkerActivitySlots, "worker-activity-slots", DefaultWorkerActivitySlots, "concurrent webhook delivery attempts per worker process")
+	fs.IntVar(&c.DBConnections, "db-connections", DefaultDBConnections, "database connections for requests and delivery records (PostgreSQL)")
+	fs.IntVar(&c.DBJobConnections, "db-job-connections", DefaultDBJobConnections, "database connections for tenant jobs: backfills, purges, bulk replays, the meter consumer (PostgreSQL)")
+	fs.DurationVar(&c.DBLockTimeout, "db-lock-timeout", 2*time.Second, "longest wait of a request on a database lock (then 429 lock_timeout)")
+	fs.DurationVar(&c.DBStatementTimeout, "db-statement-timeout", 30*time.Second, "longest database statement of a request")
+	fs.IntVar(&c.MeterQueries, "meter-queries", DefaultMeterQueries, "meter values queries of one environment at once in this replica")
+	fs.IntVar(&c.MeterConsumers, "meter-consumers", DefaultMeterConsumers, "meter consumers per worker process")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -201,6 +236,21 @@ func (c Config) validate() error {
 	}
 	if c.WorkerActivitySlots < 1 {
 		errs = append(errs, fmt.Errorf("REVOPS_WORKER_ACTIVITY_SLOTS (--worker-activity-slots) %d: must be at least 1", c.WorkerActivitySlots))
+	}
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"REVOPS_DB_CONNECTIONS (--db-connections)", c.DBConnections}, {"REVOPS_DB_JOB_CONNECTIONS (--db-job-connections)", c.DBJobConnections},
+		{"REVOPS_METER_QUERIES (--meter-queries)", c.MeterQueries}, {"REVOPS_METER_CONSUMERS (--meter-consumers)", c.MeterConsumers}} {
+		if b.n < 1 {
+			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", b.name, b.n))
+		}
+	}
+	if c.DBLockTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("REVOPS_DB_LOCK_TIMEOUT (--db-lock-timeout) %v: must be positive", c.DBLockTimeout))
+	}
+	if c.DBStatementTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("REVOPS_DB_STATEMENT_TIMEOUT (--db-statement-timeout) %v: must be positive", c.DBStatementTimeout))
 	}
 	if c.WebhookRetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))

@@ -8,7 +8,9 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,6 +170,9 @@ func (h *handler) fail(c *gin.Context, err error) {
 	case httperr.CodeInternal:
 		msg = "Something went wrong. Try again; if it persists, check the server log."
 		h.log.Error("dashboard request failed", "path", c.Request.URL.Path, "err", err)
+	}
+	if p.RetryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(p.RetryAfter.Seconds()))))
 	}
 	h.render(c, p.Status, "error", view{Title: http.StatusText(p.Status), Error: msg})
 }

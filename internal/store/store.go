@@ -89,6 +89,14 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
 	return s, nil
 }
 
+// Jobs is the store tenant jobs use (backfill and purge pages, bulk replay pages, the meter
+// consumer): the same database through a pool of connections apart from the one that
+// serves requests and records deliveries, so that jobs never take the connections
+// deliveries need (CONTRACT §21).
+func (s *Store) Jobs() *Store {
+	return s
+}
+
 // Ping checks the database is reachable.
 func (s *Store) Ping(ctx context.Context) error {
 	sqlDB, err := s.db.DB()
