@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/revops/revops/models"
+)
+
+// MeterAsOf is the time before which every accepted usage row is counted in m's figures
+// (CONTRACT §18): the receipt time of the oldest batch the consumer has not taken, or of
+// the oldest batch m's backfill has not counted, or now when there is none.
+func (s *Store) MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error) {
+	asOf := now.UTC()
+	var oldest []time.Time
+	if err := s.db.WithContext(ctx).Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY received_at LIMIT 1`,
+		m.EnvironmentID).Scan(&oldest).Error; err != nil {
+		return asOf, fmt.Errorf("oldest waiting usage batch: %w", err)
+	}
+	if m.Status == models.MeterBackfilling {
+		var first []time.Time
+		if err := s.db.WithContext(ctx).Raw(`SELECT received_at FROM usage_batches
+			WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY received_at LIMIT 1`,
+			m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&first).Error; err != nil {
+			return asOf, fmt.Errorf("oldest batch to backfill: %w", err)
+		}
+		oldest = append(oldest, first...)
+	}
+	for _, t := range oldest {
+		if !t.IsZero() && t.Before(asOf) {
+			asOf = t.UTC()
+		}
+	}
+	return asOf, nil
+}
+
+// FigureQuery selects kept figures of one meter and kind: window starts in [From, To),
+// one account or all, and group values (index into the meter's group_by → canonical text).
+type FigureQuery struct {
+	MeterID   string
+	Kind      string
+	From, To  time.Time
+	AccountID string
+	Filters   map[int]string
+	Limit     int // at most this many figures; 0 = all
+	// After, when set, keeps the figures after it in the order figures come in: window
+	// start, then account and group compared bytewise (as Go compares strings).
+	After *FigureKey
+}
+
+// MeterFigures reads the figures q selects, ordered by window start, account and group.
+func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) (_ []models.MeterFigure, err error) {
+	ctx, end := s.span(ctx, "db meter figures")
+	defer end(&err)
+	db := s.db.WithContext(ctx).Table("meter_figures AS f").Select(figureColumns).
+		Where("meter_id = ? AND kind = ? AND window_start >= ? AND window_start < ?", q.MeterID, q.Kind, q.From, q.To)
+	if q.AccountID != "" {
+		db = db.Where("account_id = ?", q.AccountID)
+	}
+	for i, v := range q.Filters {
+		db = db.Where(fmt.Sprintf("g%d = ?", i+1), v)
+	}
+	// Bytewise, so that SQL's order and Go's agree: PostgreSQL's default collation orders
+	// text by language rules; SQLite's BINARY is bytewise already.
+	collate := ""
+	if s.dialect == "postgres" {
+		collate = ` COLLATE "C"`
+	}
+	if a := q.After; a != nil {
+		db = db.Where("window_start > ? OR (window_start = ? AND (account_id"+collate+" > ? OR (account_id = ? AND groups"+collate+" > ?)))",
+			a.WindowStart, a.WindowStart, a.AccountID, a.AccountID, a.Groups)
+	}
+	if q.Limit > 0 {
+		db = db.Limit(q.Limit)
+	}
+	return scanFigures(db.Order("window_start, account_id" + collate + ", groups" + collate).Rows())
+}
