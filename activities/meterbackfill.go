@@ -16,6 +16,13 @@ import (
 // ran. Nothing is left to fill in: the workflow ends successfully on it.
 const ErrTypeMeterMissing = "meter_not_found"
 
+// ErrTypeMeterBusy: another step held the meter's environment; the page ran nothing and
+// is retried after busyRetry (CONTRACT §21: one page of an environment at a time).
+const ErrTypeMeterBusy = "meter_environment_busy"
+
+// busyRetry is how long a page that found its environment busy waits for its turn.
+const busyRetry = time.Second
+
 // MeterBackfill holds the meter backfill activity's dependencies.
 type MeterBackfill struct {
 	Store meters.Store
@@ -43,6 +50,13 @@ func (b *MeterBackfill) BackfillMeterPage(ctx context.Context, in MeterBackfillP
 	if errors.Is(err, apperr.ErrNotFound) {
 		return MeterBackfillPageOutput{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("meter %s not found", in.MeterID), ErrTypeMeterMissing, err)
+	}
+	if errors.Is(err, meters.ErrBusy) {
+		// Its turn comes soon: the environment's other step (a consumer turn, another
+		// meter's page) ends within its budget. Retried after busyRetry rather than the
+		// policy's growing backoff, so a meter waiting its turn is not left minutes behind.
+		return MeterBackfillPageOutput{}, temporal.NewApplicationErrorWithOptions("meter environment busy", ErrTypeMeterBusy,
+			temporal.ApplicationErrorOptions{NextRetryDelay: busyRetry})
 	}
 	if err != nil {
 		return MeterBackfillPageOutput{}, fmt.Errorf("backfill meter page: %w", err)

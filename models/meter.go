@@ -25,19 +25,26 @@ const (
 // every later batch is counted by the consumer. BackfillSeq is the backfill's progress,
 // the last batch seq it counted.
 type Meter struct {
-	ID                string `gorm:"primaryKey"`
-	OrganizationID    string
-	EnvironmentID     string
-	Key               string
-	Description       string
-	FilterMetricName  string
-	FilterProduct     string   // "" = any product
-	Aggregation       string   // Agg*
-	ValueKey          string   // unique_count only
-	GroupBy           []string `gorm:"serializer:json"`
-	Status            string
-	BackfillGen       int64
-	BackfillSeq       int64
+	ID               string `gorm:"primaryKey"`
+	OrganizationID   string
+	EnvironmentID    string
+	Key              string
+	Description      string
+	FilterMetricName string
+	FilterProduct    string   // "" = any product
+	Aggregation      string   // Agg*
+	ValueKey         string   // unique_count only
+	GroupBy          []string `gorm:"serializer:json"`
+	Status           string
+	BackfillGen      int64
+	BackfillSeq      int64
+	// BackfillPartSeq/After: rows of batch BackfillPartSeq up to id BackfillPartAfter were
+	// counted before the meter existed, in a batch the consumer applied in parts.
+	BackfillPartSeq   int64
+	BackfillPartAfter string
+	// BackfillAsOf is the receipt time of the oldest batch the backfill has not counted
+	// (nil: none left).
+	BackfillAsOf      *time.Time
 	BackfillStartedAt *time.Time // when its MeterBackfill workflow was started
 	CreatedAt         time.Time
 	UpdatedAt         time.Time

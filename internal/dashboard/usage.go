@@ -56,7 +56,7 @@ func (h *handler) usagePage(c *gin.Context) {
 	}
 	now := h.now().UTC()
 	days := dayAxis(now, usageChartDays)
-	d := usageData{Days: usageChartDays, From: days[0].Format("2006-01-02"), Until: days[len(days)-1].Format("2006-01-02"), MaxMeters: store.MaxMeters,
+	d := usageData{Days: usageChartDays, From: days[0].Format("2006-01-02"), Until: days[len(days)-1].Format("2006-01-02"), MaxMeters: meters.MaxMeters,
 		MaxRows: groupDigits(strconv.Itoa(usageMaxRows))}
 	for _, m := range list {
 		card := toMeterCard(m)
@@ -82,11 +82,11 @@ func (h *handler) usagePage(c *gin.Context) {
 	h.render(c, http.StatusOK, "usage", view{Title: "Usage", Nav: "usage", Data: d})
 }
 
-// allMeters reads every meter of env (at most store.MaxMeters, so one page, but a
+// allMeters reads every meter of env (at most meters.MaxMeters, so one page, but a
 // bound is not a reason to drop one).
 func (h *handler) allMeters(ctx context.Context, env store.Env) ([]models.Meter, error) {
 	var out []models.Meter
-	page := store.Page{Limit: store.MaxMeters}
+	page := store.Page{Limit: meters.MaxMeters}
 	for {
 		ms, more, err := h.meters.List(ctx, env, page)
 		if err != nil || !more || len(ms) == 0 {

@@ -5,26 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/revops/revops/internal/store"
 )
 
-// ConsumeRows is about how many usage rows one consumer transaction counts: large
-// enough that the rows of many ingest batches fold into one write of each figure, small
-// enough that the environment's lock is held briefly.
-const ConsumeRows = 100000
+// turnTime is the time a consumer turn aims at (CONTRACT §21: at most ~0.5 s): an
+// environment whose turn took longer gets fewer rows next time, one much quicker more.
+const turnTime = 500 * time.Millisecond
 
-// BackfillRows is about how many usage rows one backfill page counts.
-const BackfillRows = 5000
-
-// waitingEnvironments bounds the environments one pass looks at.
+// waitingEnvironments bounds the environments one look at the database lists.
 const waitingEnvironments = 100
 
 // Consume counts every environment's waiting usage batches into its meters until none
-// waits, and says how many batches it took. It goes round the environments, one
-// transaction (ConsumeRows) each per round, oldest waiting first, so that a busy
-// environment never holds the others back; an environment another consumer holds is
-// left to it. An environment that fails is skipped for the round, and its error returned
-// after the round (its batches stay waiting: nothing is lost).
+// waits (or, for environments another transaction holds, until they are left to it), in
+// turns, and says how many rows it read: the consumer of tests and benchmarks, which run
+// it alone. A failing environment is skipped for the round and its error returned after
+// it (its batches stay waiting: nothing is lost).
 func Consume(ctx context.Context, st Store) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
@@ -32,33 +30,56 @@ func Consume(ctx context.Context, st Store) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		took := 0
+		progressed := false
 		var errs []error
 		for _, env := range envs {
-			n, err := st.ConsumeUsage(ctx, env, ConsumeRows, apply)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("environment %s: %w", env, err))
+			for more := true; more && ctx.Err() == nil; {
+				var ran bool
+				var n int
+				ran, n, more, err = Turn(ctx, st, env, DefaultBudget)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("environment %s: %w", env, err))
+					break
+				}
+				if !ran {
+					break
+				}
+				progressed, total = true, total+n
 			}
-			took += n
 		}
-		total += took
-		if len(errs) > 0 || took == 0 {
+		if len(errs) > 0 || !progressed {
 			return total, errors.Join(errs...)
 		}
 	}
-	return total, nil
+	return total, ctx.Err()
 }
 
-// Consumer runs Consume in a loop in every worker process: replicas share the work, each
-// environment's batches being taken by one at a time (store.ConsumeUsage).
+// Turn is one consumer step in env within b: ran is false when another transaction held
+// the environment; n the rows read; more whether batches are left waiting.
+func Turn(ctx context.Context, st Store, envID string, b Budget) (ran bool, n int, more bool, err error) {
+	ran, err = st.InMeterTx(ctx, envID, store.SkipBusy, func(mt *store.MeterTx) error {
+		var err error
+		n, more, err = consumeStep(mt, b)
+		return err
+	})
+	return ran, n, more, err
+}
+
+// Consumer runs the meter consumers of a worker process (any number of replicas: an
+// environment is taken by one transaction at a time, the others skip it). Environments
+// with waiting batches take turns, round robin: each turn is one bounded step
+// (consumeStep), after which an environment with more waiting goes to the back of the
+// line, so that a light environment waits at most one turn of each backlogged one ahead
+// of it per consumer (CONTRACT §21).
 type Consumer struct {
-	Store Store
-	Every time.Duration // how often to look for waiting batches; default 200ms
-	Log   *slog.Logger
+	Store     Store
+	Consumers int           // goroutines taking turns; default 1
+	Every     time.Duration // how often to look for environments with waiting batches; default 200ms
+	Log       *slog.Logger
 }
 
-// Run consumes until ctx ends. A failed pass (the database away) is logged and retried
-// on the next tick: waiting batches stay waiting, so nothing is lost.
+// Run consumes until ctx ends. A failed turn (the database away) is logged and its
+// environment tried again at the next look: waiting batches stay waiting.
 func (c *Consumer) Run(ctx context.Context) {
 	every := c.Every
 	if every <= 0 {
@@ -68,30 +89,150 @@ func (c *Consumer) Run(ctx context.Context) {
 	if log == nil {
 		log = slog.Default()
 	}
+	l := &line{budgets: map[string]Budget{}, wake: make(chan struct{}, 1)}
+	var wg sync.WaitGroup
+	for range max(1, c.Consumers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.take(ctx, l, log)
+		}()
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	failing := false
 	for {
-		_, err := Consume(ctx, c.Store)
+		envs, err := c.Store.WaitingUsageEnvironments(ctx, waitingEnvironments)
 		switch {
 		case ctx.Err() != nil:
+			wg.Wait()
 			return
 		case err != nil && !failing:
-			log.Warn("meter consumer cannot count usage; retrying", "err", err)
+			log.Warn("meter consumer cannot list waiting usage; retrying", "err", err)
 		case err == nil && failing:
-			log.Info("meter consumer counts usage again")
+			log.Info("meter consumer lists waiting usage again")
 		}
 		failing = err != nil
+		l.join(envs)
 		select {
 		case <-ctx.Done():
+			wg.Wait()
 			return
 		case <-t.C:
 		}
 	}
 }
 
-// BackfillPage counts the meter's next page of older rows (BackfillRows) into it; done
-// once the meter is ready. A deleted meter gives apperr.ErrNotFound.
-func BackfillPage(ctx context.Context, st Store, meterID string, now time.Time) (done bool, rows int, err error) {
-	return st.BackfillMeterPage(ctx, meterID, BackfillRows, now, apply)
+// take runs turns from the line until ctx ends.
+func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
+	for {
+		env, b, ok := l.next(ctx)
+		if !ok {
+			return
+		}
+		start := time.Now()
+		ran, _, more, err := Turn(ctx, c.Store, env, b)
+		took := time.Since(start)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("meter consumer turn failed; its batches stay waiting", "environment_id", env, "err", err)
+		}
+		// Held elsewhere or failed: leave it until the next look at the database, so a
+		// busy environment is not tried again and again meanwhile.
+		l.done(env, adapt(b, took), ran && more && err == nil)
+	}
+}
+
+// adapt scales a budget to the turn time it gave: halved when the turn took longer
+// than turnTime, grown by a quarter when it took under half of it.
+func adapt(b Budget, took time.Duration) Budget {
+	switch {
+	case took > turnTime:
+		b.RowMeters = max(minRowMeters, b.RowMeters/2)
+	case took < turnTime/2:
+		b.RowMeters = min(maxRowMeters, b.RowMeters+b.RowMeters/4)
+	}
+	return b
+}
+
+// line is the round robin of environments with waiting batches: each in it once, taken
+// from the front by one consumer at a time, put back at the end while it has more.
+type line struct {
+	mu      sync.Mutex
+	queue   []string
+	in      map[string]bool // in the queue or taken by a consumer
+	budgets map[string]Budget
+	wake    chan struct{}
+}
+
+// join adds the environments not in the line yet at its end, oldest waiting first.
+func (l *line) join(envs []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.in == nil {
+		l.in = map[string]bool{}
+	}
+	for _, e := range envs {
+		if !l.in[e] {
+			l.in[e] = true
+			l.queue = append(l.queue, e)
+		}
+	}
+	if len(l.queue) > 0 {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// next takes the environment at the front, with its budget, waiting for one.
+func (l *line) next(ctx context.Context) (string, Budget, bool) {
+	for {
+		l.mu.Lock()
+		if len(l.queue) > 0 {
+			env := l.queue[0]
+			l.queue = l.queue[1:]
+			b, ok := l.budgets[env]
+			if !ok {
+				b = DefaultBudget
+			}
+			if len(l.queue) > 0 { // let another consumer take the next one
+				select {
+				case l.wake <- struct{}{}:
+				default:
+				}
+			}
+			l.mu.Unlock()
+			return env, b, true
+		}
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return "", Budget{}, false
+		case <-l.wake:
+		}
+	}
+}
+
+// maxBudgets bounds the budgets a consumer remembers (past it, all start again).
+const maxBudgets = 10_000
+
+// done returns an environment after its turn, with the budget of its next turn: at the
+// end of the line when it has more waiting, out of it otherwise.
+func (l *line) done(env string, b Budget, more bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.budgets) >= maxBudgets {
+		clear(l.budgets)
+	}
+	l.budgets[env] = b
+	if !more {
+		delete(l.in, env)
+		return
+	}
+	l.queue = append(l.queue, env)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
 }

@@ -6,24 +6,28 @@ package meters
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
-// Store is what meters need of the database.
+// Store is what meters need of the database. Meter work runs in transactions the store
+// opens and the meters package fills in: a request's (InTx) for definitions, one that
+// holds the environment's usage cursor (InMeterTx) for consumer steps and backfill pages.
 type Store interface {
-	CreateMeter(ctx context.Context, env store.Env, m models.Meter, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
+	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error)
 	Meters(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error)
 	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
+	MeterByID(ctx context.Context, id string) (models.Meter, error)
 	UpdateMeterDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
 	DeleteMeter(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error)
 	PurgeMeterFigures(ctx context.Context, meterID string) error
 	WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error)
-	ConsumeUsage(ctx context.Context, envID string, maxRows int, apply store.MeterApply) (int, error)
-	BackfillMeterPage(ctx context.Context, meterID string, maxRows int, now time.Time, apply store.MeterApply) (done bool, rows int, err error)
 	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
 	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
 }
@@ -65,12 +69,22 @@ func (s *Service) log() *slog.Logger {
 // startTimeout bounds the start of a backfill right after a creation.
 const startTimeout = 10 * time.Second
 
+// MaxMeters is how many meters an environment may have (CONTRACT §18).
+const MaxMeters = 32
+
+// Codes of the meter limits (CONTRACT §18).
+const (
+	CodeTooManyMeters = "too_many_meters"
+	CodeMeterKeyTaken = "meter_key_taken"
+)
+
 // Create records a meter; one with rows to backfill is handed to Backfills after commit.
 func (s *Service) Create(ctx context.Context, env store.Env, d Definition, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
-	m, err := s.Store.CreateMeter(ctx, env, models.Meter{
+	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
-	}, now, reply)
+	}
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error { return create(tx, &m, reply) })
 	if err != nil {
 		return m, err
 	}
@@ -84,6 +98,73 @@ func (s *Service) Create(ctx context.Context, env store.Env, d Definition, now t
 		}()
 	}
 	return m, nil
+}
+
+// create checks the limit and the key, then, under the environment's usage cursor lock,
+// checks them again and splits the environment's usage between the consumer and the new
+// meter's backfill: the batches the consumer took so far (gen at most the cursor's) and
+// the part of a batch it is applying in parts are the backfill's; every later row is the
+// consumer's, which sees the meter from this commit on. The checks before the lock answer
+// a refused request without waiting for it (CONTRACT §21).
+func create(tx *store.Tx, m *models.Meter, reply store.Reply[models.Meter]) error {
+	if err := checkRoom(tx, m.Key); err != nil {
+		return err
+	}
+	cursor, err := tx.LockUsageCursor()
+	if err != nil {
+		return err
+	}
+	if err := checkRoom(tx, m.Key); err != nil {
+		return err
+	}
+	m.BackfillGen, m.Status = cursor.Gen, models.MeterReady
+	if m.BackfillAsOf, err = tx.OldestTakenBatch(cursor.Gen); err != nil {
+		return err
+	}
+	if cursor.PartSeq != 0 {
+		m.BackfillPartSeq, m.BackfillPartAfter = cursor.PartSeq, cursor.PartAfter
+		at, err := tx.BatchReceivedAt(cursor.PartSeq)
+		if err != nil {
+			return err
+		}
+		if m.BackfillAsOf == nil || at.Before(*m.BackfillAsOf) {
+			m.BackfillAsOf = &at
+		}
+	}
+	if m.BackfillAsOf != nil {
+		m.Status = models.MeterBackfilling
+	}
+	if err := tx.CreateMeter(m); err != nil {
+		if errors.Is(err, store.ErrMeterKeyTaken) {
+			return keyTaken(m.Key)
+		}
+		return err
+	}
+	return reply.Keep(tx, *m)
+}
+
+// checkRoom refuses a meter over the environment's limit or with a key it has.
+func checkRoom(tx *store.Tx, key string) error {
+	n, err := tx.CountMeters()
+	if err != nil {
+		return err
+	}
+	if n >= MaxMeters {
+		return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
+			"This environment already has %d meters, the most it may have; delete one first.", MaxMeters)
+	}
+	taken, err := tx.MeterKeyTaken(key)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return keyTaken(key)
+	}
+	return nil
+}
+
+func keyTaken(key string) error {
+	return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", key)
 }
 
 // List lists an environment's meters, newest first.

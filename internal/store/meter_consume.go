@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,51 +11,313 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// waitingBatch is a batch the consumer or a backfill may take.
-type waitingBatch struct {
+// The store side of meter steps (CONTRACT §18, §21): a consumer step or a backfill page
+// is one transaction holding its environment's usage cursor (InMeterTx), in which the
+// meters package reads what it decides to take (WaitingBatches, BackfillBatches,
+// UsageRows), counts it, and records how far it got (Advance, SaveBackfill). The store
+// stores; what a step takes, and within which budget, is the meters package's choice.
+
+// CursorLock is how a meter transaction takes its environment's usage cursor.
+type CursorLock int
+
+const (
+	// SkipBusy runs nothing, at once, when another transaction holds the cursor: jobs
+	// (the consumer, backfill pages) never wait for each other or hold a connection while
+	// waiting; the one that holds it is busy with the same environment.
+	SkipBusy CursorLock = iota
+	// Wait waits for the cursor: requests (creating or deleting a meter), bounded by the
+	// request's lock timeout.
+	Wait
+)
+
+// UsageCursor is an environment's usage_cursors row: the generation of the batches taken
+// last, how many transactions wrote meter figures (the figure cache is as of it), and
+// the batch being applied in parts (PartSeq 0: none): its rows up to id PartAfter are
+// counted.
+type UsageCursor struct {
+	Gen       int64
+	Writes    int64
+	PartSeq   int64
+	PartAfter string
+}
+
+// InMeterTx runs fn in one transaction that holds envID's usage cursor. With SkipBusy it
+// returns ran false, having run nothing, when another transaction holds the cursor. fn's
+// error rolls everything back; on commit the figures fn wrote are kept in the process's
+// figure cache.
+func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn func(mt *MeterTx) error) (ran bool, err error) {
+	var mt *MeterTx
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		cursor, held, err := lockCursor(tx, s.dialect, envID, lock)
+		if err != nil || !held {
+			return err
+		}
+		mt = s.meterTx(tx, envID, cursor)
+		if err := fn(mt); err != nil {
+			return err
+		}
+		return mt.finish()
+	})
+	if err != nil || mt == nil {
+		return false, err
+	}
+	mt.committed()
+	return true, nil
+}
+
+// lockCursor locks envID's cursor row until tx ends, creating it first if the
+// environment has none (SQLite's write transaction is exclusive: nothing to lock).
+// held is false when lock is SkipBusy and another transaction holds it. The row is read
+// (and skipped) before any insert: an INSERT … ON CONFLICT DO NOTHING against a row
+// another transaction has updated waits for that transaction, SKIP LOCKED or not.
+func lockCursor(tx *gorm.DB, dialect, envID string, lock CursorLock) (c UsageCursor, held bool, err error) {
+	q := `SELECT gen, writes, part_seq, part_after FROM usage_cursors WHERE environment_id = ?`
+	if dialect == "postgres" {
+		q += " FOR UPDATE"
+		if lock == SkipBusy {
+			q += " SKIP LOCKED"
+		}
+	}
+	read := func() (bool, error) {
+		var got []UsageCursor
+		if err := tx.Raw(q, envID).Scan(&got).Error; err != nil {
+			return false, fmt.Errorf("lock usage cursor: %w", err)
+		}
+		if len(got) == 0 {
+			return false, nil
+		}
+		c = got[0]
+		return true, nil
+	}
+	if held, err = read(); err != nil || held {
+		return c, held, err
+	}
+	var exists int64
+	if err := tx.Raw(`SELECT COUNT(*) FROM usage_cursors WHERE environment_id = ?`, envID).Scan(&exists).Error; err != nil {
+		return c, false, fmt.Errorf("find usage cursor: %w", err)
+	}
+	if exists > 0 { // skipped: another transaction holds it
+		return c, false, nil
+	}
+	if err := tx.Exec(`INSERT INTO usage_cursors (environment_id, gen) VALUES (?, 0) ON CONFLICT (environment_id) DO NOTHING`,
+		envID).Error; err != nil {
+		return c, false, fmt.Errorf("create usage cursor: %w", err)
+	}
+	held, err = read()
+	return c, held, err
+}
+
+// Cursor is the environment's usage cursor as this transaction locked it.
+func (t *MeterTx) Cursor() UsageCursor { return t.cursor }
+
+// EnvironmentID is the environment whose cursor the transaction holds.
+func (t *MeterTx) EnvironmentID() string { return t.envID }
+
+// Meters lists the environment's meters as of the lock: a meter created or deleted
+// takes the same lock, so the list cannot change before the transaction ends.
+func (t *MeterTx) Meters() ([]models.Meter, error) {
+	var ms []models.Meter
+	if err := t.db.Where("environment_id = ?", t.envID).Order("created_at, id").Find(&ms).Error; err != nil {
+		return nil, fmt.Errorf("meters: %w", err)
+	}
+	return ms, nil
+}
+
+// Meter reads one of the environment's meters as of the lock.
+func (t *MeterTx) Meter(id string) (models.Meter, error) {
+	var m models.Meter
+	if err := t.db.Where("environment_id = ? AND id = ?", t.envID, id).Take(&m).Error; err != nil {
+		return m, notFound(err, "meter "+id)
+	}
+	return m, nil
+}
+
+// Batch is a usage batch as meter steps take it.
+type Batch struct {
 	Seq          int64
 	MetricsCount int
+	ReceivedAt   time.Time
 }
 
-// takeRows keeps the batches, in order, up to maxRows rows (at least one batch).
-func takeRows(bs []waitingBatch, maxRows int) []int64 {
-	var seqs []int64
-	rows := 0
-	for _, b := range bs {
-		if len(seqs) > 0 && rows+b.MetricsCount > maxRows {
-			break
-		}
-		seqs, rows = append(seqs, b.Seq), rows+b.MetricsCount
+// WaitingBatches lists up to limit batches the consumer has not taken, in seq order.
+func (t *MeterTx) WaitingBatches(limit int) ([]Batch, error) {
+	var bs []Batch
+	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT ?`,
+		t.envID, limit).Scan(&bs).Error; err != nil {
+		return nil, fmt.Errorf("waiting usage batches: %w", err)
 	}
-	return seqs
+	return bs, nil
 }
 
-// meterRows reads the rows of the environment's batches seqs that one of meters counts.
-// The statement names the batches only, not the environment (a batch seq is one
-// environment's already): with environment_id in it, a planner working from a young
-// table's statistics scanned the environment's rows by time once per batch, 50 s for
-// 100,000 rows instead of 0.1 s. usage_events_batch is the one index it can use.
-func (s *Store) meterRows(tx *gorm.DB, seqs []int64, meters []models.Meter) ([]UsageRow, error) {
-	var names []string
-	for _, m := range meters {
-		if !slices.Contains(names, m.FilterMetricName) {
-			names = append(names, m.FilterMetricName)
-		}
+// BatchBySeq reads one of the environment's batches (the one the consumer applies in
+// parts, or a meter's part to backfill).
+func (t *MeterTx) BatchBySeq(seq int64) (Batch, error) {
+	var bs []Batch
+	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND seq = ?`,
+		t.envID, seq).Scan(&bs).Error; err != nil {
+		return Batch{}, fmt.Errorf("usage batch %d: %w", seq, err)
 	}
-	var rows []UsageRow
-	var err error
-	if s.dialect == "postgres" {
-		rows, err = scanUsageRows(tx.Statement.ConnPool.QueryContext(tx.Statement.Context, `SELECT `+usageRowColumns+`
+	if len(bs) == 0 {
+		return Batch{}, fmt.Errorf("usage batch %d: missing", seq)
+	}
+	return bs[0], nil
+}
+
+// BackfillBatches lists up to limit of m's batches to backfill after its progress, in
+// seq order: those the consumer had taken when m was created (gen at most BackfillGen).
+func (t *MeterTx) BackfillBatches(m models.Meter, limit int) ([]Batch, error) {
+	var bs []Batch
+	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches
+		WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT ?`,
+		t.envID, m.BackfillSeq, m.BackfillGen, limit).Scan(&bs).Error; err != nil {
+		return nil, fmt.Errorf("backfill batches: %w", err)
+	}
+	return bs, nil
+}
+
+// OldestToBackfill is the receipt time of the oldest batch m's backfill has left after
+// batch afterSeq, looked for from notBefore on (nil: none left). Batches are backfilled
+// in seq order, which receipt order follows but for requests in flight together, so
+// from the previous answer on this reads about the batches of one page.
+func (t *MeterTx) OldestToBackfill(m models.Meter, afterSeq int64, notBefore time.Time) (*time.Time, error) {
+	var got []time.Time
+	if err := t.db.Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND received_at >= ? AND seq > ?
+		AND gen IS NOT NULL AND gen <= ? ORDER BY received_at LIMIT 1`,
+		t.envID, notBefore.UTC(), afterSeq, m.BackfillGen).Scan(&got).Error; err != nil {
+		return nil, fmt.Errorf("oldest batch to backfill: %w", err)
+	}
+	if len(got) == 0 {
+		return nil, nil
+	}
+	at := got[0].UTC()
+	return &at, nil
+}
+
+// RowQuery selects the usage rows a meter step counts: the rows of Batches (ascending
+// seq) after id AfterID in the first of them, of MetricNames, in (batch, id) order (ids
+// compared bytewise, as Go compares strings), at
+// most MaxRows of them (0: all). Of metadata only Keys are read ("{}" when none; on
+// PostgreSQL values that cannot be a dimension — objects, arrays, texts over 255
+// characters — are left out too), so a row costs its own size, not its metadata's.
+type RowQuery struct {
+	Batches     []int64
+	AfterID     string
+	MetricNames []string
+	Keys        []string
+	MaxRows     int
+}
+
+// UsageRows reads the rows q selects. Reading stops before a row that would take the
+// bytes read past maxBytes (0: no bound), after at least one row; more says a row was
+// left (by either bound), so that the caller knows the last batch read may be partial.
+func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more bool, err error) {
+	if len(q.Batches) == 0 {
+		return nil, false, nil
+	}
+	limit := q.MaxRows + 1 // one more, to know whether rows are left
+	if q.MaxRows <= 0 {
+		limit = -1
+	}
+	var res *sql.Rows
+	if t.dialect == "postgres" {
+		meta := `'{}'::jsonb`
+		if len(q.Keys) > 0 {
+			// A dimension is a string of at most 255 characters (1,020 bytes), a number
+			// or a boolean (CONTRACT §18): nothing longer can be one.
+			meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($4::text[]) AS k
+				WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
+		}
+		// The statement names the batches only, not the environment (a batch seq is one
+		// environment's already): with environment_id in it, a planner working from a
+		// young table's statistics scanned the environment's rows by time once per
+		// batch. usage_events_batch is the one index it can use.
+		res, err = t.db.Statement.ConnPool.QueryContext(t.db.Statement.Context, `SELECT e.id, e.batch_seq, e.account_id, e.product,
+			e.metric_name, e.metric_value::text, `+meta+`::text, e.timestamp
 			FROM unnest($1::bigint[]) AS b(seq), LATERAL (SELECT * FROM usage_events
-				WHERE batch_seq = b.seq AND metric_name = ANY($2::text[]) OFFSET 0) AS e`, seqs, names))
+				WHERE batch_seq = b.seq AND metric_name = ANY($2::text[]) AND (b.seq <> ($1::bigint[])[1] OR id COLLATE "C" > $3) OFFSET 0) AS e
+			ORDER BY e.batch_seq, e.id COLLATE "C" LIMIT $5`, q.Batches, q.MetricNames, q.AfterID, q.Keys, nullLimit(limit))
 	} else {
-		rows, err = scanUsageRows(tx.Raw(`SELECT `+usageRowColumns+`
-			FROM usage_events e WHERE batch_seq IN ? AND metric_name IN ?`, seqs, names).Rows())
+		meta := `e.metadata`
+		if len(q.Keys) == 0 {
+			meta = `'{}'`
+		}
+		res, err = t.db.Raw(`SELECT e.id, e.batch_seq, e.account_id, e.product, e.metric_name, e.metric_value, `+meta+`, e.timestamp
+			FROM usage_events e WHERE batch_seq IN ? AND metric_name IN ? AND (batch_seq <> ? OR id > ?)
+			ORDER BY batch_seq, id LIMIT ?`, q.Batches, q.MetricNames, q.Batches[0], q.AfterID, limit).Rows()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read usage rows of %d batches: %w", len(seqs), err)
+		return nil, false, fmt.Errorf("read usage rows of %d batches: %w", len(q.Batches), err)
 	}
-	return rows, nil
+	defer res.Close()
+	bytes := 0
+	for res.Next() {
+		var r UsageRow
+		if err := res.Scan(&r.ID, &r.BatchSeq, &r.AccountID, &r.Product, &r.MetricName, &r.MetricValue, &r.Metadata, &r.Timestamp); err != nil {
+			return nil, false, fmt.Errorf("read usage row: %w", err)
+		}
+		size := len(r.ID) + len(r.AccountID) + len(r.Product) + len(r.MetricName) + len(r.MetricValue) + len(r.Metadata) + 64
+		if len(rows) > 0 && ((q.MaxRows > 0 && len(rows) == q.MaxRows) || (maxBytes > 0 && bytes+size > maxBytes)) {
+			return rows, true, nil
+		}
+		bytes += size
+		rows = append(rows, r)
+	}
+	if err := res.Err(); err != nil {
+		return nil, false, fmt.Errorf("read usage rows: %w", err)
+	}
+	return rows, false, nil
+}
+
+// nullLimit is LIMIT's argument on PostgreSQL: NULL for none.
+func nullLimit(n int) any {
+	if n < 0 {
+		return nil
+	}
+	return n
+}
+
+// Advance records a consumer step: done, the batches it counted whole, are stamped with
+// the cursor's next generation; part is the batch it counted up to id partAfter (partSeq
+// 0: none), which stays waiting.
+func (t *MeterTx) Advance(done []int64, partSeq int64, partAfter string) error {
+	c := t.cursor
+	if len(done) > 0 {
+		c.Gen++
+		if err := t.db.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, c.Gen, done).Error; err != nil {
+			return fmt.Errorf("stamp usage batches: %w", err)
+		}
+	}
+	c.PartSeq, c.PartAfter = partSeq, partAfter
+	if c == t.cursor {
+		return nil
+	}
+	if err := t.db.Exec(`UPDATE usage_cursors SET gen = ?, part_seq = ?, part_after = ? WHERE environment_id = ?`,
+		c.Gen, c.PartSeq, c.PartAfter, t.envID).Error; err != nil {
+		return fmt.Errorf("advance usage cursor: %w", err)
+	}
+	t.cursor.Gen, t.cursor.PartSeq, t.cursor.PartAfter = c.Gen, c.PartSeq, c.PartAfter
+	return nil
+}
+
+// SaveBackfill records a backfill page's progress: m's backfill_seq, part and as-of.
+// Progress only: updated_at says when the meter's object last changed (ready).
+func (t *MeterTx) SaveBackfill(m models.Meter) error {
+	err := t.db.Exec(`UPDATE meters SET backfill_seq = ?, backfill_part_seq = ?, backfill_part_after = ?, backfill_as_of = ? WHERE id = ?`,
+		m.BackfillSeq, m.BackfillPartSeq, m.BackfillPartAfter, m.BackfillAsOf, m.ID).Error
+	if err != nil {
+		return fmt.Errorf("save backfill progress of meter %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// MarkMeterReady ends m's backfill.
+func (t *MeterTx) MarkMeterReady(m models.Meter, now time.Time) error {
+	err := t.db.Exec(`UPDATE meters SET status = ?, backfill_as_of = NULL, backfill_part_seq = 0, backfill_part_after = '', updated_at = ? WHERE id = ?`,
+		models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
+	if err != nil {
+		return fmt.Errorf("mark meter %s ready: %w", m.ID, err)
+	}
+	return nil
 }
 
 // WaitingUsageEnvironments lists environments with batches the consumer has not taken,
@@ -70,133 +331,6 @@ func (s *Store) WaitingUsageEnvironments(ctx context.Context, limit int) ([]stri
 		return nil, fmt.Errorf("environments with waiting usage: %w", err)
 	}
 	return ids, nil
-}
-
-// ConsumeUsage takes the environment's waiting batches (oldest first, about maxRows rows)
-// and, in one transaction under its usage cursor lock, counts their rows into every meter
-// of the environment (apply) and stamps them with the next generation. It says how many
-// batches it took: 0 when none waits or another consumer holds the environment.
-func (s *Store) ConsumeUsage(ctx context.Context, envID string, maxRows int, apply MeterApply) (int, error) {
-	var took int
-	var mt *MeterTx
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		cursor, err := s.lockCursor(tx, envID, true)
-		if err != nil || cursor.Gen < 0 {
-			return err
-		}
-		mt = s.meterTx(tx, envID, cursor)
-		if took, err = s.consumeLocked(mt, maxRows, apply); err != nil {
-			return err
-		}
-		return mt.finish()
-	})
-	if err == nil && mt != nil {
-		mt.committed()
-	}
-	return took, err
-}
-
-// consumeLocked is ConsumeUsage's work in mt, whose transaction holds the environment's
-// usage cursor.
-func (s *Store) consumeLocked(mt *MeterTx, maxRows int, apply MeterApply) (int, error) {
-	tx, envID := mt.db, mt.envID
-	var waiting []waitingBatch
-	if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT 1000`,
-		envID).Scan(&waiting).Error; err != nil {
-		return 0, fmt.Errorf("waiting usage batches: %w", err)
-	}
-	if len(waiting) == 0 {
-		return 0, nil
-	}
-	seqs := takeRows(waiting, maxRows)
-	var meters []models.Meter
-	if err := tx.Where("environment_id = ?", envID).Find(&meters).Error; err != nil {
-		return 0, fmt.Errorf("meters: %w", err)
-	}
-	if len(meters) > 0 {
-		rows, err := s.meterRows(tx, seqs, meters)
-		if err != nil {
-			return 0, err
-		}
-		if err := apply(mt, meters, rows); err != nil {
-			return 0, err
-		}
-	}
-	gen := mt.cursor.Gen + 1
-	if err := tx.Exec(`UPDATE usage_cursors SET gen = ? WHERE environment_id = ?`, gen, envID).Error; err != nil {
-		return 0, fmt.Errorf("advance usage cursor: %w", err)
-	}
-	if err := tx.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, gen, seqs).Error; err != nil {
-		return 0, fmt.Errorf("stamp usage batches: %w", err)
-	}
-	return len(seqs), nil
-}
-
-// BackfillMeterPage counts the meter's next page of backfill batches (about maxRows
-// rows, in seq order) into it and advances its progress, in one transaction under the
-// environment's usage cursor lock; with none left it marks the meter ready. A page that
-// fails or whose worker dies commits nothing, so running it again counts each row once.
-// done is true once the meter is ready; a deleted meter is apperr.ErrNotFound.
-func (s *Store) BackfillMeterPage(ctx context.Context, meterID string, maxRows int, now time.Time, apply MeterApply) (done bool, rows int, err error) {
-	var mt *MeterTx
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var m models.Meter
-		if err := tx.Where("id = ?", meterID).Take(&m).Error; err != nil {
-			return notFound(err, "meter "+meterID)
-		}
-		cursor, err := s.lockCursor(tx, m.EnvironmentID, false)
-		if err != nil {
-			return err
-		}
-		if err := tx.Where("id = ?", meterID).Take(&m).Error; err != nil { // as of the lock
-			return notFound(err, "meter "+meterID)
-		}
-		if m.Status == models.MeterReady {
-			done = true
-			return nil
-		}
-		mt = s.meterTx(tx, m.EnvironmentID, cursor)
-		if done, rows, err = s.backfillLocked(mt, m, maxRows, now, apply); err != nil {
-			return err
-		}
-		return mt.finish()
-	})
-	if err == nil && mt != nil {
-		mt.committed()
-	}
-	return done, rows, err
-}
-
-// backfillLocked is BackfillMeterPage's work in mt, whose transaction holds the meter's
-// environment's usage cursor.
-func (s *Store) backfillLocked(mt *MeterTx, m models.Meter, maxRows int, now time.Time, apply MeterApply) (done bool, rows int, err error) {
-	tx := mt.db
-	// Pages wait for the lock where the consumer skips it: back-to-back pages of
-	// several backfills would keep it from the consumer, and as_of would stand still
-	// for every meter of the environment. So a page also does the consumer's work.
-	if _, err := s.consumeLocked(mt, maxRows, apply); err != nil {
-		return false, 0, err
-	}
-	var batches []waitingBatch
-	if err := tx.Raw(`SELECT seq, metrics_count FROM usage_batches
-		WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT 1000`,
-		m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&batches).Error; err != nil {
-		return false, 0, fmt.Errorf("backfill batches: %w", err)
-	}
-	if len(batches) == 0 {
-		return true, 0, tx.Exec(`UPDATE meters SET status = ?, updated_at = ? WHERE id = ?`,
-			models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
-	}
-	seqs := takeRows(batches, maxRows)
-	got, err := s.meterRows(tx, seqs, []models.Meter{m})
-	if err != nil {
-		return false, 0, err
-	}
-	if err := apply(mt, []models.Meter{m}, got); err != nil {
-		return false, 0, err
-	}
-	// Progress only: updated_at says when the meter's object last changed (ready).
-	return false, len(got), tx.Exec(`UPDATE meters SET backfill_seq = ? WHERE id = ?`, seqs[len(seqs)-1], m.ID).Error
 }
 
 // MeterRows reads every stored usage row of an environment with the given metric name:
@@ -213,10 +347,9 @@ func (s *Store) MeterRows(ctx context.Context, envID, metricName string) ([]Usag
 // usageRowColumns are the columns scanUsageRows reads.
 const usageRowColumns = `e.id, e.batch_seq, e.account_id, e.product, e.metric_name, e.metric_value, e.metadata, e.timestamp`
 
-// scanUsageRows reads usage rows by hand (the consumer reads tens of thousands at once).
-// metric_value is read as text: exact on PostgreSQL (NUMERIC); SQLite's NUMERIC affinity
-// stores what it can as an integer or a float, so it keeps 15–17 significant digits
-// (docs/meters.md).
+// scanUsageRows reads usage rows by hand. metric_value is read as text: exact on
+// PostgreSQL (NUMERIC); SQLite's NUMERIC affinity stores what it can as an integer or a
+// float, so it keeps 15–17 significant digits (docs/meters.md).
 func scanUsageRows(rows *sql.Rows, err error) ([]UsageRow, error) {
 	if err != nil {
 		return nil, err

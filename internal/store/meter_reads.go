@@ -9,8 +9,10 @@ import (
 )
 
 // MeterAsOf is the time before which every accepted usage row is counted in m's figures
-// (CONTRACT §18): the receipt time of the oldest batch the consumer has not taken, or of
-// the oldest batch m's backfill has not counted, or now when there is none.
+// (CONTRACT §18): the receipt time of the oldest batch the consumer has not taken (a
+// batch applied in parts is not taken until its last part), or, while m backfills, of
+// the oldest batch its backfill has not counted (kept on m by each page: the same cost
+// as when m is ready, §21), or now when there is none.
 func (s *Store) MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error) {
 	asOf := now.UTC()
 	var oldest []time.Time
@@ -18,14 +20,8 @@ func (s *Store) MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (t
 		m.EnvironmentID).Scan(&oldest).Error; err != nil {
 		return asOf, fmt.Errorf("oldest waiting usage batch: %w", err)
 	}
-	if m.Status == models.MeterBackfilling {
-		var first []time.Time
-		if err := s.db.WithContext(ctx).Raw(`SELECT received_at FROM usage_batches
-			WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY received_at LIMIT 1`,
-			m.EnvironmentID, m.BackfillSeq, m.BackfillGen).Scan(&first).Error; err != nil {
-			return asOf, fmt.Errorf("oldest batch to backfill: %w", err)
-		}
-		oldest = append(oldest, first...)
+	if m.Status == models.MeterBackfilling && m.BackfillAsOf != nil {
+		oldest = append(oldest, *m.BackfillAsOf)
 	}
 	for _, t := range oldest {
 		if !t.IsZero() && t.Before(asOf) {

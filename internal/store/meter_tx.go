@@ -19,14 +19,14 @@ type MeterTx struct {
 	db      *gorm.DB
 	dialect string
 	envID   string
-	cursor  usageCursor
+	cursor  UsageCursor
 	cache   *figureCache
 	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
 	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
 }
 
 // meterTx starts the meter work of tx, which holds envID's cursor.
-func (s *Store) meterTx(tx *gorm.DB, envID string, cursor usageCursor) *MeterTx {
+func (s *Store) meterTx(tx *gorm.DB, envID string, cursor UsageCursor) *MeterTx {
 	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures,
 		view: s.figures.view(envID, cursor.Writes)}
 }

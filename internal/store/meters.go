@@ -2,14 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -176,108 +173,25 @@ DROP TABLE meter_members`})
 	// figures: a process keeps the figures it wrote as of that count (figureCache).
 	register(migration{version: 89, name: "usage_cursors_writes", sql: `
 ALTER TABLE usage_cursors ADD COLUMN writes BIGINT NOT NULL DEFAULT 0`})
-}
-
-// MaxMeters is how many meters an environment may have (CONTRACT §18).
-const MaxMeters = 32
-
-// Codes of the meter limits (CONTRACT §18).
-const (
-	CodeTooManyMeters = "too_many_meters"
-	CodeMeterKeyTaken = "meter_key_taken"
-)
-
-// CreateMeter records a meter and reply's answer in one transaction. Under the
-// environment's usage cursor lock it reads the consumer's generation (the split between
-// the backfill's batches and the consumer's) and checks the limit and the key. A meter
-// with nothing to backfill is ready at once; any other waits for its MeterBackfill
-// workflow (backfill_started_at unset until it is started).
-func (s *Store) CreateMeter(ctx context.Context, env Env, m models.Meter, now time.Time, reply Reply[models.Meter]) (_ models.Meter, err error) {
-	ctx, end := s.span(ctx, "db meter create")
-	defer end(&err)
-	now = now.UTC().Truncate(time.Microsecond)
-	m.ID, m.OrganizationID, m.EnvironmentID = uuid.NewString(), env.OrganizationID, env.ID
-	m.CreatedAt, m.UpdatedAt = now, now
-	if m.GroupBy == nil {
-		m.GroupBy = []string{}
-	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		gen, err := s.lockUsageCursor(tx, env.ID, false)
-		if err != nil {
-			return err
-		}
-		var n int64
-		if err := tx.Model(&models.Meter{}).Where("environment_id = ?", env.ID).Count(&n).Error; err != nil {
-			return fmt.Errorf("count meters: %w", err)
-		}
-		if n >= MaxMeters {
-			return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
-				"This environment already has %d meters, the most it may have; delete one first.", MaxMeters)
-		}
-		var taken int64
-		if err := tx.Model(&models.Meter{}).Where("environment_id = ? AND key = ?", env.ID, m.Key).Count(&taken).Error; err != nil {
-			return fmt.Errorf("find meter key: %w", err)
-		}
-		if taken > 0 {
-			return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", m.Key)
-		}
-		m.BackfillGen, m.Status = gen, models.MeterReady
-		var old []int64
-		if err := tx.Raw(`SELECT seq FROM usage_batches WHERE environment_id = ? AND gen IS NOT NULL AND gen <= ? LIMIT 1`,
-			env.ID, gen).Scan(&old).Error; err != nil {
-			return fmt.Errorf("find batches to backfill: %w", err)
-		}
-		if len(old) > 0 {
-			m.Status = models.MeterBackfilling
-		}
-		if err := tx.Create(&m).Error; err != nil {
-			if isUniqueViolation(err) {
-				return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", m.Key)
-			}
-			return fmt.Errorf("create meter: %w", err)
-		}
-		return reply.keepIn(tx, m)
-	})
-	return m, err
-}
-
-// lockUsageCursor creates the environment's cursor row if it has none and locks it
-// until tx ends (SQLite's write transaction is exclusive), returning its generation.
-// With skipLocked, PostgreSQL returns gen -1 at once, instead of waiting, when another
-// transaction holds it; SQLite waits for the write lock (up to its busy timeout) either way.
-func (s *Store) lockUsageCursor(tx *gorm.DB, envID string, skipLocked bool) (int64, error) {
-	c, err := s.lockCursor(tx, envID, skipLocked)
-	return c.Gen, err
-}
-
-// usageCursor is an environment's usage_cursors row: the generation of the batches taken
-// last, and how many transactions wrote meter figures (the figure cache is as of it).
-type usageCursor struct {
-	Gen    int64
-	Writes int64
-}
-
-// lockCursor is lockUsageCursor, giving the whole row (Gen -1 when skipped).
-func (s *Store) lockCursor(tx *gorm.DB, envID string, skipLocked bool) (usageCursor, error) {
-	if err := tx.Exec(`INSERT INTO usage_cursors (environment_id, gen) VALUES (?, 0) ON CONFLICT (environment_id) DO NOTHING`,
-		envID).Error; err != nil {
-		return usageCursor{}, fmt.Errorf("create usage cursor: %w", err)
-	}
-	q := `SELECT gen, writes FROM usage_cursors WHERE environment_id = ?`
-	if s.dialect == "postgres" {
-		q += " FOR UPDATE"
-		if skipLocked {
-			q += " SKIP LOCKED"
-		}
-	}
-	var got []usageCursor
-	if err := tx.Raw(q, envID).Scan(&got).Error; err != nil {
-		return usageCursor{}, fmt.Errorf("lock usage cursor: %w", err)
-	}
-	if len(got) == 0 {
-		return usageCursor{Gen: -1}, nil
-	}
-	return got[0], nil
+	// Bounded meter steps (CONTRACT §21). usage_cursors.part_seq/part_after: a waiting
+	// batch too large for one consumer step is applied in parts; rows of part_seq up to
+	// part_after (by id) are counted into every meter that existed then. A meter created
+	// meanwhile records that part as its own to backfill (backfill_part_seq/after).
+	// meters.backfill_as_of is the receipt time of the oldest batch its backfill has not
+	// counted, kept by each page, so that as_of costs the same during a backfill as after.
+	register(migration{version: 94, name: "meter_step_parts", sql: `
+ALTER TABLE usage_cursors ADD COLUMN part_seq BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE usage_cursors ADD COLUMN part_after TEXT NOT NULL DEFAULT '';
+ALTER TABLE meters ADD COLUMN backfill_part_seq BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE meters ADD COLUMN backfill_part_after TEXT NOT NULL DEFAULT '';
+ALTER TABLE meters ADD COLUMN backfill_as_of {{ts}};
+UPDATE meters SET backfill_as_of = (SELECT MIN(b.received_at) FROM usage_batches b WHERE b.environment_id = meters.environment_id
+	AND b.seq > meters.backfill_seq AND b.gen IS NOT NULL AND b.gen <= meters.backfill_gen) WHERE status = 'backfilling'`})
+	// A backfill page finds the oldest receipt time its meter has left from the previous
+	// one onward (usage_batches_env_received), reading about a page of rows, not the
+	// environment's history. Built concurrently: usage_batches is live.
+	register(migration{version: 95, name: "usage_batches_env_received", noTx: true, sql: `
+CREATE INDEX {{concurrently}} IF NOT EXISTS usage_batches_env_received ON usage_batches (environment_id, received_at)`})
 }
 
 // Meters lists an environment's meters, newest first.

@@ -17,10 +17,11 @@ import (
 // one from InTx and reads top to bottom through it: lock, decide, save, emit, keep the
 // answer. Whatever it wrote commits or rolls back as one.
 type Tx struct {
-	db    *gorm.DB
-	env   Env
-	at    time.Time
-	emits []Emit
+	db      *gorm.DB
+	dialect string
+	env     Env
+	at      time.Time
+	emits   []Emit
 }
 
 // InTx runs fn in one transaction in env. fn's error rolls everything back and is
@@ -33,7 +34,7 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (event
 	ctx, end := s.span(ctx, "db change")
 	defer end(&err)
 	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		tx := &Tx{db: db, env: env}
+		tx := &Tx{db: db, dialect: s.dialect, env: env}
 		if err := fn(tx); err != nil {
 			return err
 		}

@@ -1,0 +1,52 @@
+package meters
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// BackfillRows is about how many usage rows one backfill page counts (whole batches: a
+// batch is at most 1,000 rows and 1 MiB).
+const BackfillRows = 5000
+
+// ErrBusy is a backfill page that ran nothing because another step (the consumer, or a
+// page of another of the environment's meters) holds the environment: at most one runs
+// at a time, and the others wait their turn on revops-jobs rather than on the lock,
+// holding neither a connection nor a job slot (CONTRACT §21).
+var ErrBusy = errors.New("another meter step holds the environment")
+
+// BackfillPage counts the meter's next page of rows accepted before it; done once the
+// meter is ready. The page first takes the environment's consumer turn: pages back to
+// back would otherwise keep the environment's cursor from the consumer, and as_of would
+// stand still for every meter of the environment. A deleted meter gives
+// apperr.ErrNotFound; an environment held by another step, ErrBusy.
+func BackfillPage(ctx context.Context, st Store, meterID string, now time.Time) (done bool, rows int, err error) {
+	m, err := st.MeterByID(ctx, meterID)
+	if err != nil {
+		return false, 0, err
+	}
+	ran, err := st.InMeterTx(ctx, m.EnvironmentID, store.SkipBusy, func(mt *store.MeterTx) error {
+		m, err := mt.Meter(meterID) // as of the lock: deleted meanwhile, or made ready
+		if err != nil || m.Status == models.MeterReady {
+			done = err == nil
+			return err
+		}
+		if _, _, err := consumeStep(mt, DefaultBudget); err != nil {
+			return err
+		}
+		var finished bool
+		if rows, finished, err = backfillStep(mt, m, Budget{RowMeters: BackfillRows, Bytes: stepBytes}); err != nil || !finished {
+			return err
+		}
+		done = true
+		return mt.MarkMeterReady(m, now)
+	})
+	if err == nil && !ran {
+		return false, 0, ErrBusy
+	}
+	return done, rows, err
+}
