@@ -170,14 +170,3 @@ func (s *Server) getEvent(c *gin.Context) {
 	}
 	render(c, http.StatusOK, s.toEventObject(e))
 }
-
-// renderEvent answers with an event row just written (a replay), read with its
-// attempts and deliveries.
-func (s *Server) renderEvent(c *gin.Context, status int, env store.Env, e models.Event) {
-	out, err := events.Of(c.Request.Context(), s.store, env, []models.Event{e})
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	render(c, status, s.toEventObject(out[0]))
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/dashboard"
+	"github.com/revops/revops/internal/events"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
@@ -41,13 +42,21 @@ func (s *Server) replayEvent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	env := principal(c).Env
-	e, err := s.replay.One(c.Request.Context(), env, c.Param("id"), req.EndpointID)
+	// The answer is the event as the replay's own transaction reads it back, kept there
+	// (CONTRACT §14).
+	reply := replyWith(c, http.StatusAccepted, s.toReplayedEventObject)
+	r, err := s.replay.OneWith(c.Request.Context(), principal(c).Env, c.Param("id"), req.EndpointID, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	s.renderEvent(c, http.StatusAccepted, env, e)
+	render(c, reply.Status(), s.toReplayedEventObject(r))
+}
+
+// toReplayedEventObject is the answer of a single-event replay: the event object of GET
+// /v1/events/{id}, from what the replay read back.
+func (s *Server) toReplayedEventObject(r store.ReplayedEvent) eventObject {
+	return s.toEventObject(events.Replayed(r))
 }
 
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).

@@ -74,6 +74,28 @@ func TestReplayOne(t *testing.T) {
 	}
 }
 
+// A single-event replay sent many times at once with one Idempotency-Key replays the
+// event once: the replay and its kept answer commit together (CONTRACT §14, §21), and
+// every other request gets that answer back, byte for byte, on both databases.
+func TestReplayOneIdempotent(t *testing.T) {
+	for _, db := range []string{"postgres", "sqlite"} {
+		t.Run(db, func(t *testing.T) {
+			f := &fakeDispatcher{}
+			h := newHarnessOn(t, db, withFakeDispatcher(f))
+			eventsFixture(h)
+			failed, _ := listIDs(h, "status=failed")
+			first := concurrently(t, h, 10, "POST", "/v1/events/"+failed[0]+"/replay", []byte(`{}`), http.StatusAccepted)
+			if o := first.json(t); o["id"] != failed[0] || o["status"] != "pending" || len(o["deliveries"].([]any)) != 1 {
+				t.Fatalf("replay answered %v", o)
+			}
+			f.q.Idle()
+			if n := f.count(failed[0]); n != 1 {
+				t.Fatalf("event replayed %d times, want once", n)
+			}
+		})
+	}
+}
+
 func TestBulkReplayValidation(t *testing.T) {
 	f := &fakeDispatcher{}
 	h := newHarness(t, withFakeDispatcher(f))

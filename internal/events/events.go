@@ -100,6 +100,12 @@ func Of(ctx context.Context, st Store, env store.Env, rows []models.Event) ([]Ev
 	return out, nil
 }
 
+// Replayed is the event a single-event replay read back in its own transaction
+// (store.ReplayEvent), assembled as Of assembles those it reads.
+func Replayed(r store.ReplayedEvent) Event {
+	return assemble(r.Event, r.Attempts, r.Deliveries)
+}
+
 // assemble gives each delivery the attempts that name it.
 func assemble(e models.Event, attempts []models.DeliveryAttempt, deliveries []models.WebhookDelivery) Event {
 	out := Event{Event: e, Attempts: attempts, Deliveries: make([]Delivery, len(deliveries))}

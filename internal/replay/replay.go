@@ -23,7 +23,7 @@ type JobStarter interface {
 
 // Store is what replays need of the database.
 type Store interface {
-	ReplayDeliveries(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
+	ReplayEvent(ctx context.Context, env store.Env, eventID, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error)
 	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error)
 	ReplayJob(ctx context.Context, env store.Env, id string) (models.ReplayJob, error)
 }
@@ -55,14 +55,23 @@ func (s *Service) log() *slog.Logger {
 // One replays one event of the environment — its delivery to endpointID, or all its
 // deliveries when endpointID is "" — and returns it as stored afterwards (ErrNotFound
 // for an id of another environment; a ConflictError delivery_in_progress while a chosen
-// delivery is pending or retrying). It does not wait for Temporal.
+// delivery is pending or retrying). It does not wait for Temporal. It keeps no answer:
+// the dashboard's buttons take no Idempotency-Key.
 func (s *Service) One(ctx context.Context, env store.Env, id, endpointID string) (models.Event, error) {
-	e, err := s.Store.ReplayDeliveries(ctx, env, id, endpointID)
+	r, err := s.OneWith(ctx, env, id, endpointID, store.Reply[store.ReplayedEvent]{})
+	return r.Event, err
+}
+
+// OneWith is One for a request (POST /v1/events/{id}/replay): the event comes back with
+// its attempts and deliveries, and reply's answer is kept in the replay's transaction
+// (CONTRACT §14).
+func (s *Service) OneWith(ctx context.Context, env store.Env, id, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error) {
+	r, err := s.Store.ReplayEvent(ctx, env, id, endpointID, reply)
 	if err != nil {
-		return e, err
+		return r, err
 	}
-	s.dispatch(ctx, e)
-	return e, nil
+	s.dispatch(ctx, r.Event)
+	return r, nil
 }
 
 func (s *Service) dispatch(ctx context.Context, e models.Event) {

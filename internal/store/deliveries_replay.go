@@ -93,8 +93,8 @@ func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpoint
 		if err := updateEvent(tx, env, eventID, set, "summarize replayed"); err != nil {
 			return err
 		}
-		// No Reply: the answer shows attempts and deliveries read after commit, and a
-		// bulk replay calls this once per event within one request.
+		// No Reply: a request's replay keeps its answer in ReplayEvent, around this
+		// transaction, and a bulk replay calls this once per event within one request.
 		if err := scope(tx, env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
 			return fmt.Errorf("reload event %s: %w", eventID, err)
 		}

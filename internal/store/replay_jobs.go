@@ -68,18 +68,21 @@ func JobEnv(j models.ReplayJob) Env {
 	return Env{OrganizationID: j.OrganizationID, ID: j.EnvironmentID}
 }
 
-// CreateReplayJob counts the deliveries matching f (CONTRACT §13: bulk replay matches
-// deliveries) and records a running job for them, with reply's answer (CONTRACT §14) in
-// the same transaction. CreatedBefore is frozen at now at the latest, so events written later
-// never join. A job matching nothing is done at once; a running one waits for its
-// BulkReplay workflow (workflow_started_at unset until then).
+// CreateReplayJob records a running job for the deliveries matching f (CONTRACT §13:
+// bulk replay matches deliveries) with how many it matches, and reply's answer (CONTRACT
+// §14) in the same transaction. CreatedBefore is frozen at now at the latest, so events
+// written later never join. A job matching nothing is done at once; a running one waits
+// for its BulkReplay workflow (workflow_started_at unset until then).
 //
-// An environment with MaxRunningReplayJobs running jobs gets ErrReplayJobLimit (CONTRACT
-// §17), decided in the database: the running jobs are counted again under the
-// environment's lock (lockEnv; SQLite's write transaction is exclusive) just before the
-// insert, so concurrent requests on any replica never make a third. The count of matched
-// deliveries, the costly part, runs before the lock; a request refused at once (the
-// early count) costs no such count.
+// The job's slot is claimed before the deliveries are counted (CONTRACT §21, "counting
+// before claiming"): an environment with MaxRunningReplayJobs running jobs gets
+// ErrReplayJobLimit (§17) and never runs the count, the costly part. The slot is decided
+// in the database: the running jobs are counted under the environment's replay-job lock
+// (lockReplayJobs), held to the commit, so concurrent requests on any replica never make
+// a third. A cheap count of running jobs before the lock refuses at once, without
+// waiting, once two jobs have committed. The count of matched deliveries then runs
+// under that lock, bounded by the request's statement timeout: the answer's matched, and
+// its status done when nothing matches, are what an API user reads at once (§9).
 func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Reply[models.ReplayJob]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
@@ -92,22 +95,16 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		HeartbeatAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := checkRunningJobs(tx, env); err != nil {
+		if err := s.claimReplayJobSlot(tx, env); err != nil {
 			return err
 		}
-		var n int64
-		if err := deliveryQuery(tx, env, f).Count(&n).Error; err != nil {
-			return fmt.Errorf("count deliveries to replay: %w", err)
+		n, err := countReplayMatches(tx, env, f)
+		if err != nil {
+			return err
 		}
-		j.Matched = int(n)
+		j.Matched = n
 		if j.Matched == 0 {
 			j.Status, j.FinishedAt = models.ReplayJobDone, &now
-		}
-		if err := s.lockEnv(tx, env); err != nil {
-			return err
-		}
-		if err := checkRunningJobs(tx, env); err != nil {
-			return err
 		}
 		if err := tx.Create(&j).Error; err != nil {
 			return fmt.Errorf("create replay job: %w", err)
@@ -115,6 +112,45 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		return reply.keepIn(tx, j)
 	})
 	return j, err
+}
+
+// claimReplayJobSlot claims one of the environment's MaxRunningReplayJobs slots in tx, or
+// refuses with ErrReplayJobLimit: checked once without a lock (a refusal costs no wait),
+// then again under lockReplayJobs, which the transaction holds until its job is inserted
+// and committed.
+func (s *Store) claimReplayJobSlot(tx *gorm.DB, env Env) error {
+	if err := checkRunningJobs(tx, env); err != nil {
+		return err
+	}
+	if err := s.lockReplayJobs(tx, env); err != nil {
+		return err
+	}
+	return checkRunningJobs(tx, env)
+}
+
+// lockReplayJobs serialises the creation of the environment's replay jobs until tx ends.
+// On PostgreSQL it is a transaction advisory lock of the environment's own, not the
+// environment's row (lockEnv): that row's FOR UPDATE would block every insert that
+// references the environment (its foreign keys take FOR KEY SHARE) — its deliveries'
+// records among them — for as long as the count of a new job runs. A SQLite write
+// transaction is exclusive already (_txlock=immediate).
+func (s *Store) lockReplayJobs(tx *gorm.DB, env Env) error {
+	if s.dialect != "postgres" {
+		return nil
+	}
+	if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "replay_jobs:"+env.ID).Error; err != nil {
+		return fmt.Errorf("lock replay jobs: %w", err)
+	}
+	return nil
+}
+
+// countReplayMatches counts the environment's deliveries matching f: a new job's matched.
+func countReplayMatches(tx *gorm.DB, env Env, f EventFilter) (int, error) {
+	var n int64
+	if err := deliveryQuery(tx, env, f).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count deliveries to replay: %w", err)
+	}
+	return int(n), nil
 }
 
 // runningJobs counts the environment's running replay jobs.
