@@ -19,8 +19,7 @@ type Store interface {
 	Meters(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error)
 	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
 	UpdateMeterDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
-	DeleteMeter(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error)
-	PurgeMeterFigures(ctx context.Context, meterID string) error
+	DeleteMeter(ctx context.Context, env store.Env, key string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
 	WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error)
 	ConsumeUsage(ctx context.Context, envID string, maxRows int, apply store.MeterApply) (int, error)
 	BackfillMeterPage(ctx context.Context, meterID string, maxRows int, now time.Time, apply store.MeterApply) (done bool, rows int, err error)
@@ -52,7 +51,10 @@ type Service struct {
 	// Backfills starts a new meter's backfill right after its creation commits, off the
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Backfills BackfillStarter
-	Log       *slog.Logger
+	// Purges starts a deleted meter's purge right after its deletion commits, off the
+	// request path; nil (or a failed start) leaves it to the sweeper.
+	Purges PurgeStarter
+	Log    *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {
@@ -101,16 +103,24 @@ func (s *Service) SetDescription(ctx context.Context, env store.Env, key, descri
 	return s.Store.UpdateMeterDescription(ctx, env, key, description, now, reply)
 }
 
-// Delete stops a meter and removes its figures: the meter at once, its figures right
-// after (store.DeleteMeter says why apart). A purge that fails leaves rows nothing reads;
-// the meter is deleted all the same.
+// Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
+// purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
+// commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
+// off the request path.
 func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
-	m, err := s.Store.DeleteMeter(ctx, env, key, reply)
+	m, err := s.Store.DeleteMeter(ctx, env, key, time.Now(), reply)
 	if err != nil {
 		return m, err
 	}
-	if err := s.Store.PurgeMeterFigures(context.WithoutCancel(ctx), m.ID); err != nil {
-		s.log().Warn("deleted meter's figures not purged; they are never read", "meter_id", m.ID, "err", err)
+	if s.Purges != nil {
+		p := PurgeOf(m)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+			defer cancel()
+			if err := s.Purges.StartMeterPurge(ctx, p); err != nil {
+				s.log().Warn("meter purge not started; the sweeper will", "meter_id", m.ID, "err", err)
+			}
+		}()
 	}
 	return m, nil
 }
