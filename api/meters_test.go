@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -165,7 +166,13 @@ func TestMeterLimitAndKeyTaken(t *testing.T) {
 			h.mustObj(http.StatusCreated, "POST", "/v1/meters", meterBody(fmt.Sprintf("m%02d", i)))
 		}
 		expectError(t, h.do("POST", "/v1/meters", h.key[skSandbox], meterBody("m32")), http.StatusBadRequest, "too_many_meters")
-		h.mustObj(http.StatusOK, "DELETE", "/v1/meters/m05", nil)
+		gone := h.mustObj(http.StatusOK, "DELETE", "/v1/meters/m05", nil)
+		// Until its figures are purged a deleted meter holds its slot (CONTRACT §21)...
+		expectError(t, h.do("POST", "/v1/meters", h.key[skSandbox], meterBody("m32")), http.StatusBadRequest, "too_many_meters")
+		// ...which the end of its purge (its MeterPurge workflow's last step) frees.
+		if err := h.store.EndMeterPurge(context.Background(), gone["id"].(string)); err != nil {
+			t.Fatal(err)
+		}
 		h.mustObj(http.StatusCreated, "POST", "/v1/meters", meterBody("m32"))
 	})
 }

@@ -16,7 +16,7 @@ const (
 	// until they drain.
 	TaskQueue = "revops-webhooks"
 	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays, meter
-	// backfills), fair by environment like deliveries (JobsPriority).
+	// backfills and purges), fair by environment like deliveries (JobsPriority).
 	JobsTaskQueue = "revops-jobs"
 	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
 	// failed, recording late successes, retention): it never waits for a tenant's slot.
@@ -34,6 +34,9 @@ const (
 	// MeterBackfillWorkflowName is the workflow that counts a new meter's older usage
 	// rows (CONTRACT §18).
 	MeterBackfillWorkflowName = "MeterBackfill"
+	// MeterPurgeWorkflowName is the workflow that purges a deleted meter's figures
+	// (CONTRACT §21).
+	MeterPurgeWorkflowName = "MeterPurge"
 )
 
 // SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
@@ -48,6 +51,9 @@ func BulkReplayWorkflowID(jobID string) string { return "replay-job-" + jobID }
 
 // MeterBackfillWorkflowID is the id of a meter's backfill workflow: one per meter, ever.
 func MeterBackfillWorkflowID(meterID string) string { return "meter-backfill-" + meterID }
+
+// MeterPurgeWorkflowID is the id of a deleted meter's purge workflow: one per meter, ever.
+func MeterPurgeWorkflowID(meterID string) string { return "meter-purge-" + meterID }
 
 // Retention runs on a Temporal Schedule (CONTRACT §16).
 const (

@@ -29,6 +29,7 @@ type Activities struct {
 	Retention     *activities.Retention
 	BulkReplay    *activities.BulkReplay
 	MeterBackfill *activities.MeterBackfill
+	MeterPurge    *activities.MeterPurge
 }
 
 // Workers are the workers of one process, one per task queue (CONTRACT §17).
@@ -36,7 +37,7 @@ type Workers []worker.Worker
 
 // NewWorkers builds, unstarted, the workers of one process with opts (whose activity
 // slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
-// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays and meter backfills;
+// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays, meter backfills and purges;
 // revops-system the bookkeeping that settles deliveries and retention. revops-webhooks
 // keeps every registration of the releases before the three queues (BulkReplay,
 // Retention and their activities), so that their runs there drain: a BulkReplay run
@@ -56,6 +57,8 @@ func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker
 	jw.RegisterActivity(acts.BulkReplay)
 	jw.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
 	jw.RegisterActivity(acts.MeterBackfill)
+	jw.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
+	jw.RegisterActivity(acts.MeterPurge)
 
 	system := opts
 	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
@@ -107,8 +110,10 @@ func registerWebhooksWorkflows(w worker.WorkflowRegistry) {
 
 // RegisterWorkflows registers every workflow a recorded history may hold under its name,
 // for the replay test of recorded histories (a WorkflowReplayer has no activities and no
-// task queue). MeterBackfill runs only on revops-jobs, so revops-webhooks goes without it.
+// task queue). MeterBackfill and MeterPurge run only on revops-jobs, so revops-webhooks
+// goes without them.
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	registerWebhooksWorkflows(w)
 	w.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
+	w.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
 }

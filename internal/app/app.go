@@ -50,6 +50,9 @@ type Parts struct {
 	SweepEvery  time.Duration // DefaultSweepEvery
 	HealthEvery time.Duration // health.DefaultEvery
 	WorkerRetry time.Duration // DefaultWorkerRetry
+	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
+	// Tests make it small, so that a purge takes many pages.
+	PurgeRows int
 }
 
 // TemporalOptions are the client options of every command; the SDK logs at warn and
@@ -138,6 +141,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
 	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
+	purges := &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon}
 
 	if p.Worker {
 		acts := workflows.Activities{
@@ -145,6 +149,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			Retention:     &activities.Retention{Store: st},
 			BulkReplay:    &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},
+			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
+			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
 		}
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
@@ -152,6 +158,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { purges.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		// Meters count usage rows in the processes that run the worker (`revops dev`,
 		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 		// under its cursor lock, so they share the work without counting a row twice.
@@ -173,8 +180,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			// The replays of every API process reach their workflows through the same
 			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
 			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
-			// A new meter's backfill is started after its creation commits (CONTRACT §18).
-			Meters: &meters.Service{Store: st, Backfills: backfills, Log: log},
+			// A new meter's backfill is started after its creation commits (CONTRACT §18),
+			// a deleted meter's purge after its deletion commits (§21).
+			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, Log: log},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

@@ -126,6 +126,7 @@ func (s *stack) workers(c client.Client, bulk *activities.BulkReplay) workflows.
 	ws := workflows.NewWorkers(c, workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
 		MeterBackfill: &activities.MeterBackfill{Store: s.db.Store},
+		MeterPurge:    &activities.MeterPurge{Store: s.db.Store},
 	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})
 	if err := ws.Start(); err != nil {
 		s.t.Fatal(err)

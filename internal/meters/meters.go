@@ -25,8 +25,7 @@ type Store interface {
 	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
 	MeterByID(ctx context.Context, id string) (models.Meter, error)
 	UpdateMeterDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
-	DeleteMeter(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error)
-	PurgeMeterFigures(ctx context.Context, meterID string) error
+	DeleteMeter(ctx context.Context, env store.Env, key string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
 	WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error)
 	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
 	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
@@ -56,7 +55,10 @@ type Service struct {
 	// Backfills starts a new meter's backfill right after its creation commits, off the
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Backfills BackfillStarter
-	Log       *slog.Logger
+	// Purges starts a deleted meter's purge right after its deletion commits, off the
+	// request path; nil (or a failed start) leaves it to the sweeper.
+	Purges PurgeStarter
+	Log    *slog.Logger
 }
 
 func (s *Service) log() *slog.Logger {
@@ -151,7 +153,7 @@ func checkRoom(tx *store.Tx, key string) error {
 	}
 	if n >= MaxMeters {
 		return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
-			"This environment already has %d meters, the most it may have; delete one first.", MaxMeters)
+			"This environment already has %d meters, counting deleted meters whose figures are still being purged: the most it may have. Delete one first, or wait for a purge to end.", MaxMeters)
 	}
 	taken, err := tx.MeterKeyTaken(key)
 	if err != nil {
@@ -182,16 +184,24 @@ func (s *Service) SetDescription(ctx context.Context, env store.Env, key, descri
 	return s.Store.UpdateMeterDescription(ctx, env, key, description, now, reply)
 }
 
-// Delete stops a meter and removes its figures: the meter at once, its figures right
-// after (store.DeleteMeter says why apart). A purge that fails leaves rows nothing reads;
-// the meter is deleted all the same.
+// Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
+// purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
+// commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
+// off the request path.
 func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
-	m, err := s.Store.DeleteMeter(ctx, env, key, reply)
+	m, err := s.Store.DeleteMeter(ctx, env, key, time.Now(), reply)
 	if err != nil {
 		return m, err
 	}
-	if err := s.Store.PurgeMeterFigures(context.WithoutCancel(ctx), m.ID); err != nil {
-		s.log().Warn("deleted meter's figures not purged; they are never read", "meter_id", m.ID, "err", err)
+	if s.Purges != nil {
+		p := PurgeOf(m)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+			defer cancel()
+			if err := s.Purges.StartMeterPurge(ctx, p); err != nil {
+				s.log().Warn("meter purge not started; the sweeper will", "meter_id", m.ID, "err", err)
+			}
+		}()
 	}
 	return m, nil
 }

@@ -242,12 +242,14 @@ func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, descri
 	return m, err
 }
 
-// DeleteMeter removes a meter, under the usage cursor lock, so that no consumer or
-// backfill page in flight writes figures for it afterwards (both read the meters once
-// they hold the lock). Its figures stay for PurgeMeterFigures, which runs without the
-// lock: a large meter's purge never holds the environment's consumer back, and rows of a
-// meter id nothing reads any more are only space until it has run.
-func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Reply[models.Meter]) (m models.Meter, err error) {
+// DeleteMeter removes a meter and records its purge (meter_purges) with reply's answer,
+// in one transaction under the usage cursor lock, so that no consumer or backfill page in
+// flight writes figures for it afterwards (both read the meters once they hold the lock).
+// Its figures stay for its MeterPurge workflow (PurgeMeterPage), which runs without the
+// lock, page by page: a large meter's purge never holds the environment's consumer or the
+// request back (CONTRACT §21), and rows of a meter id nothing reads any more are only
+// space until it has run.
+func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, now time.Time, reply Reply[models.Meter]) (m models.Meter, err error) {
 	ctx, end := s.span(ctx, "db meter delete")
 	defer end(&err)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -260,26 +262,12 @@ func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, reply Repl
 		if err := tx.Exec("DELETE FROM meters WHERE id = ?", m.ID).Error; err != nil {
 			return fmt.Errorf("delete meter: %w", err)
 		}
+		if err := recordMeterPurge(tx, m, now); err != nil {
+			return err
+		}
 		return reply.keepIn(tx, m)
 	})
 	return m, err
-}
-
-// PurgeMeterFigures removes the figures of a deleted meter.
-func (s *Store) PurgeMeterFigures(ctx context.Context, meterID string) error {
-	// Member days before the series that number them: a purge cut short leaves no member
-	// day whose series is gone.
-	for _, stmt := range []string{
-		"DELETE FROM meter_member_days WHERE series IN (SELECT id FROM meter_series WHERE meter_id = ?)",
-		"DELETE FROM meter_series WHERE meter_id = ?",
-		"DELETE FROM meter_values WHERE meter_id = ?",
-		"DELETE FROM meter_figures WHERE meter_id = ?",
-	} {
-		if err := s.db.WithContext(ctx).Exec(stmt, meterID).Error; err != nil {
-			return fmt.Errorf("purge figures of meter %s: %w", meterID, err)
-		}
-	}
-	return nil
 }
 
 // UnstartedBackfills lists backfilling meters created before before whose MeterBackfill

@@ -63,8 +63,8 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 	}
 }
 
-// TestDeletedMeterLeavesNoFigures: deleting a meter removes its kept figures and
-// distinct values on both databases, and keeps the other meters' figures.
+// TestDeletedMeterLeavesNoFigures: deleting a meter and purging it removes its kept
+// figures and distinct values on both databases, and keeps the other meters' figures.
 func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 	ctx := context.Background()
 	for name, db := range bothDatabases(t, "live") {
@@ -89,6 +89,16 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			}
 			if _, err := svc.Delete(ctx, db.env, "gone", store.Reply[models.Meter]{}); err != nil {
 				t.Fatal(err)
+			}
+			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).
+			for {
+				n, err := db.st.PurgeMeterPage(ctx, ids[0], meters.PurgeRows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n < meters.PurgeRows {
+					break
+				}
 			}
 			for i, want := range []int64{0, 1} {
 				// One day figure, series, value and member day per meter: one row of one value.

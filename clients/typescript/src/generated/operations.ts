@@ -493,7 +493,7 @@ export abstract class RevopsOperations {
   /**
    * Delete a meter
    *
-   * Takes no body (or an empty JSON object). Stops the meter and removes its figures; its key can be used again.
+   * Takes no body (or an empty JSON object). Stops the meter and answers at once: from then on it is 404 and its key can be used again. Its figures are purged in the background, and until that ends the deleted meter counts toward the environment's 32 (too_many_meters).
    *
    * `DELETE /v1/meters/{key}`
    */

@@ -1,0 +1,21 @@
+package meters
+
+import (
+	"context"
+
+	"github.com/revops/revops/models"
+)
+
+// PurgeRows is at most how many figure rows one page of a deleted meter's purge deletes
+// (CONTRACT §21): a short transaction, a bounded amount of WAL, whatever the meter's size.
+const PurgeRows = 5000
+
+// PurgeStarter starts a deleted meter's MeterPurge workflow (dispatch.MeterPurges).
+type PurgeStarter interface {
+	StartMeterPurge(ctx context.Context, p models.MeterPurge) error
+}
+
+// PurgeOf is the purge a deleted meter's row records (store.DeleteMeter).
+func PurgeOf(m models.Meter) models.MeterPurge {
+	return models.MeterPurge{MeterID: m.ID, OrganizationID: m.OrganizationID, EnvironmentID: m.EnvironmentID, MeterKey: m.Key}
+}
