@@ -143,8 +143,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		acts := workflows.Activities{
 			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
 			Retention:     &activities.Retention{Store: st},
-			BulkReplay:    &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
-			MeterBackfill: &activities.MeterBackfill{Store: st},
+			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
+			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},
 		}
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		// Meters count usage rows in the processes that run the worker (`revops dev`,
 		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 		// under its cursor lock, so they share the work without counting a row twice.
-		goRun(func() { (&meters.Consumer{Store: st, Log: log}).Run(ctx) })
+		goRun(func() { (&meters.Consumer{Store: st.Jobs(), Log: log}).Run(ctx) })
 	}
 	if p.API {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
