@@ -50,7 +50,8 @@ func fail(c *gin.Context, err error) {
 		c.Header("WWW-Authenticate", `Bearer realm="revops"`)
 	case p.RetryAfter > 0:
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(p.RetryAfter.Seconds()))))
-	case p.Status >= http.StatusInternalServerError:
+	}
+	if p.Status >= http.StatusInternalServerError { // a 503 with Retry-After too: the operator needs it
 		logger(c).Error("request failed", "request_id", requestID(c), "err", err)
 	}
 	abortJSON(c, p.Status, errorBody{Error: errorDetail{

@@ -49,6 +49,12 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 // file), for rules that must hold on both (CONTRACT §15).
 func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	t.Helper()
+	return newHarnessWithin(t, db, store.DefaultOptions(), opts...)
+}
+
+// newHarnessWithin is newHarnessOn with a store within the bounds o (CONTRACT §21).
+func newHarnessWithin(t *testing.T, db string, o store.Options, opts ...harnessOption) *harness {
+	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {
@@ -58,7 +64,7 @@ func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 	if db == "postgres" {
 		url = testdb.URL(t)
 	}
-	st := testdb.Open(t, url)
+	st := testdb.OpenWith(t, url, o)
 	km := keys.NewManager(st)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Options that give a dispatcher or a job starter set them on Replay too.

@@ -28,9 +28,15 @@ const (
 // Codes Of gives to errors that carry no code of their own: the dashboard tells them
 // apart to word its pages.
 const (
-	CodeNotFound = "resource_missing"
-	CodeInternal = "internal_error"
+	CodeNotFound    = "resource_missing"
+	CodeInternal    = "internal_error"
+	CodeUnavailable = "service_unavailable"
 )
+
+// StatementRetryAfter is the Retry-After of a request stopped by the statement timeout: it
+// was heavy (it ran the whole timeout), so the client is asked to wait longer than the 1 s
+// of a lock timeout before trying again.
+const StatementRetryAfter = 5 * time.Second
 
 // Problem is what a client is told about an error: the members of the CONTRACT §4
 // envelope, and the status that carries it.
@@ -72,6 +78,12 @@ func Of(err error) Problem {
 		return p
 	case errors.As(err, &rerr):
 		return problem(rerr.Status, rerr.Code, rerr.Message, rerr.Param)
+	case errors.Is(err, apperr.ErrStatementTimeout):
+		// No internals (CONTRACT §4): the statement or its timeout are for the log.
+		p := problem(http.StatusServiceUnavailable, CodeUnavailable,
+			"The request took too long and was stopped; nothing was changed. Retry after the number of seconds in Retry-After.", "")
+		p.RetryAfter = StatementRetryAfter
+		return p
 	case errors.Is(err, apperr.ErrNotFound):
 		return problem(http.StatusNotFound, CodeNotFound, "No such object.", "")
 	case errors.Is(err, keys.ErrMissing):

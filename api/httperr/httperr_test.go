@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/keys"
@@ -38,6 +39,15 @@ func TestOf(t *testing.T) {
 			Message: "This API key has expired after being rolled. Use its replacement."}},
 		{"invalid key", keys.ErrInvalid, Problem{Status: 401, Type: TypeAuthentication, Code: "invalid_api_key",
 			Message: "Invalid API key provided."}},
+		{"lock timeout: 429 with Retry-After 1", fmt.Errorf("patch deal: %w", apperr.Busy(errValue, apperr.CodeLockTimeout, time.Second, "Busy.")),
+			Problem{Status: 429, Type: TypeRateLimit, Code: apperr.CodeLockTimeout,
+				Message: "Busy. Retry after the number of seconds in Retry-After.", RetryAfter: time.Second}},
+		{"busy under a second still says 1 s", apperr.Busy(nil, apperr.CodeRateLimited, 0, "Busy."),
+			Problem{Status: 429, Type: TypeRateLimit, Code: apperr.CodeRateLimited,
+				Message: "Busy. Retry after the number of seconds in Retry-After.", RetryAfter: time.Second}},
+		{"statement timeout: 503, no internals", fmt.Errorf("list deals: %w: %w", apperr.ErrStatementTimeout, errors.New("ERROR: canceling statement due to statement timeout (SQLSTATE 57014)")),
+			Problem{Status: 503, Type: TypeAPI, Code: CodeUnavailable,
+				Message: "The request took too long and was stopped; nothing was changed. Retry after the number of seconds in Retry-After.", RetryAfter: StatementRetryAfter}},
 		{"anything else", errors.New("connection refused"), Problem{Status: 500, Type: TypeAPI, Code: CodeInternal,
 			Message: "An internal error occurred. Retry later; quote the request id if it persists."}},
 	}

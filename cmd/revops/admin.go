@@ -25,7 +25,7 @@ func runMigrate(ctx context.Context, args []string) error {
 		return err
 	}
 	logStart(newLogger(cfg).With("component", "migrate"), "migrate")
-	st, err := store.Open(ctx, cfg.DatabaseURL, nil)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), nil) // Migrate lifts the timeouts it runs under
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func logStart(log *slog.Logger, command string) {
 // migrate (CONTRACT §16: `revops migrate` is its own step, run once per release): it
 // refuses a schema that is behind or ahead of this binary.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL, log)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), log)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 // openMigratedStore opens the database and applies pending migrations first (revops dev,
 // where one process is the whole deployment).
 func openMigratedStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL, log)
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), log)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +76,15 @@ func openMigratedStore(ctx context.Context, cfg config.Config, log *slog.Logger)
 	}
 	metrics.RegisterOutbox(st.OutboxBacklogAge)
 	return st, nil
+}
+
+// storeOptions are the database bounds of the configuration (REVOPS_DB_*, CONTRACT §21);
+// jobs keep the store's own timeouts.
+func storeOptions(cfg config.Config) store.Options {
+	o := store.DefaultOptions()
+	o.Connections, o.JobConnections = cfg.DBConnections, cfg.DBJobConnections
+	o.LockTimeout, o.StatementTimeout = cfg.DBLockTimeout, cfg.DBStatementTimeout
+	return o
 }
 
 // dialTemporal connects to the Temporal frontend; the SDK logs at warn and above only.

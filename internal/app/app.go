@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		acts := workflows.Activities{
 			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
 			Retention:     &activities.Retention{Store: st},
-			BulkReplay:    &activities.BulkReplay{Store: st, Dispatch: starter, Rate: cfg.ReplayRate},
+			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
 			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},

@@ -13,6 +13,10 @@ import (
 // Sentinel errors, wrapped with context where they are returned.
 var (
 	ErrNotFound = errors.New("not found")
+	// ErrStatementTimeout is a database statement stopped by its statement timeout: its
+	// transaction rolled back, so nothing changed; the edge answers 503 with Retry-After
+	// and no internals (CONTRACT §4, §21).
+	ErrStatementTimeout = errors.New("statement timeout")
 )
 
 // Fault is one problem with one field of a request.

@@ -62,6 +62,24 @@ func (s *Store) migrate(ctx context.Context, list []migration) (applied []string
 				}
 			}()
 		}
+		if s.dialect == "postgres" {
+			// Migrations are exempt from the pool's timeouts (CONTRACT §21): an index
+			// build may run for minutes, and a table change waits for the transactions
+			// before it. Session settings, as the noTx statements run outside any
+			// transaction; RESET gives the connection its pool's timeouts back.
+			for _, set := range []string{"SET lock_timeout = 0", "SET statement_timeout = 0"} {
+				if err := conn.Exec(set).Error; err != nil {
+					return fmt.Errorf("lift timeouts: %w", err)
+				}
+			}
+			defer func() {
+				for _, reset := range []string{"RESET lock_timeout", "RESET statement_timeout"} {
+					if rerr := conn.WithContext(context.WithoutCancel(ctx)).Exec(reset).Error; rerr != nil {
+						err = errors.Join(err, fmt.Errorf("restore timeouts: %w", rerr))
+					}
+				}
+			}()
+		}
 		if err := conn.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
 			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ` + dialectTypes[s.dialect].Replace("{{ts}}") + ` NOT NULL)`).Error; err != nil {
 			return fmt.Errorf("create schema_migrations: %w", err)

@@ -26,6 +26,10 @@ type Purged struct {
 	Deleted map[string]int64
 }
 
+// Retention's batches run without the request pool's lock and statement timeouts (exempt,
+// CONTRACT §21): they are bounded by their limit, and a purge that gave up would only leave
+// the rows for the next run to find again.
+
 // PurgeEvents deletes up to limit events created before before, with their deliveries
 // and attempts, in one short transaction: the primary keys are picked first by the
 // created_at index, then each table is deleted by those keys, so no statement scans or
@@ -53,6 +57,9 @@ func (s *Store) PurgeReplayJobs(ctx context.Context, before time.Time, limit int
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time, limit int) (Purged, error) {
 	p := Purged{Deleted: map[string]int64{}}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.exempt(tx); err != nil {
+			return err
+		}
 		var bound []time.Time
 		if err := tx.Raw(`SELECT expires_at FROM idempotency_keys WHERE expires_at < ?
 			ORDER BY expires_at LIMIT 1 OFFSET ?`, before.UTC(), limit-1).Scan(&bound).Error; err != nil {
@@ -78,6 +85,9 @@ type purgeStep struct{ table, sql string }
 func (s *Store) purge(ctx context.Context, pick string, before time.Time, limit int, steps []purgeStep) (Purged, error) {
 	p := Purged{Deleted: map[string]int64{}}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.exempt(tx); err != nil {
+			return err
+		}
 		var ids []string
 		if err := tx.Raw(pick, before.UTC(), limit).Scan(&ids).Error; err != nil {
 			return fmt.Errorf("select rows to purge: %w", err)

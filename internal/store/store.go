@@ -26,6 +26,7 @@ type Store struct {
 	db      *gorm.DB
 	dialect string       // "postgres" or "sqlite"
 	figures *figureCache // meter figures this process wrote (nil: none kept)
+	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
 }
 
 // Env identifies the environment a request acts in. Every function reading or writing
@@ -36,64 +37,116 @@ type Env struct {
 	Name           string // live or sandbox
 }
 
-// Open connects to PostgreSQL (postgres:// URL) or opens a SQLite file.
+// Open connects to PostgreSQL (postgres:// URL) or opens a SQLite file with the default
+// bounds (DefaultOptions): for tests and tools; serving processes use OpenWith.
 func Open(ctx context.Context, url string, log *slog.Logger) (*Store, error) {
-	cfg := &gorm.Config{
-		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true, // our writes open their own transactions
-		NowFunc:                func() time.Time { return time.Now().UTC() },
-		TranslateError:         true,
-	}
+	return OpenWith(ctx, url, DefaultOptions(), log)
+}
+
+// OpenWith connects to PostgreSQL (postgres:// URL) or opens a SQLite file, within the
+// bounds o (CONTRACT §21).
+func OpenWith(ctx context.Context, url string, o Options, log *slog.Logger) (*Store, error) {
 	var (
-		db      *gorm.DB
-		err     error
-		dialect string
+		s   *Store
+		err error
 	)
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
-		dialect = "postgres"
-		db, err = gorm.Open(postgres.Open(url), cfg)
+		s, err = openPostgres(url, o)
 	} else {
-		dialect = "sqlite"
-		if dir := filepath.Dir(url); dir != "." {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, fmt.Errorf("create database directory: %w", err)
-			}
-		}
-		// WAL and a busy timeout let the API and the worker share the file.
-		dsn := "file:" + url + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate"
-		db, err = gorm.Open(sqlite.Open(dsn), cfg)
+		s, err = openSQLite(url, o)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+		return nil, err
+	}
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if log != nil {
+		log.Debug("database opened", "dialect", s.dialect)
+	}
+	return s, nil
+}
+
+// openPostgres opens the request pool and the job pool, each connection of either with
+// its pool's timeouts (withTimeouts).
+func openPostgres(url string, o Options) (*Store, error) {
+	db, err := openPool(url, o.Connections, o.LockTimeout, o.StatementTimeout)
+	if err != nil {
+		return nil, err
+	}
+	jobDB, err := openPool(url, o.JobConnections, o.JobLockTimeout, o.JobStatementTimeout)
+	if err != nil {
+		closeDB(db)
+		return nil, err
+	}
+	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}}
+	jobs := *s // everything shared (figure cache…) but the pool
+	jobs.db = jobDB
+	s.jobs = &jobs
+	return s, nil
+}
+
+func openPool(url string, size int, lock, statement time.Duration) (*gorm.DB, error) {
+	dsn, err := withTimeouts(url, lock, statement)
+	if err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(translating{postgres.Open(dsn)}, gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open postgres database: %w", err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
-	if dialect == "sqlite" {
-		sqlDB.SetMaxOpenConns(1) // SQLite has one writer; one connection avoids SQLITE_BUSY storms
-	} else {
-		// On small machines more backends than ~8× cores only queue for CPU and stretch
-		// tail latency (docs/benchmarks.md); 16 keeps every core busy.
-		sqlDB.SetMaxOpenConns(16)
-		sqlDB.SetMaxIdleConns(16)
+	sizePool(sqlDB, size)
+	return db, nil
+}
+
+// openSQLite opens the file on one connection that requests and jobs share (Jobs is the
+// store itself): SQLite has one writer, and a second connection would only wait on the
+// first's write lock (SQLITE_BUSY) instead of queueing for it in the pool. SQLite serves
+// one process (revops dev); the busy timeout, how long a writer from another process
+// waits for the file, is the lock timeout.
+func openSQLite(url string, o Options) (*Store, error) {
+	if dir := filepath.Dir(url); dir != "." {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
 	}
-	s := &Store{db: db, dialect: dialect, figures: &figureCache{}}
-	if err := s.Ping(ctx); err != nil {
-		_ = sqlDB.Close()
-		return nil, err
+	// WAL lets readers of other processes (the CLI) read while this one writes.
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_txlock=immediate", url, o.LockTimeout.Milliseconds())
+	db, err := gorm.Open(translating{sqlite.Open(dsn)}, gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite database: %w", err)
 	}
-	if log != nil {
-		log.Debug("database opened", "dialect", dialect)
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("database handle: %w", err)
 	}
-	return s, nil
+	sizePool(sqlDB, 1)
+	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}}, nil
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true, // our writes open their own transactions
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+		TranslateError:         true, // through translating: timeouts become apperr errors
+	}
 }
 
 // Jobs is the store tenant jobs use (backfill and purge pages, bulk replay pages, the meter
 // consumer): the same database through a pool of connections apart from the one that
 // serves requests and records deliveries, so that jobs never take the connections
-// deliveries need (CONTRACT §21).
+// deliveries need, with the jobs' own timeouts (CONTRACT §21). On SQLite it is the store
+// itself (one connection, openSQLite).
 func (s *Store) Jobs() *Store {
+	if s.jobs != nil {
+		return s.jobs
+	}
 	return s
 }
 
@@ -109,13 +162,26 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the connections.
+// Close releases the connections of both pools (call it on the store Open returned).
 func (s *Store) Close() error {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return err
+	var errs []error
+	for _, st := range []*Store{s, s.jobs} {
+		if st == nil {
+			continue
+		}
+		sqlDB, err := st.db.DB()
+		if err == nil {
+			err = sqlDB.Close()
+		}
+		errs = append(errs, err)
 	}
-	return sqlDB.Close()
+	return errors.Join(errs...)
+}
+
+func closeDB(db *gorm.DB) {
+	if sqlDB, err := db.DB(); err == nil {
+		_ = sqlDB.Close()
+	}
 }
 
 // scope restricts a query to one environment's rows. Every read or write of environment

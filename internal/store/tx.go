@@ -43,7 +43,7 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (event
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, dbError(err) // fn's raw statements bypass GORM's translation
 	}
 	return events, nil
 }

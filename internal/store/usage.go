@@ -119,6 +119,7 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Re
 			return reply.keepIn(tx, UsageResult{Batch: b})
 		})
 	}
+	err = dbError(err) // its raw statements bypass GORM's translation
 	if errors.Is(err, errUsageDuplicate) {
 		return s.replayUsage(ctx, env, w.Batch)
 	}

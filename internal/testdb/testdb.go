@@ -59,13 +59,19 @@ func New(t testing.TB) *store.Store {
 	return Open(t, URL(t))
 }
 
-// Open opens and migrates the store at url (a PostgreSQL URL or a SQLite file); it is
-// closed at cleanup.
+// Open opens and migrates the store at url (a PostgreSQL URL or a SQLite file) with the
+// default bounds (store.DefaultOptions); it is closed at cleanup.
 func Open(t testing.TB, url string) *store.Store {
+	t.Helper()
+	return OpenWith(t, url, store.DefaultOptions())
+}
+
+// OpenWith is Open within the bounds o: pool sizes and timeouts (CONTRACT §21).
+func OpenWith(t testing.TB, url string, o store.Options) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, url, nil)
+	st, err := store.OpenWith(ctx, url, o, nil)
 	if err != nil {
 		t.Fatalf("open test store: %v", err)
 	}
