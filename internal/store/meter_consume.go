@@ -59,7 +59,7 @@ func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn
 		return mt.finish()
 	})
 	if err != nil || mt == nil {
-		return false, err
+		return false, dbError(err) // fn's raw statements bypass GORM's translation
 	}
 	mt.committed()
 	return true, nil
