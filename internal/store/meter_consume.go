@@ -221,10 +221,12 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 	var res *sql.Rows
 	if t.dialect == "postgres" {
 		meta := `'{}'::jsonb`
+		args := []any{q.Batches, q.MetricNames, q.AfterID, nullLimit(limit)}
 		if len(q.Keys) > 0 {
+			args = append(args, q.Keys)
 			// A dimension is a string of at most 255 characters (1,020 bytes), a number
 			// or a boolean (CONTRACT §18): nothing longer can be one.
-			meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($4::text[]) AS k
+			meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($5::text[]) AS k
 				WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
 		}
 		// The statement names the batches only, not the environment (a batch seq is one
@@ -235,7 +237,7 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 			e.metric_name, e.metric_value::text, `+meta+`::text, e.timestamp
 			FROM unnest($1::bigint[]) AS b(seq), LATERAL (SELECT * FROM usage_events
 				WHERE batch_seq = b.seq AND metric_name = ANY($2::text[]) AND (b.seq <> ($1::bigint[])[1] OR id COLLATE "C" > $3) OFFSET 0) AS e
-			ORDER BY e.batch_seq, e.id COLLATE "C" LIMIT $5`, q.Batches, q.MetricNames, q.AfterID, q.Keys, nullLimit(limit))
+			ORDER BY e.batch_seq, e.id COLLATE "C" LIMIT $4`, args...)
 	} else {
 		meta := `e.metadata`
 		if len(q.Keys) == 0 {

@@ -1,0 +1,63 @@
+package meters
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// CONTRACT §21: environments with a backlog take turns, round robin. With one heavy
+// environment that always has more and light ones joining, a light one is taken after at
+// most one turn of each environment ahead of it, and the heavy one goes to the back of
+// the line after each of its turns.
+func TestConsumerLineTakesTurns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := &line{budgets: map[string]Budget{}, wake: make(chan struct{}, 1)}
+	l.join([]string{"heavy-a", "heavy-b"})
+	var order []string
+	turn := func(more func(env string) bool) {
+		env, b, ok := l.next(ctx)
+		if !ok {
+			t.Fatal("no environment in the line")
+		}
+		order = append(order, env)
+		l.done(env, b, more(env))
+	}
+	heavy := func(env string) bool { return env == "heavy-a" || env == "heavy-b" }
+	turn(heavy)                          // heavy-a, then back in the line behind heavy-b
+	l.join([]string{"light", "heavy-a"}) // light joins at the end; heavy-a is in the line already
+	for range 5 {
+		turn(heavy)
+	}
+	want := []string{"heavy-a", "heavy-b", "heavy-a", "light", "heavy-b", "heavy-a"}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("turns %v, want %v", order, want)
+		}
+	}
+	// A budget adapted to a slow turn is the environment's next.
+	l.done("heavy-b", Budget{RowMeters: 1234, Bytes: 1}, false)
+	if b := l.budgets["heavy-b"]; b.RowMeters != 1234 {
+		t.Fatalf("budget kept %+v", b)
+	}
+}
+
+// The budget halves after a turn over the turn time and grows after a quick one, within
+// its bounds.
+func TestAdaptBudget(t *testing.T) {
+	b := DefaultBudget
+	if got := adapt(b, 2*turnTime); got.RowMeters != maxRowMeters/2 {
+		t.Fatalf("after a slow turn: %d", got.RowMeters)
+	}
+	small := Budget{RowMeters: minRowMeters, Bytes: stepBytes}
+	if got := adapt(small, 10*turnTime); got.RowMeters != minRowMeters {
+		t.Fatalf("below the least budget: %d", got.RowMeters)
+	}
+	if got := adapt(small, time.Millisecond); got.RowMeters <= minRowMeters {
+		t.Fatalf("not grown after a quick turn: %d", got.RowMeters)
+	}
+	if got := adapt(DefaultBudget, time.Millisecond); got.RowMeters != maxRowMeters {
+		t.Fatalf("grown past the bound: %d", got.RowMeters)
+	}
+}
