@@ -9,7 +9,7 @@ import (
 )
 
 // apply counts rows (of batches not yet counted into these meters) into meters: the
-// store.MeterApply of the consumer and of backfill pages.
+// work of consumer steps and backfill pages (step.go).
 func apply(tx *store.MeterTx, meters []models.Meter, rows []store.UsageRow) error {
 	d := newRowDims(meters, rows)
 	for mi := range meters {

@@ -79,8 +79,6 @@ type UsageRow struct {
 	Timestamp   time.Time
 }
 
-// MeterApply counts rows (of batches nobody counted into these meters yet) into meters.
-type MeterApply func(tx *MeterTx, meters []models.Meter, rows []UsageRow) error
 
 // lookupChunk bounds the rows of one SQLite write statement (its parameter limit).
 const lookupChunk = 500
