@@ -174,7 +174,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
 			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
 			// A new meter's backfill is started after its creation commits (CONTRACT §18).
-			Meters: &meters.Service{Store: st, Backfills: backfills, Log: log},
+			Meters: &meters.Service{Store: st, Backfills: backfills, Log: log, MaxQueries: cfg.MeterQueries},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

@@ -80,11 +80,17 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	asOf, err := s.Store.MeterAsOf(ctx, m, now)
+	after, err := decodePage(q.Page)
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	after, err := decodePage(q.Page)
+	// Checked after validation: a bad query is a 400, never a 429 (CONTRACT §21).
+	leave, err := s.queries.enter(ctx, env.ID, s.MaxQueries)
+	if err != nil {
+		return ValuesPage{}, err
+	}
+	defer leave()
+	asOf, err := s.Store.MeterAsOf(ctx, m, now)
 	if err != nil {
 		return ValuesPage{}, err
 	}
