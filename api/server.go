@@ -87,7 +87,7 @@ func New(d Deps) http.Handler {
 	}
 	s.meters = d.Meters
 	if s.meters == nil {
-		s.meters = &meters.Service{Store: d.Store, Log: s.log}
+		s.meters = &meters.Service{Store: d.Store, Log: s.log, MaxQueries: d.Config.MeterQueries}
 	}
 	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
 		s.dispatch = dispatch.NewQueue(s.dispatch, s.log, s.outbox())

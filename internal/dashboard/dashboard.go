@@ -69,7 +69,7 @@ func New(d Deps) *Dashboard {
 	}
 	h.meters = d.Meters
 	if h.meters == nil {
-		h.meters = &meters.Service{Store: d.Store, Log: h.log}
+		h.meters = &meters.Service{Store: d.Store, Log: h.log, MaxQueries: d.Config.MeterQueries}
 	}
 	return &Dashboard{h: h}
 }

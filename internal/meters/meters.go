@@ -59,6 +59,11 @@ type Service struct {
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Purges PurgeStarter
 	Log    *slog.Logger
+	// MaxQueries is how many values queries of one environment run at once in this
+	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to QueryWait, then is
+	// refused 429 rate_limited. 0: no bound.
+	MaxQueries int
+	queries    queryGate
 }
 
 func (s *Service) log() *slog.Logger {

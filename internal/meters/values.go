@@ -59,6 +59,7 @@ type ValuesPage struct {
 	AsOf     time.Time
 	Data     []Value
 	NextPage string
+	Cost     ValuesCost // what the page cost (not rendered)
 }
 
 // errQuery is the cause of every refused values query.
@@ -79,85 +80,41 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	asOf, err := s.Store.MeterAsOf(ctx, m, now)
-	if err != nil {
-		return ValuesPage{}, err
-	}
 	after, err := decodePage(q.Page)
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	fq := store.FigureQuery{MeterID: m.ID, Kind: keptKind(q.Window, m.Aggregation == models.AggUniqueCount),
-		From: q.From, To: q.To, AccountID: q.AccountID, Filters: map[int]string{}}
+	// Checked after validation: a bad query is a 400, never a 429 (CONTRACT §21).
+	leave, err := s.queries.enter(ctx, env.ID, s.MaxQueries)
+	if err != nil {
+		return ValuesPage{}, err
+	}
+	defer leave()
+	asOf, err := s.Store.MeterAsOf(ctx, m, now)
+	if err != nil {
+		return ValuesPage{}, err
+	}
+	b := &pageBuilder{meter: &m, q: &q, cols: cols, fold: len(cols) < len(m.GroupBy), asked: map[string]askedGroup{}}
+	b.after = cursor{WindowStart: q.From} // before every row of the first window
+	if after != nil && !after.WindowStart.Before(q.From) {
+		b.after = *after
+	}
+	rd := &reader{st: s.Store, b: b, fq: store.FigureQuery{MeterID: m.ID, AccountID: q.AccountID,
+		Kind: keptKind(q.Window, m.Aggregation == models.AggUniqueCount), Filters: map[int]string{}}}
 	for k, v := range q.Filters {
-		fq.Filters[slices.Index(m.GroupBy, k)] = v
+		rd.fq.Filters[slices.Index(m.GroupBy, k)] = v
 	}
-	if after != nil && after.WindowStart.After(fq.From) {
-		fq.From = after.WindowStart // earlier windows were on earlier pages
+	read := rd.readWindows
+	if q.Window == WindowMinute {
+		read = rd.readMinutes
 	}
-	fq.From = windowStart(fq.From, fq.Kind) // a minute is read from its hour
-	if fq.Kind == q.Window && len(cols) == len(m.GroupBy) {
-		// Nothing to fold: each kept figure is one answer row, in the answer's order, so
-		// the database reads just the page (after the cursor, limit + 1 to know if more).
-		if after != nil {
-			fq.After = &store.FigureKey{WindowStart: after.WindowStart, AccountID: after.AccountID, Groups: after.Groups}
-		}
-		fq.Limit = q.Limit + 1
-	} else {
-		fq.Limit = maxKeptRows + 1
-	}
-	kept, err := s.Store.MeterFigures(ctx, fq)
+	stop, err := read(ctx)
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	kept, rest := wholeWindows(kept, q.Window)
-	cut := !rest.IsZero()
-	if cut && len(kept) == 0 {
-		return ValuesPage{}, invalid("window", "One %s of this meter holds more than %d figures; narrow the query with account_id or filter, or use a smaller window.", q.Window, maxKeptRows)
-	}
-	rows, err := windowsOf(&m, kept, q, cols)
-	if err != nil {
-		return ValuesPage{}, err
-	}
-	page := ValuesPage{AsOf: asOf}
-	for i := range rows {
-		r := &rows[i]
-		if after != nil && r.cursor.compare(after) <= 0 {
-			continue
-		}
-		if len(page.Data) == q.Limit {
-			page.NextPage = page.Data[len(page.Data)-1].cursorOf(groupBy).encode()
-			break
-		}
-		page.Data = append(page.Data, r.value(groupBy))
-	}
-	if cut && page.NextPage == "" {
-		// The windows not read yet: the next page starts at the first of them, before any
-		// of its rows (an account id is never empty).
-		page.NextPage = cursor{WindowStart: rest}.encode()
-	}
+	page := b.page(groupBy, stop)
+	page.AsOf = asOf
 	return page, nil
-}
-
-// maxKeptRows bounds the kept figures one values request reads, so that a query over
-// every account's minutes costs a bounded read per page, not all of them at once.
-const maxKeptRows = 50000
-
-// wholeWindows drops, when kept holds more than maxKeptRows figures (so the read was
-// cut), the figures of the last asked window it reached, which may be incomplete, and
-// returns that window's start (zero when the read was whole). Figures come ordered by
-// window start, and a kept figure's window lies inside one asked window (a minute's hour
-// row is cut whole, with all its minutes).
-func wholeWindows(kept []models.MeterFigure, window string) ([]models.MeterFigure, time.Time) {
-	if len(kept) <= maxKeptRows {
-		return kept, time.Time{}
-	}
-	rest := windowStart(kept[maxKeptRows].WindowStart, window)
-	n := maxKeptRows
-	for n > 0 && !windowStart(kept[n-1].WindowStart, window).Before(rest) {
-		n--
-	}
-	return kept[:n], rest
 }
 
 // checkQuery checks q against the meter (the API has checked each parameter's form):
@@ -230,67 +187,13 @@ func (r *row) value(groupBy []string) Value {
 	return v
 }
 
-// cursorOf is where the page after v starts.
+// cursorOf is the key of v in the answer's order.
 func (v Value) cursorOf(groupBy []string) cursor {
 	vals := make([]*string, len(groupBy))
 	for i, k := range groupBy {
 		vals[i] = v.Group[k]
 	}
 	return cursor{WindowStart: v.WindowStart, AccountID: v.AccountID, Groups: groupsText(vals)}
-}
-
-// windowsOf folds kept figures into the asked window and group_by columns (minutes from
-// their hours' slots), in answer order: window start, account, group.
-func windowsOf(m *models.Meter, kept []models.MeterFigure, q ValuesQuery, cols []int) ([]row, error) {
-	type group struct {
-		vals []*string // the asked group_by keys' values
-		text string
-	}
-	asked := map[string]group{}
-	idx := map[cursor]int{}
-	var rows []row
-	fold := func(at time.Time, accountID string, g group, f *figure) {
-		start := windowStart(at, q.Window)
-		c := cursor{WindowStart: start, AccountID: accountID, Groups: g.text}
-		if j, ok := idx[c]; ok {
-			rows[j].fig.combine(m.Aggregation, f)
-			return
-		}
-		idx[c] = len(rows)
-		c.windowEnd = windowEnd(start, q.Window)
-		rows = append(rows, row{cursor: c, vals: g.vals, fig: *f})
-	}
-	for i := range kept {
-		k := &kept[i]
-		w, err := fromKept(k, q.Window == WindowMinute)
-		if err != nil {
-			return nil, err
-		}
-		g, ok := asked[k.Groups] // groups repeat across windows and accounts: read each once
-		if !ok {
-			all := parseGroups(k.Groups)
-			g.vals = make([]*string, len(cols))
-			for j, c := range cols {
-				if c < len(all) {
-					g.vals[j] = all[c]
-				}
-			}
-			g.text = groupsText(g.vals)
-			asked[k.Groups] = g
-		}
-		if q.Window != WindowMinute {
-			fold(k.WindowStart, k.AccountID, g, &w.total)
-			continue
-		}
-		for minute, f := range w.slots {
-			at := k.WindowStart.Add(time.Duration(minute) * time.Minute)
-			if !at.Before(q.From) && at.Before(q.To) {
-				fold(at, k.AccountID, g, f)
-			}
-		}
-	}
-	slices.SortFunc(rows, func(a, b row) int { return a.cursor.compare(&b.cursor) })
-	return rows, nil
 }
 
 // cursor is a row's place in the answer's order; encoded, it is next_page.

@@ -1,39 +1,59 @@
 package meters
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
-// TestWholeWindowsDropsTheLastWindowOfACutRead: a read cut at maxKeptRows keeps only the
-// asked windows it read whole, so that no page shows a partial figure.
-func TestWholeWindowsDropsTheLastWindowOfACutRead(t *testing.T) {
+// TestValuesWindowOverTheBudget: a week whose days hold more figures than a page reads
+// cannot be answered (400 naming window); the week before it is answered whole, on a short
+// page whose next_page is the week over the budget, never with a partial figure.
+func TestValuesWindowOverTheBudget(t *testing.T) {
 	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC) // a Monday
-	var kept []models.MeterFigure
-	for i := range maxKeptRows + 5 {
-		// Day rows: the first 10 on Monday, the rest spread over the week after.
-		d := day
+	fs := &figureStore{meter: models.Meter{ID: "m", Key: "calls", Aggregation: models.AggSum}}
+	for i := range readBudget + 10 {
+		d := day // the first 10 on Monday, the rest spread over the week after
 		if i >= 10 {
 			d = day.AddDate(0, 0, 7+i%7)
 		}
-		kept = append(kept, models.MeterFigure{WindowStart: d})
+		fs.kept = append(fs.kept, models.MeterFigure{MeterID: "m", Kind: WindowDay, WindowStart: d,
+			AccountID: fmt.Sprintf("acct_%06d", i), Groups: "[]", Value: "1"})
 	}
-	got, rest := wholeWindows(kept, WindowWeek)
-	if !rest.Equal(day.AddDate(0, 0, 7)) || len(got) != 10 {
-		t.Fatalf("rest at %v, kept %d figures; want the first week's 10 only, the rest from the second week", rest, len(got))
+	slices.SortFunc(fs.kept, compareKept)
+	svc := &Service{Store: fs}
+	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 14), Window: WindowWeek, Limit: MaxLimit}
+	page, err := svc.Values(context.Background(), store.Env{}, "calls", q, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, rest := wholeWindows(kept[:maxKeptRows], WindowWeek); !rest.IsZero() || len(got) != maxKeptRows {
-		t.Fatalf("a read that was not cut lost figures: rest %v, %d", rest, len(got))
+	if len(page.Data) != 10 || page.NextPage == "" || page.Cost.Read > readBudget {
+		t.Fatalf("first page: %d rows, next %q, read %d; want the first week's 10, a next page, at most %d read",
+			len(page.Data), page.NextPage, page.Cost.Read, readBudget)
 	}
-	oneWeek := append(kept[10:], kept[10:20]...) // over the bound, all in the second week
-	if got, rest := wholeWindows(oneWeek, WindowWeek); rest.IsZero() || len(got) != 0 {
-		t.Fatalf("one window over the bound: rest %v, %d figures kept; want none (the request is refused)", rest, len(got))
+	q.Page = page.NextPage
+	_, err = svc.Values(context.Background(), store.Env{}, "calls", q, time.Now())
+	var inv *apperr.InvalidError
+	if !errors.As(err, &inv) || inv.Param != "window" {
+		t.Fatalf("second page: %v; want parameter_invalid naming window", err)
 	}
+}
+
+func compareKept(a, b models.MeterFigure) int {
+	return cmp.Or(a.WindowStart.Compare(b.WindowStart), strings.Compare(a.AccountID, b.AccountID), strings.Compare(a.Groups, b.Groups))
+}
+
+func keyCompare(k *models.MeterFigure, f *store.FigureKey) int {
+	return compareKept(*k, models.MeterFigure{WindowStart: f.WindowStart, AccountID: f.AccountID, Groups: f.Groups})
 }
 
 // figureStore serves Values from figures in memory, ordered as the store orders them.
@@ -53,14 +73,16 @@ func (f *figureStore) MeterAsOf(_ context.Context, _ models.Meter, now time.Time
 
 func (f *figureStore) MeterFigures(_ context.Context, q store.FigureQuery) ([]models.MeterFigure, error) {
 	var out []models.MeterFigure
-	for _, k := range f.kept {
-		if a := q.After; a != nil && (k.WindowStart.Before(a.WindowStart) ||
-			k.WindowStart.Equal(a.WindowStart) && k.AccountID+k.Groups <= a.AccountID+a.Groups) {
+	for i := range f.kept {
+		k := &f.kept[i]
+		if k.Kind != q.Kind || k.WindowStart.Before(q.From) || !k.WindowStart.Before(q.To) ||
+			q.After != nil && keyCompare(k, q.After) <= 0 || q.Until != nil && keyCompare(k, q.Until) > 0 {
 			continue
 		}
-		if !k.WindowStart.Before(q.From) && k.WindowStart.Before(q.To) && (q.Limit == 0 || len(out) < q.Limit) {
-			out = append(out, k)
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
 		}
+		out = append(out, *k)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/revops/revops/models"
@@ -33,6 +34,10 @@ func (s *Store) MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (t
 
 // FigureQuery selects kept figures of one meter and kind: window starts in [From, To),
 // one account or all, and group values (index into the meter's group_by → canonical text).
+// Figures come in the order of their key: window start, then account and group compared
+// bytewise (as Go compares strings); After and Until bound that order, so that a reader
+// pages through a range in chunks, each chunk read through an index in that order
+// (migration 92), never sorted from the whole range (CONTRACT §21).
 type FigureQuery struct {
 	MeterID   string
 	Kind      string
@@ -40,9 +45,10 @@ type FigureQuery struct {
 	AccountID string
 	Filters   map[int]string
 	Limit     int // at most this many figures; 0 = all
-	// After, when set, keeps the figures after it in the order figures come in: window
-	// start, then account and group compared bytewise (as Go compares strings).
-	After *FigureKey
+	// After, when set, keeps the figures after it; Until, the figures up to it (itself
+	// included). Kind is ignored in both. An empty AccountID or Groups sorts before every
+	// stored one (neither is ever empty).
+	After, Until *FigureKey
 }
 
 // MeterFigures reads the figures q selects, ordered by window start, account and group.
@@ -58,17 +64,21 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) (_ []models.Met
 		db = db.Where(fmt.Sprintf("g%d = ?", i+1), v)
 	}
 	// Bytewise, so that SQL's order and Go's agree: PostgreSQL's default collation orders
-	// text by language rules; SQLite's BINARY is bytewise already.
-	collate := ""
+	// text by language rules; SQLite's BINARY is bytewise already. The row comparison is
+	// an index condition of meter_figures_order and meter_figures_g* (migration 92), whose
+	// text columns are collated "C" too: a chunk reads just its rows.
+	key := "(window_start, account_id, groups)"
 	if s.dialect == "postgres" {
-		collate = ` COLLATE "C"`
+		key = `(window_start, account_id COLLATE "C", groups COLLATE "C")`
 	}
 	if a := q.After; a != nil {
-		db = db.Where("window_start > ? OR (window_start = ? AND (account_id"+collate+" > ? OR (account_id = ? AND groups"+collate+" > ?)))",
-			a.WindowStart, a.WindowStart, a.AccountID, a.AccountID, a.Groups)
+		db = db.Where("window_start >= ? AND "+key+" > (?, ?, ?)", a.WindowStart, a.WindowStart, a.AccountID, a.Groups)
+	}
+	if u := q.Until; u != nil {
+		db = db.Where("window_start <= ? AND "+key+" <= (?, ?, ?)", u.WindowStart, u.WindowStart, u.AccountID, u.Groups)
 	}
 	if q.Limit > 0 {
 		db = db.Limit(q.Limit)
 	}
-	return scanFigures(db.Order("window_start, account_id" + collate + ", groups" + collate).Rows())
+	return scanFigures(db.Order(strings.Trim(key, "()")).Rows())
 }
