@@ -1704,7 +1704,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description rate_limited: too many requests with this key. */
+        /** @description rate_limited: too many requests with this key or in this environment, or too many values queries of the environment at once; lock_timeout: the request waited too long for a database lock and changed nothing (CONTRACT §21). Retry after Retry-After. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
