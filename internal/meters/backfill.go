@@ -25,11 +25,11 @@ var ErrBusy = errors.New("another meter step holds the environment")
 // stand still for every meter of the environment. A deleted meter gives
 // apperr.ErrNotFound; an environment held by another step, ErrBusy.
 func BackfillPage(ctx context.Context, st Store, meterID string, now time.Time) (done bool, rows int, err error) {
-	return backfillPage(ctx, st, meterID, now, BackfillRows)
+	return backfillPage(ctx, st, meterID, now, Budget{RowMeters: BackfillRows, Bytes: stepBytes})
 }
 
-// backfillPage is BackfillPage with pages of about maxRows rows.
-func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, maxRows int) (done bool, rows int, err error) {
+// backfillPage is BackfillPage with pages within b.
+func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, b Budget) (done bool, rows int, err error) {
 	m, err := st.MeterByID(ctx, meterID)
 	if err != nil {
 		return false, 0, err
@@ -44,7 +44,7 @@ func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, 
 			return err
 		}
 		var finished bool
-		if rows, finished, err = backfillStep(mt, m, Budget{RowMeters: maxRows, Bytes: stepBytes}); err != nil || !finished {
+		if rows, finished, err = backfillStep(mt, m, b); err != nil || !finished {
 			return err
 		}
 		done = true

@@ -60,7 +60,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 					t.Fatalf("after %d pages as_of is %v, want %v", page, asOf, want)
 				}
 				if page == len(received) { // every batch counted: the next page finds none
-					done, _, err := meters.BackfillPageWithin(ctx, db.st, m.ID, now, 1)
+					done, _, err := meters.BackfillPageWithin(ctx, db.st, m.ID, now, meters.Budget{RowMeters: 1, Bytes: 1 << 20})
 					if err != nil || !done {
 						t.Fatalf("last page: done %v, %v", done, err)
 					}
@@ -70,7 +70,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 					return
 				}
 				// One batch a page: a bound of 1 row takes one whole batch.
-				if _, _, err := meters.BackfillPageWithin(ctx, db.st, m.ID, now, 1); err != nil {
+				if _, _, err := meters.BackfillPageWithin(ctx, db.st, m.ID, now, meters.Budget{RowMeters: 1, Bytes: 1 << 20}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,5 +1,5 @@
 package meters
 
-// BackfillPageWithin is BackfillPage with pages of about maxRows rows, for tests that
-// watch a backfill page by page.
+// BackfillPageWithin is BackfillPage with pages within a budget, for tests that watch a
+// backfill page by page or on small budgets.
 var BackfillPageWithin = backfillPage

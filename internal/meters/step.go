@@ -93,8 +93,7 @@ func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
 
 // backfillStep counts the next page of m's rows accepted before it: first the part of a
 // batch the consumer had counted in parts when m was created, then its batches in seq
-// order, at most one budget's rows (whole batches: a batch is at most 1,000 rows and
-// 1 MiB). It records the progress and the receipt time of the oldest batch left (the
+// order, whole batches within the budget's rows and bytes (at least one batch). It records the progress and the receipt time of the oldest batch left (the
 // meter's as_of, §18), or marks m ready when none is left.
 func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done bool, err error) {
 	if m.BackfillPartSeq != 0 {
@@ -123,9 +122,23 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 		return 0, true, nil
 	}
 	seqs := takeRows(batches, b.rowsFor(1))
-	got, _, err := mt.UsageRows(rowQuery([]models.Meter{m}, seqs, "", 0), 0)
+	got, cut, err := mt.UsageRows(rowQuery([]models.Meter{m}, seqs, "", 0), b.Bytes)
 	if err != nil {
 		return 0, false, err
+	}
+	if cut {
+		// Past the byte bound: the page ends with the last whole batch read. A first
+		// batch alone past it is read whole (a batch is at most 1,000 rows of a 1 MiB
+		// request), so every page makes progress.
+		i := slices.Index(seqs, got[len(got)-1].BatchSeq)
+		if i == 0 {
+			i = 1
+			if got, _, err = mt.UsageRows(rowQuery([]models.Meter{m}, seqs[:1], "", 0), 0); err != nil {
+				return 0, false, err
+			}
+		}
+		seqs = seqs[:i]
+		got = slices.DeleteFunc(got, func(r store.UsageRow) bool { return r.BatchSeq > seqs[i-1] })
 	}
 	if err := apply(mt, []models.Meter{m}, got); err != nil {
 		return 0, false, err
