@@ -71,12 +71,9 @@ func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn
 // (and skipped) before any insert: an INSERT … ON CONFLICT DO NOTHING against a row
 // another transaction has updated waits for that transaction, SKIP LOCKED or not.
 func lockCursor(tx *gorm.DB, dialect, envID string, lock CursorLock) (c UsageCursor, held bool, err error) {
-	q := `SELECT gen, writes, part_seq, part_after FROM usage_cursors WHERE environment_id = ?`
+	q := lockCursorSQLite
 	if dialect == "postgres" {
-		q += " FOR UPDATE"
-		if lock == SkipBusy {
-			q += " SKIP LOCKED"
-		}
+		q = lockCursorPG(lock)
 	}
 	read := func() (bool, error) {
 		var got []UsageCursor
@@ -106,6 +103,9 @@ func lockCursor(tx *gorm.DB, dialect, envID string, lock CursorLock) (c UsageCur
 	held, err = read()
 	return c, held, err
 }
+
+// lockCursorSQL reads an environment's cursor row (lockCursorPG, lockCursorSQLite).
+const lockCursorSQL = `SELECT gen, writes, part_seq, part_after FROM usage_cursors WHERE environment_id = ?`
 
 // Cursor is the environment's usage cursor as this transaction locked it.
 func (t *MeterTx) Cursor() UsageCursor { return t.cursor }
@@ -220,32 +220,9 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 	}
 	var res *sql.Rows
 	if t.dialect == "postgres" {
-		meta := `'{}'::jsonb`
-		args := []any{q.Batches, q.MetricNames, q.AfterID, nullLimit(limit)}
-		if len(q.Keys) > 0 {
-			args = append(args, q.Keys)
-			// A dimension is a string of at most 255 characters (1,020 bytes), a number
-			// or a boolean (CONTRACT §18): nothing longer can be one.
-			meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($5::text[]) AS k
-				WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
-		}
-		// The statement names the batches only, not the environment (a batch seq is one
-		// environment's already): with environment_id in it, a planner working from a
-		// young table's statistics scanned the environment's rows by time once per
-		// batch. usage_events_batch is the one index it can use.
-		res, err = t.db.Statement.ConnPool.QueryContext(t.db.Statement.Context, `SELECT e.id, e.batch_seq, e.account_id, e.product,
-			e.metric_name, e.metric_value::text, `+meta+`::text, e.timestamp
-			FROM unnest($1::bigint[]) AS b(seq), LATERAL (SELECT * FROM usage_events
-				WHERE batch_seq = b.seq AND metric_name = ANY($2::text[]) AND (b.seq <> ($1::bigint[])[1] OR id COLLATE "C" > $3) OFFSET 0) AS e
-			ORDER BY e.batch_seq, e.id COLLATE "C" LIMIT $4`, args...)
+		res, err = usageRowsPG(t.db, q, limit)
 	} else {
-		meta := `e.metadata`
-		if len(q.Keys) == 0 {
-			meta = `'{}'`
-		}
-		res, err = t.db.Raw(`SELECT e.id, e.batch_seq, e.account_id, e.product, e.metric_name, e.metric_value, `+meta+`, e.timestamp
-			FROM usage_events e WHERE batch_seq IN ? AND metric_name IN ? AND (batch_seq <> ? OR id > ?)
-			ORDER BY batch_seq, id LIMIT ?`, q.Batches, q.MetricNames, q.Batches[0], q.AfterID, limit).Rows()
+		res, err = usageRowsSQLite(t.db, q, limit)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read usage rows of %d batches: %w", len(q.Batches), err)
@@ -268,14 +245,6 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 		return nil, false, fmt.Errorf("read usage rows: %w", err)
 	}
 	return rows, false, nil
-}
-
-// nullLimit is LIMIT's argument on PostgreSQL: NULL for none.
-func nullLimit(n int) any {
-	if n < 0 {
-		return nil
-	}
-	return n
 }
 
 // Advance records a consumer step: done, the batches it counted whole, are stamped with

@@ -67,9 +67,9 @@ func (s *Store) MeterFigures(ctx context.Context, q FigureQuery) (_ []models.Met
 	// text by language rules; SQLite's BINARY is bytewise already. The row comparison is
 	// an index condition of meter_figures_order and meter_figures_g* (migration 92), whose
 	// text columns are collated "C" too: a chunk reads just its rows.
-	key := "(window_start, account_id, groups)"
+	key := figureOrderSQLite
 	if s.dialect == "postgres" {
-		key = `(window_start, account_id COLLATE "C", groups COLLATE "C")`
+		key = figureOrderPG
 	}
 	if a := q.After; a != nil {
 		db = db.Where("window_start >= ? AND "+key+" > (?, ?, ?)", a.WindowStart, a.WindowStart, a.AccountID, a.Groups)
