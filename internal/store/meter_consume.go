@@ -220,13 +220,12 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 	}
 	var res *sql.Rows
 	if t.dialect == "postgres" {
-		meta := `'{}'::jsonb`
-		if len(q.Keys) > 0 {
-			// A dimension is a string of at most 255 characters (1,020 bytes), a number
-			// or a boolean (CONTRACT §18): nothing longer can be one.
-			meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($4::text[]) AS k
-				WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
-		}
+		// A dimension is a string of at most 255 characters (1,020 bytes), a number or a
+		// boolean (CONTRACT §18): nothing longer can be one. With no keys this is '{}':
+		// the statement names $4 whatever the keys, for PostgreSQL cannot type a
+		// parameter the text leaves out ("could not determine data type of parameter").
+		meta := `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($4::text[]) AS k
+			WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
 		// The statement names the batches only, not the environment (a batch seq is one
 		// environment's already): with environment_id in it, a planner working from a
 		// young table's statistics scanned the environment's rows by time once per
