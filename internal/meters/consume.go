@@ -76,6 +76,10 @@ type Consumer struct {
 	Consumers int           // goroutines taking turns; default 1
 	Every     time.Duration // how often to look for environments with waiting batches; default 200ms
 	Log       *slog.Logger
+	// Turned, when set, is told of each turn that ran, once it committed and before the
+	// consumer takes its next one: its environment, its budget, the rows it read and
+	// whether more waits. The heavy-tenant tests observe CONTRACT §21's bounds through it.
+	Turned func(env string, b Budget, rows int, more bool)
 }
 
 // Run consumes until ctx ends. A failed turn (the database away) is logged and its
@@ -131,10 +135,13 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 			return
 		}
 		start := time.Now()
-		ran, _, more, err := Turn(ctx, c.Store, env, b)
+		ran, n, more, err := Turn(ctx, c.Store, env, b)
 		took := time.Since(start)
 		if err != nil && ctx.Err() == nil {
 			log.Warn("meter consumer turn failed; its batches stay waiting", "environment_id", env, "err", err)
+		}
+		if ran && err == nil && c.Turned != nil {
+			c.Turned(env, b, n, more)
 		}
 		// Held elsewhere or failed: leave it until the next look at the database, so a
 		// busy environment is not tried again and again meanwhile.
