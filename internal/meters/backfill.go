@@ -13,6 +13,11 @@ import (
 // batch is at most 1,000 rows and 1 MiB).
 const BackfillRows = 5000
 
+// pageTurn is the consumer turn a backfill page takes first: small and fixed, so that a
+// page holds its environment about as long as a consumer turn does, whatever the
+// consumer's own budget for the environment has adapted to.
+var pageTurn = Budget{RowMeters: 8_000, Bytes: 1 << 20}
+
 // ErrBusy is a backfill page that ran nothing because another step (the consumer, or a
 // page of another of the environment's meters) holds the environment: at most one runs
 // at a time, and the others wait their turn on revops-jobs rather than on the lock,
@@ -40,7 +45,7 @@ func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, 
 			done = err == nil
 			return err
 		}
-		if _, _, err := consumeStep(mt, DefaultBudget); err != nil {
+		if _, _, err := consumeStep(mt, pageTurn); err != nil {
 			return err
 		}
 		var finished bool

@@ -15,8 +15,14 @@ import (
 // environment whose turn took longer gets fewer rows next time, one much quicker more.
 const turnTime = 500 * time.Millisecond
 
-// waitingEnvironments bounds the environments one look at the database lists.
+// waitingEnvironments bounds the environments one look at the database adds to the
+// line. Those in the line already are not listed again, so with more backlogged
+// environments than this a new one still joins within a few looks.
 const waitingEnvironments = 100
+
+// maxExcept bounds the environments of the line a look names to leave out (a statement's
+// parameters); past it, some are listed again and join ignores them.
+const maxExcept = 500
 
 // Consume counts every environment's waiting usage batches into its meters until none
 // waits (or, for environments another transaction holds, until they are left to it), in
@@ -26,7 +32,7 @@ const waitingEnvironments = 100
 func Consume(ctx context.Context, st Store) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
-		envs, err := st.WaitingUsageEnvironments(ctx, waitingEnvironments)
+		envs, err := st.WaitingUsageEnvironments(ctx, nil, waitingEnvironments)
 		if err != nil {
 			return total, err
 		}
@@ -106,7 +112,7 @@ func (c *Consumer) Run(ctx context.Context) {
 	defer t.Stop()
 	failing := false
 	for {
-		envs, err := c.Store.WaitingUsageEnvironments(ctx, waitingEnvironments)
+		envs, err := c.Store.WaitingUsageEnvironments(ctx, l.members(), waitingEnvironments)
 		switch {
 		case ctx.Err() != nil:
 			wg.Wait()
@@ -153,8 +159,8 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 // than turnTime, grown by a quarter when it took under half of it.
 func adapt(b Budget, took time.Duration) Budget {
 	switch {
-	case took > turnTime:
-		b.RowMeters = max(minRowMeters, b.RowMeters/2)
+	case took > turnTime: // never below minRowMeters by halving, nor above what it was
+		b.RowMeters = max(min(minRowMeters, b.RowMeters), b.RowMeters/2)
 	case took < turnTime/2:
 		b.RowMeters = min(maxRowMeters, b.RowMeters+b.RowMeters/4)
 	}
@@ -190,6 +196,20 @@ func (l *line) join(envs []string) {
 		default:
 		}
 	}
+}
+
+// members lists (up to maxExcept of) the environments in the line or taken.
+func (l *line) members() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, min(len(l.in), maxExcept))
+	for e := range l.in {
+		if len(out) == maxExcept {
+			break
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // next takes the environment at the front, with its budget, waiting for one.

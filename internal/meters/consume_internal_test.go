@@ -54,6 +54,9 @@ func TestAdaptBudget(t *testing.T) {
 	if got := adapt(small, 10*turnTime); got.RowMeters != minRowMeters {
 		t.Fatalf("below the least budget: %d", got.RowMeters)
 	}
+	if got := adapt(Budget{RowMeters: 100}, 10*turnTime); got.RowMeters != 100 {
+		t.Fatalf("a budget below the least one grew after a slow turn: %d", got.RowMeters)
+	}
 	if got := adapt(small, time.Millisecond); got.RowMeters <= minRowMeters {
 		t.Fatalf("not grown after a quick turn: %d", got.RowMeters)
 	}

@@ -24,9 +24,7 @@ type Store interface {
 	Meters(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error)
 	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
 	MeterByID(ctx context.Context, id string) (models.Meter, error)
-	UpdateMeterDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
-	DeleteMeter(ctx context.Context, env store.Env, key string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error)
-	WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error)
+	WaitingUsageEnvironments(ctx context.Context, except []string, limit int) ([]string, error)
 	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
 	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
 }
@@ -186,7 +184,21 @@ func (s *Service) Get(ctx context.Context, env store.Env, key string) (models.Me
 
 // SetDescription changes a meter's description, the one field PATCH changes.
 func (s *Service) SetDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
-	return s.Store.UpdateMeterDescription(ctx, env, key, description, now, reply)
+	var m models.Meter
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+		var err error
+		if m, err = tx.LockMeter(key); err != nil {
+			return err
+		}
+		if m.Description != description {
+			m.Description, m.UpdatedAt = description, tx.Now()
+			if err := tx.SaveMeterDescription(m); err != nil {
+				return err
+			}
+		}
+		return reply.Keep(tx, m)
+	})
+	return m, err
 }
 
 // Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
@@ -194,7 +206,25 @@ func (s *Service) SetDescription(ctx context.Context, env store.Env, key, descri
 // commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
 // off the request path.
 func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
-	m, err := s.Store.DeleteMeter(ctx, env, key, time.Now(), reply)
+	var m models.Meter
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+		// Found before the lock, so an unknown key is 404 at once; found again under it,
+		// since a concurrent delete may have taken it meanwhile.
+		if _, err := tx.FindMeter(key); err != nil {
+			return err
+		}
+		if _, err := tx.LockUsageCursor(); err != nil {
+			return err
+		}
+		var err error
+		if m, err = tx.FindMeter(key); err != nil {
+			return err
+		}
+		if err := tx.DeleteMeter(m); err != nil {
+			return err
+		}
+		return reply.Keep(tx, m)
+	})
 	if err != nil {
 		return m, err
 	}

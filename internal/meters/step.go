@@ -12,7 +12,7 @@ import (
 // that no input — a thousand batches of 1 MiB, 32 meters grouped by a key with a value
 // per row — makes one transaction large enough to stall the others or to fail again and
 // again: rows × meters, bytes read, and (through the consumer's adaptive rows, see
-// turns.go) time.
+// adapt in consume.go) time.
 
 // Budget bounds one step.
 type Budget struct {
@@ -144,6 +144,12 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 		return 0, false, err
 	}
 	m.BackfillSeq = seqs[len(seqs)-1]
+	if len(batches) < stepBatches && len(seqs) == len(batches) {
+		// The page took every batch left: nothing to look for (the search would walk
+		// every batch received since, the backfill's own as well as the consumer's).
+		m.BackfillAsOf = nil
+		return len(got), false, mt.SaveBackfill(m)
+	}
 	return len(got), false, saveBackfill(mt, m, m.BackfillSeq)
 }
 

@@ -9,8 +9,8 @@ import (
 
 // figureCache keeps, per environment, the meter figures this process's last consumer or
 // backfill transaction left, so that the next one reads only the figures it has not
-// seen: a consumer transaction rewrites the same hours, days, weeks and months again and
-// again, and reading them back was a fifth of its database time.
+// seen: a consumer transaction rewrites the same hours and days (and, for unique_count,
+// weeks and months) again and again, and reading them back was a fifth of its database time.
 //
 // The cache is as of the environment's usage_cursors.writes, which every transaction
 // that writes figures raises under the environment's lock. A transaction whose lock

@@ -291,14 +291,16 @@ func (t *MeterTx) MarkMeterReady(m models.Meter, now time.Time) error {
 	return nil
 }
 
-// WaitingUsageEnvironments lists environments with batches the consumer has not taken,
-// the one waiting longest first (served by usage_batches_waiting, which holds only them).
-func (s *Store) WaitingUsageEnvironments(ctx context.Context, limit int) ([]string, error) {
+// WaitingUsageEnvironments lists up to limit environments with batches the consumer has
+// not taken, but those of except (the consumer's line holds them already), the one
+// waiting longest first (served by usage_batches_waiting, which holds only them).
+func (s *Store) WaitingUsageEnvironments(ctx context.Context, except []string, limit int) ([]string, error) {
+	q := s.db.WithContext(ctx).Table("usage_batches").Select("environment_id").Where("gen IS NULL")
+	if len(except) > 0 {
+		q = q.Where("environment_id NOT IN ?", except)
+	}
 	var ids []string
-	err := s.db.WithContext(ctx).Raw(`SELECT environment_id FROM usage_batches WHERE gen IS NULL
-		GROUP BY environment_id ORDER BY MIN(seq) LIMIT ?`, limit).
-		Scan(&ids).Error
-	if err != nil {
+	if err := q.Group("environment_id").Order("MIN(seq)").Limit(limit).Scan(&ids).Error; err != nil {
 		return nil, fmt.Errorf("environments with waiting usage: %w", err)
 	}
 	return ids, nil
@@ -334,5 +336,5 @@ func scanUsageRows(rows *sql.Rows, err error) ([]UsageRow, error) {
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
 }

@@ -83,7 +83,7 @@ func TestMeterPurgePagesAreBounded(t *testing.T) {
 			}
 			seedFigures(t, db.st, gone.ID)
 			seedFigures(t, db.st, kept.ID)
-			if _, err := db.st.DeleteMeter(ctx, db.env, "gone", time.Now(), store.Reply[models.Meter]{}); err != nil {
+			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", store.Reply[models.Meter]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := db.st.Meter(ctx, db.env, "gone"); !errors.Is(err, apperr.ErrNotFound) {
@@ -152,7 +152,7 @@ func TestMeterPurgesCountTowardTheLimit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			gone, err := db.st.DeleteMeter(ctx, db.env, "m0", time.Now(), store.Reply[models.Meter]{})
+			gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", store.Reply[models.Meter]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func TestMeterPurgeMarkedStarted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.DeleteMeter(ctx, db.env, "gone", time.Now(), store.Reply[models.Meter]{}); err != nil {
+			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", store.Reply[models.Meter]{}); err != nil {
 				t.Fatal(err)
 			}
 			if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(-time.Minute), 10); err != nil || len(ps) != 0 {

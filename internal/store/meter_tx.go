@@ -115,7 +115,7 @@ const figureColumns = `f.meter_id, f.kind, f.window_start, f.account_id, f.group
 // reach unnest whole (GORM would expand them into lists).
 func scanFigures(rows *sql.Rows, err error) ([]models.MeterFigure, error) {
 	if err != nil {
-		return nil, fmt.Errorf("read meter figures: %w", err)
+		return nil, fmt.Errorf("read meter figures: %w", dbError(err))
 	}
 	defer rows.Close()
 	var out []models.MeterFigure
@@ -127,7 +127,7 @@ func scanFigures(rows *sql.Rows, err error) ([]models.MeterFigure, error) {
 		}
 		out = append(out, f)
 	}
-	return out, rows.Err()
+	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
 }
 
 // SaveFigures writes figures, replacing the kept ones with the same key.
@@ -208,7 +208,7 @@ func (t *MeterTx) SaveMemberDays(ms []models.MeterMemberDay) error {
 // scanMemberDays is scanFigures for member days.
 func scanMemberDays(rows *sql.Rows, err error) ([]models.MeterMemberDay, error) {
 	if err != nil {
-		return nil, fmt.Errorf("read meter member days: %w", err)
+		return nil, fmt.Errorf("read meter member days: %w", dbError(err))
 	}
 	defer rows.Close()
 	var out []models.MeterMemberDay
@@ -219,5 +219,5 @@ func scanMemberDays(rows *sql.Rows, err error) ([]models.MeterMemberDay, error) 
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/revops/revops/models"
 )
 
@@ -220,54 +218,6 @@ func (s *Store) MeterByID(ctx context.Context, id string) (models.Meter, error) 
 		return m, notFound(err, "meter "+id)
 	}
 	return m, nil
-}
-
-// UpdateMeterDescription changes a meter's description (the one field PATCH changes),
-// with reply's answer in the same transaction.
-func (s *Store) UpdateMeterDescription(ctx context.Context, env Env, key, description string, now time.Time, reply Reply[models.Meter]) (m models.Meter, err error) {
-	ctx, end := s.span(ctx, "db meter update")
-	defer end(&err)
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.forUpdate(scope(tx, env)).Where("key = ?", key).Take(&m).Error; err != nil {
-			return notFound(err, "meter "+key)
-		}
-		if m.Description != description {
-			m.Description, m.UpdatedAt = description, now.UTC().Truncate(time.Microsecond)
-			if err := tx.Model(&m).Select("description", "updated_at").Updates(&m).Error; err != nil {
-				return fmt.Errorf("update meter: %w", err)
-			}
-		}
-		return reply.keepIn(tx, m)
-	})
-	return m, err
-}
-
-// DeleteMeter removes a meter and records its purge (meter_purges) with reply's answer,
-// in one transaction under the usage cursor lock, so that no consumer or backfill page in
-// flight writes figures for it afterwards (both read the meters once they hold the lock).
-// Its figures stay for its MeterPurge workflow (PurgeMeterPage), which runs without the
-// lock, page by page: a large meter's purge never holds the environment's consumer or the
-// request back (CONTRACT §21), and rows of a meter id nothing reads any more are only
-// space until it has run.
-func (s *Store) DeleteMeter(ctx context.Context, env Env, key string, now time.Time, reply Reply[models.Meter]) (m models.Meter, err error) {
-	ctx, end := s.span(ctx, "db meter delete")
-	defer end(&err)
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := s.lockUsageCursor(tx, env.ID, false); err != nil {
-			return err
-		}
-		if err := scope(tx, env).Where("key = ?", key).Take(&m).Error; err != nil {
-			return notFound(err, "meter "+key)
-		}
-		if err := tx.Exec("DELETE FROM meters WHERE id = ?", m.ID).Error; err != nil {
-			return fmt.Errorf("delete meter: %w", err)
-		}
-		if err := recordMeterPurge(tx, m, now); err != nil {
-			return err
-		}
-		return reply.keepIn(tx, m)
-	})
-	return m, err
 }
 
 // UnstartedBackfills lists backfilling meters created before before whose MeterBackfill

@@ -55,9 +55,13 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 					t.Fatalf("%s: %d batches with gen 0 (err %v), want %d", tx, n, err, want)
 				}
 			}
-			waiting, err := st.WaitingUsageEnvironments(ctx, 10)
+			waiting, err := st.WaitingUsageEnvironments(ctx, nil, 10)
 			if err != nil || len(waiting) != 1 || waiting[0] != env.ID {
 				t.Fatalf("waiting environments %v (err %v), want the one with the batch stored after", waiting, err)
+			}
+			// The consumer's line names the environments it holds already: not listed again.
+			if waiting, err = st.WaitingUsageEnvironments(ctx, []string{env.ID}, 10); err != nil || len(waiting) != 0 {
+				t.Fatalf("waiting environments but the line's: %v (err %v), want none", waiting, err)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/models"
 )
@@ -86,8 +86,44 @@ func (tx *Tx) CreateMeter(m *models.Meter) error {
 	return nil
 }
 
-// lockUsageCursor is LockUsageCursor for a store writer that runs its own transaction.
-func (s *Store) lockUsageCursor(tx *gorm.DB, envID string, _ bool) (int64, error) {
-	c, _, err := lockCursor(tx, s.dialect, envID, Wait)
-	return c.Gen, err
+// FindMeter reads the environment's meter key in the transaction, without a lock.
+func (tx *Tx) FindMeter(key string) (models.Meter, error) {
+	var m models.Meter
+	if err := scope(tx.db, tx.env).Where("key = ?", key).Take(&m).Error; err != nil {
+		return m, notFound(err, "meter "+key)
+	}
+	return m, nil
+}
+
+// LockMeter reads the environment's meter key and locks it until the transaction ends.
+func (tx *Tx) LockMeter(key string) (models.Meter, error) {
+	q := scope(tx.db, tx.env)
+	if tx.dialect == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var m models.Meter
+	if err := q.Where("key = ?", key).Take(&m).Error; err != nil {
+		return m, notFound(err, "meter "+key)
+	}
+	return m, nil
+}
+
+// SaveMeterDescription writes m's description and updated_at.
+func (tx *Tx) SaveMeterDescription(m models.Meter) error {
+	if err := scope(tx.db.Model(&models.Meter{}), tx.env).Where("id = ?", m.ID).
+		UpdateColumns(map[string]any{"description": m.Description, "updated_at": m.UpdatedAt}).Error; err != nil {
+		return fmt.Errorf("update meter %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// DeleteMeter removes m's row and records its purge (meter_purges): its figures stay for
+// its MeterPurge workflow, which deletes them page by page without the usage cursor lock.
+// The caller holds that lock, so no consumer step or backfill page in flight writes
+// figures for m afterwards (both read the meters once they hold it).
+func (tx *Tx) DeleteMeter(m models.Meter) error {
+	if err := tx.db.Exec("DELETE FROM meters WHERE id = ? AND environment_id = ?", m.ID, tx.env.ID).Error; err != nil {
+		return fmt.Errorf("delete meter: %w", err)
+	}
+	return recordMeterPurge(tx.db, m, tx.Now())
 }
