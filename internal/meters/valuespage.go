@@ -39,18 +39,18 @@ type ValuesCost struct {
 type pageBuilder struct {
 	meter *models.Meter
 	q     *ValuesQuery
-	cols  []int  // positions of the asked group_by keys in the meter's
-	fold  bool   // fewer keys asked than the meter has: several figures make an answer row
-	exact bool   // each figure read is an answer row, in order
+	cols  []int // positions of the asked group_by keys in the meter's
+	fold  bool  // fewer keys asked than the meter has: several figures make an answer row
+	exact bool  // each figure read is an answer row, in order
 	// inOrder: the asked keys lead the meter's (or none is asked, or all), so within a
 	// window the stored order (account, groups) is the answer's order (account, asked
 	// groups), and an answer row's figures are contiguous in it (see seek).
 	inOrder bool
-	after cursor // the page holds answer keys after it only
-	out   []*row // final rows, in order (at most limit+1)
-	held  []*row // rows not final yet, sorted by key
-	cost  ValuesCost
-	asked map[string]askedGroup // stored group text → the asked keys' values (bounded cache)
+	after   cursor // the page holds answer keys after it only
+	out     []*row // final rows, in order (at most limit+1)
+	held    []*row // rows not final yet, sorted by key
+	cost    ValuesCost
+	asked   map[string]askedGroup // stored group text → the asked keys' values (bounded cache)
 }
 
 type askedGroup struct {
