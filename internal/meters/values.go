@@ -94,7 +94,8 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 	if err != nil {
 		return ValuesPage{}, err
 	}
-	b := &pageBuilder{meter: &m, q: &q, cols: cols, fold: len(cols) < len(m.GroupBy), asked: map[string]askedGroup{}}
+	b := &pageBuilder{meter: &m, q: &q, cols: cols, fold: len(cols) < len(m.GroupBy), inOrder: leading(cols),
+		asked: map[string]askedGroup{}}
 	b.after = cursor{WindowStart: q.From} // before every row of the first window
 	if after != nil && !after.WindowStart.Before(q.From) {
 		b.after = *after
@@ -105,8 +106,11 @@ func (s *Service) Values(ctx context.Context, env store.Env, key string, q Value
 		rd.fq.Filters[slices.Index(m.GroupBy, k)] = v
 	}
 	read := rd.readWindows
-	if q.Window == WindowMinute {
+	switch {
+	case q.Window == WindowMinute:
 		read = rd.readMinutes
+	case rd.fq.Kind != q.Window:
+		read = rd.readDays
 	}
 	stop, err := read(ctx)
 	if err != nil {

@@ -24,8 +24,8 @@ import (
 // frontier, which follows the read); final rows are returned in order. When the budget
 // runs out first, the page ends short (even empty) and its next_page is the frontier, so
 // the next page starts where this one stopped and costs the same.
-const (
-	readBudget = 50000
+var (
+	readBudget = 50000 // a var only so that tests can lower it (SetReadBudget)
 	chunkRows  = 1000
 )
 
@@ -39,14 +39,18 @@ type ValuesCost struct {
 type pageBuilder struct {
 	meter *models.Meter
 	q     *ValuesQuery
-	cols  []int  // positions of the asked group_by keys in the meter's
-	fold  bool   // fewer keys asked than the meter has: several figures make an answer row
-	exact bool   // each figure read is an answer row, in order
-	after cursor // the page holds answer keys after it only
-	out   []*row // final rows, in order (at most limit+1)
-	held  []*row // rows not final yet, sorted by key
-	cost  ValuesCost
-	asked map[string]askedGroup // stored group text → the asked keys' values (bounded cache)
+	cols  []int // positions of the asked group_by keys in the meter's
+	fold  bool  // fewer keys asked than the meter has: several figures make an answer row
+	exact bool  // each figure read is an answer row, in order
+	// inOrder: the asked keys lead the meter's (or none is asked, or all), so within a
+	// window the stored order (account, groups) is the answer's order (account, asked
+	// groups), and an answer row's figures are contiguous in it (see seek).
+	inOrder bool
+	after   cursor // the page holds answer keys after it only
+	out     []*row // final rows, in order (at most limit+1)
+	held    []*row // rows not final yet, sorted by key
+	cost    ValuesCost
+	asked   map[string]askedGroup // stored group text → the asked keys' values (bounded cache)
 }
 
 type askedGroup struct {
@@ -157,3 +161,37 @@ func (b *pageBuilder) budget() int {
 
 // minuteOf is the start of minute m of the hour starting at h.
 func minuteOf(h time.Time, m int) time.Time { return h.Add(time.Duration(m) * time.Minute) }
+
+// leading tells whether the asked keys' positions are the meter's first ones.
+func leading(cols []int) bool {
+	for i, c := range cols {
+		if c != i {
+			return false
+		}
+	}
+	return true
+}
+
+// seek is the stored group text after which a read of c's window and account finds every
+// figure of the answer rows after c, and none before (FigureQuery.After). A group text is
+// a JSON array, its elements JSON strings or null, none a prefix of another; the meter's
+// group_by never changes, so every stored text has as many elements:
+//   - no fold: the asked text is the stored one;
+//   - asked keys leading the meter's (inOrder): the stored texts of the row [e1,…,ek] are
+//     exactly those that start with `[e1,…,ek,`, so they all sort before `[e1,…,ek-`
+//     (',' + 1), which no stored text is, and every later row's texts after it; with no
+//     key asked (k = 0) the row is the whole account, whose texts (all starting with '[')
+//     sort before "\x7f";
+//   - other asked keys: an account's rows interleave in its stored texts, so the read
+//     starts at the account's first figure, and rows up to c are skipped (add).
+func (b *pageBuilder) seek(c *cursor) string {
+	switch {
+	case c.Groups == "" || !b.fold:
+		return c.Groups
+	case !b.inOrder:
+		return ""
+	case len(b.cols) == 0:
+		return "\x7f"
+	}
+	return c.Groups[:len(c.Groups)-1] + "-"
+}

@@ -13,9 +13,11 @@ import (
 
 // reader reads the kept figures of a page in chunks, within the page's budget.
 type reader struct {
-	st Store
-	b  *pageBuilder
-	fq store.FigureQuery // meter, kind, account and filters; the range is set per read
+	st       Store
+	b        *pageBuilder
+	fq       store.FigureQuery // meter, kind, account and filters; the range is set per read
+	frontier cursor            // every answer row up to it is final
+	row      *cursor           // inOrder: the row the last figure went to
 }
 
 // scan reads the figures of [from, to) after after (and up to until, when set), chunk by
@@ -47,56 +49,75 @@ func (rd *reader) scan(ctx context.Context, from, to time.Time, after, until *st
 	}
 }
 
-// readWindows builds a page of hour or longer windows: one read from the cursor to the end
-// of the range. It returns where the next page starts when the budget ran out first.
+// readWindows builds a page of hour or day windows read from their own kind: one read
+// from the cursor to the end of the range, in the store's order (window start, account,
+// groups), which is the answer's order within an account too when inOrder. It returns
+// where the next page starts when the budget ran out first.
 func (rd *reader) readWindows(ctx context.Context) (*cursor, error) {
 	b, c := rd.b, rd.b.after
-	from, after := b.q.From, (*store.FigureKey)(nil)
-	switch {
-	case rd.fq.Kind != b.q.Window: // days into weeks or months: the cursor's window whole
-		from = laterOf(from, c.WindowStart)
-	case b.fold: // the cursor's account whole: its groups fold into its rows
-		after = &store.FigureKey{WindowStart: c.WindowStart, AccountID: c.AccountID}
-	default: // each figure is an answer row
-		b.exact = true
-		after = &store.FigureKey{WindowStart: c.WindowStart, AccountID: c.AccountID, Groups: c.Groups}
-	}
-	frontier := c
-	done, err := rd.scan(ctx, from, b.q.To, after, nil, func(k *models.MeterFigure) (bool, error) {
-		g := b.group(k.Groups)
-		key := cursor{WindowStart: windowStart(k.WindowStart, b.q.Window), AccountID: k.AccountID, Groups: g.text}
-		if err := b.add(key, g, func() (figure, error) { w, err := fromKept(k, false); return w.total, err }); err != nil {
-			return false, err
-		}
-		// Nothing unread comes before the figure's key (no fold), its account's (a fold
-		// of groups), or its window's (a fold of days).
-		switch {
-		case rd.fq.Kind != b.q.Window:
-			frontier = cursor{WindowStart: key.WindowStart}
-		case b.fold:
-			frontier = cursor{WindowStart: key.WindowStart, AccountID: key.AccountID}
-		default:
-			frontier = key
-		}
-		b.emit(&frontier)
-		return !b.full(), nil
-	})
+	b.exact = !b.fold
+	rd.frontier = c
+	after := &store.FigureKey{WindowStart: c.WindowStart, AccountID: c.AccountID, Groups: b.seek(&c)}
+	done, err := rd.scan(ctx, b.q.From, b.q.To, after, nil, rd.take)
 	if err != nil || done || b.full() {
 		b.emitAll()
 		return nil, err
 	}
-	if frontier.compare(&c) <= 0 {
-		return nil, tooWide(b, rd.fq.Kind)
-	}
-	return &frontier, nil
+	return rd.stop()
 }
 
-// tooWide refuses a query one of whose answer rows folds more figures than a page reads.
-func tooWide(b *pageBuilder, kind string) error {
-	if kind != b.q.Window {
-		return invalid("window", "One %s of this meter holds more than %d figures; narrow the query with account_id or filter, or use a smaller window.", b.q.Window, readBudget)
+// take folds a figure into its answer row and moves the frontier on: nothing unread comes
+// before the figure's key (each figure a row), before its row (inOrder: the rows before it
+// are whole), or before its account (other folds).
+func (rd *reader) take(k *models.MeterFigure) (bool, error) {
+	b := rd.b
+	g := b.group(k.Groups)
+	key := cursor{WindowStart: windowStart(k.WindowStart, b.q.Window), AccountID: k.AccountID, Groups: g.text}
+	if err := b.add(key, g, func() (figure, error) { w, err := fromKept(k, false); return w.total, err }); err != nil {
+		return false, err
 	}
-	return invalid("group_by", "One account's %s of this meter holds more than %d figures; group_by more of the meter's keys, or narrow the query with filter.", b.q.Window, readBudget)
+	switch {
+	case b.exact:
+		rd.frontier = key
+	case !b.inOrder:
+		rd.frontier = cursor{WindowStart: key.WindowStart, AccountID: key.AccountID}
+	default:
+		if rd.row != nil && rd.row.compare(&key) != 0 {
+			rd.frontier = *rd.row
+		}
+		rd.row = &key
+	}
+	b.emit(&rd.frontier)
+	return !b.full(), nil
+}
+
+// stop is where the next page starts when the budget ran out: the frontier, or a refusal
+// when the page could not make a single answer row final (see tooWide).
+func (rd *reader) stop() (*cursor, error) {
+	if rd.frontier.compare(&rd.b.after) <= 0 {
+		return nil, tooWide(rd.b)
+	}
+	return &rd.frontier, nil
+}
+
+// tooWide refuses a query whose next answer row cannot be made final within a page's
+// budget. What remains refused (CONTRACT §21, a single row over the budget):
+//   - inOrder (no group_by fold, or the asked keys lead the meter's, or none is asked):
+//     one answer row (window, account, asked group) folds more than the budget of figures
+//     (its stored groups × days), less a week's or month's read-ahead (readDays);
+//     without a fold of groups a row folds at most 31 day figures, so never;
+//   - asked keys that do not lead the meter's (such as the second of two): an account's
+//     answer rows interleave in its stored order, so its rows are final only once its whole
+//     window is read: one account's window holding more than the budget of figures.
+func tooWide(b *pageBuilder) error {
+	switch {
+	case !b.inOrder:
+		return invalid("group_by", "One account's %s of this meter holds more than %d figures, and group_by %v does not start with the meter's first group_by key %q (its rows interleave in an account's figures); group_by a leading part of %v, or narrow the query with filter.",
+			b.q.Window, readBudget, b.q.GroupBy, b.meter.GroupBy[0], b.meter.GroupBy)
+	case b.fold:
+		return invalid("group_by", "One answer row of this query folds more than %d figures; group_by more of the meter's keys, narrow the query with filter, or use a smaller window.", readBudget)
+	}
+	return invalid("window", "One answer row of this query folds more than %d figures; use a smaller window.", readBudget)
 }
 
 // readMinutes builds a page of minute windows from the hours' figures, hour by hour. An
@@ -190,11 +211,4 @@ func deref(f *figure) figure {
 		return figure{}
 	}
 	return *f
-}
-
-func laterOf(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
