@@ -220,7 +220,9 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 	}
 	var res *sql.Rows
 	if t.dialect == "postgres" {
-		meta := `'{}'::jsonb`
+		// $4 is named in either form: PostgreSQL refuses a statement with a parameter
+		// it cannot type, and would leave meters that read no key uncounted.
+		meta := `COALESCE(CASE WHEN $4::text[] IS NULL THEN NULL::jsonb END, '{}'::jsonb)`
 		if len(q.Keys) > 0 {
 			// A dimension is a string of at most 255 characters (1,020 bytes), a number
 			// or a boolean (CONTRACT §18): nothing longer can be one.
