@@ -86,7 +86,12 @@ func (c *consumerCtl) stop() {
 
 // post sends one usage batch with key.
 func (iso *isolation) post(key string, body []byte) error {
-	req, err := http.NewRequest("POST", iso.r.api.URL+"/v1/usage/events", bytes.NewReader(body))
+	return iso.send(key, "POST", "/v1/usage/events", body)
+}
+
+// send makes one request with key and body as is (nil: none).
+func (iso *isolation) send(key, method, path string, body []byte) error {
+	req, err := http.NewRequest(method, iso.r.api.URL+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -99,7 +104,7 @@ func (iso *isolation) post(key string, body []byte) error {
 	defer resp.Body.Close()
 	got, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("usage: %d %s", resp.StatusCode, got)
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, got)
 	}
 	return nil
 }
@@ -165,7 +170,7 @@ func (iso *isolation) backfill(b *testing.B) {
 // deleteAll deletes A's meters and waits until every purge has ended.
 func (iso *isolation) deleteAll(b *testing.B) {
 	for i := range iso.cfg.meters {
-		if err := iso.r.callAs(iso.keyA, iso.r.api.URL, "DELETE", "/v1/meters/a_m"+strconv.Itoa(i), nil, nil); err != nil {
+		if err := iso.send(iso.keyA, "DELETE", "/v1/meters/a_m"+strconv.Itoa(i), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
