@@ -36,6 +36,7 @@ import (
 	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/meters"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/replay"
 	"github.com/revops/revops/internal/store"
@@ -238,6 +239,10 @@ func (r *benchRig) worker(b *testing.B) {
 		Delivery:   &activities.Activities{Store: r.st, Sender: r.sender},
 		Retention:  &activities.Retention{Store: r.st},
 		BulkReplay: &activities.BulkReplay{Store: r.st},
+		// Meter jobs on the job pool, as `revops worker` runs them (the tenant-isolation
+		// benchmark's heavy tenant; no other benchmark creates meters).
+		MeterBackfill: &activities.MeterBackfill{Store: r.st.Jobs()},
+		MeterPurge:    &activities.MeterPurge{Store: r.st.Jobs()},
 	}, slots, opts)
 	w := ws[0] // revops-webhooks
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
@@ -261,7 +266,11 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 		b.Fatal(err)
 	}
 	rp := &replay.Service{Store: r.st, Log: log}
-	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter, Endpoints: eps, Replay: rp}))
+	// New meters' backfills and deleted meters' purges start at once, as in `revops serve`.
+	ms := &meters.Service{Store: r.st, Log: log,
+		Backfills: &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log},
+		Purges:    &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}}
+	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter, Endpoints: eps, Replay: rp, Meters: ms}))
 	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Endpoints: eps, Replay: rp}))
 	b.Cleanup(r.api.Close)
 	b.Cleanup(r.setup.Close)
