@@ -156,13 +156,13 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 }
 
 // adapt scales a budget to the turn time it gave: halved when the turn took longer
-// than turnTime, grown by a quarter when it took under half of it.
+// than turnTime, grown by half when it took under half of it.
 func adapt(b Budget, took time.Duration) Budget {
 	switch {
 	case took > turnTime: // never below minRowMeters by halving, nor above what it was
 		b.RowMeters = max(min(minRowMeters, b.RowMeters), b.RowMeters/2)
 	case took < turnTime/2:
-		b.RowMeters = min(maxRowMeters, b.RowMeters+b.RowMeters/4)
+		b.RowMeters = min(maxRowMeters, max(b.RowMeters, b.RowMeters+b.RowMeters/2))
 	}
 	return b
 }

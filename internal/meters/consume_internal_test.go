@@ -46,8 +46,7 @@ func TestConsumerLineTakesTurns(t *testing.T) {
 // The budget halves after a turn over the turn time and grows after a quick one, within
 // its bounds.
 func TestAdaptBudget(t *testing.T) {
-	b := DefaultBudget
-	if got := adapt(b, 2*turnTime); got.RowMeters != maxRowMeters/2 {
+	if got := adapt(Budget{RowMeters: maxRowMeters}, 2*turnTime); got.RowMeters != maxRowMeters/2 {
 		t.Fatalf("after a slow turn: %d", got.RowMeters)
 	}
 	small := Budget{RowMeters: minRowMeters, Bytes: stepBytes}
@@ -60,7 +59,7 @@ func TestAdaptBudget(t *testing.T) {
 	if got := adapt(small, time.Millisecond); got.RowMeters <= minRowMeters {
 		t.Fatalf("not grown after a quick turn: %d", got.RowMeters)
 	}
-	if got := adapt(DefaultBudget, time.Millisecond); got.RowMeters != maxRowMeters {
+	if got := adapt(Budget{RowMeters: maxRowMeters}, time.Millisecond); got.RowMeters != maxRowMeters {
 		t.Fatalf("grown past the bound: %d", got.RowMeters)
 	}
 }

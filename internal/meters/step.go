@@ -23,18 +23,22 @@ type Budget struct {
 	Bytes int
 }
 
-// Budgets of a step: a full batch (1,000 rows) fits in one for up to 32 meters, and the
-// bytes of 1,000 rows of projected metadata.
+// Budgets of a step. A consumer turn starts at DefaultBudget (a full batch of 1,000
+// rows fits for up to 25 meters) and adapts to its time (adapt): a turn's cost is mostly
+// the figures it writes, which low-cardinality meters fold into a few rows per hour and
+// day, so such an environment's turns grow to maxRowMeters (tens of thousands of rows,
+// as many figure writes saved), while one grouped by a key with a value per row shrinks
+// towards minRowMeters. Bytes bound what a turn reads whatever its rows.
 const (
-	maxRowMeters = 50_000
-	minRowMeters = 500
+	maxRowMeters = 200_000
+	minRowMeters = 2_000
 	stepBytes    = 4 << 20
 	// stepBatches bounds the batches one step lists.
 	stepBatches = 1000
 )
 
 // DefaultBudget is a step's budget before the consumer adapts it to its turn time.
-var DefaultBudget = Budget{RowMeters: maxRowMeters, Bytes: stepBytes}
+var DefaultBudget = Budget{RowMeters: 25_000, Bytes: stepBytes}
 
 // rowsFor is how many rows a step may read for n meters.
 func (b Budget) rowsFor(n int) int {
@@ -59,13 +63,21 @@ func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
 			return 0, false, err
 		}
 		batches = []store.Batch{part}
-	} else if batches, err = mt.WaitingBatches(stepBatches); err != nil {
-		return 0, false, err
+	} else {
+		// A batch holds at least one row: no more batches than rows can be taken.
+		limit := stepBatches
+		if len(meters) > 0 {
+			limit = min(limit, b.rowsFor(len(meters)))
+		}
+		if batches, err = mt.WaitingBatches(limit); err != nil {
+			return 0, false, err
+		}
+		more = len(batches) == limit
 	}
 	if len(batches) == 0 {
 		return 0, false, nil
 	}
-	more = len(batches) == stepBatches || cur.PartSeq != 0
+	more = more || cur.PartSeq != 0
 	if len(meters) == 0 { // nothing to count: take them all
 		return 0, more, mt.Advance(seqsOf(batches), 0, "")
 	}

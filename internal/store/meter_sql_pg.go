@@ -186,8 +186,8 @@ func usageRowsPG(db *gorm.DB, q RowQuery, limit int) (*sql.Rows, error) {
 	args := []any{q.Batches, q.MetricNames, q.AfterID, nullLimit(limit)}
 	if len(q.Keys) > 0 {
 		args = append(args, q.Keys)
-		// A dimension is a string of at most 255 characters (1,020 bytes), a number
-		// or a boolean (CONTRACT §18): nothing longer can be one.
+		// Only the keys, and only values that can be a dimension: a string of at most
+		// 255 characters (1,020 bytes), a number or a boolean (CONTRACT §18).
 		meta = `(SELECT COALESCE(jsonb_object_agg(k, e.metadata -> k), '{}'::jsonb) FROM unnest($5::text[]) AS k
 			WHERE jsonb_typeof(e.metadata -> k) IN ('string', 'number', 'boolean') AND octet_length(e.metadata ->> k) <= 1020)`
 	}
