@@ -155,13 +155,15 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 	}
 }
 
-// adapt scales a budget to the turn time it gave: halved when the turn took longer
-// than turnTime, grown by half when it took under half of it.
+// adapt scales a budget to the turn time it gave, so that turns take about turnTime:
+// halved when the turn took longer, grown by half when it took less. Long turns are what
+// a throughput needs (a turn's cost is mostly its figure writes, the same for few rows
+// as for many of the same groups), short ones what other environments need: the budget
+// settles where a turn takes about turnTime.
 func adapt(b Budget, took time.Duration) Budget {
-	switch {
-	case took > turnTime: // never below minRowMeters by halving, nor above what it was
+	if took > turnTime { // never below minRowMeters by halving, nor above what it was
 		b.RowMeters = max(min(minRowMeters, b.RowMeters), b.RowMeters/2)
-	case took < turnTime/2:
+	} else {
 		b.RowMeters = min(maxRowMeters, max(b.RowMeters, b.RowMeters+b.RowMeters/2))
 	}
 	return b

@@ -43,8 +43,8 @@ func TestConsumerLineTakesTurns(t *testing.T) {
 	}
 }
 
-// The budget halves after a turn over the turn time and grows after a quick one, within
-// its bounds.
+// The budget halves after a turn over the turn time and grows after a shorter one,
+// within its bounds.
 func TestAdaptBudget(t *testing.T) {
 	if got := adapt(Budget{RowMeters: maxRowMeters}, 2*turnTime); got.RowMeters != maxRowMeters/2 {
 		t.Fatalf("after a slow turn: %d", got.RowMeters)

@@ -30,7 +30,7 @@ type Budget struct {
 // as many figure writes saved), while one grouped by a key with a value per row shrinks
 // towards minRowMeters. Bytes bound what a turn reads whatever its rows.
 const (
-	maxRowMeters = 200_000
+	maxRowMeters = 400_000
 	minRowMeters = 2_000
 	stepBytes    = 4 << 20
 	// stepBatches bounds the batches one step lists.
