@@ -128,10 +128,11 @@ func create(tx *store.Tx, m *models.Meter, reply store.Reply[models.Meter]) erro
 	}
 	if cursor.PartSeq != 0 {
 		m.BackfillPartSeq, m.BackfillPartAfter = cursor.PartSeq, cursor.PartAfter
-		at, err := tx.BatchReceivedAt(cursor.PartSeq)
+		part, err := tx.Batch(cursor.PartSeq)
 		if err != nil {
 			return err
 		}
+		at := part.ReceivedAt.UTC()
 		if m.BackfillAsOf == nil || at.Before(*m.BackfillAsOf) {
 			m.BackfillAsOf = &at
 		}

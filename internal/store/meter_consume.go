@@ -151,10 +151,13 @@ func (t *MeterTx) WaitingBatches(limit int) ([]Batch, error) {
 
 // BatchBySeq reads one of the environment's batches (the one the consumer applies in
 // parts, or a meter's part to backfill).
-func (t *MeterTx) BatchBySeq(seq int64) (Batch, error) {
+func (t *MeterTx) BatchBySeq(seq int64) (Batch, error) { return batchBySeq(t.db, t.envID, seq) }
+
+// batchBySeq reads envID's batch seq in db's transaction.
+func batchBySeq(db *gorm.DB, envID string, seq int64) (Batch, error) {
 	var bs []Batch
-	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND seq = ?`,
-		t.envID, seq).Scan(&bs).Error; err != nil {
+	if err := db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND seq = ?`,
+		envID, seq).Scan(&bs).Error; err != nil {
 		return Batch{}, fmt.Errorf("usage batch %d: %w", seq, err)
 	}
 	if len(bs) == 0 {
@@ -231,7 +234,7 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 	bytes := 0
 	for res.Next() {
 		var r UsageRow
-		if err := res.Scan(&r.ID, &r.BatchSeq, &r.AccountID, &r.Product, &r.MetricName, &r.MetricValue, &r.Metadata, &r.Timestamp); err != nil {
+		if err := scanUsageRow(res, &r); err != nil {
 			return nil, false, fmt.Errorf("read usage row: %w", err)
 		}
 		size := len(r.ID) + len(r.AccountID) + len(r.Product) + len(r.MetricName) + len(r.MetricValue) + len(r.Metadata) + 64
@@ -324,17 +327,30 @@ const usageRowColumns = `e.id, e.batch_seq, e.account_id, e.product, e.metric_na
 // PostgreSQL (NUMERIC); SQLite's NUMERIC affinity stores what it can as an integer or a
 // float, so it keeps 15–17 significant digits (docs/meters.md).
 func scanUsageRows(rows *sql.Rows, err error) ([]UsageRow, error) {
+	return scanAll(rows, err, "usage rows", scanUsageRow)
+}
+
+// scanUsageRow reads usageRowColumns (or what a step selects in their place).
+func scanUsageRow(rows *sql.Rows, r *UsageRow) error {
+	return rows.Scan(&r.ID, &r.BatchSeq, &r.AccountID, &r.Product, &r.MetricName, &r.MetricValue, &r.Metadata, &r.Timestamp)
+}
+
+// scanAll reads every row of a query by hand with scan (reflection per row would cost
+// more than the query), what naming them in errors. PostgreSQL's statements go straight
+// to the connection, past GORM's error translation, and a timeout may come with a later
+// row: both errors go through dbError.
+func scanAll[T any](rows *sql.Rows, err error, what string, scan func(*sql.Rows, *T) error) ([]T, error) {
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", what, dbError(err))
 	}
 	defer rows.Close()
-	var out []UsageRow
+	var out []T
 	for rows.Next() {
-		var r UsageRow
-		if err := rows.Scan(&r.ID, &r.BatchSeq, &r.AccountID, &r.Product, &r.MetricName, &r.MetricValue, &r.Metadata, &r.Timestamp); err != nil {
-			return nil, err
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
-	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
+	return out, dbError(rows.Err())
 }

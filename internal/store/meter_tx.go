@@ -114,20 +114,10 @@ const figureColumns = `f.meter_id, f.kind, f.window_start, f.account_id, f.group
 // query. PostgreSQL's statements go straight to the connection, so that their arrays
 // reach unnest whole (GORM would expand them into lists).
 func scanFigures(rows *sql.Rows, err error) ([]models.MeterFigure, error) {
-	if err != nil {
-		return nil, fmt.Errorf("read meter figures: %w", dbError(err))
-	}
-	defer rows.Close()
-	var out []models.MeterFigure
-	for rows.Next() {
-		var f models.MeterFigure
-		if err := rows.Scan(&f.MeterID, &f.Kind, &f.WindowStart, &f.AccountID, &f.Groups, &f.G1, &f.G2, &f.G3,
-			&f.Value, &f.Slots, &f.LatestTS, &f.LatestSeq, &f.LatestID); err != nil {
-			return nil, fmt.Errorf("read meter figure: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
+	return scanAll(rows, err, "meter figures", func(rows *sql.Rows, f *models.MeterFigure) error {
+		return rows.Scan(&f.MeterID, &f.Kind, &f.WindowStart, &f.AccountID, &f.Groups, &f.G1, &f.G2, &f.G3,
+			&f.Value, &f.Slots, &f.LatestTS, &f.LatestSeq, &f.LatestID)
+	})
 }
 
 // SaveFigures writes figures, replacing the kept ones with the same key.
@@ -207,17 +197,7 @@ func (t *MeterTx) SaveMemberDays(ms []models.MeterMemberDay) error {
 
 // scanMemberDays is scanFigures for member days.
 func scanMemberDays(rows *sql.Rows, err error) ([]models.MeterMemberDay, error) {
-	if err != nil {
-		return nil, fmt.Errorf("read meter member days: %w", dbError(err))
-	}
-	defer rows.Close()
-	var out []models.MeterMemberDay
-	for rows.Next() {
-		var m models.MeterMemberDay
-		if err := rows.Scan(&m.Series, &m.Member, &m.Day, &m.Minutes); err != nil {
-			return nil, fmt.Errorf("read meter member day: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, dbError(rows.Err()) // a timeout may come with a later row, past GORM's translation
+	return scanAll(rows, err, "meter member days", func(rows *sql.Rows, m *models.MeterMemberDay) error {
+		return rows.Scan(&m.Series, &m.Member, &m.Day, &m.Minutes)
+	})
 }

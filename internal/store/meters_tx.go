@@ -56,17 +56,8 @@ func (tx *Tx) OldestTakenBatch(gen int64) (*time.Time, error) {
 	return &at, nil
 }
 
-// BatchReceivedAt is the receipt time of the environment's batch seq.
-func (tx *Tx) BatchReceivedAt(seq int64) (time.Time, error) {
-	var got []time.Time
-	if err := scope(tx.db.Table("usage_batches"), tx.env).Select("received_at").Where("seq = ?", seq).Scan(&got).Error; err != nil {
-		return time.Time{}, fmt.Errorf("usage batch %d: %w", seq, err)
-	}
-	if len(got) == 0 {
-		return time.Time{}, fmt.Errorf("usage batch %d: missing", seq)
-	}
-	return got[0].UTC(), nil
-}
+// Batch reads the environment's batch seq.
+func (tx *Tx) Batch(seq int64) (Batch, error) { return batchBySeq(tx.db, tx.env.ID, seq) }
 
 // CreateMeter inserts m in the environment (its id and times set here); a key the
 // environment has already is ErrMeterKeyTaken.
