@@ -143,6 +143,15 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
 	purges := &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon}
 
+	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
+	// committed events from the outbox and start them eagerly; a process that commits
+	// changes wakes its own claimer, or, without one, the others' by notification. On
+	// SQLite (`revops dev`, one process) the API starts its runs itself through the queue.
+	var claimer *dispatch.Claimer
+	if p.Worker && st.ClaimsStarts() {
+		// It polls every second, or as often as tests sweep.
+		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
+	}
 	if p.Worker {
 		acts := workflows.Activities{
 			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
@@ -155,7 +164,12 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
 		})
-		goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		if claimer != nil {
+			// The claimer's poll is the sweep of events owed a start (and of replays).
+			goRun(func() { claimer.Run(ctx) })
+		} else {
+			goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		}
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { purges.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
@@ -169,17 +183,31 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		queue := dispatch.NewQueue(starter, log, st)
+		var (
+			dispatcher dispatch.Dispatcher
+			queue      *dispatch.Queue
+		)
+		switch {
+		case claimer != nil:
+			dispatcher = claimer
+		case st.ClaimsStarts():
+			n := &dispatch.Notifier{Store: st}
+			goRun(func() { n.Run(ctx) })
+			dispatcher = n
+		default:
+			queue = dispatch.NewQueue(starter, log, st)
+			dispatcher = queue
+		}
 		handler := api.New(api.Deps{
 			Config:    cfg,
 			Store:     st,
 			Keys:      keys.NewManager(st),
 			Log:       log,
-			Dispatch:  queue,
+			Dispatch:  dispatcher,
 			Endpoints: endpoints,
-			// The replays of every API process reach their workflows through the same
-			// queue; bulk replay jobs are started by jobs (CONTRACT §13, §16).
-			Replay: &replay.Service{Store: st, Dispatch: queue, Jobs: jobs, Log: log},
+			// The replays of every API process reach their workflows the same way; bulk
+			// replay jobs are started by jobs (CONTRACT §13, §16).
+			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs, Log: log},
 			// A new meter's backfill is started after its creation commits (CONTRACT §18),
 			// a deleted meter's purge after its deletion commits (§21).
 			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, Log: log, MaxQueries: cfg.MeterQueries},
@@ -192,9 +220,11 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		goRun(func() {
 			report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
 			// The server has answered its last request: let the starts it queued finish.
-			grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
-			defer cancelGrace()
-			queue.Close(grace)
+			if queue != nil {
+				grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
+				defer cancelGrace()
+				queue.Close(grace)
+			}
 		})
 		log.Info("API listening", "addr", ln.Addr().String())
 		if p.Ready != nil {

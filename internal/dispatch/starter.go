@@ -108,6 +108,18 @@ func (s *Starter) dispatch(ctx context.Context, e models.Event) error {
 // restarted) and marks the event dispatched. An already started workflow counts as
 // dispatched: the same id means the same delivery.
 func (s *Starter) Start(ctx context.Context, e models.Event) error {
+	runID, err := s.launch(ctx, e)
+	if err != nil {
+		return err
+	}
+	markCtx, cancelMark := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelMark()
+	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
+}
+
+// launch starts the event's workflow and returns its run id ("" when it had been started
+// already: the same id means the same delivery), without marking the event.
+func (s *Starter) launch(ctx context.Context, e models.Event) (string, error) {
 	// The start continues the trace of the change that wrote the event, whichever process
 	// makes it, after however long (CONTRACT §19): the row carries it.
 	ctx = tracing.WithParent(ctx, e.TraceParent)
@@ -115,17 +127,14 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	defer cancel()
 	opts, in := s.startRequest(startCtx, e)
 	run, err := s.Client.ExecuteWorkflow(startCtx, opts, workflows.WorkflowName, in)
-	runID := ""
 	switch {
 	case err == nil:
-		runID = run.GetRunID()
+		return run.GetRunID(), nil
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+		return "", nil
 	default:
-		return fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(e.ID), err)
+		return "", fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(e.ID), err)
 	}
-	markCtx, cancelMark := context.WithTimeout(ctx, 10*time.Second)
-	defer cancelMark()
-	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
 // startRequest is what Start sends Temporal for the event: the start options and the

@@ -27,6 +27,7 @@ type Store struct {
 	dialect string       // "postgres" or "sqlite"
 	figures *figureCache // meter figures this process wrote (nil: none kept)
 	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
+	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 }
 
 // Env identifies the environment a request acts in. Every function reading or writing
@@ -80,7 +81,7 @@ func openPostgres(url string, o Options) (*Store, error) {
 		closeDB(db)
 		return nil, err
 	}
-	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}}
+	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, url: url}
 	jobs := *s // everything shared (figure cache…) but the pool
 	jobs.db = jobDB
 	s.jobs = &jobs
