@@ -33,6 +33,7 @@ const AckSentence = "Revops API Event Received."
 type DB struct {
 	Store *store.Store
 	Env   store.Env
+	URL   string // the database's, for connections of the test's own (LISTEN)
 	raw   *gorm.DB
 }
 
@@ -56,7 +57,7 @@ func New(t testing.TB) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &DB{Store: st, Env: env, raw: raw}
+	return &DB{Store: st, Env: env, URL: url, raw: raw}
 }
 
 // Event writes a pending, undispatched event whose body carries object under the key
