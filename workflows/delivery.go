@@ -88,7 +88,7 @@ type DeliveryInput struct {
 	// Deliveries are the event's pending deliveries as the dispatcher read them when it
 	// started the run (ids and policy copies only: never a URL or a secret). Empty: the
 	// run asks the database (PendingDeliveries), as runs of earlier releases do.
-	Deliveries []activities.Delivery `json:",omitempty"`
+	Deliveries []models.PendingDelivery `json:",omitempty"`
 }
 
 // WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT
