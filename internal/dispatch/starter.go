@@ -197,6 +197,7 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.D
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
 		RetryInterval: orDefault(s.RetryInterval, workflows.DefaultRetryInterval),
+		Code:          workflows.CodeFanOut,
 	}
 	for _, d := range ds {
 		if d.Status == models.EventPending {
