@@ -1,8 +1,12 @@
 package workflows
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -96,6 +100,41 @@ func TestNewRunAsksNoChangeVersion(t *testing.T) {
 				if len(d.times) == 0 {
 					t.Errorf("delivery %s never attempted", d.id)
 				}
+			}
+		})
+	}
+}
+
+// Rolling deploys: a worker of an earlier release that takes the first task of a run
+// started with CodeFanOut ignores the code and records changeFanOut's marker and its
+// upsert. Every later worker replays that run: the v7 histories of the fan-out, given a
+// CodeFanOut input, stand for it.
+func TestRunWithCodeStartedByAnEarlierWorkerReplays(t *testing.T) {
+	for _, scenario := range []string{"delivered_first_attempt", "failed_all_attempts", "two_endpoints_one_failing", "replayed_while_settling"} {
+		t.Run(scenario, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", "histories", "v7", scenario+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+			payload := started.GetInput().GetPayloads()[0]
+			var in map[string]any
+			if err := json.Unmarshal(payload.Data, &in); err != nil {
+				t.Fatal(err)
+			}
+			in["Code"] = CodeFanOut
+			if payload.Data, err = json.Marshal(in); err != nil {
+				t.Fatal(err)
+			}
+			replayer := worker.NewWorkflowReplayer()
+			RegisterWorkflows(replayer)
+			if err := replayer.ReplayWorkflowHistory(nil, h); err != nil {
+				t.Fatalf("replay: %v", err)
 			}
 		})
 	}
