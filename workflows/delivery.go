@@ -51,7 +51,8 @@ const (
 	// Version fanOutOneMarker (2) is version 1 with change changeDeliveriesInInput
 	// applied, under this one marker: every GetVersion a run calls first records a
 	// marker and upserts the TemporalChangeVersion search attribute, a visibility write
-	// on the server that a run of 1 ms of work pays in full (docs/benchmarks.md).
+	// on the server that a run of 1 ms of work pays in full (docs/benchmarks.md). New
+	// runs no longer ask it: their input says their code (CodeFanOut, below).
 	changeFanOut = "fanout"
 	// changeDeliveriesInInput: the dispatcher puts the event's pending deliveries into
 	// the input, and the first workflow task schedules them, without PendingDeliveries.
@@ -83,12 +84,13 @@ const (
 // Deploys: a worker of an earlier release that takes a run a new starter started ignores
 // the field, asks changeFanOut and records fanOutOneMarker, the same code; a later
 // worker replaying that run skips the marker and its upsert (the SDK does not match
-// version markers against commands). The reverse is not covered, as it is not for
-// GetVersion: a worker rolled back to an earlier release that replays a run started
-// with a code finds no marker and takes the single-endpoint path (DefaultVersion). With
-// two deliveries or more its commands stop matching and its workflow tasks fail until a
-// worker of this release takes them; with one it may end the run on that path (a failed
-// delivery then marks its event failed, not its delivery row).
+// version markers against commands). The reverse is not covered (nor is it by
+// GetVersion, whose earlier workers fail on a version they do not know): a worker rolled
+// back to an earlier release that replays a run started with a code finds no marker
+// and takes the single-endpoint path (DefaultVersion). With two deliveries or more its
+// commands stop matching and its workflow tasks fail until a worker of this release
+// takes them; with one it may end the run on that path (a failed delivery then marks its
+// event failed, not its delivery row).
 const (
 	// CodeFanOut: fan out from the input's deliveries (fanOutOneMarker's code) without
 	// asking changeFanOut. A later change of the whole run's code takes the next code.
@@ -120,8 +122,8 @@ type DeliveryInput struct {
 
 // WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT
 // §13). New runs fan out (fanout.go) as their input's Code says; runs started by
-// earlier releases keep the code path their change versions recorded (changeFanOut). A run whose delivery ended failed returns
-// the error, so it ends Failed in the UI.
+// earlier releases keep the code path their change versions recorded (changeFanOut). A
+// run whose delivery ended failed returns the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if in.Code == CodeFanOut {
 		return fanOut(ctx, in, true)
