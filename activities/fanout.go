@@ -18,33 +18,16 @@ type PendingInput struct {
 	EventID string
 }
 
-// Delivery is one pending delivery as the fan-out workflow runs it: ids and the retry
-// policy the delivery copied from its endpoint when it was created.
-type Delivery struct {
-	ID         string
-	EndpointID string
-	Policy     models.RetryPolicy
-	// Replays is the delivery's replay count when it was read: its series hands it to
-	// MarkDeliveryFailed, which then leaves a delivery replayed since pending. nil in
-	// the histories of earlier releases, which did not read it.
-	Replays *int `json:",omitempty"`
-}
-
-// DeliveryOf is the workflow's view of a pending delivery.
-func DeliveryOf(d models.WebhookDelivery) Delivery {
-	return Delivery{ID: d.ID, EndpointID: d.EndpointID, Policy: d.RetryPolicy, Replays: &d.Replays}
-}
-
 // PendingDeliveries lists the event's deliveries that are pending: all of them when its
 // run starts, the replayed ones after a replay signal (CONTRACT §13).
-func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]Delivery, error) {
+func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]models.PendingDelivery, error) {
 	ds, err := a.Store.PendingDeliveries(ctx, in.EventID)
 	if err != nil {
 		return nil, fmt.Errorf("pending deliveries: %w", err)
 	}
-	out := make([]Delivery, len(ds))
+	out := make([]models.PendingDelivery, len(ds))
 	for i, d := range ds {
-		out[i] = DeliveryOf(d)
+		out[i] = models.PendingDeliveryOf(d)
 	}
 	return out, nil
 }

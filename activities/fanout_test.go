@@ -168,11 +168,11 @@ func TestPendingDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []activities.Delivery
+	var got []models.PendingDelivery
 	if err := val.Get(&got); err != nil {
 		t.Fatal(err)
 	}
-	want := activities.Delivery{ID: f.ds[f.eps[1].ID].ID, EndpointID: f.eps[1].ID, Policy: f.eps[1].RetryPolicy}
+	want := models.PendingDelivery{ID: f.ds[f.eps[1].ID].ID, EndpointID: f.eps[1].ID, Policy: f.eps[1].RetryPolicy}
 	if len(got) != 1 || got[0].Replays == nil || *got[0].Replays != 0 {
 		t.Fatalf("pending %+v, want only %+v with replays 0", got, want)
 	}
@@ -194,7 +194,7 @@ func TestMarkDeliveryFailedKeepsALaterReplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []activities.Delivery
+		var got []models.PendingDelivery
 		if err := val.Get(&got); err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ type MarkFailedInput struct {
 	// Reason is the delivery's error when its last attempt could not say it
 	// (endpoint_disabled); "" keeps the last attempt's.
 	Reason string `json:",omitempty"`
-	// Replays is the delivery's replay count as the series read it (Delivery.Replays):
+	// Replays is the delivery's replay count as the series read it (models.PendingDelivery.Replays):
 	// a delivery replayed since stays pending for its new series. nil (runs of earlier
 	// releases): marked failed whatever happened since.
 	Replays *int `json:",omitempty"`

@@ -51,7 +51,8 @@ const (
 	// Version fanOutOneMarker (2) is version 1 with change changeDeliveriesInInput
 	// applied, under this one marker: every GetVersion a run calls first records a
 	// marker and upserts the TemporalChangeVersion search attribute, a visibility write
-	// on the server that a run of 1 ms of work pays in full (docs/benchmarks.md).
+	// on the server that a run of 1 ms of work pays in full (docs/benchmarks.md). New
+	// runs no longer ask it: their input says their code (CodeFanOut, below).
 	changeFanOut = "fanout"
 	// changeDeliveriesInInput: the dispatcher puts the event's pending deliveries into
 	// the input, and the first workflow task schedules them, without PendingDeliveries.
@@ -71,6 +72,31 @@ const (
 	fanOutOneMarker workflow.Version = 2 // deliveries in input, no second marker
 )
 
+// Codes of DeliveryInput.Code: the code path the starter asks a new run to take, chosen
+// before the run exists instead of by workflow.GetVersion in it. The first GetVersion a
+// run calls records a marker and upserts the TemporalChangeVersion search attribute: two
+// more history events and a visibility write on the server (on PostgreSQL a row of a
+// table with 73 indexes) for every delivery, on its success path (CONTRACT §22). The
+// input is the first event of the run's history, so every replay of the run takes the
+// path its first task took. Runs of the releases before CodeFanOut carry no code (0) and
+// keep their GetVersion switch (changeFanOut).
+//
+// Deploys: a worker of an earlier release that takes a run a new starter started ignores
+// the field, asks changeFanOut and records fanOutOneMarker, the same code; a later
+// worker replaying that run skips the marker and its upsert (the SDK does not match
+// version markers against commands). The reverse is not covered (nor is it by
+// GetVersion, whose earlier workers fail on a version they do not know): a worker rolled
+// back to an earlier release that replays a run started with a code finds no marker
+// and takes the single-endpoint path (DefaultVersion). With two deliveries or more its
+// commands stop matching and its workflow tasks fail until a worker of this release
+// takes them; with one it may end the run on that path (a failed delivery then marks its
+// event failed, not its delivery row).
+const (
+	// CodeFanOut: fan out from the input's deliveries (fanOutOneMarker's code) without
+	// asking changeFanOut. A later change of the whole run's code takes the next code.
+	CodeFanOut = 1
+)
+
 // DeliveryInput starts the delivery of one event. It carries ids and names only: the
 // body and the signing secrets are read by the activity, so they never enter history.
 type DeliveryInput struct {
@@ -88,14 +114,20 @@ type DeliveryInput struct {
 	// Deliveries are the event's pending deliveries as the dispatcher read them when it
 	// started the run (ids and policy copies only: never a URL or a secret). Empty: the
 	// run asks the database (PendingDeliveries), as runs of earlier releases do.
-	Deliveries []activities.Delivery `json:",omitempty"`
+	Deliveries []models.PendingDelivery `json:",omitempty"`
+	// Code is the code path the starter asks for: CodeFanOut, or 0 in the inputs of
+	// earlier releases (the run then asks changeFanOut).
+	Code int `json:",omitempty"`
 }
 
 // WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT
-// §13). Runs started by the single-endpoint releases keep their code path (change
-// changeFanOut); new runs fan out (fanout.go). A run whose delivery ended failed returns
-// the error, so it ends Failed in the UI.
+// §13). New runs fan out (fanout.go) as their input's Code says; runs started by
+// earlier releases keep the code path their change versions recorded (changeFanOut). A
+// run whose delivery ended failed returns the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
+	if in.Code == CodeFanOut {
+		return fanOut(ctx, in, true)
+	}
 	switch workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, fanOutOneMarker) {
 	case fanOutOneMarker:
 		return fanOut(ctx, in, true)

@@ -23,7 +23,7 @@ type fanout struct {
 	in DeliveryInput
 	// running holds each delivery whose activity series is under way, as it was read
 	// when the series began.
-	running map[string]activities.Delivery
+	running map[string]models.PendingDelivery
 	done    workflow.Channel // a delivery's id when its series and bookkeeping end
 	// recheck holds running deliveries that a replay made pending again: the run asks
 	// for pending deliveries once their series ends (change changeRecheckReplayed).
@@ -40,7 +40,7 @@ type fanout struct {
 // replay signalled to this run is never lost with it. fromInput: the run starts the
 // deliveries of its input (change changeDeliveriesInInput) when it has any.
 func fanOut(ctx workflow.Context, in DeliveryInput, fromInput bool) error {
-	r := &fanout{in: in, running: map[string]activities.Delivery{}, recheck: map[string]bool{},
+	r := &fanout{in: in, running: map[string]models.PendingDelivery{}, recheck: map[string]bool{},
 		failed: map[string]error{}, done: workflow.NewChannel(ctx)}
 	replays := workflow.GetSignalChannel(ctx, SignalReplay)
 	if fromInput && len(in.Deliveries) > 0 {
@@ -101,7 +101,7 @@ func drain(c workflow.ReceiveChannel) bool {
 // startPending asks the database for the event's pending deliveries and starts them.
 func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 	var a *activities.Activities
-	var pending []activities.Delivery
+	var pending []models.PendingDelivery
 	bctx := workflow.WithPriority(workflow.WithActivityOptions(ctx, bookkeeping), priorityOf(r.in))
 	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
 		return fmt.Errorf("pending deliveries: %w", err)
@@ -113,7 +113,7 @@ func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
 // start starts a series for each delivery not already running here. One running here
 // whose series has failed may have been replayed before the series settled: it is looked
 // up again once the series has settled (recheck).
-func (r *fanout) start(ctx workflow.Context, pending []activities.Delivery, trigger string) {
+func (r *fanout) start(ctx workflow.Context, pending []models.PendingDelivery, trigger string) {
 	for _, d := range pending {
 		if cur, ok := r.running[d.ID]; ok {
 			if replayedSince(cur, d) && workflow.GetVersion(ctx, changeRecheckReplayed, workflow.DefaultVersion, 1) == 1 {
@@ -133,14 +133,14 @@ func (r *fanout) start(ctx workflow.Context, pending []activities.Delivery, trig
 // its running series read it (cur): a higher replay count, or no count to compare (read
 // by an earlier release). Equal counts: the series' own pending state, before its first
 // attempt was recorded.
-func replayedSince(cur, pending activities.Delivery) bool {
+func replayedSince(cur, pending models.PendingDelivery) bool {
 	return cur.Replays == nil || pending.Replays == nil || *pending.Replays != *cur.Replays
 }
 
 // deliver runs one delivery's DeliverWebhook series under the delivery's own retry
 // policy, then settles it: marked failed (which also judges automatic disabling) or its
 // unrecorded success recorded.
-func (r *fanout) deliver(ctx workflow.Context, d activities.Delivery, trigger string) error {
+func (r *fanout) deliver(ctx workflow.Context, d models.PendingDelivery, trigger string) error {
 	policy := retryPolicyOf(d.Policy, r.in.RetryInterval)
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: AttemptTimeout,

@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
 )
 
@@ -154,7 +153,7 @@ func TestReplayedSince(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := replayedSince(activities.Delivery{ID: "A", Replays: tt.running}, activities.Delivery{ID: "A", Replays: tt.now}); got != tt.want {
+			if got := replayedSince(models.PendingDelivery{ID: "A", Replays: tt.running}, models.PendingDelivery{ID: "A", Replays: tt.now}); got != tt.want {
 				t.Errorf("replayedSince = %v, want %v", got, tt.want)
 			}
 		})

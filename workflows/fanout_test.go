@@ -72,9 +72,9 @@ func (db *fakeDB) replay(ds ...*fakeDelivery) {
 }
 
 // delivery is d as PendingDeliveries and the dispatcher hand it to the workflow.
-func (d *fakeDelivery) delivery() activities.Delivery {
+func (d *fakeDelivery) delivery() models.PendingDelivery {
 	replays := d.replays
-	return activities.Delivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy, Replays: &replays}
+	return models.PendingDelivery{ID: d.id, EndpointID: "ep-" + d.id, Policy: d.policy, Replays: &replays}
 }
 
 func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnvironment, *fakeDB) {
@@ -86,11 +86,11 @@ func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnv
 		d.status = models.EventPending
 	}
 	var a *activities.Activities
-	env.OnActivity(a.PendingDeliveries, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingInput) ([]activities.Delivery, error) {
+	env.OnActivity(a.PendingDeliveries, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingInput) ([]models.PendingDelivery, error) {
 		db.mu.Lock()
 		defer db.mu.Unlock()
 		db.asks++
-		var out []activities.Delivery
+		var out []models.PendingDelivery
 		for _, d := range db.all {
 			if d.status == models.EventPending {
 				out = append(out, d.delivery())

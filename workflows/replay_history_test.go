@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -43,6 +44,11 @@ func TestReplayRecordedHistories(t *testing.T) {
 				t.Errorf("release %s has no %s history", rel.Name(), scenario)
 			}
 		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(rel.Name(), "v")); err == nil && n >= 8 { // CodeFanOut's first release
+			for _, scenario := range []string{"delivered_first_attempt", "retried_then_delivered", "failed_all_attempts", "replayed_after_failure"} {
+				versionEventsIn(t, filepath.Join("testdata", "histories", rel.Name(), scenario+".json"))
+			}
+		}
 	}
 	// Workers trace when tracing is on (CONTRACT §19): the histories replay through the
 	// OpenTelemetry interceptor too, with a provider that samples everything, so that it
@@ -62,6 +68,26 @@ func TestReplayRecordedHistories(t *testing.T) {
 					t.Fatalf("replay %s: %v", file, err)
 				}
 			})
+		}
+	}
+}
+
+// versionEventsIn fails the test when a recorded run started with a code (CodeFanOut)
+// holds a change-version marker or a search-attribute upsert: a new run's ordinary path
+// asks no GetVersion, so that it makes no visibility write (CONTRACT §22).
+func versionEventsIn(t *testing.T, file string) {
+	t.Helper()
+	js, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct{ Events []struct{ EventType string } }
+	if err := json.Unmarshal(js, &h); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, e := range h.Events {
+		if e.EventType == "EVENT_TYPE_MARKER_RECORDED" || e.EventType == "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES" {
+			t.Errorf("%s holds %s: a new run asks no change version", file, e.EventType)
 		}
 	}
 }

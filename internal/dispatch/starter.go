@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
@@ -207,10 +206,11 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.D
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
 		RetryInterval: orDefault(s.RetryInterval, workflows.DefaultRetryInterval),
+		Code:          workflows.CodeFanOut,
 	}
 	for _, d := range ds {
 		if d.Status == models.EventPending {
-			in.Deliveries = append(in.Deliveries, activities.DeliveryOf(d))
+			in.Deliveries = append(in.Deliveries, models.PendingDeliveryOf(d))
 		}
 	}
 	return in
