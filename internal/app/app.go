@@ -64,6 +64,9 @@ func TemporalOptions(cfg config.Config, log *slog.Logger) client.Options {
 		Logger:         sdklog.NewStructuredLogger(slog.New(warnOnly{log.Handler()})),
 		MetricsHandler: metrics.TemporalHandler(),
 	}
+	if cfg.TemporalCompression == "none" {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
 	if tracing.On() {
 		// Workflow starts, runs and activity attempts join the trace that made the change
 		// (CONTRACT §19); workers built from this client trace too.

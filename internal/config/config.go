@@ -28,6 +28,11 @@ type Config struct {
 	TemporalUIURL     string
 	TemporalVerbose   bool
 	TemporalTraces    bool // dev: the embedded Temporal server keeps the OTEL_* variables
+	// TemporalCompression is the gRPC compression between Revops and Temporal: "none"
+	// (the default: where they share a network, gzip costs CPU on both sides and saves
+	// nothing a delivery's small messages would notice, CONTRACT §22) or "gzip" (the
+	// SDK's own default, for a Temporal across a slow link).
+	TemporalCompression string
 
 	ServiceName string
 
@@ -100,6 +105,7 @@ var envOf = map[string]string{
 	"http-addr":              "REVOPS_HTTP_ADDR",
 	"public-url":             "REVOPS_PUBLIC_URL",
 	"temporal-address":       "REVOPS_TEMPORAL_ADDRESS",
+	"temporal-compression":   "REVOPS_TEMPORAL_COMPRESSION",
 	"temporal-namespace":     "REVOPS_TEMPORAL_NAMESPACE",
 	"temporal-ui-addr":       "REVOPS_TEMPORAL_UI_ADDR",
 	"temporal-traces":        "REVOPS_TEMPORAL_TRACES",
@@ -156,6 +162,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.TemporalUIAddr, "temporal-ui-addr", "127.0.0.1:8233", "embedded Temporal UI listen address (dev)")
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", "http://127.0.0.1:8233", "base URL used in links to Temporal runs")
 	fs.BoolVar(&c.TemporalVerbose, "temporal-verbose", false, "show the embedded Temporal server's logs (dev)")
+	fs.StringVar(&c.TemporalCompression, "temporal-compression", "none", "gRPC compression to Temporal: none or gzip")
 	fs.BoolVar(&c.TemporalTraces, "temporal-traces", false, "let the embedded Temporal server read the OTEL_* variables and export its own traces too (dev; OTLP over grpc only)")
 	fs.StringVar(&c.ServiceName, "service-name", "Revops", "name in the webhook acknowledgement sentence")
 	fs.StringVar(&c.TLS, "tls", "", `"proxy" when a TLS-terminating proxy sits in front`)
@@ -233,6 +240,9 @@ func (c Config) validate() error {
 	}
 	if !(c.ReplayRate > 0) {
 		errs = append(errs, fmt.Errorf("REVOPS_REPLAY_RATE (--replay-rate) %v: must be positive", c.ReplayRate))
+	}
+	if c.TemporalCompression != "none" && c.TemporalCompression != "gzip" {
+		errs = append(errs, fmt.Errorf("REVOPS_TEMPORAL_COMPRESSION (--temporal-compression) %q: must be none or gzip", c.TemporalCompression))
 	}
 	if c.WorkerActivitySlots < 1 {
 		errs = append(errs, fmt.Errorf("REVOPS_WORKER_ACTIVITY_SLOTS (--worker-activity-slots) %d: must be at least 1", c.WorkerActivitySlots))
