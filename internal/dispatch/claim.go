@@ -80,17 +80,17 @@ func (c *Claimer) Run(ctx context.Context) {
 	}
 }
 
-// drain claims until a claim comes back short, then reaches the replayed events.
+// drain claims until a claim says nothing is left, then reaches the replayed events.
 func (c *Claimer) drain(ctx context.Context) {
 	for ctx.Err() == nil {
-		n, err := c.claim(ctx)
+		more, err := c.claim(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.Starter.log().Warn("outbox claim failed; retrying at the next poll", "err", err)
 			}
 			return
 		}
-		if n < claimEvents {
+		if !more {
 			break
 		}
 	}
@@ -99,16 +99,23 @@ func (c *Claimer) drain(ctx context.Context) {
 	}
 }
 
-// claim takes one batch and starts its runs; it says how many events it claimed.
-func (c *Claimer) claim(ctx context.Context) (int, error) {
-	claim, err := c.Store.ClaimStarts(ctx, c.cursor, claimEnvironments, claimEvents, c.startAll)
+// claim takes one batch and starts its runs; it says whether events may be left.
+func (c *Claimer) claim(ctx context.Context) (bool, error) {
+	started := 0
+	claim, err := c.Store.ClaimStarts(ctx, c.cursor, claimEnvironments, claimEvents, func(ctx context.Context, evs []models.Event) []store.Started {
+		s := c.startAll(ctx, evs)
+		started = len(s)
+		return s
+	})
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	if claim.Next != "" {
 		c.cursor = claim.Next
 	}
-	return len(claim.Events), nil
+	// A start that failed stops the drain: claiming again at once would find the same
+	// event, and the next poll retries it.
+	return claim.More && started == len(claim.Events), nil
 }
 
 // startAll starts the events' runs, claimStarts at once, and returns those started.

@@ -35,6 +35,9 @@ type StartClaim struct {
 	Events []models.Event // each with its Fanout as the database has it now
 	// Next is the environment to resume the round robin after.
 	Next string
+	// More says that events may be left: an environment gave its whole share, or as many
+	// environments had events as one claim takes.
+	More bool
 }
 
 // ClaimStarts takes up to limit events still owed a start, round robin by environment:
@@ -66,12 +69,25 @@ func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, 
 		if len(c.Events) == 0 {
 			return nil
 		}
+		c.More = len(ids) == envs || fullShare(c.Events, per)
 		if err := attachFanouts(tx, c.Events); err != nil {
 			return err
 		}
 		return markStarted(tx, start(ctx, c.Events), time.Now().UTC())
 	})
 	return c, err
+}
+
+// fullShare tells whether an environment gave per events, its whole share of the claim.
+func fullShare(events []models.Event, per int) bool {
+	n := map[string]int{}
+	for _, e := range events {
+		n[e.EnvironmentID]++
+		if n[e.EnvironmentID] == per {
+			return true
+		}
+	}
+	return false
 }
 
 // claimEnvironments are up to n environments with events owed a start, in id order after

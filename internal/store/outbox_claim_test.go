@@ -69,6 +69,11 @@ func TestClaimStarts(t *testing.T) {
 			if got := ids(inner.Events); !sameSet(got, ids(sandbox[2:])) {
 				t.Errorf("the concurrent claim took %v, want the unlocked %v", got, ids(sandbox[2:]))
 			}
+			// The first claim cut the sandbox short (2 of its 5): more may be waiting; the
+			// second took all it could see.
+			if !claim.More || inner.More {
+				t.Errorf("More = %v, %v; want true (a full share), false (nothing left)", claim.More, inner.More)
+			}
 			// Only what the starter started is dispatched.
 			var dispatched []models.Event
 			if err := db.st.ScanForTest(ctx, &dispatched, "SELECT * FROM events WHERE dispatched_at IS NOT NULL"); err != nil {
