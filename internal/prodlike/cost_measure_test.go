@@ -71,16 +71,20 @@ import (
 // arrived (failing after REVOPS_COST_PHASE_TIMEOUT, default 15m, or when a process
 // exits).
 //
-// Measured per phase, from its first change sent to its last webhook received: utime +
-// stime (/proc/<pid>/stat) of the api, the worker (or the dev or serve process), the
-// Temporal server, and the whole PostgreSQL cluster (postmaster, every child alive at
-// either reading, and, through the postmaster's cutime + cstime, children that ended in
-// between); this test process (clients and receiver) is not counted. Work a delivery
-// leaves after its webhook (its run's completion) falls into the next phase, as the
-// warm-up's falls into the measured phase: the same for every arm. Printed per phase:
-// deliveries/s, change→webhook p50 and p99 (from the request's send), the API's
-// acceptance rate, CPU ms per delivery per process and in total; then a markdown summary
-// per shape with each arm's range over the rounds and its ratio to the base arm.
+// Measured per phase: utime + stime (/proc/<pid>/stat) of the api, the worker (or the dev
+// or serve process), the Temporal server, and the whole PostgreSQL cluster (postmaster,
+// every child alive at either reading, and, through the postmaster's cutime + cstime,
+// children that ended in between), from the first change sent (the stack idle) until the
+// stack is idle again after the last webhook (all measured processes together under 10 %
+// of a core for 500 ms): a run's work after its webhook (the attempt's completion, the
+// run's last workflow task and writes) is counted, and no phase's leftovers fall into the
+// next. This test process (clients and receiver) is not counted; the whole machine's CPU
+// per delivery is printed beside, as an upper bound to check the sum against.
+// Deliveries/s is the changes over the time from the first change sent to the last
+// webhook received. Printed per phase: deliveries/s, change→webhook p50 and p99 (from the
+// request's send), the API's acceptance rate, CPU ms per delivery per process and in
+// total; then a markdown summary per shape with each arm's range over the rounds and the
+// ratio of its mean to the base arm's.
 //
 // Order: REVOPS_COST_ROUNDS rounds (default 2), the arms in order in odd rounds and in
 // reverse in even ones: A B, B A.
