@@ -77,6 +77,11 @@ func ServerVersions(root string) (main, tools string, err error) {
 // that a link). None is built with -race: the test binary has it, the spawned processes
 // are what is under test, not the detector's 5-10× slowdown.
 func Build(ctx context.Context, root, dir string) (Binaries, error) {
+	return build(ctx, root, dir, "")
+}
+
+// build is Build with revops given (not built) when revops is not empty.
+func build(ctx context.Context, root, dir, revops string) (Binaries, error) {
 	mainV, toolsV, err := ServerVersions(root)
 	if err != nil {
 		return Binaries{}, err
@@ -108,6 +113,10 @@ func Build(ctx context.Context, root, dir string) (Binaries, error) {
 			return Binaries{}, err
 		}
 		b.Built = append(b.Built, fmt.Sprintf("%s (cold, cached from now on) %s", filepath.Base(out), took))
+	}
+	if revops != "" {
+		b.Revops = revops
+		return b, nil
 	}
 	took, err := goBuild(ctx, root, b.Revops, "./cmd/revops")
 	if err != nil {

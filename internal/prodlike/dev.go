@@ -26,6 +26,18 @@ type Dev struct {
 func StartDev(t testing.TB, env ...string) *Dev {
 	t.Helper()
 	bin, dir := buildCommand(t, "./cmd/revops")
+	return startDev(t, bin, dir, env)
+}
+
+// StartDevBinary is StartDev with a revops binary given rather than built from this tree
+// (a measurement comparing commits builds each; BuildRevopsAt).
+func StartDevBinary(t testing.TB, bin string, env ...string) *Dev {
+	t.Helper()
+	return startDev(t, bin, t.TempDir(), env)
+}
+
+func startDev(t testing.TB, bin, dir string, env []string) *Dev {
+	t.Helper()
 	ports, err := freeLowPorts(2) // the embedded Temporal's frontend and UI
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,26 @@ type Options struct {
 	// DynamicConfig replaces the Temporal dynamic config we ship
 	// (deploy/temporal/dynamicconfig.yaml), to measure what it changes.
 	DynamicConfig string
+	// Revops is a revops binary to run instead of building ./cmd/revops of this tree
+	// (a measurement comparing commits builds each; BuildRevopsAt).
+	Revops string
+	// TemporalPlugin is the Temporal server's SQL persistence plugin for both its
+	// databases and temporal-sql-tool (default postgres12; postgres12_pgx is the other).
+	TemporalPlugin string
+	// HistoryShards is the Temporal cluster's numHistoryShards (default 4). It is fixed
+	// when a cluster's database is created: every stack creates its own.
+	HistoryShards int
+}
+
+// temporalDefaults fills the Temporal settings Options leaves empty.
+func (o Options) temporalDefaults() Options {
+	if o.TemporalPlugin == "" {
+		o.TemporalPlugin = "postgres12"
+	}
+	if o.HistoryShards == 0 {
+		o.HistoryShards = 4
+	}
+	return o
 }
 
 // Stack is a running production-shaped stack.
@@ -84,6 +104,7 @@ func Require(t testing.TB) {
 func Start(t testing.TB, opts Options) *Stack {
 	t.Helper()
 	Require(t)
+	opts = opts.temporalDefaults()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	root, err := RepoRoot()
@@ -104,7 +125,7 @@ func Start(t testing.TB, opts Options) *Stack {
 	t.Cleanup(s.stop)
 
 	began := time.Now()
-	s.Bins, err = Build(ctx, root, dir)
+	s.Bins, err = build(ctx, root, dir, opts.Revops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +148,7 @@ func Start(t testing.TB, opts Options) *Stack {
 		t.Fatal(err)
 	}
 	s.DatabaseURL = s.PG.URL("revops")
-	if err := createTemporalSchema(s.Bins.SQLTool, s.PG, []string{"PATH=/usr/bin:/bin", "HOME=" + dir}); err != nil {
+	if err := createTemporalSchema(s.Bins.SQLTool, opts.TemporalPlugin, s.PG, []string{"PATH=/usr/bin:/bin", "HOME=" + dir}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("prodlike: PostgreSQL %s on 127.0.0.1:%d with Temporal's schema in %s", filepath.Base(filepath.Dir(binDir)), s.PG.Port, since(step))
@@ -141,14 +162,14 @@ func Start(t testing.TB, opts Options) *Stack {
 	if out, err := run(nil, nil, dir, s.Bins.TemporalServer, "validate-dynamic-config", dynamic); err != nil || strings.Contains(out, "warning:") {
 		t.Fatalf("prodlike: %s is not a valid dynamic config: %v\n%s", dynamic, err, out)
 	}
-	s.Temporal, err = newTemporal(s.Bins.TemporalServer, dir, dynamic, s.PG.Port)
+	s.Temporal, err = newTemporal(s.Bins.TemporalServer, dir, dynamic, s.PG.Port, opts.TemporalPlugin, opts.HistoryShards)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Temporal.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("prodlike: Temporal server on %s in %s (dynamic config %s)", s.Temporal.Address, since(step), dynamic)
+	t.Logf("prodlike: Temporal server on %s in %s (dynamic config %s, plugin %s, %d history shards)", s.Temporal.Address, since(step), dynamic, opts.TemporalPlugin, opts.HistoryShards)
 
 	if err := s.setupCA(); err != nil {
 		t.Fatal(err)
@@ -197,6 +218,18 @@ type API struct {
 // stack's CA, and waits until /readyz answers 200.
 func (s *Stack) StartAPI(name string) *API {
 	s.t.Helper()
+	return s.startHTTPS(name, "api")
+}
+
+// StartServe starts a `revops serve` (the API and the worker in one process) as StartAPI
+// starts an api.
+func (s *Stack) StartServe(name string) *API {
+	s.t.Helper()
+	return s.startHTTPS(name, "serve")
+}
+
+func (s *Stack) startHTTPS(name, cmd string) *API {
+	s.t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.t.Fatal(err)
@@ -204,7 +237,7 @@ func (s *Stack) StartAPI(name string) *API {
 	addr := ln.Addr().String()
 	ln.Close()
 	url := "https://" + addr
-	p := s.start(name, "api",
+	p := s.start(name, cmd,
 		"REVOPS_HTTP_ADDR="+addr,
 		"REVOPS_PUBLIC_URL="+url,
 		"REVOPS_TLS_CERT="+filepath.Join(s.Dir, "api.crt"),

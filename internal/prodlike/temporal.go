@@ -51,12 +51,12 @@ func freeLowPorts(n int) ([]int, error) {
 // createTemporalSchema creates Temporal's two databases and their schema the way an
 // operator does with temporal-sql-tool (and the compose file's temporal-schema service):
 // version tables, then every versioned step of the release (the tool embeds them).
-func createTemporalSchema(sqlTool string, pg *Postgres, env []string) error {
+func createTemporalSchema(sqlTool, plugin string, pg *Postgres, env []string) error {
 	for db, schema := range map[string]string{
 		"temporal":            "postgresql/v12/temporal",
 		"temporal_visibility": "postgresql/v12/visibility",
 	} {
-		base := []string{"--plugin", "postgres12", "--ep", "127.0.0.1", "-p", strconv.Itoa(pg.Port), "-u", "postgres", "--db", db}
+		base := []string{"--plugin", plugin, "--ep", "127.0.0.1", "-p", strconv.Itoa(pg.Port), "-u", "postgres", "--db", db}
 		for _, step := range [][]string{
 			{"create"},
 			{"setup-schema", "-v", "0.0"},
@@ -79,11 +79,11 @@ var serverConfig = template.Must(template.New("temporal.yaml").Parse(`log:
 persistence:
   defaultStore: postgres-default
   visibilityStore: postgres-visibility
-  numHistoryShards: 4
+  numHistoryShards: {{.Shards}}
   datastores:
     postgres-default:
       sql:
-        pluginName: postgres12
+        pluginName: {{.Plugin}}
         databaseName: temporal
         connectAddr: "127.0.0.1:{{.PG}}"
         connectProtocol: tcp
@@ -94,7 +94,7 @@ persistence:
         maxConnLifetime: 1h
     postgres-visibility:
       sql:
-        pluginName: postgres12
+        pluginName: {{.Plugin}}
         databaseName: temporal_visibility
         connectAddr: "127.0.0.1:{{.PG}}"
         connectProtocol: tcp
@@ -161,7 +161,7 @@ type Temporal struct {
 	proc     *Proc
 }
 
-func newTemporal(bin, dir, dynamicConfig string, pgPort int) (*Temporal, error) {
+func newTemporal(bin, dir, dynamicConfig string, pgPort int, plugin string, shards int) (*Temporal, error) {
 	ps, err := freeLowPorts(9)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func newTemporal(bin, dir, dynamicConfig string, pgPort int) (*Temporal, error) 
 	if err != nil {
 		return nil, err
 	}
-	err = serverConfig.Execute(f, map[string]any{"PG": pgPort, "P": p, "DynamicConfig": dynamicConfig})
+	err = serverConfig.Execute(f, map[string]any{"PG": pgPort, "P": p, "DynamicConfig": dynamicConfig, "Plugin": plugin, "Shards": shards})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -210,6 +210,9 @@ func (tp *Temporal) Stop() {
 		tp.proc.Stop(30 * time.Second)
 	}
 }
+
+// Pid is the running server's process id.
+func (tp *Temporal) Pid() int { return tp.proc.Pid() }
 
 // Log is the end of the server's log.
 func (tp *Temporal) Log(lines int) string { return tailFile(tp.log, lines) }
