@@ -86,6 +86,10 @@ import (
 // total; then a markdown summary per shape with each arm's range over the rounds and the
 // ratio of its mean to the base arm's.
 //
+// PostgreSQL (REVOPS_COST_PG): "durable" (the default) runs the split and serve shapes'
+// cluster with fsync and full_page_writes on, PostgreSQL's defaults and the compose
+// file's; "fast" with both off, as the prodlike tests run it.
+//
 // Order: REVOPS_COST_ROUNDS rounds (default 2), the arms in order in odd rounds and in
 // reverse in even ones: A B, B A.
 func TestMeasureDeliveryCost(t *testing.T) {
@@ -177,6 +181,7 @@ type costConfig struct {
 	changes, warmup, rounds int
 	phaseTimeout            time.Duration
 	binCache                string
+	durable                 bool // PostgreSQL with fsync (REVOPS_COST_PG)
 }
 
 func (c costConfig) armList() string {
@@ -278,6 +283,12 @@ func costConfigFromEnv(getenv func(string) string) (costConfig, error) {
 	if c.rounds, err = posInt("REVOPS_COST_ROUNDS", "2"); err != nil {
 		return c, err
 	}
+	switch pg := or("REVOPS_COST_PG", "durable"); pg {
+	case "durable", "fast":
+		c.durable = pg == "durable"
+	default:
+		return c, fmt.Errorf("REVOPS_COST_PG: %q is not durable or fast", pg)
+	}
 	if c.phaseTimeout, err = time.ParseDuration(or("REVOPS_COST_PHASE_TIMEOUT", "15m")); err != nil {
 		return c, fmt.Errorf("REVOPS_COST_PHASE_TIMEOUT: %w", err)
 	}
@@ -324,6 +335,7 @@ func runCostArm(t *testing.T, cfg costConfig, shape string, round int, a costArm
 	default:
 		opts := a.opts
 		opts.Revops, opts.Env = a.bin, env
+		opts.DurablePostgres = cfg.durable
 		s := prodlike.Start(t, opts)
 		key = secretKey(t, s)
 		tr.TLSClientConfig = s.ClientTLS()

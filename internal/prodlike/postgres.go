@@ -50,7 +50,7 @@ func pgMajor(initdb string) int {
 
 // newPostgres creates a cluster under dir (which the postgres user must own when the
 // test runs as root) listening on 127.0.0.1:port only, and starts it.
-func newPostgres(binDir, dir string, port int) (*Postgres, error) {
+func newPostgres(binDir, dir string, port int, durable bool) (*Postgres, error) {
 	pg := &Postgres{Port: port, bin: binDir, dir: filepath.Join(dir, "pgdata"), log: filepath.Join(dir, "postgres.log")}
 	pg.env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "LC_ALL=C", "HOME=" + dir}
 	cred, err := postgresUser()
@@ -70,9 +70,13 @@ func newPostgres(binDir, dir string, port int) (*Postgres, error) {
 	// Loopback only, the socket in the cluster's own directory (the system's socket
 	// directory belongs to the system cluster). fsync off: a process crash or an
 	// immediate stop loses nothing the kernel has (that is all the test does); only a
-	// power loss would. It spares the shared 2-core machine's disk.
-	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nmax_connections = 300\nfsync = off\nfull_page_writes = off\n",
+	// power loss would. It spares the shared 2-core machine's disk. durable: PostgreSQL's
+	// defaults (on), as a deployment runs.
+	conf := fmt.Sprintf("\nport = %d\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nmax_connections = 300\n",
 		port, dir)
+	if !durable {
+		conf += "fsync = off\nfull_page_writes = off\n"
+	}
 	// pg_stat_statements, when the server has it, for the measurement's "where the time
 	// goes" (docs/benchmarks.md); loading it costs nothing until it is created.
 	if _, err := os.Stat(filepath.Join(binDir, "..", "lib", "pg_stat_statements.so")); err == nil {

@@ -48,6 +48,10 @@ type Options struct {
 	// HistoryShards is the Temporal cluster's numHistoryShards (default 4). It is fixed
 	// when a cluster's database is created: every stack creates its own.
 	HistoryShards int
+	// DurablePostgres runs the cluster with PostgreSQL's own fsync and full_page_writes
+	// (on), as docker-compose.yml deploys it, instead of the tests' off: a measurement of
+	// what a commit costs counts its WAL flushes.
+	DurablePostgres bool
 }
 
 // temporalDefaults fills the Temporal settings Options leaves empty.
@@ -140,7 +144,7 @@ func Start(t testing.TB, opts Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.PG, err = newPostgres(binDir, dir, port[0])
+	s.PG, err = newPostgres(binDir, dir, port[0], opts.DurablePostgres)
 	if err != nil {
 		t.Fatalf("prodlike: PostgreSQL: %v", err)
 	}
