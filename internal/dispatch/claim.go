@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/revops/revops/internal/store"
@@ -13,7 +14,7 @@ import (
 // ClaimStore is what a Claimer needs of the database (PostgreSQL: store.Store).
 type ClaimStore interface {
 	ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error)
-	ListenOutbox(ctx context.Context, retry time.Duration, wake func()) error
+	ListenOutbox(ctx context.Context, retry time.Duration, wake func(payload string)) error
 	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 }
 
@@ -44,13 +45,41 @@ type Claimer struct {
 	once   sync.Once
 	wake   chan struct{}
 	cursor string // the environment the last claim ended with
+	// replays is set when a replay committed since the last look: the claimer then looks
+	// for replayed events too (else only at its poll).
+	replays atomic.Bool
 }
+
+// replayPayload is the outbox notification of a replay (a Notifier's, ListenOutbox's).
+const replayPayload = "replay"
 
 func (c *Claimer) init() { c.once.Do(func() { c.wake = make(chan struct{}, 1) }) }
 
 // Dispatch wakes the claimer: the events have committed, and the claim will find them
 // (with those of every other process).
-func (c *Claimer) Dispatch(context.Context, []models.Event) { c.Wake() }
+func (c *Claimer) Dispatch(_ context.Context, events []models.Event) {
+	if hasReplay(events) {
+		c.replays.Store(true)
+	}
+	c.Wake()
+}
+
+// notified wakes the claimer for an outbox notification.
+func (c *Claimer) notified(payload string) {
+	if payload != "" { // a replay, or a listener that may have missed one
+		c.replays.Store(true)
+	}
+	c.Wake()
+}
+
+func hasReplay(events []models.Event) bool {
+	for _, e := range events {
+		if e.RedispatchAt != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // Wake has the claimer claim again as soon as it is free.
 func (c *Claimer) Wake() {
@@ -64,7 +93,7 @@ func (c *Claimer) Wake() {
 // Run claims until ctx ends.
 func (c *Claimer) Run(ctx context.Context) {
 	c.init()
-	go func() { _ = c.Store.ListenOutbox(ctx, orDefault(c.Poll, time.Second), c.Wake) }()
+	go func() { _ = c.Store.ListenOutbox(ctx, orDefault(c.Poll, time.Second), c.notified) }()
 	t := time.NewTicker(orDefault(c.Poll, time.Second))
 	defer t.Stop()
 	for {
@@ -73,6 +102,7 @@ func (c *Claimer) Run(ctx context.Context) {
 			return
 		case <-c.wake:
 		case <-t.C:
+			c.replays.Store(true) // the poll looks at everything
 		}
 		if c.Starter.reachable() {
 			c.drain(ctx)
@@ -80,7 +110,8 @@ func (c *Claimer) Run(ctx context.Context) {
 	}
 }
 
-// drain claims until a claim says nothing is left, then reaches the replayed events.
+// drain claims until a claim says nothing is left, then reaches the replayed events if a
+// replay may be waiting.
 func (c *Claimer) drain(ctx context.Context) {
 	for ctx.Err() == nil {
 		more, err := c.claim(ctx)
@@ -93,6 +124,9 @@ func (c *Claimer) drain(ctx context.Context) {
 		if !more {
 			break
 		}
+	}
+	if !c.replays.Swap(false) {
+		return
 	}
 	if _, err := sweepBatches(ctx, 0, c.Store.EventsToRedispatch, c.Starter.Redispatch); err != nil && ctx.Err() == nil {
 		c.Starter.log().Warn("replays not reached; retrying at the next poll", "err", err)
@@ -156,19 +190,23 @@ func (c *Claimer) startAll(ctx context.Context, events []models.Event) []store.S
 // change's transaction. A notification lost on the way costs at most the claimers' poll.
 type Notifier struct {
 	Store interface {
-		NotifyOutbox(ctx context.Context) error
+		NotifyOutbox(ctx context.Context, payload string) error
 	}
 	Every time.Duration
 
-	once sync.Once
-	kick chan struct{}
+	once    sync.Once
+	kick    chan struct{}
+	replays atomic.Bool // a replay is among the events the next notification is for
 }
 
 func (n *Notifier) init() { n.once.Do(func() { n.kick = make(chan struct{}, 1) }) }
 
 // Dispatch asks for a notification and returns at once.
-func (n *Notifier) Dispatch(context.Context, []models.Event) {
+func (n *Notifier) Dispatch(_ context.Context, events []models.Event) {
 	n.init()
+	if hasReplay(events) {
+		n.replays.Store(true)
+	}
 	select {
 	case n.kick <- struct{}{}:
 	default: // one is due already
@@ -187,7 +225,11 @@ func (n *Notifier) Run(ctx context.Context) {
 		case <-n.kick:
 		}
 		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_ = n.Store.NotifyOutbox(sendCtx) // lost: the claimers' poll finds the events
+		payload := ""
+		if n.replays.Swap(false) {
+			payload = replayPayload
+		}
+		_ = n.Store.NotifyOutbox(sendCtx, payload) // lost: the claimers' poll finds the events
 		cancel()
 		select {
 		case <-ctx.Done():

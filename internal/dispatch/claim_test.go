@@ -58,7 +58,7 @@ func (r *claimRows) ClaimStarts(ctx context.Context, _ string, _, limit int, sta
 	return c, nil
 }
 
-func (r *claimRows) ListenOutbox(ctx context.Context, _ time.Duration, _ func()) error {
+func (r *claimRows) ListenOutbox(ctx context.Context, _ time.Duration, _ func(string)) error {
 	<-ctx.Done()
 	return nil
 }

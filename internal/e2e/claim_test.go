@@ -14,7 +14,6 @@ import (
 
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/store"
@@ -42,14 +41,7 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	temporalAddr := freeAddr(t)
-	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
-		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: quiet})
-	if err != nil {
-		t.Fatalf("start Temporal: %v", err)
-	}
-	defer func() { _ = stack.Stop() }()
-	addEndpointIDsAttribute(t, temporalAddr, "default")
+	temporalAddr := devTemporal(t)
 	cfg, err := config.Load(flag.NewFlagSet("api", flag.ContinueOnError), "api", []string{
 		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--temporal-address", temporalAddr,
 		"--webhook-ca-file", webhooktest.CAFile(t), "--webhook-allow-private", "--webhook-retry-interval", "1s",

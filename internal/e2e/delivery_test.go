@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/signing"
 	"github.com/revops/revops/internal/store"
@@ -68,6 +69,22 @@ func newStack(t *testing.T) *stack {
 // keywords of CONTRACT §10 and the keyword list RevopsEndpointIds of §13.
 func searchAttributeTypes() map[string]enumspb.IndexedValueType {
 	return workflows.SearchAttributeTypes
+}
+
+// devTemporal starts an embedded Temporal server (revops dev's) with the search
+// attributes Revops registers, on the "default" namespace, stopped when the test ends;
+// it returns its address.
+func devTemporal(t *testing.T) string {
+	t.Helper()
+	addr := freeAddr(t)
+	stack, err := devstack.Start(context.Background(), devstack.Options{DataDir: t.TempDir(), FrontendAddr: addr,
+		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("start Temporal: %v", err)
+	}
+	t.Cleanup(func() { _ = stack.Stop() })
+	addEndpointIDsAttribute(t, addr, "default")
+	return addr
 }
 
 // addEndpointIDsAttribute registers RevopsEndpointIds on a devstack namespace, which

@@ -13,12 +13,10 @@ import (
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/devstack"
 	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/orgs"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
 )
 
 // CONTRACT §17, issue 20's noisy neighbour on the dev stack: the embedded Temporal
@@ -44,15 +42,8 @@ func TestNoisyNeighbourDelaysOnlyItsOwnDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	temporalAddr := freeAddr(t)
+	temporalAddr := devTemporal(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
-		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: quiet})
-	if err != nil {
-		t.Fatalf("start Temporal: %v", err)
-	}
-	defer func() { _ = stack.Stop() }()
-	addEndpointIDsAttribute(t, temporalAddr, "default")
 
 	cfg, err := config.Load(flag.NewFlagSet("serve", flag.ContinueOnError), "serve", []string{
 		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--temporal-address", temporalAddr,

@@ -41,35 +41,39 @@ type StartClaim struct {
 }
 
 // ClaimStarts takes up to limit events still owed a start, round robin by environment:
-// up to envs environments with such events after `after` in id order (wrapping around),
-// then each one's oldest, at most limit/environments each, under FOR UPDATE SKIP LOCKED,
-// so that claimers of any number of processes never take the same event. start starts
-// their runs while the rows stay locked; those it returns are marked dispatched in the
-// same transaction (the claim takes the place of a MarkDispatched per event), the others
-// are left to the next claim. A claimer that dies mid-claim loses nothing: its
-// transaction rolls back, and the next claim finds the events again (their starts are
-// idempotent: the workflow id is the event's).
+// up to envs environments with such events after `after` in id order, then each one's
+// oldest, at most limit/environments each, under FOR UPDATE SKIP LOCKED, so that
+// claimers of any number of processes never take the same event. start starts their
+// runs while the rows stay locked; those it returns are marked dispatched in the same
+// transaction (the claim takes the place of a MarkDispatched per event), the others are
+// left to the next claim. A claimer that dies mid-claim loses nothing: its transaction
+// rolls back, and the next claim finds the events again (their starts are idempotent:
+// the workflow id is the event's). One statement claims, one reads the deliveries and
+// their endpoints, one marks.
 func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []Started) (StartClaim, error) {
 	if !s.ClaimsStarts() {
 		return StartClaim{}, ErrClaimsUnsupported
 	}
 	var c StartClaim
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ids, err := claimEnvironments(tx, after, envs)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		c.Next = ids[len(ids)-1]
-		per := max(1, limit/len(ids))
-		if err := tx.Raw(`SELECT ev.* FROM unnest(?::text[]) AS envs(id) CROSS JOIN LATERAL (
-	SELECT * FROM events e WHERE e.environment_id = envs.id AND e.dispatched_at IS NULL
-	ORDER BY e.created_at, e.seq LIMIT ? FOR UPDATE SKIP LOCKED) ev`, textArray(ids), per).Scan(&c.Events).Error; err != nil {
+		// The environments are found by a skip scan of events_env_undispatched (one index
+		// probe each, however many events wait), then each gives its share.
+		if err := tx.Raw(`WITH RECURSIVE envs(id) AS (
+	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ? ORDER BY environment_id LIMIT 1)
+	UNION ALL
+	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > envs.id ORDER BY environment_id LIMIT 1)
+	FROM envs WHERE envs.id IS NOT NULL
+), picked AS (SELECT id FROM envs WHERE id IS NOT NULL LIMIT ?)
+SELECT ev.* FROM picked CROSS JOIN LATERAL (
+	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL
+	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, ? / (SELECT count(*) FROM picked)) FOR UPDATE SKIP LOCKED) ev
+ORDER BY ev.environment_id, ev.created_at, ev.seq`, after, envs, limit).Scan(&c.Events).Error; err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
+		c.Next, c.More = turn(c.Events, after, envs, limit)
 		if len(c.Events) == 0 {
 			return nil
 		}
-		c.More = len(ids) == envs || fullShare(c.Events, per)
 		if err := attachFanouts(tx, c.Events); err != nil {
 			return err
 		}
@@ -78,88 +82,57 @@ func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, 
 	return c, err
 }
 
-// fullShare tells whether an environment gave per events, its whole share of the claim.
-func fullShare(events []models.Event, per int) bool {
+// turn is where the round robin goes on after a claim of events (in environment order)
+// that began after `after`, and whether events may be left: an environment gave its
+// whole share, as many environments had events as a claim takes, or the claim reached
+// the last environment from part-way (the next one starts again from the first).
+func turn(events []models.Event, after string, envs, limit int) (next string, more bool) {
 	n := map[string]int{}
 	for _, e := range events {
 		n[e.EnvironmentID]++
-		if n[e.EnvironmentID] == per {
-			return true
-		}
 	}
-	return false
-}
-
-// claimEnvironments are up to n environments with events owed a start, in id order after
-// `after`, then from the first: each found by one probe of events_env_undispatched (a
-// skip scan), however many events wait.
-func claimEnvironments(tx *gorm.DB, after string, n int) ([]string, error) {
-	ids, err := environmentsAfter(tx, after, n)
-	if err != nil || len(ids) == n || after == "" {
-		return ids, err
+	if len(n) == 0 {
+		return "", after != ""
 	}
-	more, err := environmentsAfter(tx, "", n-len(ids))
-	for _, id := range more {
-		if id > after { // found by the first probe already
-			break
-		}
-		ids = append(ids, id)
+	least := max(1, limit/envs) // the smallest share an environment can be given
+	for _, k := range n {
+		more = more || k >= least
 	}
-	return ids, err
-}
-
-func environmentsAfter(tx *gorm.DB, after string, n int) ([]string, error) {
-	var ids []string
-	err := tx.Raw(`WITH RECURSIVE envs(id) AS (
-	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ? ORDER BY environment_id LIMIT 1)
-	UNION ALL
-	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > envs.id ORDER BY environment_id LIMIT 1)
-	FROM envs WHERE envs.id IS NOT NULL
-) SELECT id FROM envs WHERE id IS NOT NULL LIMIT ?`, after, n).Scan(&ids).Error
-	if err != nil {
-		return nil, fmt.Errorf("environments with events to start: %w", err)
+	if len(n) < envs {
+		return "", more || after != ""
 	}
-	return ids, nil
+	return events[len(events)-1].EnvironmentID, true
 }
 
 // attachFanouts gives each event its deliveries and their endpoints as configured now,
-// in two queries for the whole claim.
+// in one query for the whole claim.
 func attachFanouts(tx *gorm.DB, events []models.Event) error {
 	ids := make([]string, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
-	}
-	var ds []models.WebhookDelivery
-	if err := tx.Where("event_id IN ?", ids).Order("created_at, id").Find(&ds).Error; err != nil {
-		return fmt.Errorf("deliveries of claimed events: %w", err)
-	}
-	endpoints := map[string]models.WebhookEndpoint{}
-	if len(ds) > 0 {
-		epIDs := make([]string, 0, len(ds))
-		for _, d := range ds {
-			epIDs = append(epIDs, d.EndpointID)
-		}
-		var eps []models.WebhookEndpoint
-		if err := tx.Where("id IN ?", epIDs).Find(&eps).Error; err != nil {
-			return fmt.Errorf("endpoints of claimed events: %w", err)
-		}
-		for _, ep := range eps {
-			endpoints[ep.ID] = ep
-		}
-	}
 	byEvent := make(map[string]*models.Fanout, len(events))
 	for i := range events {
+		ids[i] = events[i].ID
 		events[i].Fanout = &models.Fanout{}
 		byEvent[events[i].ID] = events[i].Fanout
 	}
-	for _, d := range ds {
-		ep, ok := endpoints[d.EndpointID]
-		if !ok {
-			ep = models.WebhookEndpoint{ID: d.EndpointID} // deleted since: named by id only
+	var rows []struct {
+		models.WebhookDelivery `gorm:"embedded"`
+		EpURL                  *string
+		EpMethod               *string
+		EpEnabled              *bool
+	}
+	if err := tx.Raw(`SELECT d.*, ep.url AS ep_url, ep.method AS ep_method, ep.enabled AS ep_enabled
+FROM webhook_deliveries d LEFT JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+WHERE d.event_id IN ? ORDER BY d.created_at, d.id`, ids).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("deliveries of claimed events: %w", err)
+	}
+	for _, r := range rows {
+		dest := models.Destination{EndpointID: r.EndpointID} // deleted since: named by id only
+		if r.EpURL != nil {
+			dest.URL, dest.Method, dest.Enabled = *r.EpURL, *r.EpMethod, *r.EpEnabled
 		}
-		f := byEvent[d.EventID]
-		f.Deliveries = append(f.Deliveries, d)
-		f.Destinations = append(f.Destinations, models.DestinationOf(ep))
+		f := byEvent[r.EventID]
+		f.Deliveries = append(f.Deliveries, r.WebhookDelivery)
+		f.Destinations = append(f.Destinations, dest)
 	}
 	return nil
 }
@@ -189,39 +162,25 @@ FROM (VALUES `+rows.String()+`) AS v(id, wf, run) WHERE e.id = v.id`, args...).E
 	return nil
 }
 
-// textArray is ids as a PostgreSQL text[] literal's parameter.
-func textArray(ids []string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id))
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// NotifyOutbox wakes the claimers of every process (LISTEN OutboxChannel). Send it after
-// commit, never inside a change's transaction: a NOTIFY there would serialize the
-// commits of the whole cluster on its queue lock.
-func (s *Store) NotifyOutbox(ctx context.Context) error {
+// NotifyOutbox wakes the claimers of every process (LISTEN OutboxChannel) with payload
+// (what they should look at; ListenOutbox hands it over). Send it after commit, never
+// inside a change's transaction: a NOTIFY there would serialize the commits of the whole
+// cluster on its queue lock.
+func (s *Store) NotifyOutbox(ctx context.Context, payload string) error {
 	if !s.ClaimsStarts() {
 		return ErrClaimsUnsupported
 	}
-	if err := s.db.WithContext(ctx).Exec("SELECT pg_notify(?, '')", OutboxChannel).Error; err != nil {
+	if err := s.db.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", OutboxChannel, payload).Error; err != nil {
 		return fmt.Errorf("notify outbox: %w", err)
 	}
 	return nil
 }
 
-// ListenOutbox calls wake at every outbox notification until ctx ends, on a connection
-// of its own (LISTEN holds one); after a lost connection it reconnects every retry, and
-// calls wake once connected again, since notifications sent meanwhile are lost.
-func (s *Store) ListenOutbox(ctx context.Context, retry time.Duration, wake func()) error {
+// ListenOutbox calls wake with the payload of every outbox notification until ctx ends,
+// on a connection of its own (LISTEN holds one); after a lost connection it reconnects
+// every retry, and calls wake(ListenRestarted) once connected again, since notifications
+// sent meanwhile are lost.
+func (s *Store) ListenOutbox(ctx context.Context, retry time.Duration, wake func(payload string)) error {
 	if !s.ClaimsStarts() {
 		return ErrClaimsUnsupported
 	}
@@ -239,7 +198,10 @@ func (s *Store) ListenOutbox(ctx context.Context, retry time.Duration, wake func
 	return nil
 }
 
-func (s *Store) listen(ctx context.Context, wake func()) error {
+// ListenRestarted is the payload ListenOutbox gives wake after (re)connecting.
+const ListenRestarted = "listening"
+
+func (s *Store) listen(ctx context.Context, wake func(string)) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
 		return fmt.Errorf("connect to listen: %w", err)
@@ -248,11 +210,12 @@ func (s *Store) listen(ctx context.Context, wake func()) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+OutboxChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	wake()
+	wake(ListenRestarted)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		wake()
+		wake(n.Payload)
 	}
 }

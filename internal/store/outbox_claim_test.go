@@ -82,13 +82,26 @@ func TestClaimStarts(t *testing.T) {
 			if len(dispatched) != 1 || dispatched[0].ID != claim.Events[0].ID || dispatched[0].RunID != "run-1" || dispatched[0].WorkflowID != "delivery-"+claim.Events[0].ID {
 				t.Fatalf("dispatched %+v, want only %s with its run", dispatched, claim.Events[0].ID)
 			}
-			// The next turn starts after the environment this one ended with.
-			next, err := db.st.ClaimStarts(ctx, claim.Next, 1, 64, func(context.Context, []models.Event) []store.Started { return nil })
-			if err != nil {
-				t.Fatal(err)
+			// One environment a turn: each turn goes on after the one the last ended with,
+			// and wraps around.
+			none := func(context.Context, []models.Event) []store.Started { return nil }
+			var served []string
+			after := ""
+			for turns := 0; len(served) < 3 && turns < 4; turns++ {
+				c, err := db.st.ClaimStarts(ctx, after, 1, 64, none)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !c.More {
+					t.Fatalf("turn after %q: %d events and nothing more, with events waiting", after, len(c.Events))
+				}
+				if len(c.Events) > 0 { // else past the last environment: the next turn wraps
+					served = append(served, c.Events[0].EnvironmentID)
+				}
+				after = c.Next
 			}
-			if len(next.Events) == 0 || next.Events[0].EnvironmentID == claim.Next {
-				t.Errorf("the next turn took %v from %s again", ids(next.Events), claim.Next)
+			if len(served) < 3 || served[0] == served[1] || served[2] != served[0] {
+				t.Errorf("environments served in turn: %v, want A B A", served)
 			}
 		})
 	}
