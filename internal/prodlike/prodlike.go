@@ -43,7 +43,8 @@ type Options struct {
 	// (a measurement comparing commits builds each; BuildRevopsAt).
 	Revops string
 	// TemporalPlugin is the Temporal server's SQL persistence plugin for both its
-	// databases and temporal-sql-tool (default postgres12; postgres12_pgx is the other).
+	// databases and temporal-sql-tool (default postgres12_pgx, as the compose file ships
+	// it: it prepares each statement once, CONTRACT §22; postgres12 is the other).
 	TemporalPlugin string
 	// HistoryShards is the Temporal cluster's numHistoryShards (default 4). It is fixed
 	// when a cluster's database is created: every stack creates its own.
@@ -57,7 +58,7 @@ type Options struct {
 // temporalDefaults fills the Temporal settings Options leaves empty.
 func (o Options) temporalDefaults() Options {
 	if o.TemporalPlugin == "" {
-		o.TemporalPlugin = "postgres12"
+		o.TemporalPlugin = "postgres12_pgx"
 	}
 	if o.HistoryShards == 0 {
 		o.HistoryShards = 4
