@@ -2,12 +2,14 @@ package prodlike_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,7 +31,7 @@ import (
 // TestMeasureDeliveryCost is the delivery-cost figure of CONTRACT §22 (issue 31): CPU time
 // per delivered webhook of every process involved, and deliveries per second, under open
 // load, comparing Revops built from different commits in one sitting. Opt-in: a
-// measurement of many minutes, not a check (docs/benchmarks-delivery-cost.md):
+// measurement of many minutes, not a check (docs/benchmarks.md, "Delivery cost"):
 //
 //	REVOPS_PRODLIKE_MEASURE=1 REVOPS_COST_ARMS=old=acfe645,new=. \
 //	  scripts/prodlike/run -run TestMeasureDeliveryCost -timeout 3h
@@ -89,6 +91,12 @@ import (
 // PostgreSQL (REVOPS_COST_PG): "durable" (the default) runs the split and serve shapes'
 // cluster with fsync and full_page_writes on, PostgreSQL's defaults and the compose
 // file's; "fast" with both off, as the prodlike tests run it.
+//
+// Profiles (REVOPS_COST_PROFILE=DIR): the dev and serve processes run with their
+// profiler on (REVOPS_PPROF=1 on a metrics listener of their own), and each measured
+// phase writes a CPU profile of its first REVOPS_COST_PROFILE_SECONDS (default 8) to
+// DIR/<shape>.<arm>.r<round>.c<clients>.cpu.pprof: where a delivery's CPU goes in the
+// one process that holds Revops and, in dev, Temporal (go tool pprof -top).
 //
 // Order: REVOPS_COST_ROUNDS rounds (default 2), the arms in order in odd rounds and in
 // reverse in even ones: A B, B A.
@@ -181,7 +189,8 @@ type costConfig struct {
 	changes, warmup, rounds int
 	phaseTimeout            time.Duration
 	binCache                string
-	durable                 bool // PostgreSQL with fsync (REVOPS_COST_PG)
+	durable                 bool   // PostgreSQL with fsync (REVOPS_COST_PG)
+	profileDir              string // CPU profiles of the dev and serve processes (REVOPS_COST_PROFILE)
 }
 
 func (c costConfig) armList() string {
@@ -283,6 +292,7 @@ func costConfigFromEnv(getenv func(string) string) (costConfig, error) {
 	if c.rounds, err = posInt("REVOPS_COST_ROUNDS", "2"); err != nil {
 		return c, err
 	}
+	c.profileDir = getenv("REVOPS_COST_PROFILE")
 	switch pg := or("REVOPS_COST_PG", "durable"); pg {
 	case "durable", "fast":
 		c.durable = pg == "durable"
@@ -327,6 +337,11 @@ func runCostArm(t *testing.T, cfg costConfig, shape string, round int, a costArm
 		procs    []costProc
 	)
 	tr := &http.Transport{MaxIdleConnsPerHost: 128}
+	pprofAddr := ""
+	if cfg.profileDir != "" && shape != "split" { // split: two processes would share the env
+		pprofAddr = freeLoopback(t)
+		env = append(env, "REVOPS_PPROF=1", "REVOPS_METRICS_ADDR="+pprofAddr)
+	}
 	switch shape {
 	case "dev":
 		d := prodlike.StartDevBinary(t, a.bin, env...)
@@ -372,12 +387,40 @@ func runCostArm(t *testing.T, cfg costConfig, shape string, round int, a costArm
 	for _, c := range cfg.clients {
 		ph := costPhase{cfg: cfg, rc: rc, cl: cl, accounts: accounts[:c], procs: procs}
 		ph.run(t, c, cfg.warmup)
+		var profiled chan error
+		if pprofAddr != "" {
+			profiled = make(chan error, 1)
+			file := filepath.Join(cfg.profileDir, fmt.Sprintf("%s.%s.r%d.c%d.cpu.pprof", shape, a.name, round, c))
+			secs := cmp.Or(os.Getenv("REVOPS_COST_PROFILE_SECONDS"), "8")
+			go func() {
+				if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+					profiled <- err
+					return
+				}
+				profiled <- fetchProfile("http://"+pprofAddr+"/debug/pprof/profile?seconds="+secs, file)
+			}()
+		}
 		r := ph.run(t, c, cfg.changes)
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				t.Errorf("profile: %v", err)
+			}
+		}
 		r.shape, r.arm, r.round = shape, a.name, round
 		fmt.Println(r.line())
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// freeLoopback is a loopback address nothing listens on.
+func freeLoopback(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // costClient sends changes: one request each, no Idempotency-Key, no retry (the rate
