@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -125,8 +126,15 @@ type DeliveryInput struct {
 // earlier releases keep the code path their change versions recorded (changeFanOut). A
 // run whose delivery ended failed returns the error, so it ends Failed in the UI.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
-	if in.Code == CodeFanOut {
+	switch {
+	case in.Code == CodeFanOut:
 		return fanOut(ctx, in, true)
+	case in.Code > CodeFanOut:
+		// A code of a later release: this worker cannot run it. The panic fails the
+		// workflow task, which Temporal retries until a worker that knows the code takes it
+		// (what GetVersion does for a version it does not know), instead of this code
+		// taking the oldest path.
+		panic(fmt.Sprintf("DeliveryInput.Code %d is newer than this worker's %d", in.Code, CodeFanOut))
 	}
 	switch workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, fanOutOneMarker) {
 	case fanOutOneMarker:

@@ -148,9 +148,13 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 
 	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
 	// committed events from the outbox and start them eagerly; a process that commits
-	// changes wakes its own claimer, or, without one, the others' by notification. On
-	// SQLite (`revops dev`, one process) the API starts its runs itself through the queue.
-	var claimer *dispatch.Claimer
+	// changes wakes its own claimer, or, without one, the others' by notification, and
+	// reaches the workflows of its replays itself. On SQLite (`revops dev`, one process)
+	// the API starts its runs itself through the queue.
+	var (
+		claimer *dispatch.Claimer
+		queue   *dispatch.Queue // the API's starts (SQLite) or replays (PostgreSQL)
+	)
 	if p.Worker && st.ClaimsStarts() {
 		// It polls every second, or as often as tests sweep.
 		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
@@ -186,17 +190,18 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		var (
-			dispatcher dispatch.Dispatcher
-			queue      *dispatch.Queue
-		)
+		var dispatcher dispatch.Dispatcher
 		switch {
 		case claimer != nil:
-			dispatcher = claimer
+			// Replays (never eager) are reached from here by the queue; with no outbox to
+			// read back, an overflow of replays is left to the claimers' poll.
+			queue = dispatch.NewQueue(starter, log, nil)
+			dispatcher = dispatch.Outboxed{New: claimer, Replays: queue}
 		case st.ClaimsStarts():
 			n := &dispatch.Notifier{Store: st}
 			goRun(func() { n.Run(ctx) })
-			dispatcher = n
+			queue = dispatch.NewQueue(starter, log, nil)
+			dispatcher = dispatch.Outboxed{New: n, Replays: queue}
 		default:
 			queue = dispatch.NewQueue(starter, log, st)
 			dispatcher = queue

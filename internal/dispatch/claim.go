@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/revops/revops/internal/store"
@@ -14,7 +13,7 @@ import (
 // ClaimStore is what a Claimer needs of the database (PostgreSQL: store.Store).
 type ClaimStore interface {
 	ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error)
-	ListenOutbox(ctx context.Context, retry time.Duration, wake func(payload string)) error
+	ListenOutbox(ctx context.Context, wake func()) error
 	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 }
 
@@ -33,10 +32,10 @@ const (
 // workflow task and first attempt skip the trip through matching while the worker has a
 // free slot. It is woken by Dispatch (a change committed in this process), by an outbox
 // notification (committed in a process that does not start runs: Notifier), and every
-// Poll; it then claims events in batches, environments in turn, until none is left.
-// Replays committed elsewhere are reached the same way. Any number of processes claim
-// side by side: a claim locks its events (SKIP LOCKED), and marks them dispatched in the
-// same transaction.
+// Poll; it then claims events in batches, environments in turn, until none is left. Any
+// number of processes claim side by side: a claim takes its events exclusively, and marks
+// them dispatched in the same transaction. Replays are reached by the process that
+// committed them (Outboxed); the poll reaches those it missed, as the sweeper did.
 type Claimer struct {
 	Starter *Starter
 	Store   ClaimStore
@@ -44,42 +43,16 @@ type Claimer struct {
 
 	once   sync.Once
 	wake   chan struct{}
-	cursor string // the environment the last claim ended with
-	// replays is set when a replay committed since the last look: the claimer then looks
-	// for replayed events too (else only at its poll).
-	replays atomic.Bool
+	cursor string // where the round robin goes on ("": from the first environment)
+	// failing is set while claims fail (logged when it starts and when it ends).
+	failing bool
 }
-
-// replayPayload is the outbox notification of a replay (a Notifier's, ListenOutbox's).
-const replayPayload = "replay"
 
 func (c *Claimer) init() { c.once.Do(func() { c.wake = make(chan struct{}, 1) }) }
 
 // Dispatch wakes the claimer: the events have committed, and the claim will find them
 // (with those of every other process).
-func (c *Claimer) Dispatch(_ context.Context, events []models.Event) {
-	if hasReplay(events) {
-		c.replays.Store(true)
-	}
-	c.Wake()
-}
-
-// notified wakes the claimer for an outbox notification.
-func (c *Claimer) notified(payload string) {
-	if payload != "" { // a replay, or a listener that may have missed one
-		c.replays.Store(true)
-	}
-	c.Wake()
-}
-
-func hasReplay(events []models.Event) bool {
-	for _, e := range events {
-		if e.RedispatchAt != nil {
-			return true
-		}
-	}
-	return false
-}
+func (c *Claimer) Dispatch(context.Context, []models.Event) { c.Wake() }
 
 // Wake has the claimer claim again as soon as it is free.
 func (c *Claimer) Wake() {
@@ -90,79 +63,132 @@ func (c *Claimer) Wake() {
 	}
 }
 
-// Run claims until ctx ends.
+// Run claims until ctx ends, and returns once its listener has stopped too.
 func (c *Claimer) Run(ctx context.Context) {
 	c.init()
-	go func() { _ = c.Store.ListenOutbox(ctx, orDefault(c.Poll, time.Second), c.notified) }()
-	t := time.NewTicker(orDefault(c.Poll, time.Second))
+	poll := orDefault(c.Poll, time.Second)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.listen(ctx, poll)
+	}()
+	defer wg.Wait()
+	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
+		tick := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.wake:
 		case <-t.C:
-			c.replays.Store(true) // the poll looks at everything
+			tick = true
 		}
-		if c.Starter.reachable() {
-			c.drain(ctx)
+		if !c.Starter.reachable() {
+			continue
+		}
+		c.drain(ctx)
+		if tick {
+			c.sweepReplays(ctx)
 		}
 	}
 }
 
-// drain claims until a claim says nothing is left, then reaches the replayed events if a
-// replay may be waiting.
+// listen wakes the claimer at every outbox notification, reconnecting after a lost
+// connection every poll (the poll covers the gap); a streak of failures is logged when it
+// starts and when it ends.
+func (c *Claimer) listen(ctx context.Context, retry time.Duration) {
+	failing := false
+	for ctx.Err() == nil {
+		err := c.Store.ListenOutbox(ctx, func() {
+			if failing {
+				failing = false
+				c.Starter.log().Info("outbox notifications received again")
+			}
+			c.Wake()
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if !failing {
+			failing = true
+			c.Starter.log().Warn("outbox notifications lost; starts wait for the poll until they return", "every", retry, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retry):
+		}
+	}
+}
+
+// drain claims until a claim says nothing is left or a start failed.
 func (c *Claimer) drain(ctx context.Context) {
 	for ctx.Err() == nil {
 		more, err := c.claim(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.Starter.log().Warn("outbox claim failed; retrying at the next poll", "err", err)
-			}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !c.failing:
+			c.failing = true
+			c.Starter.log().Warn("webhook deliveries not started; retrying at every poll", "err", err)
+		case err != nil:
+			c.Starter.log().Debug("webhook deliveries not started", "err", err)
+		case c.failing:
+			c.failing = false
+			c.Starter.log().Info("webhook deliveries start again")
+		}
+		if err != nil || !more {
 			return
 		}
-		if !more {
-			break
-		}
 	}
-	if !c.replays.Swap(false) {
-		return
-	}
-	if _, err := sweepBatches(ctx, 0, c.Store.EventsToRedispatch, c.Starter.Redispatch); err != nil && ctx.Err() == nil {
-		c.Starter.log().Warn("replays not reached; retrying at the next poll", "err", err)
+}
+
+// sweepReplays reaches the workflow of the events replayed more than the sweeper's age
+// ago whose committing process did not (it died, or Temporal was away).
+func (c *Claimer) sweepReplays(ctx context.Context) {
+	age := orDefault(c.Starter.SweepAge, 5*time.Second)
+	if _, err := sweepBatches(ctx, age, c.Store.EventsToRedispatch, c.Starter.Redispatch); err != nil && ctx.Err() == nil {
+		c.Starter.log().Debug("replays not reached; retrying at the next poll", "err", err)
 	}
 }
 
 // claim takes one batch and starts its runs; it says whether events may be left.
 func (c *Claimer) claim(ctx context.Context) (bool, error) {
-	started := 0
+	var failed error
 	claim, err := c.Store.ClaimStarts(ctx, c.cursor, claimEnvironments, claimEvents, func(ctx context.Context, evs []models.Event) []store.Started {
-		s := c.startAll(ctx, evs)
-		started = len(s)
-		return s
+		var started []store.Started
+		started, failed = c.startAll(ctx, evs)
+		return started
 	})
 	if err != nil {
 		return false, err
 	}
-	if claim.Next != "" {
-		c.cursor = claim.Next
-	}
+	c.cursor = claim.Next
 	// A start that failed stops the drain: claiming again at once would find the same
 	// event, and the next poll retries it.
-	return claim.More && started == len(claim.Events), nil
+	return claim.More && failed == nil, failed
 }
 
-// startAll starts the events' runs, claimStarts at once, and returns those started.
-func (c *Claimer) startAll(ctx context.Context, events []models.Event) []store.Started {
+// startAll starts the events' runs, claimStarts at once, and returns those started; at
+// the first failure it starts no more (Temporal is likely away: the claim should end
+// soon, and the next poll retries the rest).
+func (c *Claimer) startAll(ctx context.Context, events []models.Event) ([]store.Started, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var (
 		mu      sync.Mutex
 		started []store.Started
+		failed  error
 		wg      sync.WaitGroup
 		slots   = make(chan struct{}, claimStarts)
-		failed  error
 	)
 	for _, e := range events {
 		slots <- struct{}{}
+		if ctx.Err() != nil {
+			<-slots
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
@@ -170,18 +196,44 @@ func (c *Claimer) startAll(ctx context.Context, events []models.Event) []store.S
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failed = err
+				if failed == nil {
+					failed = err
+					cancel()
+				}
 				return
 			}
 			started = append(started, store.Started{EventID: e.ID, WorkflowID: workflows.WorkflowID(e.ID), RunID: runID})
 		}()
 	}
 	wg.Wait()
-	if failed != nil {
-		c.Starter.log().Warn("webhook deliveries not started; the next claim retries them",
-			"not_started", len(events)-len(started), "err", failed)
+	return started, failed
+}
+
+// Outboxed is the Dispatcher of a process on PostgreSQL: its new events go to the outbox
+// path (a Claimer of its own, or a Notifier that wakes the workers'), its replays to the
+// queue that reaches their workflows at once (SignalWithStart is never eager, so there is
+// nothing to gain from a worker's start, and one process reaching each replay sends it
+// once).
+type Outboxed struct {
+	New, Replays Dispatcher
+}
+
+// Dispatch hands each event to its path.
+func (o Outboxed) Dispatch(ctx context.Context, events []models.Event) {
+	var fresh, replayed []models.Event
+	for _, e := range events {
+		if e.RedispatchAt != nil {
+			replayed = append(replayed, e)
+		} else {
+			fresh = append(fresh, e)
+		}
 	}
-	return started
+	if len(fresh) > 0 {
+		o.New.Dispatch(ctx, fresh)
+	}
+	if len(replayed) > 0 {
+		o.Replays.Dispatch(ctx, replayed)
+	}
 }
 
 // Notifier is the Dispatcher of a process that commits changes but runs no claimer (`revops
@@ -190,23 +242,19 @@ func (c *Claimer) startAll(ctx context.Context, events []models.Event) []store.S
 // change's transaction. A notification lost on the way costs at most the claimers' poll.
 type Notifier struct {
 	Store interface {
-		NotifyOutbox(ctx context.Context, payload string) error
+		NotifyOutbox(ctx context.Context) error
 	}
 	Every time.Duration
 
-	once    sync.Once
-	kick    chan struct{}
-	replays atomic.Bool // a replay is among the events the next notification is for
+	once sync.Once
+	kick chan struct{}
 }
 
 func (n *Notifier) init() { n.once.Do(func() { n.kick = make(chan struct{}, 1) }) }
 
 // Dispatch asks for a notification and returns at once.
-func (n *Notifier) Dispatch(_ context.Context, events []models.Event) {
+func (n *Notifier) Dispatch(context.Context, []models.Event) {
 	n.init()
-	if hasReplay(events) {
-		n.replays.Store(true)
-	}
 	select {
 	case n.kick <- struct{}{}:
 	default: // one is due already
@@ -225,11 +273,7 @@ func (n *Notifier) Run(ctx context.Context) {
 		case <-n.kick:
 		}
 		sendCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		payload := ""
-		if n.replays.Swap(false) {
-			payload = replayPayload
-		}
-		_ = n.Store.NotifyOutbox(sendCtx, payload) // lost: the claimers' poll finds the events
+		_ = n.Store.NotifyOutbox(sendCtx) // lost: the claimers' poll finds the events
 		cancel()
 		select {
 		case <-ctx.Done():

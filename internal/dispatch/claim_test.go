@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,8 +18,9 @@ import (
 )
 
 // claimRows stands for the events table as claims see it (the SQL is tested in
-// internal/store): each claim takes up to limit events shared by the environments with
-// events, and marks those started.
+// internal/store; this follows it): up to envs environments with events after `after`,
+// each giving its share of limit, the next turn after the last one served, and from the
+// first again once past the last.
 type claimRows struct {
 	mu      sync.Mutex
 	events  []models.Event
@@ -26,39 +28,47 @@ type claimRows struct {
 	claims  int
 }
 
-func (r *claimRows) ClaimStarts(ctx context.Context, _ string, _, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error) {
+func (r *claimRows) ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error) {
 	r.mu.Lock()
 	r.claims++
-	envs := map[string]int{}
+	waiting := map[string][]models.Event{}
 	for _, e := range r.events {
 		if _, ok := r.started[e.ID]; !ok {
-			envs[e.EnvironmentID]++
+			waiting[e.EnvironmentID] = append(waiting[e.EnvironmentID], e)
 		}
 	}
+	var picked []string
+	for env := range waiting {
+		if env > after {
+			picked = append(picked, env)
+		}
+	}
+	slices.Sort(picked)
+	picked = picked[:min(len(picked), envs)]
 	var c store.StartClaim
-	if len(envs) == 0 {
-		r.mu.Unlock()
-		return c, nil
+	for _, env := range picked {
+		evs := waiting[env]
+		c.Events = append(c.Events, evs[:min(len(evs), max(1, limit/len(picked)))]...)
+		c.More = c.More || len(evs) >= max(1, limit/envs)
 	}
-	per := limit / len(envs)
-	took := map[string]int{}
-	for _, e := range r.events {
-		if _, ok := r.started[e.ID]; !ok && took[e.EnvironmentID] < per {
-			took[e.EnvironmentID]++
-			c.Events = append(c.Events, e)
-			c.More = c.More || took[e.EnvironmentID] == per
-		}
+	switch {
+	case len(picked) == envs:
+		c.Next, c.More = picked[len(picked)-1], true
+	case after != "":
+		c.More = true // past the last environment: the next turn starts from the first
 	}
 	r.mu.Unlock()
-	for _, s := range start(ctx, c.Events) {
-		r.mu.Lock()
-		r.started[s.EventID] = s.RunID
-		r.mu.Unlock()
+	if len(c.Events) > 0 {
+		for _, s := range start(ctx, c.Events) {
+			r.mu.Lock()
+			r.started[s.EventID] = s.RunID
+			r.mu.Unlock()
+		}
 	}
 	return c, nil
 }
 
-func (r *claimRows) ListenOutbox(ctx context.Context, _ time.Duration, _ func(string)) error {
+func (r *claimRows) ListenOutbox(ctx context.Context, _ func()) error {
 	<-ctx.Done()
 	return nil
 }
@@ -100,29 +110,34 @@ func (c *runsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflo
 	return run{id: "run-" + opts.ID}, nil
 }
 
-// One wake drains the outbox claim after claim while a claim says more may be left, and
-// stops at a claim whose start failed (claiming again at once would only find that event
-// again); the next wake (a poll) takes what is left.
+// One wake drains the outbox claim after claim, environments in turn, until nothing is
+// left — through more environments than one claim takes, and past the last one back to
+// the first — and stops at a claim whose start failed (claiming again at once would only
+// find that event again); the next wake takes what is left.
 func TestClaimerDrainsTheOutbox(t *testing.T) {
 	rows := &claimRows{started: map[string]string{}}
-	for i := range 150 {
-		env := "env-a"
-		if i%10 == 0 {
-			env = "env-b"
+	add := func(n int, env func(i int) string) {
+		rows.mu.Lock()
+		defer rows.mu.Unlock()
+		for i := range n {
+			id := fmt.Sprintf("ev-%04d", len(rows.events))
+			rows.events = append(rows.events, models.Event{ID: id, EnvironmentID: env(i), OrganizationID: "org", Fanout: &models.Fanout{}})
 		}
-		rows.events = append(rows.events, models.Event{ID: fmt.Sprintf("ev-%03d", i), EnvironmentID: env, OrganizationID: "org", Fanout: &models.Fanout{}})
 	}
+	// 20 environments of 10 events (more than the 16 a claim takes), and one of 150.
+	add(200, func(i int) string { return fmt.Sprintf("env-%02d", i%20) })
+	add(150, func(int) string { return "env-99" })
 	tc := &runsClient{fail: map[string]bool{}}
-	c := &dispatch.Claimer{Starter: &dispatch.Starter{Client: tc}, Store: rows, Poll: time.Hour}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	c := &dispatch.Claimer{Starter: &dispatch.Starter{Client: tc}, Store: rows}
+	ctx := context.Background()
 
-	c.Wake()
-	waitUntil(t, func() bool { started, _ := rows.count(); return started == 150 })
-	if _, claims := rows.count(); claims < 3 {
-		t.Errorf("150 events in %d claims of at most 64", claims)
+	c.DrainForTest(ctx)
+	started, claims := rows.count()
+	if started != 350 {
+		t.Fatalf("one drain started %d of 350 events in %d claims", started, claims)
+	}
+	if claims > 20 {
+		t.Errorf("350 events in %d claims of up to 64", claims)
 	}
 	for _, e := range rows.events {
 		if rows.started[e.ID] != "run-"+workflows.WorkflowID(e.ID) {
@@ -130,32 +145,17 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 		}
 	}
 
-	// A failed start: the drain stops, the event stays owed, the next wake starts it.
-	more := len(rows.events)
-	for i := range 100 {
-		rows.mu.Lock()
-		rows.events = append(rows.events, models.Event{ID: fmt.Sprintf("ev-%03d", more+i), EnvironmentID: "env-a", OrganizationID: "org", Fanout: &models.Fanout{}})
-		rows.mu.Unlock()
-	}
+	// A failed start: the drain stops, the event stays owed, the next drain starts it.
+	add(100, func(int) string { return "env-05" })
 	tc.mu.Lock()
-	tc.fail[workflows.WorkflowID(fmt.Sprintf("ev-%03d", more))] = true
+	tc.fail[workflows.WorkflowID("ev-0350")] = true
 	tc.mu.Unlock()
-	_, before := rows.count()
-	c.Wake()
-	waitUntil(t, func() bool { started, claims := rows.count(); return claims > before && started == 150+63 })
-	time.Sleep(50 * time.Millisecond) // a drain that went on would claim again here
-	if started, claims := rows.count(); claims != before+1 || started != 213 {
-		t.Fatalf("after a failed start: %d claims (want 1), %d started (want 213)", claims-before, started)
+	c.DrainForTest(ctx)
+	if started, after := rows.count(); after != claims+1 || started == 450 {
+		t.Fatalf("after a failed start: %d claims (want 1), %d of 450 started", after-claims, started)
 	}
-	c.Wake()
-	waitUntil(t, func() bool { started, _ := rows.count(); return started == 250 })
-}
-
-func waitUntil(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
+	c.DrainForTest(ctx)
+	if started, _ := rows.count(); started != 450 {
+		t.Fatalf("the next drain left %d of 450 unstarted", 450-started)
 	}
 }

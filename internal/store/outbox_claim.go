@@ -42,22 +42,31 @@ type StartClaim struct {
 
 // ClaimStarts takes up to limit events still owed a start, round robin by environment:
 // up to envs environments with such events after `after` in id order, then each one's
-// oldest, at most limit/environments each, under FOR UPDATE SKIP LOCKED, so that
-// claimers of any number of processes never take the same event. start starts their
-// runs while the rows stay locked; those it returns are marked dispatched in the same
-// transaction (the claim takes the place of a MarkDispatched per event), the others are
-// left to the next claim. A claimer that dies mid-claim loses nothing: its transaction
-// rolls back, and the next claim finds the events again (their starts are idempotent:
-// the workflow id is the event's). One statement claims, one reads the deliveries and
-// their endpoints, one marks.
+// oldest, at most limit/environments each, each under a transaction-scoped advisory lock
+// that other claimers skip, so that claimers of any number of processes do not take the
+// same event. start starts their runs while the claim holds them; those it returns are
+// marked dispatched in the same transaction (the claim takes the place of a
+// MarkDispatched per event), the others are left to the next claim. A claimer that dies
+// mid-claim loses nothing: its transaction rolls back, and the next claim finds the
+// events again (their starts are idempotent: the workflow id is the event's). One
+// statement claims, one reads the deliveries and their endpoints, and the mark locks,
+// then updates.
 func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []Started) (StartClaim, error) {
 	if !s.ClaimsStarts() {
 		return StartClaim{}, ErrClaimsUnsupported
 	}
 	var c StartClaim
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// A claimer whose host vanished mid-claim must not keep its events from the others
+		// until TCP notices: its transaction ends after 30 s idle (starts time out at 5 s).
+		if err := tx.Exec("SET LOCAL idle_in_transaction_session_timeout = '30s'").Error; err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
 		// The environments are found by a skip scan of events_env_undispatched (one index
-		// probe each, however many events wait), then each gives its share.
+		// probe each, however many events wait), then each gives its share. An event is
+		// taken with a transaction-scoped advisory lock, not a row lock: the runs the claim
+		// starts record their first attempt (which locks the event row) while the claim is
+		// still open, and must not wait for it; another claimer skips the event all the same.
 		if err := tx.Raw(`WITH RECURSIVE envs(id) AS (
 	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ? ORDER BY environment_id LIMIT 1)
 	UNION ALL
@@ -66,7 +75,8 @@ func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, 
 ), picked AS (SELECT id FROM envs WHERE id IS NOT NULL LIMIT ?)
 SELECT ev.* FROM picked CROSS JOIN LATERAL (
 	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL
-	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, ? / (SELECT count(*) FROM picked)) FOR UPDATE SKIP LOCKED) ev
+	AND pg_try_advisory_xact_lock(hashtextextended('revops-start:' || e.id, 0))
+	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, ? / (SELECT count(*) FROM picked))) ev
 ORDER BY ev.environment_id, ev.created_at, ev.seq`, after, envs, limit).Scan(&c.Events).Error; err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
@@ -152,6 +162,15 @@ func markStarted(tx *gorm.DB, started []Started, at time.Time) error {
 		rows.WriteString("(?, ?, ?)")
 		args = append(args, s.EventID, s.WorkflowID, s.RunID)
 	}
+	// Row locks in id order, as every writer of several events takes them (lockEvents).
+	ids := make([]string, len(started))
+	for i, st := range started {
+		ids[i] = st.EventID
+	}
+	var locked []string
+	if err := tx.Raw("SELECT id FROM events WHERE id IN ? ORDER BY id FOR UPDATE", ids).Scan(&locked).Error; err != nil {
+		return fmt.Errorf("lock claimed events: %w", err)
+	}
 	// A run id "" (started by someone else) keeps the run id stored, as MarkDispatched does.
 	err := tx.Exec(`UPDATE events AS e SET dispatched_at = ?, workflow_id = v.wf,
 	run_id = CASE WHEN v.run = '' THEN e.run_id ELSE v.run END
@@ -162,46 +181,26 @@ FROM (VALUES `+rows.String()+`) AS v(id, wf, run) WHERE e.id = v.id`, args...).E
 	return nil
 }
 
-// NotifyOutbox wakes the claimers of every process (LISTEN OutboxChannel) with payload
-// (what they should look at; ListenOutbox hands it over). Send it after commit, never
-// inside a change's transaction: a NOTIFY there would serialize the commits of the whole
-// cluster on its queue lock.
-func (s *Store) NotifyOutbox(ctx context.Context, payload string) error {
+// NotifyOutbox wakes the claimers of every process (LISTEN OutboxChannel). Send it after
+// commit, never inside a change's transaction: a NOTIFY there would serialize the
+// commits of the whole cluster on its queue lock.
+func (s *Store) NotifyOutbox(ctx context.Context) error {
 	if !s.ClaimsStarts() {
 		return ErrClaimsUnsupported
 	}
-	if err := s.db.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", OutboxChannel, payload).Error; err != nil {
+	if err := s.db.WithContext(ctx).Exec("SELECT pg_notify(?, '')", OutboxChannel).Error; err != nil {
 		return fmt.Errorf("notify outbox: %w", err)
 	}
 	return nil
 }
 
-// ListenOutbox calls wake with the payload of every outbox notification until ctx ends,
-// on a connection of its own (LISTEN holds one); after a lost connection it reconnects
-// every retry, and calls wake(ListenRestarted) once connected again, since notifications
-// sent meanwhile are lost.
-func (s *Store) ListenOutbox(ctx context.Context, retry time.Duration, wake func(payload string)) error {
+// ListenOutbox calls wake once listening, then at every outbox notification, until ctx
+// ends or the connection fails (it returns why). It holds a connection of its own, outside
+// both pools: LISTEN needs a session (through PgBouncer, its session mode).
+func (s *Store) ListenOutbox(ctx context.Context, wake func()) error {
 	if !s.ClaimsStarts() {
 		return ErrClaimsUnsupported
 	}
-	for ctx.Err() == nil {
-		err := s.listen(ctx, wake)
-		if ctx.Err() != nil {
-			break
-		}
-		_ = err // the claimer's poll covers the gap; the next try tells again
-		select {
-		case <-ctx.Done():
-		case <-time.After(retry):
-		}
-	}
-	return nil
-}
-
-// ListenRestarted is the payload ListenOutbox gives wake after (re)connecting.
-const ListenRestarted = "listening"
-
-func (s *Store) listen(ctx context.Context, wake func(string)) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
 		return fmt.Errorf("connect to listen: %w", err)
@@ -210,12 +209,11 @@ func (s *Store) listen(ctx context.Context, wake func(string)) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+OutboxChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	wake(ListenRestarted)
+	wake() // notifications sent before this one are lost: look now
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		wake(n.Payload)
+		wake()
 	}
 }

@@ -45,6 +45,11 @@ func TestClaimStarts(t *testing.T) {
 
 			var inner store.StartClaim
 			claim, err := db.st.ClaimStarts(ctx, "", 16, 4, func(ctx context.Context, evs []models.Event) []store.Started {
+				// The runs it starts record their first attempt meanwhile, which locks the
+				// event row: a claim holds no row lock they would wait for.
+				if err := db.st.ExecForTest(ctx, "SELECT id FROM events WHERE id = ? FOR UPDATE NOWAIT", evs[0].ID); err != nil {
+					t.Errorf("a claimed event's row is locked while the claim is open: %v", err)
+				}
 				// Another claimer meanwhile gets the others, never these.
 				var err error
 				inner, err = db.st.ClaimStarts(ctx, "", 16, 64, func(context.Context, []models.Event) []store.Started { return nil })
