@@ -190,19 +190,22 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		var dispatcher dispatch.Dispatcher
+		var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
 		switch {
 		case claimer != nil:
-			// Replays (never eager) are reached from here by the queue; with no outbox to
-			// read back, an overflow of replays is left to the claimers' poll.
-			queue = dispatch.NewQueue(starter, log, nil)
-			dispatcher = dispatch.Outboxed{New: claimer, Replays: queue}
+			outbox = claimer
 		case st.ClaimsStarts():
 			n := &dispatch.Notifier{Store: st}
 			goRun(func() { n.Run(ctx) })
+			outbox = n
+		}
+		var dispatcher dispatch.Dispatcher
+		if outbox != nil {
+			// Replays (never eager) are reached from here by the queue; with no outbox to
+			// read back, an overflow of replays is left to the claimers' poll.
 			queue = dispatch.NewQueue(starter, log, nil)
-			dispatcher = dispatch.Outboxed{New: n, Replays: queue}
-		default:
+			dispatcher = dispatch.Outboxed{New: outbox, Replays: queue}
+		} else {
 			queue = dispatch.NewQueue(starter, log, st)
 			dispatcher = queue
 		}

@@ -32,14 +32,7 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 	rc := webhooktest.NewReceiver(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	secret, _ := signing.NewSecret()
-	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
-		t.Fatal(err)
-	}
-	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := endpointAndKey(t, db, rc.URL+"/hooks")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	temporalAddr := devTemporal(t)
 	cfg, err := config.Load(flag.NewFlagSet("api", flag.ContinueOnError), "api", []string{
@@ -122,4 +115,19 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 	if got := evs[0]; got.DispatchedAt == nil || got.WorkflowID != workflows.WorkflowID(ev.ID) || got.RunID != desc.WorkflowExecutionInfo.Execution.RunId {
 		t.Errorf("claimed event marked %v / %q / %q, want dispatched with run %s", got.DispatchedAt, got.WorkflowID, got.RunID, desc.WorkflowExecutionInfo.Execution.RunId)
 	}
+}
+
+// endpointAndKey gives db's environment one enabled endpoint at url and a secret key.
+func endpointAndKey(t *testing.T, db *webhooktest.DB, url string) keys.Created {
+	t.Helper()
+	ctx := context.Background()
+	secret, _ := signing.NewSecret()
+	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: url, Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }

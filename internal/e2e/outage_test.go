@@ -22,10 +22,7 @@ import (
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/devstack"
-	"github.com/revops/revops/internal/keys"
 	"github.com/revops/revops/internal/metrics/metricstest"
-	"github.com/revops/revops/internal/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -59,14 +56,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	db := webhooktest.New(t)
 	rc := webhooktest.NewReceiver(t)
 	ctx := context.Background()
-	secret, _ := signing.NewSecret()
-	if _, err := db.Store.CreateWebhookEndpoint(ctx, db.Env, models.WebhookEndpoint{URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
-		t.Fatal(err)
-	}
-	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := endpointAndKey(t, db, rc.URL+"/hooks")
 	caFile := filepath.Join(t.TempDir(), "receiver.pem")
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// ErrClaimsUnsupported: the database cannot claim events (SQLite has no SKIP LOCKED; the
-// one process that uses it starts its events itself, CONTRACT §22).
+// ErrClaimsUnsupported: the database cannot claim events (SQLite has no advisory locks nor
+// LISTEN; the one process that uses it starts its events itself, CONTRACT §22).
 var ErrClaimsUnsupported = errors.New("outbox claims need PostgreSQL")
 
 // OutboxChannel is the channel of the notification that wakes the processes that claim
@@ -87,7 +87,7 @@ ORDER BY ev.environment_id, ev.created_at, ev.seq`, after, envs, limit).Scan(&c.
 		if err := attachFanouts(tx, c.Events); err != nil {
 			return err
 		}
-		return markStarted(tx, start(ctx, c.Events), time.Now().UTC())
+		return s.markStarted(tx, start(ctx, c.Events), time.Now().UTC())
 	})
 	return c, err
 }
@@ -147,34 +147,27 @@ WHERE d.event_id IN ? ORDER BY d.created_at, d.id`, ids).Scan(&rows).Error; err 
 	return nil
 }
 
-// markStarted marks the started events dispatched, in one statement.
-func markStarted(tx *gorm.DB, started []Started, at time.Time) error {
+// markStarted marks the started events dispatched, in one statement, once their rows are
+// locked in id order as every writer of several events locks them (lockEvents).
+func (s *Store) markStarted(tx *gorm.DB, started []Started, at time.Time) error {
 	if len(started) == 0 {
 		return nil
 	}
-	var rows strings.Builder
+	ids := make([]string, len(started))
+	rows := make([]string, len(started))
 	args := make([]any, 0, 1+3*len(started))
 	args = append(args, at)
-	for i, s := range started {
-		if i > 0 {
-			rows.WriteString(", ")
-		}
-		rows.WriteString("(?, ?, ?)")
-		args = append(args, s.EventID, s.WorkflowID, s.RunID)
-	}
-	// Row locks in id order, as every writer of several events takes them (lockEvents).
-	ids := make([]string, len(started))
 	for i, st := range started {
-		ids[i] = st.EventID
+		ids[i], rows[i] = st.EventID, "(?, ?, ?)"
+		args = append(args, st.EventID, st.WorkflowID, st.RunID)
 	}
-	var locked []string
-	if err := tx.Raw("SELECT id FROM events WHERE id IN ? ORDER BY id FOR UPDATE", ids).Scan(&locked).Error; err != nil {
-		return fmt.Errorf("lock claimed events: %w", err)
+	if err := s.lockEvents(tx, ids...); err != nil {
+		return err
 	}
 	// A run id "" (started by someone else) keeps the run id stored, as MarkDispatched does.
 	err := tx.Exec(`UPDATE events AS e SET dispatched_at = ?, workflow_id = v.wf,
 	run_id = CASE WHEN v.run = '' THEN e.run_id ELSE v.run END
-FROM (VALUES `+rows.String()+`) AS v(id, wf, run) WHERE e.id = v.id`, args...).Error
+FROM (VALUES `+strings.Join(rows, ", ")+`) AS v(id, wf, run) WHERE e.id = v.id`, args...).Error
 	if err != nil {
 		return fmt.Errorf("mark claimed events dispatched: %w", err)
 	}
