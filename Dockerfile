@@ -12,7 +12,7 @@ COPY . .
 # comes from the build info (the VCS revision of the copied .git, the Temporal modules);
 # --build-arg REVOPS_VERSION=v1.2.3 names a release.
 ARG REVOPS_VERSION=
-RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X github.com/revops/revops/internal/buildinfo.version=${REVOPS_VERSION}" -o /out/revops ./cmd/revops
+RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X github.com/revops/revops/internal/platform/buildinfo.version=${REVOPS_VERSION}" -o /out/revops ./cmd/revops
 
 FROM gcr.io/distroless/base-debian12:nonroot
 COPY --from=build /out/revops /usr/local/bin/revops

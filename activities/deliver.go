@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/tracing"
-	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
 

@@ -18,10 +18,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook"
-	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
 
@@ -86,7 +86,7 @@ func (f *fixture) attempts(t *testing.T, ev models.Event) []models.DeliveryAttem
 }
 
 // verifyStandardWebhooks is an independent check of the Standard Webhooks signature,
-// written from the specification (not with internal/signing).
+// written from the specification (not with internal/platform/signing).
 func verifyStandardWebhooks(t *testing.T, secret string, h http.Header, body []byte) int {
 	t.Helper()
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))

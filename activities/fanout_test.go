@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/internal/signing"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
 

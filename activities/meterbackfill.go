@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // ErrTypeMeterMissing: the meter was deleted (DELETE /v1/meters/{key}) while its backfill

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 )
 
 // MeterPurgeStore is what purging a deleted meter's figures needs of the database (the

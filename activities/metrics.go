@@ -3,7 +3,7 @@ package activities
 import (
 	"time"
 
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/models"
 )
 

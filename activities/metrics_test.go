@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/metrics/metricstest"
+	"github.com/revops/revops/internal/platform/metrics/metricstest"
 )
 
 // TestDeliveryMetrics: each attempt is counted by outcome with its duration, and the

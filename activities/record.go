@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/internal/store"
 )
 

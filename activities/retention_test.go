@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/internal/metrics/metricstest"
+	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
 )
 

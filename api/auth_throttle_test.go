@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/apikey"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/apikey"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

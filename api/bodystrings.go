@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/textcheck"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/textcheck"
 )
 
 // maxStringFaults bounds the faults listed for one body: a megabyte of bad strings must

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // TestCheckStrings: every string of a body, member names included, is checked before

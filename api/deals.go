@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/deals"
+	"github.com/revops/revops/internal/domain/deals"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

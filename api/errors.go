@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // Error types of CONTRACT §4, as the API's handlers name them in abort.

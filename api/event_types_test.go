@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/catalog"
-	"github.com/revops/revops/internal/catalog/catalogtest"
-	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/catalog/catalogtest"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
 

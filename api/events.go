@@ -8,11 +8,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/catalog"
-	"github.com/revops/revops/internal/events"
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 

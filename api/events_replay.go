@@ -9,11 +9,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
 	"github.com/revops/revops/internal/dashboard"
-	"github.com/revops/revops/internal/events"
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/textcheck"
 	"github.com/revops/revops/models"
 )
 

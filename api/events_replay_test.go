@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // fakeDispatcher stands in for the dispatcher in the API's replay tests (the real one
-// is tested in internal/e2e): it counts the events a replay hands over. The database
+// is tested in internal/testkit/e2e): it counts the events a replay hands over. The database
 // decides the replays (store.ReplayDeliveries).
 type fakeDispatcher struct {
 	q   *dispatch.Queue // in front of it, as in production

@@ -16,12 +16,12 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // harness is a real API over a fresh PostgreSQL database, with one organization and a

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/revops/revops/internal/buildinfo"
+	"github.com/revops/revops/internal/platform/buildinfo"
 )
 
 // /healthz names the build, so an operator sees which release each replica runs.

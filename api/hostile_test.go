@@ -18,7 +18,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // hostileCase is one request that must get a 4xx in the CONTRACT §4 envelope and change

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/fingerprint"
+	"github.com/revops/revops/internal/platform/fingerprint"
 	"github.com/revops/revops/internal/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // keptAnswers reads every answer the idempotency table holds, straight from the database.

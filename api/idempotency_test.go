@@ -16,8 +16,8 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/fingerprint"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/fingerprint"
 	"github.com/revops/revops/internal/store"
 )
 

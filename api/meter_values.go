@@ -12,9 +12,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/meters"
-	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // GET /v1/meters/{key}/values (CONTRACT §18). The query is read here into a

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 )
 
 // The values query is checked at the edge, every fault at once, each naming its parameter.

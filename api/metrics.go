@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/models"
 )
 

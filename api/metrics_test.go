@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/internal/metrics/metricstest"
+	"github.com/revops/revops/internal/platform/metrics/metricstest"
 )
 
 // TestAPIMetrics drives a few requests and reads the revops_* series they leave in a real

@@ -15,9 +15,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
-	"github.com/revops/revops/internal/clientaddr"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/clientaddr"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 const (

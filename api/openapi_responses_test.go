@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/meters"
-	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/replay"
-	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // registeredRoutes builds the API's engine and lists its /v1 routes as "METHOD /v1/…{id}".

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/meters"
-	"github.com/revops/revops/internal/textcheck"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/textcheck"
 )
 
 // CONTRACT §15 at the edge of paths and query strings: what cannot be valid is refused

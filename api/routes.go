@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/accounts"
-	"github.com/revops/revops/internal/deals"
+	"github.com/revops/revops/internal/domain/accounts"
+	"github.com/revops/revops/internal/domain/deals"
 )
 
 // routes registers every route of the API, /v1 in the order of the CONTRACT's sections.

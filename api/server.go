@@ -11,16 +11,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/openapi"
-	"github.com/revops/revops/internal/buildinfo"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/meters"
-	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/buildinfo"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/tracing"
-	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/models"
 )
 

@@ -9,10 +9,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
 )
 

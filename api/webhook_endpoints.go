@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/accounts"
-	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/domain/accounts"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 )
 
 // One manual test at a time per endpoint (CONTRACT §17): while the receiver holds the

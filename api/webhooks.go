@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
 

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/webhook/webhooktest"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // trusting makes the API trust rc's certificate (REVOPS_WEBHOOK_CA_FILE) and allow

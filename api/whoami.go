@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/domain/orgs"
 
 	"github.com/gin-gonic/gin"
 )

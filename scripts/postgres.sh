@@ -29,7 +29,7 @@ ensure_postgres() {
 
 # ensure_postgres_binaries installs PostgreSQL's server binaries (initdb, pg_ctl) when
 # missing, even when REVOPS_TEST_DATABASE_URL points elsewhere: the production-shape test
-# (internal/prodlike) runs a cluster of its own.
+# (internal/testkit/prodlike) runs a cluster of its own.
 ensure_postgres_binaries() {
   if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then
     return

@@ -15,11 +15,11 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/platform/tracing"
 )
 
 // Every history recorded from a released workflow code (testdata/histories/<release>/,
-// written by the recorder in internal/e2e) replays against the code of today: a deploy
+// written by the recorder in internal/testkit/e2e) replays against the code of today: a deploy
 // never breaks the runs still open (CONTRACT §10). A non-deterministic change fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*", "*.json"))

@@ -12,8 +12,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // Error types of CONTRACT §4.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // errValue stands for a package's error value (store.ErrBadCursor…).

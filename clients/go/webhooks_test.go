@@ -21,7 +21,7 @@ var (
 
 const dealSignedBody = `{"event":{"id":"e1","time":"1795000000","type":"deal-signed"},"deal":` // + deal + "}"
 
-// sign is Revops's signing (internal/signing), written again from the specification.
+// sign is Revops's signing (internal/platform/signing), written again from the specification.
 func sign(secret, id string, ts int64, body string) string {
 	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	mac := hmac.New(sha256.New, key)

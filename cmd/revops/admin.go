@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/revops/revops/internal/apikey"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/orgs"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/platform/apikey"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 )
 

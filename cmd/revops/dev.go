@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/demo"
-	"github.com/revops/revops/internal/devstack"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/localca"
-	"github.com/revops/revops/internal/temporalsetup"
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/devstack"
+	"github.com/revops/revops/internal/platform/localca"
+	"github.com/revops/revops/internal/platform/temporalsetup"
+	"github.com/revops/revops/internal/platform/tracing"
 )
 
 // runDev starts the whole product on one machine: an embedded Temporal server and UI,

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/cliapi"
-	"github.com/revops/revops/internal/demo"
-	"github.com/revops/revops/internal/listener"
-	"github.com/revops/revops/internal/localca"
+	"github.com/revops/revops/internal/cli/cliapi"
+	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/cli/listener"
+	"github.com/revops/revops/internal/platform/localca"
 )
 
 // runListen serves a local HTTPS receiver, creates its own temporary sandbox endpoint

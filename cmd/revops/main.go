@@ -11,8 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/revops/revops/internal/buildinfo"
-	"github.com/revops/revops/internal/replaycli"
+	"github.com/revops/revops/internal/cli/replaycli"
+	"github.com/revops/revops/internal/platform/buildinfo"
 )
 
 type command struct {

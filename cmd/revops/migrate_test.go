@@ -12,8 +12,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // api, worker and serve do not migrate: on a database that is not migrated they refuse

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/buildinfo"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/metrics"
+	"github.com/revops/revops/internal/platform/buildinfo"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/internal/store"
 )
 

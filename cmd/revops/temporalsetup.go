@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/temporalsetup"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/temporalsetup"
 )
 
 // setupTimeout bounds temporal-setup: a namespace just registered takes up to one

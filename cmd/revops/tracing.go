@@ -10,7 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/platform/tracing"
 )
 
 // startTracing switches tracing on when the OTEL_* variables ask for it (CONTRACT §19)

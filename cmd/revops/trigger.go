@@ -10,8 +10,8 @@ import (
 	"time"
 
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/cliapi"
-	"github.com/revops/revops/internal/demo"
+	"github.com/revops/revops/internal/cli/cliapi"
+	"github.com/revops/revops/internal/cli/demo"
 )
 
 // triggers lists, per event type, the API calls that emit it in sandbox.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/cliapi"
-	"github.com/revops/revops/internal/cliapi/cliapitest"
+	"github.com/revops/revops/internal/cli/cliapi"
+	"github.com/revops/revops/internal/testkit/cliapitest"
 )
 
 // TestTrigger runs every trigger against a real API over a fresh database: each prints

@@ -20,15 +20,15 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/config"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/health"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/meters"
-	"github.com/revops/revops/internal/metrics"
-	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/health"
+	"github.com/revops/revops/internal/platform/metrics"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/workflows"
 )
 

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/domain/webhook"
 )
 
 // Timeouts of the API's HTTP server (CONTRACT §15). A response may take as long as the

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/revops/revops/internal/webhook"
+	"github.com/revops/revops/internal/domain/webhook"
 )
 
 // CONTRACT §15: the API's server bounds every phase of a connection, and a response may

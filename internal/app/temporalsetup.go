@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/temporalsetup"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/temporalsetup"
 	"github.com/revops/revops/workflows"
 )
 

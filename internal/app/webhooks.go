@@ -3,9 +3,9 @@ package app
 import (
 	"fmt"
 
-	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook"
 )
 
 // NewEndpoints builds a process's one webhook Sender from cfg (REVOPS_WEBHOOK_ALLOW_PRIVATE,

@@ -13,8 +13,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // A webhook CA file (REVOPS_WEBHOOK_CA_FILE) that cannot be loaded stops the process at

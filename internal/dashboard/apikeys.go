@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
 

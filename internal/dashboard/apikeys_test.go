@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/keys"
+	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/store"
 )
 

@@ -17,11 +17,11 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/webhook"
 	"github.com/revops/revops/web"
 )
 

@@ -14,11 +14,11 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/events"
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/textcheck"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/textcheck"
-	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/textcheck"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/textcheck"
 )
 
 // maxFormBytes bounds a dashboard form (CONTRACT §15). The largest real one, a webhook

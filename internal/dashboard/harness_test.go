@@ -15,12 +15,12 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/config"
-	"github.com/revops/revops/internal/keys"
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/replay"
+	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // site is a real API server (dashboard included) over a fresh PostgreSQL database.

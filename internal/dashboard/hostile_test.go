@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/internal/orgs"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // bothSites serves the dashboard over a fresh PostgreSQL and a fresh SQLite database.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/config"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
 )
 

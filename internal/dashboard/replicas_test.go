@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // replicas are two dashboards, each with its own connection pool, over one PostgreSQL

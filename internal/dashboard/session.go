@@ -18,8 +18,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/revops/revops/api/httperr"
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/clientaddr"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/clientaddr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/revops/revops/internal/clientaddr"
+	"github.com/revops/revops/internal/platform/clientaddr"
 	"github.com/revops/revops/internal/store"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 

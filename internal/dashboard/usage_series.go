@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 

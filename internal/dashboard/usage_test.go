@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

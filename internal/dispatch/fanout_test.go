@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/tracing"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // seeded is a migrated store holding one organization, and one of its environments.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/catalog/catalogtest"
+	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

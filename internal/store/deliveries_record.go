@@ -10,9 +10,9 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/catalog"
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/catalog"
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
 

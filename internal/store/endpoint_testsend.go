@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
 

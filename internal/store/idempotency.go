@@ -9,7 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 func init() {
@@ -43,7 +43,7 @@ const (
 // IdempotentRequest is what a key is bound to: a second use must match all of it.
 type IdempotentRequest struct {
 	Key, Method, Path string
-	Fingerprint       string // the body by value (internal/fingerprint)
+	Fingerprint       string // the body by value (internal/platform/fingerprint)
 }
 
 // ClaimOutcome is what claiming a key found.

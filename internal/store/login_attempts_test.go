@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

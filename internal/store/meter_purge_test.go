@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

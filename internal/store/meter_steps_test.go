@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/apperr"
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
 )
 

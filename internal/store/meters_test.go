@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/meters"
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/usage"
 	"github.com/revops/revops/models"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
+	"github.com/revops/revops/internal/testkit/testdb"
 )
 
 // freshBoth opens an empty, unmigrated database of each kind.

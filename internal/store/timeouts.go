@@ -10,7 +10,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/apperr"
+	"github.com/revops/revops/internal/platform/apperr"
 )
 
 // translating wraps GORM's dialector so that every error of every GORM call (the

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/platform/tracing"
 )
 
 // span opens the database span of a unit of work (a change's transaction, a usage

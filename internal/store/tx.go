@@ -8,7 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/revops/revops/internal/tracing"
+	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testdb"
-	"github.com/revops/revops/internal/usage"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 

@@ -1,4 +1,4 @@
-// Webhook verification: deliveries signed as Revops signs them (internal/signing: HMAC-SHA256
+// Webhook verification: deliveries signed as Revops signs them (internal/platform/signing: HMAC-SHA256
 // of "id.timestamp.body" under the base64 key after "whsec_", sent as "v1,<base64>").
 import { test } from "node:test";
 import assert from "node:assert/strict";

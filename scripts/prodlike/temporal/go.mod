@@ -1,4 +1,4 @@
-// The Temporal server and temporal-sql-tool the prodlike test runs (internal/prodlike),
+// The Temporal server and temporal-sql-tool the prodlike test runs (internal/testkit/prodlike),
 // built at the version the main module pins. Their own module because the main one does
 // not carry the command-line dependencies (urfave/cli) of these two binaries.
 module github.com/revops/revops/scripts/prodlike/temporal

@@ -1,0 +1,161 @@
+// Package listener is the local webhook receiver of `revops listen`: it verifies each
+// delivery's signature, prints it, and acknowledges (or refuses, or relays to the
+// developer's own app).
+package listener
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/platform/tracing"
+)
+
+// Handler receives webhooks.
+type Handler struct {
+	Secrets   func() []string // signing secrets to accept
+	Ack       string          // the acknowledgement sentence
+	Fail      bool            // refuse every delivery (to watch retries)
+	ForwardTo string          // relay to this URL and answer with its response
+	Client    *http.Client    // for relaying
+	Out       io.Writer
+	Now       func() time.Time
+
+	mu sync.Mutex // one printed line at a time
+}
+
+// Received is what the handler understood of one request.
+type Received struct {
+	ID, Type, ObjectKind, ObjectID string
+	TraceID                        string // from traceparent: the change's trace, when Revops traces
+	Verified                       bool
+	Problem                        string
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := payload(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rec := h.inspect(r.Header, body)
+	status, reply := http.StatusOK, h.Ack
+	switch {
+	case h.Fail:
+		status, reply = http.StatusInternalServerError, "revops listen --fail: refusing on purpose"
+	case h.ForwardTo != "":
+		status, reply = h.forward(r.Context(), r, body)
+	}
+	h.print(rec, status)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprint(w, reply)
+}
+
+// payload is the signed text: the POST body, or the GET query parameter "payload".
+func payload(r *http.Request) ([]byte, error) {
+	if r.Method == http.MethodGet {
+		return []byte(r.URL.Query().Get("payload")), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return b, nil
+}
+
+func (h *Handler) inspect(hdr http.Header, body []byte) Received {
+	var rec Received
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		rec.Problem = "body is not a JSON object"
+		return rec
+	}
+	var ev struct{ ID, Type string }
+	if err := json.Unmarshal(msg["event"], &ev); err != nil {
+		_ = json.Unmarshal(msg["event"], &ev.Type) // a manual test sends the name only
+		ev.ID = "(test)"
+	}
+	rec.ID, rec.Type = ev.ID, ev.Type
+	for _, kind := range []string{"deal", "account"} {
+		if raw, ok := msg[kind]; ok {
+			var obj struct{ ID string }
+			_ = json.Unmarshal(raw, &obj)
+			rec.ObjectKind, rec.ObjectID = kind, obj.ID
+		}
+	}
+	rec.TraceID = tracing.TraceID(hdr.Get("traceparent"))
+	id, ts, sigs := hdr.Get("webhook-id"), hdr.Get("webhook-timestamp"), hdr.Get("webhook-signature")
+	if sigs == "" {
+		rec.Problem = "unsigned"
+		return rec
+	}
+	rec.Problem = "signature does not match the endpoint's secret"
+	for _, s := range h.Secrets() {
+		err := signing.Verify(s, id, ts, sigs, body, h.now(), 5*time.Minute)
+		if err == nil {
+			rec.Verified, rec.Problem = true, ""
+			break
+		}
+		if err == signing.ErrTimestamp {
+			rec.Problem = "timestamp outside the 5-minute tolerance"
+		}
+	}
+	return rec
+}
+
+func (h *Handler) forward(ctx context.Context, r *http.Request, body []byte) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, 25*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.Method, h.ForwardTo, bytes.NewReader(body))
+	if err != nil {
+		return http.StatusBadGateway, "forward: " + err.Error()
+	}
+	if r.Method == http.MethodGet {
+		req.URL.RawQuery = r.URL.RawQuery
+		req.Body, req.ContentLength = nil, 0
+	}
+	for _, k := range []string{"Content-Type", "webhook-id", "webhook-timestamp", "webhook-signature", "traceparent"} {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := h.Client.Do(req)
+	if err != nil {
+		return http.StatusBadGateway, "forward: " + err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return res.StatusCode, string(b)
+}
+
+func (h *Handler) print(rec Received, status int) {
+	check := "signature ok"
+	if !rec.Verified {
+		check = "NOT VERIFIED: " + rec.Problem
+	}
+	obj := ""
+	if rec.ObjectKind != "" {
+		obj = rec.ObjectKind + " " + rec.ObjectID
+	}
+	trace := ""
+	if rec.TraceID != "" {
+		trace = "  trace " + rec.TraceID
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(h.Out, "%s  %-16s %-38s %-46s %s  → %d%s\n", h.now().UTC().Format("15:04:05"), rec.Type, rec.ID, obj, check, status, trace)
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}

@@ -1,0 +1,100 @@
+package listener
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/platform/signing"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+const body = `{"event":{"id":"7d1c","time":"1700000000","type":"deal-signed"},"deal":{"id":"d-42"}}`
+
+// sentTrace is the trace of every webhook send sends, as Revops's traceparent names it.
+const sentTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+func send(t *testing.T, srv *httptest.Server, method, secret, payload string) (int, string) {
+	t.Helper()
+	now := time.Now()
+	target := srv.URL + "/webhooks"
+	var rd io.Reader = strings.NewReader(payload)
+	if method == http.MethodGet {
+		target += "?payload=" + url.QueryEscape(payload)
+		rd = nil
+	}
+	req, _ := http.NewRequest(method, target, rd)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", "7d1c")
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", signing.Header([]string{secret}, "7d1c", now, []byte(payload)))
+	req.Header.Set("traceparent", "00-"+sentTrace+"-00f067aa0ba902b7-01")
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestListener(t *testing.T) {
+	secret, _ := signing.NewSecret()
+	other, _ := signing.NewSecret()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("webhook-id") != "7d1c" || !strings.Contains(r.Header.Get("traceparent"), sentTrace) {
+			http.Error(w, "no webhook-id or traceparent relayed", 400)
+			return
+		}
+		io.WriteString(w, "app says: Revops API Event Received.")
+	}))
+	defer app.Close()
+
+	for _, tc := range []struct {
+		name, method, signWith string
+		fail                   bool
+		forward                string
+		status                 int
+		reply, printed         string
+	}{
+		{"post verified", "POST", secret, false, "", 200, "Revops API Event Received.", "signature ok"},
+		{"get verified", "GET", secret, false, "", 200, "Revops API Event Received.", "signature ok"},
+		{"wrong secret", "POST", other, false, "", 200, "Revops API Event Received.", "NOT VERIFIED"},
+		{"fail mode", "POST", secret, true, "", 500, "refusing", "→ 500"},
+		{"forward", "POST", secret, false, app.URL, 200, "app says", "signature ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := &syncBuffer{}
+			h := &Handler{Secrets: func() []string { return []string{secret} }, Ack: "Revops API Event Received.",
+				Fail: tc.fail, ForwardTo: tc.forward, Client: http.DefaultClient, Out: out}
+			srv := httptest.NewTLSServer(h)
+			defer srv.Close()
+			status, reply := send(t, srv, tc.method, tc.signWith, body)
+			if status != tc.status || !strings.Contains(reply, tc.reply) {
+				t.Errorf("reply %d %q, want %d %q", status, reply, tc.status, tc.reply)
+			}
+			if line := out.String(); !strings.Contains(line, tc.printed) || !strings.Contains(line, "deal-signed") || !strings.Contains(line, "d-42") ||
+				!strings.Contains(line, "trace "+sentTrace) {
+				t.Errorf("printed %q, want %q", line, tc.printed)
+			}
+		})
+	}
+}

@@ -1,0 +1,243 @@
+// Package meters turns an environment's usage rows into billable figures (CONTRACT §18):
+// meter definitions, the consumer that counts every accepted usage row into every meter
+// of its environment exactly once, the backfill of a new meter's older rows, and the
+// values read from the kept figures.
+package meters
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Store is what meters need of the database. Meter work runs in transactions the store
+// opens and the meters package fills in: a request's (InTx) for definitions, one that
+// holds the environment's usage cursor (InMeterTx) for consumer steps and backfill pages.
+type Store interface {
+	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error)
+	Meters(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error)
+	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
+	MeterByID(ctx context.Context, id string) (models.Meter, error)
+	WaitingUsageEnvironments(ctx context.Context, except []string, limit int) ([]string, error)
+	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
+	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// BackfillStarter starts a meter's MeterBackfill workflow (dispatch.MeterBackfills).
+type BackfillStarter interface {
+	StartMeterBackfill(ctx context.Context, m models.Meter) error
+}
+
+// Definition is a meter as POST /v1/meters defines it, checked (DecodeCreate).
+type Definition struct {
+	Key         string
+	Description string
+	MetricName  string   // filter.metric_name
+	Product     string   // filter.product; "" = any
+	Aggregation string   // models.Agg*
+	ValueKey    string   // unique_count only
+	GroupBy     []string // 0..3 metadata keys
+}
+
+// Service serves meters to the API and the dashboard.
+type Service struct {
+	Store Store
+	// Backfills starts a new meter's backfill right after its creation commits, off the
+	// request path; nil (or a failed start) leaves it to the sweeper.
+	Backfills BackfillStarter
+	// Purges starts a deleted meter's purge right after its deletion commits, off the
+	// request path; nil (or a failed start) leaves it to the sweeper.
+	Purges PurgeStarter
+	Log    *slog.Logger
+	// MaxQueries is how many values queries of one environment run at once in this
+	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to QueryWait, then is
+	// refused 429 rate_limited. 0: no bound.
+	MaxQueries int
+	queries    queryGate
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// startTimeout bounds the start of a backfill right after a creation.
+const startTimeout = 10 * time.Second
+
+// MaxMeters is how many meters an environment may have (CONTRACT §18).
+const MaxMeters = 32
+
+// Codes of the meter limits (CONTRACT §18).
+const (
+	CodeTooManyMeters = "too_many_meters"
+	CodeMeterKeyTaken = "meter_key_taken"
+)
+
+// Create records a meter; one with rows to backfill is handed to Backfills after commit.
+func (s *Service) Create(ctx context.Context, env store.Env, d Definition, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+	m := models.Meter{
+		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
+		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
+	}
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error { return create(tx, &m, reply) })
+	if err != nil {
+		return m, err
+	}
+	if m.Status == models.MeterBackfilling && s.Backfills != nil {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+			defer cancel()
+			if err := s.Backfills.StartMeterBackfill(ctx, m); err != nil {
+				s.log().Warn("meter backfill not started; the sweeper will", "meter_id", m.ID, "err", err)
+			}
+		}()
+	}
+	return m, nil
+}
+
+// create checks the limit and the key, then, under the environment's usage cursor lock,
+// checks them again and splits the environment's usage between the consumer and the new
+// meter's backfill: the batches the consumer took so far (gen at most the cursor's) and
+// the part of a batch it is applying in parts are the backfill's; every later row is the
+// consumer's, which sees the meter from this commit on. The checks before the lock answer
+// a refused request without waiting for it (CONTRACT §21).
+func create(tx *store.Tx, m *models.Meter, reply store.Reply[models.Meter]) error {
+	if err := checkRoom(tx, m.Key); err != nil {
+		return err
+	}
+	cursor, err := tx.LockUsageCursor()
+	if err != nil {
+		return err
+	}
+	if err := checkRoom(tx, m.Key); err != nil {
+		return err
+	}
+	m.BackfillGen, m.Status = cursor.Gen, models.MeterReady
+	if m.BackfillAsOf, err = tx.OldestTakenBatch(cursor.Gen); err != nil {
+		return err
+	}
+	if cursor.PartSeq != 0 {
+		m.BackfillPartSeq, m.BackfillPartAfter = cursor.PartSeq, cursor.PartAfter
+		part, err := tx.Batch(cursor.PartSeq)
+		if err != nil {
+			return err
+		}
+		at := part.ReceivedAt.UTC()
+		if m.BackfillAsOf == nil || at.Before(*m.BackfillAsOf) {
+			m.BackfillAsOf = &at
+		}
+	}
+	if m.BackfillAsOf != nil {
+		m.Status = models.MeterBackfilling
+	}
+	if err := tx.CreateMeter(m); err != nil {
+		if errors.Is(err, store.ErrMeterKeyTaken) {
+			return keyTaken(m.Key)
+		}
+		return err
+	}
+	return reply.Keep(tx, *m)
+}
+
+// checkRoom refuses a meter over the environment's limit or with a key it has.
+func checkRoom(tx *store.Tx, key string) error {
+	n, err := tx.CountMeters()
+	if err != nil {
+		return err
+	}
+	if n >= MaxMeters {
+		return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
+			"This environment already has %d meters, counting deleted meters whose figures are still being purged: the most it may have. Delete one first, or wait for a purge to end.", MaxMeters)
+	}
+	taken, err := tx.MeterKeyTaken(key)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return keyTaken(key)
+	}
+	return nil
+}
+
+func keyTaken(key string) error {
+	return apperr.Conflict(CodeMeterKeyTaken, "A meter with key %q already exists in this environment.", key)
+}
+
+// List lists an environment's meters, newest first.
+func (s *Service) List(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error) {
+	return s.Store.Meters(ctx, env, page)
+}
+
+// Get finds a meter by key.
+func (s *Service) Get(ctx context.Context, env store.Env, key string) (models.Meter, error) {
+	return s.Store.Meter(ctx, env, key)
+}
+
+// SetDescription changes a meter's description, the one field PATCH changes.
+func (s *Service) SetDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+	var m models.Meter
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+		var err error
+		if m, err = tx.LockMeter(key); err != nil {
+			return err
+		}
+		if m.Description != description {
+			m.Description, m.UpdatedAt = description, tx.Now()
+			if err := tx.SaveMeterDescription(m); err != nil {
+				return err
+			}
+		}
+		return reply.Keep(tx, m)
+	})
+	return m, err
+}
+
+// Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
+// purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
+// commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
+// off the request path.
+func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
+	var m models.Meter
+	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+		// Found before the lock, so an unknown key is 404 at once; found again under it,
+		// since a concurrent delete may have taken it meanwhile.
+		if _, err := tx.FindMeter(key); err != nil {
+			return err
+		}
+		if _, err := tx.LockUsageCursor(); err != nil {
+			return err
+		}
+		var err error
+		if m, err = tx.FindMeter(key); err != nil {
+			return err
+		}
+		if err := tx.DeleteMeter(m); err != nil {
+			return err
+		}
+		return reply.Keep(tx, m)
+	})
+	if err != nil {
+		return m, err
+	}
+	if s.Purges != nil {
+		p := PurgeOf(m)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+			defer cancel()
+			if err := s.Purges.StartMeterPurge(ctx, p); err != nil {
+				s.log().Warn("meter purge not started; the sweeper will", "meter_id", m.ID, "err", err)
+			}
+		}()
+	}
+	return m, nil
+}

@@ -1,0 +1,69 @@
+package meters_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// An environment whose meters read no metadata key (a count and a sum without group_by)
+// is consumed and backfilled like any other: the usage-row read projects no key then
+// (CONTRACT §21), and on PostgreSQL it once failed every step with "could not determine
+// data type of parameter $4", leaving the environment's as_of stopped.
+func TestMetersReadingNoMetadataKey(t *testing.T) {
+	for name, db := range bothDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			svc := &meters.Service{Store: db.st}
+			now := time.Now().UTC()
+			r := rand.New(rand.NewPCG(4, 2))
+			ingestSome := func(from int) {
+				for b := from; b < from+5; b++ {
+					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, store.Reply[store.UsageResult]{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			ingestSome(0) // before the meters: their backfill counts these
+			var ms []models.Meter
+			for _, d := range []meters.Definition{
+				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
+			} {
+				m, err := svc.Create(ctx, db.env, d, now, store.Reply[models.Meter]{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for done := false; !done; {
+					if done, _, err = meters.BackfillPage(ctx, db.st, m.ID, time.Now()); err != nil {
+						t.Fatalf("backfill %s: %v", m.Key, err)
+					}
+				}
+				ms = append(ms, m)
+			}
+			ingestSome(5) // after: the consumer counts these
+			if _, err := meters.Consume(ctx, db.st); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				m, err := svc.Get(ctx, db.env, m.Key)
+				if err != nil || m.Status != models.MeterReady {
+					t.Fatalf("meter %s: %+v, %v", m.Key, m, err)
+				}
+				meterstest.Check(t, meterstest.ServiceValues(svc, db.env), m, rows, now, now)
+			}
+		})
+	}
+}

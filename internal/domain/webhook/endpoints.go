@@ -1,0 +1,325 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/platform/textcheck"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Endpoint rules of CONTRACT §8.
+const (
+	MaxURLLength    = 2048
+	RotationOverlap = 24 * time.Hour // the previous secret keeps signing this long
+)
+
+// Endpoint rules of CONTRACT §13.
+const (
+	MaxDescriptionLength = 255 // characters; the endpoint-disabled schema says the same
+	MinRetryInterval     = time.Second
+	MaxRetryInterval     = 24 * time.Hour
+	MinBackoff           = 1.0
+	MaxBackoff           = 10.0
+	MaxRetryAttempts     = 20
+	MaxRetrySchedule     = 7 * 24 * time.Hour // from the first attempt to the last
+	// CodeInvalidEventType is the fault of an event_types entry that is not a known type.
+	CodeInvalidEventType = "invalid_event_type"
+)
+
+// EndpointsStore is what the endpoints need of the database.
+type EndpointsStore interface {
+	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // the oldest
+	PutOldestWebhookEndpoint(ctx context.Context, env store.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
+	CreateWebhookEndpoint(ctx context.Context, env store.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	WebhookEndpoints(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
+	WebhookEndpointByID(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, env store.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	DeleteWebhookEndpoint(ctx context.Context, env store.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	RotateEndpointSecret(ctx context.Context, env store.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	ClaimEndpointTest(ctx context.Context, env store.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
+	ReleaseEndpointTest(ctx context.Context, env store.Env, id, token string) error
+}
+
+var _ EndpointsStore = (*store.Store)(nil)
+
+// RetryPolicyInput is a retry_policy member; nil fields keep the base policy's value.
+type RetryPolicyInput struct {
+	InitialInterval    *string  `json:"initial_interval"`
+	BackoffCoefficient *float64 `json:"backoff_coefficient"`
+	MaximumInterval    *string  `json:"maximum_interval"`
+	MaximumAttempts    *int     `json:"maximum_attempts"`
+}
+
+// EndpointFields is a POST or PATCH body of /v1/webhook_endpoints; nil fields were absent.
+type EndpointFields struct {
+	URL         *string
+	Method      *string
+	Description *string
+	EventTypes  *[]string
+	Enabled     *bool
+	RetryPolicy *RetryPolicyInput
+}
+
+// ValidateEndpointFields checks a body and returns it as a patch; create requires url and
+// fills the defaults (POST, enabled, ["*"], the default policy). base is the policy a
+// partial retry_policy completes: the endpoint's own for a PATCH.
+func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (store.EndpointPatch, error) {
+	var fs apperr.Faults
+	var p store.EndpointPatch
+	if in.URL != nil || create {
+		if u, ok := checkURL(&fs, in.URL); ok {
+			p.URL = &u
+		}
+	}
+	if in.Method != nil && checkMethod(&fs, *in.Method) {
+		p.Method = in.Method
+	}
+	if d := in.Description; d != nil {
+		if textcheck.TextOK(&fs, "description", *d) && utf8.RuneCountInString(*d) > MaxDescriptionLength {
+			fs.Invalid("description", "description must be at most %d characters.", MaxDescriptionLength)
+		}
+		p.Description = d
+	}
+	if in.EventTypes != nil {
+		p.EventTypes = checkEventTypes(&fs, *in.EventTypes)
+	}
+	p.Enabled = in.Enabled
+	if in.RetryPolicy != nil {
+		r := checkRetryPolicy(&fs, *in.RetryPolicy, base)
+		p.RetryPolicy = &r
+	}
+	if create {
+		if p.Method == nil {
+			post := http.MethodPost
+			p.Method = &post
+		}
+		if p.EventTypes == nil {
+			p.EventTypes = []string{catalog.Wildcard}
+		}
+		if p.Enabled == nil {
+			on := true
+			p.Enabled = &on
+		}
+		if p.RetryPolicy == nil {
+			p.RetryPolicy = &base
+		}
+	}
+	return p, fs.Err()
+}
+
+// checkMethod records a fault unless m is POST or GET, and tells whether it is.
+func checkMethod(fs *apperr.Faults, m string) bool {
+	if !textcheck.LineOK(fs, "method", m) {
+		return false
+	}
+	if m != http.MethodPost && m != http.MethodGet {
+		fs.Invalid("method", "method must be POST or GET.")
+		return false
+	}
+	return true
+}
+
+// checkURL applies §8's rules to a url member (required when checked).
+func checkURL(fs *apperr.Faults, raw *string) (string, bool) {
+	switch {
+	case raw == nil || *raw == "":
+		fs.Missing("url")
+	case !textcheck.LineOK(fs, "url", *raw): // url.Parse lets C1 controls through
+	case len(*raw) > MaxURLLength:
+		fs.Invalid("url", "url must be at most %d characters.", MaxURLLength)
+	default:
+		u, err := url.Parse(*raw)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
+			fs.Invalid("url", "url must be an absolute URL beginning with https://.")
+			return "", false
+		}
+		return *raw, true
+	}
+	return "", false
+}
+
+// checkEventTypes: "*" or known types, each once, at least one.
+func checkEventTypes(fs *apperr.Faults, types []string) []string {
+	if len(types) == 0 {
+		fs.Invalid("event_types", `event_types must list at least one type, or "*" for every type.`)
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, t := range types {
+		param := fmt.Sprintf("event_types[%d]", i)
+		switch {
+		case !textcheck.LineOK(fs, param, t):
+		case t != catalog.Wildcard && !catalog.Known(t):
+			fs.Add(param, CodeInvalidEventType, "%q is not an event type; use \"*\" or one of %v.", t, catalog.Names())
+		case seen[t]:
+			fs.Invalid(param, "%s lists %q twice.", "event_types", t)
+		}
+		seen[t] = true
+	}
+	return types
+}
+
+// checkRetryPolicy completes in with base and checks the bounds of §13.
+func checkRetryPolicy(fs *apperr.Faults, in RetryPolicyInput, base models.RetryPolicy) models.RetryPolicy {
+	r, before := base, len(*fs)
+	if in.InitialInterval != nil {
+		r.InitialIntervalMS = checkInterval(fs, "retry_policy.initial_interval", *in.InitialInterval)
+	}
+	if in.MaximumInterval != nil {
+		r.MaximumIntervalMS = checkInterval(fs, "retry_policy.maximum_interval", *in.MaximumInterval)
+	}
+	if c := in.BackoffCoefficient; c != nil {
+		if *c < MinBackoff || *c > MaxBackoff || math.IsNaN(*c) {
+			fs.Invalid("retry_policy.backoff_coefficient", "retry_policy.backoff_coefficient must be between %.1f and %.1f.", MinBackoff, MaxBackoff)
+		}
+		r.BackoffCoefficient = *c
+	}
+	if n := in.MaximumAttempts; n != nil {
+		if *n < 1 || *n > MaxRetryAttempts {
+			fs.Invalid("retry_policy.maximum_attempts", "retry_policy.maximum_attempts must be between 1 and %d.", MaxRetryAttempts)
+		}
+		r.MaximumAttempts = *n
+	}
+	if len(*fs) > before {
+		return r
+	}
+	if r.MaximumIntervalMS < r.InitialIntervalMS {
+		fs.Invalid("retry_policy.maximum_interval", "retry_policy.maximum_interval (%s) must be at least initial_interval (%s).",
+			FormatDuration(r.MaximumInterval()), FormatDuration(r.InitialInterval()))
+	} else if total := r.Schedule(); total > MaxRetrySchedule {
+		fs.Invalid("retry_policy.maximum_attempts", "These retries would span %s from the first attempt to the last; the most is %s: lower maximum_attempts or the intervals.",
+			FormatDuration(total.Round(time.Second)), FormatDuration(MaxRetrySchedule))
+	}
+	return r
+}
+
+// checkInterval parses a Go duration within the §13 bounds, in whole milliseconds.
+func checkInterval(fs *apperr.Faults, param, s string) int64 {
+	if !textcheck.LineOK(fs, param, s) {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		fs.Invalid(param, "%s must be a duration such as \"30s\", \"5m\" or \"1h\".", param)
+	case d < MinRetryInterval || d > MaxRetryInterval:
+		fs.Invalid(param, "%s must be between 1s and 24h.", param)
+	case d%time.Millisecond != 0:
+		fs.Invalid(param, "%s must be a whole number of milliseconds.", param)
+	}
+	return d.Milliseconds()
+}
+
+// FormatDuration writes a duration as Go duration text without zero units: "1h", "1h30m", "90s" → "1m30s".
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Endpoints manages an environment's webhook endpoints (CONTRACT §13) and, through
+// oldest.go, the one the §8 singular routes act on. A process builds one, with its one
+// Sender (internal/app), and the API and the dashboard share it.
+type Endpoints struct {
+	Store EndpointsStore
+	// Sender sends the manual tests, signed like any delivery.
+	Sender *Sender
+	// AllowPrivate lets destinations resolve to private and loopback addresses
+	// (REVOPS_WEBHOOK_ALLOW_PRIVATE): the save-time check follows the Sender's dialer.
+	AllowPrivate bool
+}
+
+// Create validates and stores a new endpoint with a new secret.
+func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
+	if err != nil {
+		return models.WebhookEndpoint{}, err
+	}
+	if err := e.checkDestination(ctx, *p.URL); err != nil {
+		return models.WebhookEndpoint{}, err
+	}
+	secret, err := signing.NewSecret()
+	if err != nil {
+		return models.WebhookEndpoint{}, err
+	}
+	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC(), reply)
+}
+
+// newEndpoint is the endpoint a create's validated patch describes (every member set).
+func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
+	ep := models.WebhookEndpoint{
+		URL: *p.URL, Method: *p.Method, EventTypes: p.EventTypes,
+		RetryPolicy: *p.RetryPolicy, Enabled: *p.Enabled, Secret: secret,
+	}
+	if p.Description != nil {
+		ep.Description = *p.Description
+	}
+	return ep
+}
+
+// Update applies a PATCH; a partial retry_policy completes the endpoint's own.
+func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	cur, err := e.Store.WebhookEndpointByID(ctx, env, id)
+	if err != nil {
+		return cur, err
+	}
+	p, err := ValidateEndpointFields(in, false, cur.RetryPolicy)
+	if err != nil {
+		return cur, err
+	}
+	if p.URL != nil {
+		if err := e.checkDestination(ctx, *p.URL); err != nil {
+			return cur, err
+		}
+	}
+	return e.Store.UpdateWebhookEndpoint(ctx, env, id, p, time.Now().UTC(), reply)
+}
+
+// Get loads one endpoint.
+func (e *Endpoints) Get(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error) {
+	return e.Store.WebhookEndpointByID(ctx, env, id)
+}
+
+// List lists the environment's endpoints, newest first.
+func (e *Endpoints) List(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
+	return e.Store.WebhookEndpoints(ctx, env, page)
+}
+
+// Delete removes an endpoint; its unfinished deliveries end skipped.
+func (e *Endpoints) Delete(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC(), reply)
+}
+
+// Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
+func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	secret, err := signing.NewSecret()
+	if err != nil {
+		return models.WebhookEndpoint{}, err
+	}
+	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
+}
+
+// Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at
+// a time per endpoint (store.ErrTestInProgress otherwise: claimedSend).
+func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType string) (TestResult, error) {
+	if err := checkTestType(eventType); err != nil {
+		return TestResult{}, err
+	}
+	return e.claimedSend(ctx, env, id, eventType)
+}

@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// The §8 singular routes (GET|PUT /v1/webhook_endpoint and its secret, rotate_secret and
+// test) act on the environment's oldest endpoint (CONTRACT §13). They are §13's
+// operations on that endpoint; what the singular form adds is said here.
+
+// Oldest loads the environment's oldest endpoint (ErrNotFound before the first).
+func (e *Endpoints) Oldest(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) {
+	return e.Store.WebhookEndpoint(ctx, env)
+}
+
+// Put is the §8 PUT: it replaces the url, method and enabled of the oldest endpoint —
+// method defaulting to POST and enabled to true, as the whole setting is replaced — or,
+// when the environment has none, creates one with a new secret as Create would (created
+// tells which). Only in.URL, in.Method and in.Enabled are read.
+func (e *Endpoints) Put(ctx context.Context, env store.Env, in EndpointFields) (ep models.WebhookEndpoint, created bool, err error) {
+	p, err := ValidateEndpointFields(EndpointFields{URL: in.URL, Method: in.Method, Enabled: in.Enabled}, true, models.DefaultRetryPolicy)
+	if err != nil {
+		return ep, false, err
+	}
+	if err := e.checkDestination(ctx, *p.URL); err != nil {
+		return ep, false, err
+	}
+	secret, err := signing.NewSecret()
+	if err != nil {
+		return ep, false, err
+	}
+	// One store call decides between update and create under the environment's lock, so
+	// that concurrent first PUTs make one endpoint.
+	return e.Store.PutOldestWebhookEndpoint(ctx, env, newEndpoint(p, secret),
+		store.EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
+}
+
+// RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
+// if it was deleted in between, the next oldest is the singular endpoint now, and is
+// rotated instead (as when both steps held one lock); ErrNotFound once none is left.
+func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+	for {
+		ep, err := e.Oldest(ctx, env)
+		if err != nil {
+			return ep, err
+		}
+		ep, err = e.Rotate(ctx, env, ep.ID, reply)
+		if !errors.Is(err, apperr.ErrNotFound) {
+			return ep, err
+		}
+	}
+}
+
+// TestOldest is Test on the oldest endpoint: the type is checked before the endpoint is
+// looked for, as Test does.
+func (e *Endpoints) TestOldest(ctx context.Context, env store.Env, eventType string) (TestResult, error) {
+	if err := checkTestType(eventType); err != nil {
+		return TestResult{}, err
+	}
+	ep, err := e.Oldest(ctx, env)
+	if err != nil {
+		return TestResult{}, err
+	}
+	return e.claimedSend(ctx, env, ep.ID, eventType)
+}
