@@ -23,12 +23,12 @@ import (
 
 // Store is what the delivery activities need of the database.
 type Store interface {
-	EventByID(ctx context.Context, id string) (models.Event, store.Env, error)
-	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error)
-	DeliveredInRun(ctx context.Context, env store.Env, eventID, runID string) (bool, error)
+	EventByID(ctx context.Context, id string) (models.Event, models.Env, error)
+	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error)
+	DeliveredInRun(ctx context.Context, env models.Env, eventID, runID string) (bool, error)
 	// RecordDeliveryAttempt writes an attempt and its delivery's status (the attempt's
 	// DeliveryID, or the event's only delivery when it has none).
-	RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error
+	RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error
 	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
@@ -126,7 +126,7 @@ func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*Unreco
 
 // event loads the event of an attempt or record. One that is gone ends the activity's
 // series: retrying would not bring it back.
-func (a *Activities) event(ctx context.Context, id string) (models.Event, store.Env, error) {
+func (a *Activities) event(ctx context.Context, id string) (models.Event, models.Env, error) {
 	ev, env, err := a.Store.EventByID(ctx, id)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return ev, env, temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
@@ -139,7 +139,7 @@ func (a *Activities) event(ctx context.Context, id string) (models.Event, store.
 
 // send makes the HTTP exchange of an attempt to ep and records it. The exchange gets the
 // attempt's remaining time less the record's reserve (CONTRACT §10).
-func (a *Activities) send(ctx context.Context, env store.Env, ev models.Event, ep models.WebhookEndpoint, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
+func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, ep models.WebhookEndpoint, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
 	log := activity.GetLogger(ctx)
 	reserve := recordReserve(ctx)
 	sendCtx, cancel := withReserve(ctx, reserve)
@@ -193,7 +193,7 @@ func describeAttempt(ctx context.Context, ev models.Event, att *models.DeliveryA
 }
 
 // skip records that no enabled endpoint was there when the attempt was due.
-func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, in DeliverInput, info activity.Info) error {
+func (a *Activities) skip(ctx context.Context, env models.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ctx, ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
 	describeAttempt(ctx, ev, &att)
@@ -203,7 +203,7 @@ func (a *Activities) skip(ctx context.Context, env store.Env, ev models.Event, i
 // recordUnsent records an attempt that sent nothing (no enabled endpoint, endpoint
 // disabled) with the status it leaves, then feeds the metrics. Nothing was sent, so a
 // failed record fails the attempt and Temporal retries it.
-func (a *Activities) recordUnsent(ctx context.Context, env store.Env, eventType string, att *models.DeliveryAttempt, status string) error {
+func (a *Activities) recordUnsent(ctx context.Context, env models.Env, eventType string, att *models.DeliveryAttempt, status string) error {
 	if err := a.record(ctx, env, att, status, recordReserve(ctx)); err != nil {
 		return err
 	}

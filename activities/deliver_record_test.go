@@ -104,7 +104,7 @@ type flakyStore struct {
 	calls    int
 }
 
-func (s *flakyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+func (s *flakyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
 	s.mu.Lock()
 	s.calls++
 	fail := s.failures < 0 || s.calls <= s.failures

@@ -12,7 +12,6 @@ import (
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/metrics"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -48,7 +47,7 @@ func withReserve(ctx context.Context, reserve time.Duration) (context.Context, c
 // write with a short backoff for at most reserve+recordMargin. The contract asks for
 // this loop (CONTRACT §10): Temporal's retry would repeat the send, not just the write.
 // The attempt keeps one id across tries, so a write that committed unseen is not doubled.
-func (a *Activities) record(ctx context.Context, env store.Env, att *models.DeliveryAttempt, status string, reserve time.Duration) error {
+func (a *Activities) record(ctx context.Context, env models.Env, att *models.DeliveryAttempt, status string, reserve time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reserve+recordMargin)
 	defer cancel()
 	if att.ID == "" {
@@ -158,7 +157,7 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 }
 
 // endpointOf is the endpoint of a delivery, or the environment's oldest for "".
-func (a *Activities) endpointOf(ctx context.Context, env store.Env, deliveryID string) (models.WebhookEndpoint, error) {
+func (a *Activities) endpointOf(ctx context.Context, env models.Env, deliveryID string) (models.WebhookEndpoint, error) {
 	if deliveryID == "" {
 		return a.Store.WebhookEndpoint(ctx, env)
 	}

@@ -42,7 +42,7 @@ func (s *Server) updateAccount(c *gin.Context) {
 }
 
 // accountAction serves activate and DELETE (deprovision): no parameters.
-func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env store.Env, id string, reply store.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
+func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env models.Env, id string, reply store.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := bindNoParams(c); err != nil {
 			fail(c, err)

@@ -13,7 +13,6 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -54,8 +53,8 @@ func withObjDispatcher(r *objRecorder) harnessOption {
 
 const skSandbox = "secret sandbox"
 
-// env returns the store.Env of the harness organization's environment.
-func (h *harness) objEnv(name string) store.Env {
+// env returns the models.Env of the harness organization's environment.
+func (h *harness) objEnv(name string) models.Env {
 	h.t.Helper()
 	e, err := h.store.Environment(context.Background(), h.orgID, name)
 	if err != nil {

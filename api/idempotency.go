@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/platform/fingerprint"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 const (
@@ -72,7 +73,7 @@ func (s *Server) idempotent(c *gin.Context) {
 }
 
 // claimKey claims the key, waiting while its first request still runs.
-func (s *Server) claimKey(ctx context.Context, env store.Env, req store.IdempotentRequest) (store.Claim, error) {
+func (s *Server) claimKey(ctx context.Context, env models.Env, req store.IdempotentRequest) (store.Claim, error) {
 	deadline := time.Now().Add(claimWait)
 	for {
 		claim, err := s.store.ClaimIdempotencyKey(ctx, env, req)

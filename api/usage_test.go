@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 // usageBody is a request with the given metrics (raw JSON objects).
@@ -27,7 +27,7 @@ func metricJSON(acct, name, value, res string, extra ...string) string {
 	return s + "}"
 }
 
-func (h *harness) usageEnv(name string) store.Env {
+func (h *harness) usageEnv(name string) models.Env {
 	h.t.Helper()
 	e, err := h.store.Environment(context.Background(), h.orgID, name)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -334,7 +333,7 @@ func seeAndReplayDelivery(t *testing.T, ctx context.Context, base string, e mode
 }
 
 // deleteEndpoint deletes ep through its confirmation page.
-func deleteEndpoint(t *testing.T, ctx context.Context, base string, s *site, env store.Env, ep models.WebhookEndpoint) {
+func deleteEndpoint(t *testing.T, ctx context.Context, base string, s *site, env models.Env, ep models.WebhookEndpoint) {
 	t.Helper()
 	run(t, ctx, "delete with confirmation",
 		chromedp.Navigate(base+"/dashboard/webhooks"),

@@ -28,9 +28,9 @@ import (
 type Replayer interface {
 	// One replays the event's delivery to endpointID, or all its deliveries when it is ""
 	// (ConflictError delivery_in_progress while a chosen delivery is pending or retrying).
-	One(ctx context.Context, env store.Env, eventID, endpointID string) (models.Event, error)
+	One(ctx context.Context, env models.Env, eventID, endpointID string) (models.Event, error)
 	// ReplayFailed starts a job replaying every failed delivery and says how many it matched.
-	ReplayFailed(ctx context.Context, env store.Env) (int, error)
+	ReplayFailed(ctx context.Context, env models.Env) (int, error)
 }
 
 const deliveriesPerPage = 25
@@ -44,7 +44,7 @@ type endpointRef struct {
 }
 
 // endpointRefs names every endpoint of the environment by id.
-func (h *handler) endpointRefs(c *gin.Context, env store.Env) ([]endpointRef, map[string]endpointRef, error) {
+func (h *handler) endpointRefs(c *gin.Context, env models.Env) ([]endpointRef, map[string]endpointRef, error) {
 	eps, err := h.store.AllWebhookEndpoints(c.Request.Context(), env)
 	if err != nil {
 		return nil, nil, err

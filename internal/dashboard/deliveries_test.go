@@ -70,7 +70,7 @@ func (s *site) failAttempts(e models.Event, n int) {
 }
 
 // newEndpoints creates the environment's endpoints, one per description → event types.
-func (s *site) newEndpoints(env store.Env, subs ...[]string) []models.WebhookEndpoint {
+func (s *site) newEndpoints(env models.Env, subs ...[]string) []models.WebhookEndpoint {
 	s.t.Helper()
 	var out []models.WebhookEndpoint
 	for i, types := range subs {

@@ -20,7 +20,6 @@ import (
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/clientaddr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -52,7 +51,7 @@ func currentViewer(c *gin.Context) *viewer {
 }
 
 // env resolves the viewer's selected environment for store calls.
-func (h *handler) env(c *gin.Context) (store.Env, error) {
+func (h *handler) env(c *gin.Context) (models.Env, error) {
 	v := currentViewer(c)
 	return h.store.Environment(c.Request.Context(), v.OrgID, v.Env)
 }

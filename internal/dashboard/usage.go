@@ -84,7 +84,7 @@ func (h *handler) usagePage(c *gin.Context) {
 
 // allMeters reads every meter of env (at most meters.MaxMeters, so one page, but a
 // bound is not a reason to drop one).
-func (h *handler) allMeters(ctx context.Context, env store.Env) ([]models.Meter, error) {
+func (h *handler) allMeters(ctx context.Context, env models.Env) ([]models.Meter, error) {
 	var out []models.Meter
 	page := store.Page{Limit: meters.MaxMeters}
 	for {
@@ -100,7 +100,7 @@ func (h *handler) allMeters(ctx context.Context, env store.Env) ([]models.Meter,
 // meterDays reads m's daily figures over days with every group_by key, page by page, up to
 // maxRows; partial says more remained. asOf is the oldest page's: the chart is only as
 // current as that.
-func (h *handler) meterDays(ctx context.Context, env store.Env, m models.Meter, days []time.Time, now time.Time, maxRows int) (rows []meters.Value, asOf time.Time, partial bool, err error) {
+func (h *handler) meterDays(ctx context.Context, env models.Env, m models.Meter, days []time.Time, now time.Time, maxRows int) (rows []meters.Value, asOf time.Time, partial bool, err error) {
 	q := meters.ValuesQuery{From: days[0], To: days[len(days)-1].AddDate(0, 0, 1), Window: meters.WindowDay,
 		GroupBy: m.GroupBy, Limit: min(meters.MaxLimit, maxRows)}
 	for {

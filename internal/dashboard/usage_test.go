@@ -58,7 +58,7 @@ func (s *site) ingest(key, txn string, rows ...usageRow) {
 }
 
 // createMeter defines a meter the way POST /v1/meters does.
-func (s *site) createMeter(env store.Env, d meters.Definition) models.Meter {
+func (s *site) createMeter(env models.Env, d meters.Definition) models.Meter {
 	s.t.Helper()
 	m, err := (&meters.Service{Store: s.store}).Create(context.Background(), env, d, time.Now(), store.Reply[models.Meter]{})
 	if err != nil {

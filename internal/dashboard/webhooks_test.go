@@ -32,7 +32,7 @@ func endpointForm(tok string, fields ...string) url.Values {
 	return f
 }
 
-func (s *site) sandbox(orgID string) store.Env {
+func (s *site) sandbox(orgID string) models.Env {
 	s.t.Helper()
 	env, err := s.store.Environment(context.Background(), orgID, "sandbox")
 	if err != nil {
@@ -41,7 +41,7 @@ func (s *site) sandbox(orgID string) store.Env {
 	return env
 }
 
-func (s *site) endpoints(env store.Env) []models.WebhookEndpoint {
+func (s *site) endpoints(env models.Env) []models.WebhookEndpoint {
 	s.t.Helper()
 	eps, err := s.store.AllWebhookEndpoints(context.Background(), env)
 	if err != nil {

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"strconv"
 
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -11,7 +10,7 @@ import (
 // of the workers. It exists while the environment has work (queued, in flight or
 // overflowed).
 type envQueue struct {
-	env      store.Env
+	env      models.Env
 	batches  []dispatchItem
 	queued   int // events in batches
 	inflight int // batches being handed over
@@ -36,7 +35,7 @@ func (e *envQueue) idle() bool {
 
 // envQueue is the environment's part of the Queue, added last in turn order if it had
 // no work (mu held).
-func (q *Queue) envQueue(env store.Env) *envQueue {
+func (q *Queue) envQueue(env models.Env) *envQueue {
 	if e := q.envs[env.ID]; e != nil {
 		return e
 	}

@@ -27,12 +27,12 @@ type countingStore struct {
 	deliveries, endpoints atomic.Int32
 }
 
-func (c *countingStore) EventDeliveries(ctx context.Context, env store.Env, eventID string) ([]models.WebhookDelivery, error) {
+func (c *countingStore) EventDeliveries(ctx context.Context, env models.Env, eventID string) ([]models.WebhookDelivery, error) {
 	c.deliveries.Add(1)
 	return c.Store.EventDeliveries(ctx, env, eventID)
 }
 
-func (c *countingStore) AllWebhookEndpoints(ctx context.Context, env store.Env) ([]models.WebhookEndpoint, error) {
+func (c *countingStore) AllWebhookEndpoints(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error) {
 	c.endpoints.Add(1)
 	return c.Store.AllWebhookEndpoints(ctx, env)
 }

@@ -22,7 +22,7 @@ type Dispatcher interface {
 // part of the queue: the environment's events still owed a start, oldest first
 // (store.PendingStarts).
 type Outbox interface {
-	PendingStarts(ctx context.Context, env store.Env, limit int) ([]models.Event, error)
+	PendingStarts(ctx context.Context, env models.Env, limit int) ([]models.Event, error)
 }
 
 var _ Outbox = (*store.Store)(nil)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -46,7 +45,7 @@ func (o *fakeOutbox) markStarted(events []models.Event) {
 	}
 }
 
-func (o *fakeOutbox) PendingStarts(_ context.Context, env store.Env, limit int) ([]models.Event, error) {
+func (o *fakeOutbox) PendingStarts(_ context.Context, env models.Env, limit int) ([]models.Event, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.reads++

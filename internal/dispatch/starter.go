@@ -23,14 +23,14 @@ import (
 
 // StarterStore is what the starter needs of the database.
 type StarterStore interface {
-	MarkDispatched(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error
+	MarkDispatched(ctx context.Context, env models.Env, eventID, workflowID, runID string, at time.Time) error
 	UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
-	MarkRedispatched(ctx context.Context, env store.Env, eventID string, seen time.Time, workflowID, runID string) error
+	MarkRedispatched(ctx context.Context, env models.Env, eventID string, seen time.Time, workflowID, runID string) error
 	// For the start of an event read from the database (a fresh one carries its Fanout):
 	// its deliveries (input) and their endpoints (search attribute, summary).
-	EventDeliveries(ctx context.Context, env store.Env, eventID string) ([]models.WebhookDelivery, error)
-	AllWebhookEndpoints(ctx context.Context, env store.Env) ([]models.WebhookEndpoint, error)
+	EventDeliveries(ctx context.Context, env models.Env, eventID string) ([]models.WebhookDelivery, error)
+	AllWebhookEndpoints(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error)
 }
 
 var _ StarterStore = (*store.Store)(nil)

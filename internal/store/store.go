@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/models"
 )
 
 // Store wraps the database.
@@ -30,13 +31,9 @@ type Store struct {
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 }
 
-// Env identifies the environment a request acts in. Every function reading or writing
-// environment data takes one.
-type Env struct {
-	OrganizationID string
-	ID             string
-	Name           string // live or sandbox
-}
+// Env is the environment every query is scoped to (models.Env), named short here
+// because nearly every store function takes one.
+type Env = models.Env
 
 // Open connects to PostgreSQL (postgres:// URL) or opens a SQLite file with the default
 // bounds (DefaultOptions): for tests and tools; serving processes use OpenWith.

@@ -50,16 +50,16 @@ func Emit(typ string, obj Object) store.Emit {
 
 // Store is what accounts need from the database.
 type Store interface {
-	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
-	Account(ctx context.Context, env store.Env, id string) (models.Account, error)
-	Accounts(ctx context.Context, env store.Env, f store.AccountFilter, page store.Page) ([]models.Account, bool, error)
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	Account(ctx context.Context, env models.Env, id string) (models.Account, error)
+	Accounts(ctx context.Context, env models.Env, f store.AccountFilter, page store.Page) ([]models.Account, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
 
 // Create validates in and writes a draft account with its account-created event; reply
 // keeps the answer with it.
-func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Create(ctx context.Context, st Store, env models.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
 		return Object{}, nil, err
 	}
@@ -84,7 +84,7 @@ func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.
 
 // Update applies a PATCH: nothing changed → no write and no event; a deprovisioned
 // account refuses (409).
-func Update(ctx context.Context, st Store, env store.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Update(ctx context.Context, st Store, env models.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
 		return Object{}, nil, err
 	}
@@ -92,19 +92,19 @@ func Update(ctx context.Context, st Store, env store.Env, id string, in Input, r
 }
 
 // Activate moves a draft account to active (account-updated).
-func Activate(ctx context.Context, st Store, env store.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Activate(ctx context.Context, st Store, env models.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
 	return change(ctx, st, env, id, ActionActivate, nil, reply)
 }
 
 // Deprovision soft-deletes an account (account-deleted only); it stays readable.
-func Deprovision(ctx context.Context, st Store, env store.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Deprovision(ctx context.Context, st Store, env models.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
 	return change(ctx, st, env, id, ActionDeprovision, nil, reply)
 }
 
 // change is every change of an existing account: lock it, run the status machine for
 // action, apply the edit (if any), and save and emit the action's event only when the
 // account really changed.
-func change(ctx context.Context, st Store, env store.Env, id, action string, edit *Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func change(ctx context.Context, st Store, env models.Env, id, action string, edit *Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	var obj Object
 	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		cur, err := tx.LockAccount(id)
@@ -140,7 +140,7 @@ func change(ctx context.Context, st Store, env store.Env, id, action string, edi
 }
 
 // Get loads one account.
-func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error) {
+func Get(ctx context.Context, st Store, env models.Env, id string) (Object, error) {
 	a, err := st.Account(ctx, env, id)
 	if err != nil {
 		return Object{}, err
@@ -149,7 +149,7 @@ func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error
 }
 
 // List returns one page of accounts, newest first.
-func List(ctx context.Context, st Store, env store.Env, f store.AccountFilter, page store.Page) ([]Object, bool, error) {
+func List(ctx context.Context, st Store, env models.Env, f store.AccountFilter, page store.Page) ([]Object, bool, error) {
 	rows, more, err := st.Accounts(ctx, env, f, page)
 	if err != nil {
 		return nil, false, err

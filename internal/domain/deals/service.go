@@ -15,18 +15,18 @@ import (
 
 // Store is what deals need from the database.
 type Store interface {
-	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
-	Deal(ctx context.Context, env store.Env, id string) (models.Deal, error)
-	Deals(ctx context.Context, env store.Env, f store.DealFilter, page store.Page) ([]models.Deal, bool, error)
-	Account(ctx context.Context, env store.Env, id string) (models.Account, error)
-	AccountsByID(ctx context.Context, env store.Env, ids []string) (map[string]models.Account, error)
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	Deal(ctx context.Context, env models.Env, id string) (models.Deal, error)
+	Deals(ctx context.Context, env models.Env, f store.DealFilter, page store.Page) ([]models.Deal, bool, error)
+	Account(ctx context.Context, env models.Env, id string) (models.Account, error)
+	AccountsByID(ctx context.Context, env models.Env, ids []string) (map[string]models.Account, error)
 }
 
 var _ Store = (*store.Store)(nil)
 
 // Create validates in and writes a new deal (draft, or pending_approval with "submit":
 // true) with its deal-created event; reply keeps the answer with it.
-func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Create(ctx context.Context, st Store, env models.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
 		return Object{}, nil, err
 	}
@@ -67,7 +67,7 @@ func Create(ctx context.Context, st Store, env store.Env, in Input, reply store.
 
 // Edit applies a PATCH while the deal is draft or pending_approval; a PATCH that
 // changes nothing writes nothing and sends no event.
-func Edit(ctx context.Context, st Store, env store.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Edit(ctx context.Context, st Store, env models.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
 		return Object{}, nil, err
 	}
@@ -118,7 +118,7 @@ func Edit(ctx context.Context, st Store, env store.Env, id string, in Input, rep
 // Act performs a status action (submit, approve, sign, activate, void). Activating a
 // deal whose account is still draft activates the account too (account-updated, after
 // the deal's events).
-func Act(ctx context.Context, st Store, env store.Env, id, action string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Act(ctx context.Context, st Store, env models.Env, id, action string, reply store.Reply[Object]) (Object, []models.Event, error) {
 	var obj Object
 	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		cur, err := tx.LockDeal(id)
@@ -210,7 +210,7 @@ func usableCustomer(a models.Account) error {
 }
 
 // Get loads one deal with its customer snapshot.
-func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error) {
+func Get(ctx context.Context, st Store, env models.Env, id string) (Object, error) {
 	d, err := st.Deal(ctx, env, id)
 	if err != nil {
 		return Object{}, err
@@ -223,7 +223,7 @@ func Get(ctx context.Context, st Store, env store.Env, id string) (Object, error
 }
 
 // List returns one page of deals, newest first, with their customers.
-func List(ctx context.Context, st Store, env store.Env, f store.DealFilter, page store.Page) ([]Object, bool, error) {
+func List(ctx context.Context, st Store, env models.Env, f store.DealFilter, page store.Page) ([]Object, bool, error) {
 	rows, more, err := st.Deals(ctx, env, f, page)
 	if err != nil {
 		return nil, false, err

@@ -13,10 +13,10 @@ import (
 
 // Store is what the read needs of the database.
 type Store interface {
-	Event(ctx context.Context, env store.Env, id string) (models.Event, error)
-	Events(ctx context.Context, env store.Env, f store.EventFilter, page store.Page) ([]models.Event, bool, error)
-	AttemptsOf(ctx context.Context, env store.Env, eventIDs []string) (map[string][]models.DeliveryAttempt, error)
-	DeliveriesOf(ctx context.Context, env store.Env, eventIDs []string) (map[string][]models.WebhookDelivery, error)
+	Event(ctx context.Context, env models.Env, id string) (models.Event, error)
+	Events(ctx context.Context, env models.Env, f store.EventFilter, page store.Page) ([]models.Event, bool, error)
+	AttemptsOf(ctx context.Context, env models.Env, eventIDs []string) (map[string][]models.DeliveryAttempt, error)
+	DeliveriesOf(ctx context.Context, env models.Env, eventIDs []string) (map[string][]models.WebhookDelivery, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -55,7 +55,7 @@ func (e Event) Unassigned() []models.DeliveryAttempt {
 }
 
 // Get reads one event of the environment (apperr.ErrNotFound: there is none).
-func Get(ctx context.Context, st Store, env store.Env, id string) (Event, error) {
+func Get(ctx context.Context, st Store, env models.Env, id string) (Event, error) {
 	e, err := st.Event(ctx, env, id)
 	if err != nil {
 		return Event{}, err
@@ -69,7 +69,7 @@ func Get(ctx context.Context, st Store, env store.Env, id string) (Event, error)
 
 // List reads a page of the environment's events matching f, newest first; more tells
 // whether older ones follow.
-func List(ctx context.Context, st Store, env store.Env, f store.EventFilter, page store.Page) ([]Event, bool, error) {
+func List(ctx context.Context, st Store, env models.Env, f store.EventFilter, page store.Page) ([]Event, bool, error) {
 	rows, more, err := st.Events(ctx, env, f, page)
 	if err != nil {
 		return nil, false, err
@@ -80,7 +80,7 @@ func List(ctx context.Context, st Store, env store.Env, f store.EventFilter, pag
 
 // Of completes event rows already read with their deliveries and attempts, in two
 // queries whatever their number.
-func Of(ctx context.Context, st Store, env store.Env, rows []models.Event) ([]Event, error) {
+func Of(ctx context.Context, st Store, env models.Env, rows []models.Event) ([]Event, error) {
 	ids := make([]string, len(rows))
 	for i, e := range rows {
 		ids[i] = e.ID

@@ -43,7 +43,7 @@ type Principal struct {
 	KeyID  string
 	Type   string // public or secret
 	Prefix string // for logs: never the full key
-	Env    store.Env
+	Env    models.Env
 }
 
 // Store is what the manager needs from the database.
@@ -54,7 +54,7 @@ type Store interface {
 	RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time) (models.APIKey, error)
 	RollAPIKey(ctx context.Context, orgID, oldID string, expiresAt time.Time, replacement *models.APIKey) (models.APIKey, error)
 	TouchAPIKey(ctx context.Context, id string, at time.Time) error
-	Environment(ctx context.Context, orgID, name string) (store.Env, error)
+	Environment(ctx context.Context, orgID, name string) (models.Env, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -122,7 +122,7 @@ func (m *Manager) Roll(ctx context.Context, orgID, id string, expiresIn time.Dur
 	if err != nil {
 		return Created{}, err
 	}
-	k := toModel(gen, store.Env{OrganizationID: old.OrganizationID, ID: old.EnvironmentID, Name: old.Environment}, m.now())
+	k := toModel(gen, models.Env{OrganizationID: old.OrganizationID, ID: old.EnvironmentID, Name: old.Environment}, m.now())
 	rolled, err := m.store.RollAPIKey(ctx, orgID, id, m.now().Add(expiresIn).UTC(), &k)
 	if err != nil {
 		return Created{}, err
@@ -204,7 +204,7 @@ func (m *Manager) authenticate(ctx context.Context, presented string, knownOnly 
 		KeyID:  k.ID,
 		Type:   k.Type,
 		Prefix: k.Prefix + "…" + k.Last4,
-		Env:    store.Env{OrganizationID: k.OrganizationID, ID: k.EnvironmentID, Name: k.Environment},
+		Env:    models.Env{OrganizationID: k.OrganizationID, ID: k.EnvironmentID, Name: k.Environment},
 	}, nil
 }
 
@@ -267,7 +267,7 @@ func (m *Manager) sweep(now time.Time) {
 	}
 }
 
-func toModel(gen apikey.Key, env store.Env, now time.Time) models.APIKey {
+func toModel(gen apikey.Key, env models.Env, now time.Time) models.APIKey {
 	return models.APIKey{
 		ID:             uuid.NewString(),
 		OrganizationID: env.OrganizationID,

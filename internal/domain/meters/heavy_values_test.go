@@ -46,7 +46,7 @@ func (h *heldStore) MeterFigures(ctx context.Context, q store.FigureQuery) ([]mo
 }
 
 // newEnv is a fresh organization's live environment with one meter, calls, grouped by region.
-func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (store.Env, models.Meter) {
+func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (models.Env, models.Meter) {
 	t.Helper()
 	ctx := context.Background()
 	org, err := st.CreateOrganization(ctx, name, name+"@example.com", "x")
@@ -106,7 +106,7 @@ func lineOf(v meters.Value) string {
 }
 
 // walk reads every page of q, checking each page's cost against its bounds (CONTRACT §21).
-func walk(t *testing.T, svc *meters.Service, env store.Env, q meters.ValuesQuery) ([]string, int, error) {
+func walk(t *testing.T, svc *meters.Service, env models.Env, q meters.ValuesQuery) ([]string, int, error) {
 	var out []string
 	most := 0
 	for pages := 0; ; pages++ {

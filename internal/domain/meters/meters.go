@@ -19,10 +19,10 @@ import (
 // opens and the meters package fills in: a request's (InTx) for definitions, one that
 // holds the environment's usage cursor (InMeterTx) for consumer steps and backfill pages.
 type Store interface {
-	InTx(ctx context.Context, env store.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
 	InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error)
-	Meters(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error)
-	Meter(ctx context.Context, env store.Env, key string) (models.Meter, error)
+	Meters(ctx context.Context, env models.Env, page store.Page) ([]models.Meter, bool, error)
+	Meter(ctx context.Context, env models.Env, key string) (models.Meter, error)
 	MeterByID(ctx context.Context, id string) (models.Meter, error)
 	WaitingUsageEnvironments(ctx context.Context, except []string, limit int) ([]string, error)
 	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
@@ -84,7 +84,7 @@ const (
 )
 
 // Create records a meter; one with rows to backfill is handed to Backfills after commit.
-func (s *Service) Create(ctx context.Context, env store.Env, d Definition, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
 	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
@@ -174,17 +174,17 @@ func keyTaken(key string) error {
 }
 
 // List lists an environment's meters, newest first.
-func (s *Service) List(ctx context.Context, env store.Env, page store.Page) ([]models.Meter, bool, error) {
+func (s *Service) List(ctx context.Context, env models.Env, page store.Page) ([]models.Meter, bool, error) {
 	return s.Store.Meters(ctx, env, page)
 }
 
 // Get finds a meter by key.
-func (s *Service) Get(ctx context.Context, env store.Env, key string) (models.Meter, error) {
+func (s *Service) Get(ctx context.Context, env models.Env, key string) (models.Meter, error) {
 	return s.Store.Meter(ctx, env, key)
 }
 
 // SetDescription changes a meter's description, the one field PATCH changes.
-func (s *Service) SetDescription(ctx context.Context, env store.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
@@ -206,7 +206,7 @@ func (s *Service) SetDescription(ctx context.Context, env store.Env, key, descri
 // purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
 // commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
 // off the request path.
-func (s *Service) Delete(ctx context.Context, env store.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		// Found before the lock, so an unknown key is 404 at once; found again under it,

@@ -22,7 +22,7 @@ import (
 // database is a fresh migrated store with one environment.
 type database struct {
 	st  *store.Store
-	env store.Env
+	env models.Env
 	url string
 }
 

@@ -19,7 +19,7 @@ type heldStore struct {
 	release chan struct{}
 }
 
-func (h *heldStore) Meter(_ context.Context, env store.Env, _ string) (models.Meter, error) {
+func (h *heldStore) Meter(_ context.Context, env models.Env, _ string) (models.Meter, error) {
 	return models.Meter{ID: env.ID, Key: "calls", Aggregation: models.AggSum}, nil
 }
 
@@ -43,7 +43,7 @@ func TestValuesQueriesPerEnvironment(t *testing.T) {
 	svc := &Service{Store: st, MaxQueries: 4}
 	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 1), Window: WindowHour}
-	envA, envB := store.Env{ID: "A"}, store.Env{ID: "B"}
+	envA, envB := models.Env{ID: "A"}, models.Env{ID: "B"}
 	held := make(chan error, 4)
 	for range 4 {
 		go func() {

@@ -56,7 +56,7 @@ func walkInternal(svc *Service, q ValuesQuery) ([]Value, int, error) {
 		if pages > 1000 {
 			return nil, 0, errors.New("the walk does not end")
 		}
-		page, err := svc.Values(context.Background(), store.Env{}, "calls", q, time.Now())
+		page, err := svc.Values(context.Background(), models.Env{}, "calls", q, time.Now())
 		if err != nil {
 			return out, pages, err
 		}
@@ -135,7 +135,7 @@ type figureStore struct {
 	kept  []models.MeterFigure
 }
 
-func (f *figureStore) Meter(context.Context, store.Env, string) (models.Meter, error) {
+func (f *figureStore) Meter(context.Context, models.Env, string) (models.Meter, error) {
 	return f.meter, nil
 }
 
@@ -179,7 +179,7 @@ func TestValuesPageAcrossCutReads(t *testing.T) {
 		if pages > 100 {
 			t.Fatal("the walk does not end")
 		}
-		page, err := svc.Values(context.Background(), store.Env{}, "calls", q, time.Now())
+		page, err := svc.Values(context.Background(), models.Env{}, "calls", q, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

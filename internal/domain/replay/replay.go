@@ -23,9 +23,9 @@ type JobStarter interface {
 
 // Store is what replays need of the database.
 type Store interface {
-	ReplayEvent(ctx context.Context, env store.Env, eventID, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error)
-	CreateReplayJob(ctx context.Context, env store.Env, f store.EventFilter, now time.Time, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error)
-	ReplayJob(ctx context.Context, env store.Env, id string) (models.ReplayJob, error)
+	ReplayEvent(ctx context.Context, env models.Env, eventID, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error)
+	CreateReplayJob(ctx context.Context, env models.Env, f store.EventFilter, now time.Time, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error)
+	ReplayJob(ctx context.Context, env models.Env, id string) (models.ReplayJob, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -57,7 +57,7 @@ func (s *Service) log() *slog.Logger {
 // for an id of another environment; a ConflictError delivery_in_progress while a chosen
 // delivery is pending or retrying). It does not wait for Temporal. It keeps no answer:
 // the dashboard's buttons take no Idempotency-Key.
-func (s *Service) One(ctx context.Context, env store.Env, id, endpointID string) (models.Event, error) {
+func (s *Service) One(ctx context.Context, env models.Env, id, endpointID string) (models.Event, error) {
 	r, err := s.OneWith(ctx, env, id, endpointID, store.Reply[store.ReplayedEvent]{})
 	return r.Event, err
 }
@@ -65,7 +65,7 @@ func (s *Service) One(ctx context.Context, env store.Env, id, endpointID string)
 // OneWith is One for a request (POST /v1/events/{id}/replay): the event comes back with
 // its attempts and deliveries, and reply's answer is kept in the replay's transaction
 // (CONTRACT §14).
-func (s *Service) OneWith(ctx context.Context, env store.Env, id, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error) {
+func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error) {
 	r, err := s.Store.ReplayEvent(ctx, env, id, endpointID, reply)
 	if err != nil {
 		return r, err
@@ -81,7 +81,7 @@ func (s *Service) dispatch(ctx context.Context, e models.Event) {
 }
 
 // Replay replays every delivery of one event (the dashboard's button).
-func (s *Service) Replay(ctx context.Context, env store.Env, id string) error {
+func (s *Service) Replay(ctx context.Context, env models.Env, id string) error {
 	_, err := s.One(ctx, env, id, "")
 	return err
 }
@@ -89,14 +89,14 @@ func (s *Service) Replay(ctx context.Context, env store.Env, id string) error {
 // ReplayFailed starts a job replaying every failed event of the environment (the
 // dashboard's button, which takes no Idempotency-Key: its Reply keeps nothing) and says
 // how many events it matched.
-func (s *Service) ReplayFailed(ctx context.Context, env store.Env) (int, error) {
+func (s *Service) ReplayFailed(ctx context.Context, env models.Env) (int, error) {
 	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed}, store.Reply[models.ReplayJob]{})
 	return j.Matched, err
 }
 
 // StartJob records a job for the deliveries matching f, with reply's answer, and asks
 // for its BulkReplay workflow without waiting for Temporal.
-func (s *Service) StartJob(ctx context.Context, env store.Env, f store.EventFilter, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error) {
+func (s *Service) StartJob(ctx context.Context, env models.Env, f store.EventFilter, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error) {
 	j, err := s.Store.CreateReplayJob(ctx, env, f, time.Now(), reply)
 	if err != nil {
 		return j, err
@@ -115,6 +115,6 @@ func (s *Service) StartJob(ctx context.Context, env store.Env, f store.EventFilt
 }
 
 // Job loads a job of the environment.
-func (s *Service) Job(ctx context.Context, env store.Env, id string) (models.ReplayJob, error) {
+func (s *Service) Job(ctx context.Context, env models.Env, id string) (models.ReplayJob, error) {
 	return s.Store.ReplayJob(ctx, env, id)
 }

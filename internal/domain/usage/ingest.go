@@ -14,9 +14,9 @@ import (
 
 // Store is what usage needs of the database.
 type Store interface {
-	IngestUsage(ctx context.Context, env store.Env, w store.UsageWrite, reply store.Reply[store.UsageResult]) (store.UsageResult, error)
-	UsageEvents(ctx context.Context, env store.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error)
-	UsageSummary(ctx context.Context, env store.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error)
+	IngestUsage(ctx context.Context, env models.Env, w store.UsageWrite, reply store.Reply[store.UsageResult]) (store.UsageResult, error)
+	UsageEvents(ctx context.Context, env models.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error)
+	UsageSummary(ctx context.Context, env models.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -38,7 +38,7 @@ type Receipt struct {
 // fault at once), then stores the batch, its events and their rollups in one
 // transaction, or finds the batch already stored under its transaction_id. reply keeps
 // the request's answer in that transaction (CONTRACT §14); a duplicate keeps none.
-func Ingest(ctx context.Context, st Store, env store.Env, body []byte, now time.Time, reply store.Reply[store.UsageResult]) (store.UsageResult, error) {
+func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply store.Reply[store.UsageResult]) (store.UsageResult, error) {
 	b, err := Decode(body, now)
 	if err != nil {
 		return store.UsageResult{}, err
@@ -51,17 +51,17 @@ func Ingest(ctx context.Context, st Store, env store.Env, body []byte, now time.
 }
 
 // Events lists the environment's stored usage events, newest first.
-func Events(ctx context.Context, st Store, env store.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error) {
+func Events(ctx context.Context, st Store, env models.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error) {
 	return st.UsageEvents(ctx, env, f, page)
 }
 
 // Summary lists the environment's per-period rollups matching f.
-func Summary(ctx context.Context, st Store, env store.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error) {
+func Summary(ctx context.Context, st Store, env models.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error) {
 	return st.UsageSummary(ctx, env, f)
 }
 
 // toWrite converts a valid batch into the rows the store writes.
-func toWrite(b *Batch, env store.Env, now time.Time) (store.UsageWrite, error) {
+func toWrite(b *Batch, env models.Env, now time.Time) (store.UsageWrite, error) {
 	resp, err := marshalReceipt(Receipt{
 		Object: "usage_event_batch", TransactionID: b.TransactionID, Mode: b.Mode, Environment: env.Name,
 		MetricsAccepted: len(b.Metrics), ReceivedAt: now.Format(time.RFC3339Nano),

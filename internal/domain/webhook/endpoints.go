@@ -39,16 +39,16 @@ const (
 
 // EndpointsStore is what the endpoints need of the database.
 type EndpointsStore interface {
-	WebhookEndpoint(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) // the oldest
-	PutOldestWebhookEndpoint(ctx context.Context, env store.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
-	CreateWebhookEndpoint(ctx context.Context, env store.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	WebhookEndpoints(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
-	WebhookEndpointByID(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error)
-	UpdateWebhookEndpoint(ctx context.Context, env store.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	DeleteWebhookEndpoint(ctx context.Context, env store.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	RotateEndpointSecret(ctx context.Context, env store.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	ClaimEndpointTest(ctx context.Context, env store.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
-	ReleaseEndpointTest(ctx context.Context, env store.Env, id, token string) error
+	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) // the oldest
+	PutOldestWebhookEndpoint(ctx context.Context, env models.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
+	CreateWebhookEndpoint(ctx context.Context, env models.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	WebhookEndpoints(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
+	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
+	UpdateWebhookEndpoint(ctx context.Context, env models.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	DeleteWebhookEndpoint(ctx context.Context, env models.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	RotateEndpointSecret(ctx context.Context, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
+	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
+	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -246,7 +246,7 @@ type Endpoints struct {
 }
 
 // Create validates and stores a new endpoint with a new secret.
-func (e *Endpoints) Create(ctx context.Context, env store.Env, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -274,7 +274,7 @@ func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
-func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	cur, err := e.Store.WebhookEndpointByID(ctx, env, id)
 	if err != nil {
 		return cur, err
@@ -292,22 +292,22 @@ func (e *Endpoints) Update(ctx context.Context, env store.Env, id string, in End
 }
 
 // Get loads one endpoint.
-func (e *Endpoints) Get(ctx context.Context, env store.Env, id string) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Get(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error) {
 	return e.Store.WebhookEndpointByID(ctx, env, id)
 }
 
 // List lists the environment's endpoints, newest first.
-func (e *Endpoints) List(ctx context.Context, env store.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
+func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
 	return e.Store.WebhookEndpoints(ctx, env, page)
 }
 
 // Delete removes an endpoint; its unfinished deliveries end skipped.
-func (e *Endpoints) Delete(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC(), reply)
 }
 
 // Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
-func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	secret, err := signing.NewSecret()
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -317,7 +317,7 @@ func (e *Endpoints) Rotate(ctx context.Context, env store.Env, id string, reply 
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at
 // a time per endpoint (store.ErrTestInProgress otherwise: claimedSend).
-func (e *Endpoints) Test(ctx context.Context, env store.Env, id, eventType string) (TestResult, error) {
+func (e *Endpoints) Test(ctx context.Context, env models.Env, id, eventType string) (TestResult, error) {
 	if err := checkTestType(eventType); err != nil {
 		return TestResult{}, err
 	}

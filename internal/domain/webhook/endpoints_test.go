@@ -9,6 +9,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -33,11 +34,11 @@ func TestRefusedDestinationIsErrURLNotAllowed(t *testing.T) {
 	ctx, url := context.Background(), "https://127.0.0.1/hook"
 	for name, call := range map[string]func() error{
 		"create": func() error {
-			_, err := e.Create(ctx, store.Env{}, webhook.EndpointFields{URL: &url}, store.EndpointReply{})
+			_, err := e.Create(ctx, models.Env{}, webhook.EndpointFields{URL: &url}, store.EndpointReply{})
 			return err
 		},
 		"put": func() error {
-			_, _, err := e.Put(ctx, store.Env{}, webhook.EndpointFields{URL: &url})
+			_, _, err := e.Put(ctx, models.Env{}, webhook.EndpointFields{URL: &url})
 			return err
 		},
 	} {

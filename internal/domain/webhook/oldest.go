@@ -16,7 +16,7 @@ import (
 // operations on that endpoint; what the singular form adds is said here.
 
 // Oldest loads the environment's oldest endpoint (ErrNotFound before the first).
-func (e *Endpoints) Oldest(ctx context.Context, env store.Env) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Oldest(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) {
 	return e.Store.WebhookEndpoint(ctx, env)
 }
 
@@ -24,7 +24,7 @@ func (e *Endpoints) Oldest(ctx context.Context, env store.Env) (models.WebhookEn
 // method defaulting to POST and enabled to true, as the whole setting is replaced — or,
 // when the environment has none, creates one with a new secret as Create would (created
 // tells which). Only in.URL, in.Method and in.Enabled are read.
-func (e *Endpoints) Put(ctx context.Context, env store.Env, in EndpointFields) (ep models.WebhookEndpoint, created bool, err error) {
+func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) (ep models.WebhookEndpoint, created bool, err error) {
 	p, err := ValidateEndpointFields(EndpointFields{URL: in.URL, Method: in.Method, Enabled: in.Enabled}, true, models.DefaultRetryPolicy)
 	if err != nil {
 		return ep, false, err
@@ -45,7 +45,7 @@ func (e *Endpoints) Put(ctx context.Context, env store.Env, in EndpointFields) (
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
 // if it was deleted in between, the next oldest is the singular endpoint now, and is
 // rotated instead (as when both steps held one lock); ErrNotFound once none is left.
-func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply store.EndpointReply) (models.WebhookEndpoint, error) {
 	for {
 		ep, err := e.Oldest(ctx, env)
 		if err != nil {
@@ -60,7 +60,7 @@ func (e *Endpoints) RotateOldest(ctx context.Context, env store.Env, reply store
 
 // TestOldest is Test on the oldest endpoint: the type is checked before the endpoint is
 // looked for, as Test does.
-func (e *Endpoints) TestOldest(ctx context.Context, env store.Env, eventType string) (TestResult, error) {
+func (e *Endpoints) TestOldest(ctx context.Context, env models.Env, eventType string) (TestResult, error) {
 	if err := checkTestType(eventType); err != nil {
 		return TestResult{}, err
 	}

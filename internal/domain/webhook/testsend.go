@@ -9,7 +9,6 @@ import (
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -45,7 +44,7 @@ const releaseBound = 5 * time.Second
 // test at a time per endpoint, across replicas: the database holds the claim), and
 // releases the claim once the send has answered. A test under way → a ConflictError
 // test_in_progress (store.ErrTestInProgress).
-func (e *Endpoints) claimedSend(ctx context.Context, env store.Env, id, eventType string) (TestResult, error) {
+func (e *Endpoints) claimedSend(ctx context.Context, env models.Env, id, eventType string) (TestResult, error) {
 	ep, token, err := e.Store.ClaimEndpointTest(ctx, env, id, time.Now().UTC(), e.Sender.timeout()+testClaimMargin)
 	if err != nil {
 		return TestResult{}, err

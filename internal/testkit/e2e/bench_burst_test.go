@@ -70,7 +70,7 @@ func burstSizes() []int {
 
 // tenantOf is an environment's secret key and draft deals.
 type tenantOf struct {
-	env   store.Env
+	env   models.Env
 	key   string
 	deals []string
 }
@@ -106,7 +106,7 @@ type burstSweeper struct {
 	first, again atomic.Int64
 }
 
-func (s *burstSweeper) MarkDispatched(ctx context.Context, env store.Env, eventID, workflowID, runID string, at time.Time) error {
+func (s *burstSweeper) MarkDispatched(ctx context.Context, env models.Env, eventID, workflowID, runID string, at time.Time) error {
 	if runID != "" {
 		s.first.Add(1)
 	} else {
@@ -225,7 +225,7 @@ func (r *benchRig) lastStart(b *testing.B, since time.Time) time.Time {
 // startLats are, sorted, the time from each change of env made between since and until
 // to its workflow's start, as the events table has them (created_at is the change's
 // time, dispatched_at is written once the start returned).
-func (r *benchRig) startLats(b *testing.B, env store.Env, since, until time.Time) []time.Duration {
+func (r *benchRig) startLats(b *testing.B, env models.Env, since, until time.Time) []time.Duration {
 	var secs []float64
 	err := r.scratch.Raw(`SELECT EXTRACT(EPOCH FROM dispatched_at - created_at) FROM events
 		WHERE environment_id = ? AND created_at >= ? AND created_at < ? AND dispatched_at IS NOT NULL ORDER BY 1`, env.ID, since, until).Scan(&secs).Error

@@ -53,7 +53,7 @@ import (
 // worker and an HTTPS receiver. The floor's no-op workflow runs on the same worker.
 type benchRig struct {
 	st     *store.Store
-	env    store.Env
+	env    models.Env
 	key    string
 	ep     models.WebhookEndpoint // the first (oldest) endpoint
 	api    *httptest.Server       // with the Starter as dispatcher

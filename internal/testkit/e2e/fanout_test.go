@@ -31,7 +31,7 @@ import (
 type tenant struct {
 	t   *testing.T
 	s   *stack
-	env store.Env
+	env models.Env
 	api replayAPI
 }
 

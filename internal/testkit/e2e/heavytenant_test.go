@@ -31,7 +31,7 @@ import (
 
 // heavyEnvs gives the stack's environment B (with the receiver's endpoint) and a second
 // environment A of the same organization.
-func heavyEnvs(t *testing.T, st *store.Store, b store.Env) store.Env {
+func heavyEnvs(t *testing.T, st *store.Store, b models.Env) models.Env {
 	t.Helper()
 	a, err := st.Environment(context.Background(), b.OrganizationID, models.EnvLive)
 	if err != nil {
@@ -41,7 +41,7 @@ func heavyEnvs(t *testing.T, st *store.Store, b store.Env) store.Env {
 }
 
 // ingest stores one usage batch body in env.
-func ingest(ctx context.Context, t *testing.T, st *store.Store, env store.Env, body []byte) {
+func ingest(ctx context.Context, t *testing.T, st *store.Store, env models.Env, body []byte) {
 	t.Helper()
 	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), store.Reply[store.UsageResult]{}); err != nil {
 		t.Fatalf("ingest in %s: %v", env.Name, err)
@@ -257,7 +257,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 }
 
 // waitReady waits until each meter of env is ready.
-func waitReady(ctx context.Context, t *testing.T, svc *meters.Service, env store.Env, keys []string) {
+func waitReady(ctx context.Context, t *testing.T, svc *meters.Service, env models.Env, keys []string) {
 	t.Helper()
 	for _, k := range keys {
 		for {
@@ -325,7 +325,7 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	st, envB := s.db.Store, s.db.Env
 	envA := heavyEnvs(t, st, envB)
 	svc := &meters.Service{Store: st}
-	ready := func(env store.Env, d meters.Definition) models.Meter {
+	ready := func(env models.Env, d meters.Definition) models.Meter {
 		m, err := svc.Create(ctx, env, d, time.Now(), store.Reply[models.Meter]{})
 		if err != nil {
 			t.Fatal(err)

@@ -26,7 +26,7 @@ type faultyStore struct {
 	hold func(deliveryID string) error // once, after a MarkDeliveryFailed
 }
 
-func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
 	f.mu.Lock()
 	fail := f.fail != nil && f.fail(a)
 	f.mu.Unlock()

@@ -26,7 +26,6 @@ import (
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -46,7 +45,7 @@ func (s *stack) api(st *dispatch.Starter) replayAPI {
 // serveAPI serves the real API over the stack's database until t ends, with a new secret
 // key of env. st dispatches and its replay jobs send rate deliveries a second; nil leaves
 // every start to the sweeper.
-func (s *stack) serveAPI(t *testing.T, env store.Env, st *dispatch.Starter, rate float64) replayAPI {
+func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rate float64) replayAPI {
 	t.Helper()
 	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
 	if err != nil {

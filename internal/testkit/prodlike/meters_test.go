@@ -162,7 +162,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 }
 
 // sandboxOf finds the sandbox environment of the organization name in the stack's database.
-func sandboxOf(ctx context.Context, t *testing.T, s *prodlike.Stack, st *store.Store, name string) store.Env {
+func sandboxOf(ctx context.Context, t *testing.T, s *prodlike.Stack, st *store.Store, name string) models.Env {
 	t.Helper()
 	conn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {

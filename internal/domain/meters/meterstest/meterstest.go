@@ -164,7 +164,7 @@ func Ranges(now time.Time) map[string][2]time.Time {
 type Values func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error)
 
 // ServiceValues reads values through svc in env.
-func ServiceValues(svc *meters.Service, env store.Env) Values {
+func ServiceValues(svc *meters.Service, env models.Env) Values {
 	return func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error) {
 		return svc.Values(ctx, env, key, q, time.Now())
 	}

@@ -32,7 +32,7 @@ const AckSentence = "Revops API Event Received."
 // DB is a migrated test database with one organization; Env is its sandbox.
 type DB struct {
 	Store *store.Store
-	Env   store.Env
+	Env   models.Env
 	URL   string // the database's, for connections of the test's own (LISTEN)
 	raw   *gorm.DB
 }
