@@ -24,7 +24,7 @@ if (missing.length > 0) {
   console.error(`@revops/client: installing its pinned dependencies (npm ci), missing: ${missing.join(", ")}`);
   // The installing npm passes its settings down as npm_config_* variables; these flags undo
   // the ones that would make this install wrong for a build: --omit=dev (or
-  // NODE_ENV=production) would leave out tsc, -g would install elsewhere, and this
+  // NODE_ENV=production) would leave out tsc, -g makes npm ci refuse to run, and this
   // package's own scripts must not run again (`prepare` is this script).
   const args = ["ci", "--include=dev", "--global=false", "--ignore-scripts", "--no-audit", "--no-fund"];
   const npm = process.env.npm_execpath; // the npm that runs this script
