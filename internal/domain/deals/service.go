@@ -204,7 +204,7 @@ func customerActivation(customer models.Account) (*models.Account, string, error
 // usableCustomer refuses a deprovisioned account: it accepts no new deals and no billing.
 func usableCustomer(a models.Account) error {
 	if a.Status == models.AccountDeprovisioned {
-		return fmt.Errorf("%w: %w", ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
+		return fmt.Errorf("%w: %w", apperr.ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
 			"Account %s is deprovisioned: it accepts no new deals and cannot be activated for billing.", a.ID))
 	}
 	return nil
