@@ -8,6 +8,7 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/domain/accounts"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -42,7 +43,7 @@ func (s *Server) updateAccount(c *gin.Context) {
 }
 
 // accountAction serves activate and DELETE (deprovision): no parameters.
-func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env models.Env, id string, reply store.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
+func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, env models.Env, id string, reply idempotency.Reply[accounts.Object]) (accounts.Object, []models.Event, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := bindNoParams(c); err != nil {
 			fail(c, err)
@@ -57,7 +58,7 @@ func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, 
 // renderAccount answers with the account after a change, in the status chosen once for
 // its reply (so the first answer and its replays agree), and hands its committed events
 // to the dispatcher.
-func (s *Server) renderAccount(c *gin.Context, reply store.Reply[accounts.Object], a accounts.Object, events []models.Event, err error) {
+func (s *Server) renderAccount(c *gin.Context, reply idempotency.Reply[accounts.Object], a accounts.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/deals"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -67,7 +68,7 @@ func (s *Server) dealAction(action string) gin.HandlerFunc {
 // renderDeal answers with the deal after a change, in the status chosen once for its
 // reply (so the first answer and its replays agree), and hands its committed events to
 // the dispatcher.
-func (s *Server) renderDeal(c *gin.Context, reply store.Reply[deals.Object], d deals.Object, events []models.Event, err error) {
+func (s *Server) renderDeal(c *gin.Context, reply idempotency.Reply[deals.Object], d deals.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return

@@ -37,14 +37,10 @@ func hasBody(r *http.Request) bool {
 	return n > 0
 }
 
-// ctxBody holds the body a middleware already read with readBody (idempotent).
-const ctxBody = "revops.body"
-
 // readBody checks content type (415) and size (413) and returns the raw body.
 // A request without a body yields nil.
 func readBody(c *gin.Context) ([]byte, error) {
-	if v, ok := c.Get(ctxBody); ok {
-		body, _ := v.([]byte)
+	if body, ok := bodyOf(c); ok { // read by a middleware (idempotent)
 		return body, nil
 	}
 	r := c.Request

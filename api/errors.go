@@ -12,15 +12,6 @@ import (
 	"github.com/revops/revops/internal/platform/apperr"
 )
 
-// Error types of CONTRACT §4, as the API's handlers name them in abort.
-const (
-	typeAuthentication = httperr.TypeAuthentication
-	typePermission     = httperr.TypePermission
-	typeInvalidRequest = httperr.TypeInvalidRequest
-	typeRateLimit      = httperr.TypeRateLimit
-	typeAPI            = httperr.TypeAPI
-)
-
 type errorBody struct {
 	Error errorDetail `json:"error"`
 }
@@ -32,13 +23,6 @@ type errorDetail struct {
 	Param     string         `json:"param,omitempty"`
 	RequestID string         `json:"request_id"`
 	Errors    []apperr.Fault `json:"errors,omitempty"`
-}
-
-// abort ends the request with an error envelope.
-func abort(c *gin.Context, status int, typ, code, message, param string) {
-	abortJSON(c, status, errorBody{Error: errorDetail{
-		Type: typ, Code: code, Message: message, Param: param, RequestID: requestID(c),
-	}})
 }
 
 // fail answers err with its CONTRACT §4 envelope; httperr.Of, shared with the dashboard,

@@ -119,7 +119,7 @@ func eventFilter(c *gin.Context) (store.EventFilter, error) {
 	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID, EndpointID: endpointID}
 	var fs apperr.Faults
 	checkEventFilter(&fs, f.Type, f.Status)
-	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", &fs), timeQuery(c, "created_before", &fs)
+	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", false, true, &fs), timeQuery(c, "created_before", false, true, &fs)
 	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
 	return f, fs.Err()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -151,7 +152,7 @@ func TestBulkReplayJob(t *testing.T) {
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 130
@@ -233,7 +234,7 @@ func TestBulkReplayJobLimit(t *testing.T) {
 	env := h.objEnv("sandbox")
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	ev := h.objEvents(h.newObjAccount("Limit"))[0]

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/models"
 )
 
@@ -19,7 +19,7 @@ func eventsFixture(h *harness) (accountA string, ids []string) {
 	h.t.Helper()
 	if _, err := h.store.CreateWebhookEndpoint(context.Background(), h.objEnv("sandbox"), models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), store.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		h.t.Fatal(err)
 	}
 	accountA = h.newObjAccount("Alpha")

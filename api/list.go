@@ -1,14 +1,10 @@
 package api
 
 import (
-	"net/http"
-	"strconv"
-
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 // listResponse is the list envelope of CONTRACT §9.
@@ -25,10 +21,17 @@ func newList[T any](data []T, hasMore bool) listResponse[T] {
 	return listResponse[T]{Object: "list", Data: data, HasMore: hasMore}
 }
 
+// The bounds of ?limit= (CONTRACT §9; §5's summary and §18's values allow more).
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+)
+
 // pageParams checks the whole query string (every list route calls it first) and
-// reads ?limit= and ?starting_after=.
-func pageParams(c *gin.Context) (store.Page, error) {
-	p := store.Page{Limit: 20}
+// reads ?limit= and ?starting_after=, the one paging of the API's lists (§18's meter
+// values alone page by an opaque page instead).
+func pageParams(c *gin.Context) (models.Page, error) {
+	p := models.Page{Limit: defaultLimit}
 	if err := checkQuery(c); err != nil {
 		return p, err
 	}
@@ -37,12 +40,9 @@ func pageParams(c *gin.Context) (store.Page, error) {
 		return p, err
 	}
 	p.StartingAfter = after
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return p, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "limit", "limit must be an integer from 1 to 100.")
-		}
+	var fs apperr.Faults
+	if n, ok := limitQuery(c, maxLimit, &fs); ok {
 		p.Limit = n
 	}
-	return p, nil
+	return p, fs.Err()
 }

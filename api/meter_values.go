@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,11 +103,7 @@ func valuesQuery(c *gin.Context) (meters.ValuesQuery, error) {
 		q.GroupBy = groupByQuery(v, &fs)
 	}
 	q.Filters = filterQuery(c, &fs)
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > meters.MaxLimit {
-			fs.Invalid("limit", "limit must be an integer from 1 to %d.", meters.MaxLimit)
-		}
+	if n, ok := limitQuery(c, meters.MaxLimit, &fs); ok {
 		q.Limit = n
 	}
 	if v := c.Query("page"); len(v) > maxPageCursor {
@@ -122,17 +117,10 @@ func valuesQuery(c *gin.Context) (meters.ValuesQuery, error) {
 // boundQuery reads from or to: required RFC 3339 times (meters.Values checks that they
 // fall on the window's boundaries and that to is after from).
 func boundQuery(c *gin.Context, name string, fs *apperr.Faults) time.Time {
-	v := c.Query(name)
-	if v == "" {
-		fs.Missing(name)
-		return time.Time{}
+	if t := timeQuery(c, name, true, false, fs); t != nil {
+		return *t
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		fs.Invalid(name, "%s must be an RFC 3339 time such as 2026-11-01T00:00:00Z (a + in an offset is sent as %%2B).", name)
-		return time.Time{}
-	}
-	return t.UTC()
+	return time.Time{}
 }
 
 // groupByQuery reads group_by=k1,k2: metadata keys, none empty or repeated.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/clientaddr"
 	"github.com/revops/revops/internal/platform/config"
 )
@@ -59,6 +60,14 @@ func withRequestID(log *slog.Logger) gin.HandlerFunc {
 	}
 }
 
+// The refusals of the middleware; httperr.Of words them and chooses their status.
+var (
+	errPanic             = errors.New("handler panicked") // a 500 without internals
+	errHTTPSRequired     = apperr.Forbidden("https_required", "Requests must be made over HTTPS.")
+	errSecretKeyRequired = apperr.Forbidden("secret_key_required",
+		"This route needs a secret key (sk_…); public keys reach only GET /v1/whoami and GET /v1/openapi.json.")
+)
+
 // recoverPanics turns a panic into a 500 without internals; the stack goes to the log only.
 func recoverPanics(c *gin.Context) {
 	defer func() {
@@ -67,8 +76,7 @@ func recoverPanics(c *gin.Context) {
 				panic(r)
 			}
 			logger(c).Error("panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			abort(c, http.StatusInternalServerError, typeAPI, "internal_error",
-				"An internal error occurred. Retry later; quote the request id if it persists.", "")
+			fail(c, errPanic)
 		}
 	}()
 	c.Next()
@@ -84,7 +92,7 @@ func requireHTTPS(proxy bool, trusted config.Prefixes) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if proxy && c.Request.TLS == nil && !forwardedHTTPS(c.Request, trusted) &&
 			(isAPI(c.Request.URL.Path) || strings.HasPrefix(c.Request.URL.Path, "/dashboard")) {
-			abort(c, http.StatusForbidden, typePermission, "https_required", "Requests must be made over HTTPS.", "")
+			fail(c, errHTTPSRequired)
 			return
 		}
 		c.Next()
@@ -140,8 +148,7 @@ func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes
 // requireSecret keeps public keys to the few routes they may call.
 func requireSecret(c *gin.Context) {
 	if principal(c).Type != "secret" {
-		abort(c, http.StatusForbidden, typePermission, "secret_key_required",
-			"This route needs a secret key (sk_…); public keys reach only GET /v1/whoami and GET /v1/openapi.json.", "")
+		fail(c, errSecretKeyRequired)
 		return
 	}
 	c.Next()
@@ -175,9 +182,7 @@ func (l *limiter) handle(c *gin.Context) {
 }
 
 func tooMany(c *gin.Context, d time.Duration, why string) {
-	c.Header("Retry-After", fmt.Sprint(max(1, int(math.Ceil(d.Seconds())))))
-	abort(c, http.StatusTooManyRequests, typeRateLimit, "rate_limited",
-		why+" Retry after the number of seconds in Retry-After.", "")
+	fail(c, apperr.Busy(nil, apperr.CodeRateLimited, d, "%s", why))
 }
 
 // buckets is a token bucket per id: rps tokens a second, burst twice that; rps 0 is off.

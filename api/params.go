@@ -3,7 +3,9 @@ package api
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,7 +25,7 @@ func pathIDs(c *gin.Context) {
 	id, isID := c.Params.Get("id")
 	key, isKey := c.Params.Get("key")
 	if isID && !textcheck.IsID(id) || isKey && !meters.ValidKey(key) {
-		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "No such object.", "")
+		fail(c, apperr.ErrNotFound)
 		return
 	}
 	c.Next()
@@ -82,4 +84,46 @@ func quoted(param string) string {
 		return "(unnamed)"
 	}
 	return param
+}
+
+// limitQuery reads ?limit=, an integer from 1 to most: ok when it was given, a fault in
+// fs when it is not such an integer (n is then what it read, 0 if not a number).
+func limitQuery(c *gin.Context, most int, fs *apperr.Faults) (n int, ok bool) {
+	v, ok := c.GetQuery("limit")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		fs.Invalid("limit", "limit must be an integer from 1 to %d.", most)
+	}
+	return n, true
+}
+
+// timeQuery reads the time query parameter name: RFC 3339, or with unixSeconds also
+// integer Unix seconds; nil when absent or empty (a fault in fs when required). Usage
+// and events times take both forms, as a usage timestamp does (CONTRACT §5); the meter
+// values' from and to are RFC 3339 only (§18), each on a window's boundary.
+func timeQuery(c *gin.Context, name string, required, unixSeconds bool, fs *apperr.Faults) *time.Time {
+	v := c.Query(name)
+	if v == "" {
+		if required {
+			fs.Missing(name)
+		}
+		return nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		t = t.UTC()
+		return &t
+	}
+	if !unixSeconds {
+		fs.Invalid(name, "%s must be an RFC 3339 time such as 2026-11-01T00:00:00Z (a + in an offset is sent as %%2B).", name)
+		return nil
+	}
+	if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 && sec < 1<<40 {
+		t := time.Unix(sec, 0).UTC()
+		return &t
+	}
+	fs.Invalid(name, "%s must be an RFC 3339 time or integer Unix seconds.", name)
+	return nil
 }

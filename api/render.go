@@ -1,37 +1,38 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/gin-gonic/gin"
+	"github.com/revops/revops/internal/domain/idempotency"
 )
 
-// render answers with v as JSON. encoding/json (and so gin's c.JSON) escapes <, > and &
-// as \u003c… for HTML pages; API clients read these bodies raw, where the escapes only
-// garble messages such as "Bearer <API_KEY>", so every API answer goes through here.
+const jsonContentType = "application/json; charset=utf-8"
+
+// render answers with v as JSON (idempotency.Marshal: no HTML escapes), every API
+// answer goes through here. When the request's change kept its idempotent answer in its
+// transaction (CONTRACT §14), v was rendered there: render sends those bytes, so that
+// the first answer and every replay are the same.
 func render(c *gin.Context, status int, v any) {
-	b, err := marshalJSON(v)
+	if a := claimOf(c); a != nil {
+		if kstatus, body, kept := a.Kept(); kept {
+			c.Data(kstatus, jsonContentType, body)
+			return
+		}
+	}
+	write(c, status, v)
+}
+
+// abortJSON answers with v and ends the request (errors).
+func abortJSON(c *gin.Context, status int, v any) {
+	c.Abort()
+	write(c, status, v)
+}
+
+// write sends v as JSON.
+func write(c *gin.Context, status int, v any) {
+	b, err := idempotency.Marshal(v)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.Data(status, "application/json; charset=utf-8", b)
-}
-
-// abortJSON is render for an answer that ends the request (errors).
-func abortJSON(c *gin.Context, status int, v any) {
-	c.Abort()
-	render(c, status, v)
-}
-
-// marshalJSON is json.Marshal without HTML escaping.
-func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	c.Data(status, jsonContentType, b)
 }

@@ -1,10 +1,9 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/domain/deals"
 )
@@ -18,10 +17,10 @@ import (
 // content type, size and JSON are checked by each handler's decoding.
 func (s *Server) routes(r *gin.Engine) {
 	r.NoRoute(func(c *gin.Context) {
-		abort(c, http.StatusNotFound, typeInvalidRequest, "resource_missing", "Unrecognized request URL ("+c.Request.Method+" "+c.Request.URL.Path+").", "")
+		fail(c, httperr.NoRoute(c.Request.Method, c.Request.URL.Path))
 	})
 	r.NoMethod(func(c *gin.Context) {
-		abort(c, http.StatusMethodNotAllowed, typeInvalidRequest, "method_not_allowed", "Method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path+".", "")
+		fail(c, httperr.NoMethod(c.Request.Method, c.Request.URL.Path))
 	})
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -83,7 +82,7 @@ func (s *Server) listUsageEvents(c *gin.Context) {
 	f := store.UsageEventFilter{AccountID: c.Query("account_id"), Product: c.Query("product"),
 		MetricName: c.Query("metric_name"), TransactionID: c.Query("transaction_id")}
 	var fs apperr.Faults
-	f.From, f.To = timeQuery(c, "from", &fs), timeQuery(c, "to", &fs)
+	f.From, f.To = timeQuery(c, "from", false, true, &fs), timeQuery(c, "to", false, true, &fs)
 	if err := fs.Err(); err != nil {
 		fail(c, err)
 		return
@@ -123,14 +122,10 @@ func (s *Server) usageSummary(c *gin.Context) {
 	case !usage.ValidResolution(f.Resolution):
 		fs.Invalid("resolution", "resolution must be one of minute, hour, day, week, month.")
 	}
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			fs.Invalid("limit", "limit must be an integer from 1 to 1000.")
-		}
+	if n, ok := limitQuery(c, 1000, &fs); ok {
 		f.Limit = n
 	}
-	f.From, f.To = timeQuery(c, "from", &fs), timeQuery(c, "to", &fs)
+	f.From, f.To = timeQuery(c, "from", false, true, &fs), timeQuery(c, "to", false, true, &fs)
 	if err := fs.Err(); err != nil {
 		fail(c, err)
 		return
@@ -147,22 +142,4 @@ func (s *Server) usageSummary(c *gin.Context) {
 			Value: json.Number(usage.Canonical(r.Value))}
 	}
 	render(c, http.StatusOK, newList(out, more))
-}
-
-// timeQuery reads an optional time query parameter: RFC 3339 or integer Unix seconds.
-func timeQuery(c *gin.Context, name string, fs *apperr.Faults) *time.Time {
-	v, ok := c.GetQuery(name)
-	if !ok || v == "" {
-		return nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		t = t.UTC()
-		return &t
-	}
-	if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 && sec < 1<<40 {
-		t := time.Unix(sec, 0).UTC()
-		return &t
-	}
-	fs.Invalid(name, "%s must be an RFC 3339 time or integer Unix seconds.", name)
-	return nil
 }

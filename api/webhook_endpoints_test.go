@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -202,7 +202,7 @@ func TestEventShowsDeliveries(t *testing.T) {
 	ctx, env := context.Background(), h.objEnv("sandbox")
 	mk := func(types []string) models.WebhookEndpoint {
 		ep, err := h.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST",
-			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), store.EndpointReply{})
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,9 @@ func Of(err error) Problem {
 		cerr *apperr.ConflictError
 		ierr *apperr.InvalidError
 		berr *apperr.BusyError
+		ferr *apperr.ForbiddenError
 		rerr *RequestError
+		uerr *routeError
 	)
 	switch {
 	case errors.As(err, &verr):
@@ -76,6 +78,10 @@ func Of(err error) Problem {
 		p := problem(http.StatusTooManyRequests, berr.Code, berr.Message+" Retry after the number of seconds in Retry-After.", "")
 		p.RetryAfter = max(berr.RetryAfter, time.Second)
 		return p
+	case errors.As(err, &ferr):
+		return problem(http.StatusForbidden, ferr.Code, ferr.Message, "")
+	case errors.As(err, &uerr):
+		return problem(uerr.status, uerr.code, uerr.message, "")
 	case errors.As(err, &rerr):
 		return problem(rerr.Status, rerr.Code, rerr.Message, rerr.Param)
 	case errors.Is(err, apperr.ErrStatementTimeout):
@@ -132,6 +138,24 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
+
+// routeError is a request no route answers: its path (404) or its method (405).
+type routeError struct {
+	status        int
+	code, message string
+}
+
+func (e *routeError) Error() string { return e.code + ": " + e.message }
+
+// NoRoute is the error of a request whose path no route has.
+func NoRoute(method, path string) error {
+	return &routeError{http.StatusNotFound, CodeNotFound, "Unrecognized request URL (" + method + " " + path + ")."}
+}
+
+// NoMethod is the error of a request whose path has routes, none for its method.
+func NoMethod(method, path string) error {
+	return &routeError{http.StatusMethodNotAllowed, "method_not_allowed", "Method " + method + " is not allowed on " + path + "."}
+}
 
 // Request builds a *RequestError.
 func Request(status int, code, param, format string, args ...any) error {

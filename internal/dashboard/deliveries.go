@@ -13,7 +13,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
@@ -260,7 +259,7 @@ func (h *handler) replayFailed(c *gin.Context) {
 	}
 	n, err := h.replayer.ReplayFailed(c.Request.Context(), env)
 	if errors.Is(err, store.ErrReplayJobLimit) {
-		h.fail(c, httperr.Request(http.StatusConflict, store.CodeReplayJobLimit, "", "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", store.MaxRunningReplayJobs))
+		h.fail(c, apperr.ConflictOn(store.ErrReplayJobLimit, store.CodeReplayJobLimit, "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", store.MaxRunningReplayJobs))
 		return
 	}
 	if err != nil {
@@ -268,7 +267,7 @@ func (h *handler) replayFailed(c *gin.Context) {
 		return
 	}
 	if n == 0 {
-		h.fail(c, httperr.Request(http.StatusConflict, "nothing_to_replay", "", "No failed events to replay in this environment."))
+		h.fail(c, apperr.Conflict("nothing_to_replay", "No failed events to replay in this environment."))
 		return
 	}
 	c.Redirect(http.StatusSeeOther, fmt.Sprintf("/dashboard/deliveries?replayed=%d", n))

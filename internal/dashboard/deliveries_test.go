@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -76,7 +77,7 @@ func (s *site) newEndpoints(env models.Env, subs ...[]string) []models.WebhookEn
 	for i, types := range subs {
 		ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
 			URL: fmt.Sprintf("https://hooks%d.example/revops", i+1), Method: "POST", Description: []string{"Billing", "CRM", "Ops"}[i],
-			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), store.EndpointReply{})
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 		if err != nil {
 			s.t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -26,7 +27,7 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), store.EndpointReply{})
+	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), idempotency.EndpointReply{})
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -97,7 +98,7 @@ func (h *handler) deleteEndpoint(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), store.EndpointReply{}); err != nil {
+	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), idempotency.EndpointReply{}); err != nil {
 		h.fail(c, err)
 		return
 	}

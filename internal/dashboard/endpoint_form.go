@@ -10,9 +10,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -210,9 +210,9 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		// Not saved: only list the other fields' faults too, with the same rules.
 		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy)
 	} else if d.ID == "" {
-		ep, err = h.endpoints.Create(c.Request.Context(), env, in, store.EndpointReply{})
+		ep, err = h.endpoints.Create(c.Request.Context(), env, in, idempotency.EndpointReply{})
 	} else {
-		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in, store.EndpointReply{})
+		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in, idempotency.EndpointReply{})
 	}
 	for param, msg := range fieldErrors(err) {
 		if _, ok := faults[formParam(param)]; !ok {

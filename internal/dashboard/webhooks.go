@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -95,7 +96,7 @@ func (h *handler) enableEndpoint(c *gin.Context) {
 		return
 	}
 	on := true
-	if _, err := h.endpoints.Update(c.Request.Context(), env, c.Param("id"), webhook.EndpointFields{Enabled: &on}, store.EndpointReply{}); err != nil {
+	if _, err := h.endpoints.Update(c.Request.Context(), env, c.Param("id"), webhook.EndpointFields{Enabled: &on}, idempotency.EndpointReply{}); err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -242,7 +243,7 @@ func TestWebhookEndpointScopeAndCSRF(t *testing.T) {
 	u := s.newUser("Acme", "owner@acme.test")
 	env := s.sandbox(u.orgID)
 	ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
-		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), store.EndpointReply{})
+		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,12 +328,12 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 			env := s.sandbox(u.orgID)
 			now := time.Now().UTC()
 			a, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
-				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), store.EndpointReply{})
+				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), idempotency.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
-				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, store.EndpointReply{})
+				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, idempotency.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/catalog/catalogtest"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -99,7 +100,7 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 
 			// Re-enabled: failures before it do not count, so the next failure keeps it.
 			on := true
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, dead.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC(), store.EndpointReply{}); err != nil {
+			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, dead.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			ev3 := newAccountEvent(t, db)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -25,7 +26,7 @@ func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled 
 	t.Helper()
 	ep, err := db.st.CreateWebhookEndpoint(context.Background(), db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", EventTypes: types, Enabled: enabled, Secret: "whsec_" + uuid.NewString(),
-	}, at, store.EndpointReply{})
+	}, at, idempotency.EndpointReply{})
 	if err != nil {
 		t.Fatalf("create endpoint %s: %v", url, err)
 	}

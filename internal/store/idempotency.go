@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/models"
 )
 
 func init() {
@@ -177,9 +178,27 @@ type Answer struct {
 // Kept returns the answer stored by the change's transaction, if one was.
 func (a *Answer) Kept() (status int, body []byte, ok bool) { return a.status, a.body, a.kept }
 
-// keep writes status and body as the key's answer in db, the transaction of the change
-// it answers: body as sent now, kept as k says (without a signing secret). A non-2xx
-// answer is not kept (CONTRACT §14); a claim lost to a takeover fails the transaction.
+// Keep writes status and body as the key's answer in tx, the transaction of the change it
+// answers; call it last, just before the transaction commits. A non-2xx answer is not
+// kept (CONTRACT §14); a claim lost to a takeover fails the transaction, so nothing is
+// changed without its answer. internal/domain/idempotency renders body.
+func (a *Answer) Keep(tx *Tx, status int, body []byte) error {
+	return a.keep(tx.db, status, body, kept{body: body})
+}
+
+// KeepSecret is Keep for the answer of a change of endpoint endpointID whose signing
+// secret is secret: the answer kept holds a placeholder instead, filled in with the
+// endpoint's current secret when it is replayed (CONTRACT §17); body, as sent now, keeps it.
+func (a *Answer) KeepSecret(tx *Tx, status int, body []byte, endpointID, secret string) error {
+	k, err := withoutSecret(body, endpointID, secret)
+	if err != nil {
+		return err
+	}
+	return a.keep(tx.db, status, body, k)
+}
+
+// keep writes status and k as the key's answer in db and remembers body, the answer as
+// sent now.
 func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {
 	if status < 200 || status > 299 {
 		return nil
@@ -191,56 +210,22 @@ func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {
 	return nil
 }
 
-// Reply is how a change answers its request when the request has an Idempotency-Key
-// (CONTRACT §14): the owned claim, the status the API chose for success and how the
-// change's result becomes the body. The API builds it and passes it down with the
-// request; the business function that makes the change calls Keep last in its
-// transaction. A Reply without a claim (no Idempotency-Key) keeps nothing.
-type Reply[T any] struct {
-	answer *Answer
-	status int
-	body   func(T) ([]byte, error)
+// Keeper is a request's idempotent answer as a store writer that still opens its own
+// transaction keeps it (internal/domain/idempotency.Reply is one): Keeps tells whether
+// there is one to keep, Keep renders result and keeps it in tx.
+type Keeper[T any] interface {
+	Keeps() bool
+	Keep(tx *Tx, result T) error
 }
 
-// NewReply binds the owned claim a (nil: none) to the success status and the body
-// encoder, which must write the bytes the response sends, so that replays are the same.
-func NewReply[T any](a *Answer, status int, body func(T) ([]byte, error)) Reply[T] {
-	return Reply[T]{answer: a, status: status, body: body}
+// EndpointReply is the idempotent answer of a change of one endpoint (CONTRACT §14),
+// kept in the change's transaction without its signing secret (§17).
+type EndpointReply interface {
+	KeepSecret(tx *Tx, ep models.WebhookEndpoint, endpointID, secret string) error
 }
 
-// Status is the success status the API chose: the first answer and its replays show it.
-func (r Reply[T]) Status() int { return r.status }
-
-// Keeps tells whether the request has an owned key whose answer the change must keep:
-// a writer whose fast path needs no transaction takes it only when this is false.
-func (r Reply[T]) Keeps() bool { return r.answer != nil && !r.answer.kept }
-
-// Keep writes the answer rendered from result in tx, the change's own transaction; call
-// it last, just before the function returns and the transaction commits. A failed
-// encoding or a lost claim fails the transaction, so nothing is changed without its
-// answer.
-func (r Reply[T]) Keep(tx *Tx, result T) error { return r.keepIn(tx.db, result) }
-
-// keepIn is Keep for a store writer that runs its own *gorm.DB transaction.
-func (r Reply[T]) keepIn(db *gorm.DB, result T) error { return r.keepSecretIn(db, result, "", "") }
-
-// keepSecretIn is keepIn for the answer of a change of endpoint endpointID whose signing
-// secret is secret: the answer kept holds a placeholder instead, filled in with the
-// endpoint's current secret when it is replayed (CONTRACT §17).
-func (r Reply[T]) keepSecretIn(db *gorm.DB, result T, endpointID, secret string) error {
-	if !r.Keeps() {
-		return nil
-	}
-	body, err := r.body(result)
-	if err != nil {
-		return fmt.Errorf("render idempotent answer: %w", err)
-	}
-	k, err := withoutSecret(body, endpointID, secret)
-	if err != nil {
-		return err
-	}
-	return r.answer.keep(db, r.status, body, k)
-}
+// txOf is the *Tx of a store writer's own transaction db, for a Keeper.
+func (s *Store) txOf(db *gorm.DB, env Env) *Tx { return &Tx{db: db, dialect: s.dialect, env: env} }
 
 func complete(db *gorm.DB, env Env, key, token string, status int, k kept) error {
 	res := scope(db.Model(&idempotencyRow{}), env).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -30,7 +31,7 @@ func nameBody(a models.Account) ([]byte, error) { return []byte(strconv.Quote(a.
 
 // createAccount writes an account as accounts.Create does, keeping reply's answer last
 // in its transaction.
-func createAccount(ctx context.Context, db seeded, name string, reply store.Reply[models.Account]) error {
+func createAccount(ctx context.Context, db seeded, name string, reply store.Keeper[models.Account]) error {
 	_, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
 		a := models.Account{ID: uuid.NewString(), Name: name, Status: "draft", Properties: "{}"}
 		if err := tx.InsertAccount(&a); err != nil {
@@ -63,14 +64,14 @@ func TestIdempotentAnswerCommitsWithTheChange(t *testing.T) {
 			if err := db.st.ReleaseIdempotencyKey(ctx, c.Answer); err != nil {
 				t.Fatal(err)
 			}
-			err := createAccount(ctx, db, "Lost", store.NewReply(c.Answer, 201, nameBody))
+			err := createAccount(ctx, db, "Lost", newReply(c.Answer, 201, nameBody))
 			if !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				t.Fatalf("err = %v, want the claim lost", err)
 			}
 			// A render that fails rolls the change back too.
 			c = claimKey(t, db, "broken", "fp")
 			broken := func(models.Account) ([]byte, error) { return nil, errors.New("boom") }
-			if err := createAccount(ctx, db, "Broken", store.NewReply(c.Answer, 201, broken)); err == nil {
+			if err := createAccount(ctx, db, "Broken", newReply(c.Answer, 201, broken)); err == nil {
 				t.Fatal("a failed render did not fail the change")
 			}
 			if n := countAccounts(t, db); n != 0 {
@@ -78,7 +79,7 @@ func TestIdempotentAnswerCommitsWithTheChange(t *testing.T) {
 			}
 
 			c = claimKey(t, db, "ok", "fp")
-			if err := createAccount(ctx, db, "Kept", store.NewReply(c.Answer, 201, nameBody)); err != nil {
+			if err := createAccount(ctx, db, "Kept", newReply(c.Answer, 201, nameBody)); err != nil {
 				t.Fatal(err)
 			}
 			if status, body, ok := c.Answer.Kept(); !ok || status != 201 || string(body) != `"Kept"` {
@@ -172,7 +173,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st, env := db.st, db.env
-			if err := createAccount(ctx, db, "Customer", store.Reply[models.Account]{}); err != nil {
+			if err := createAccount(ctx, db, "Customer", idempotency.Reply[models.Account]{}); err != nil {
 				t.Fatal(err)
 			}
 			rows, _, err := st.Accounts(ctx, env, store.AccountFilter{}, store.Page{Limit: 10})
@@ -199,7 +200,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 						if err := tx.SaveAccount(&cur); err != nil {
 							return err
 						}
-						return store.NewReply(claim, 200, nameBody).Keep(tx, cur)
+						return newReply(claim, 200, nameBody).Keep(tx, cur)
 					})
 					return err
 				}, func() bool {
@@ -216,7 +217,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 						if err := tx.InsertDeal(&d); err != nil {
 							return err
 						}
-						return store.NewReply(claim, 201, func(d models.Deal) ([]byte, error) {
+						return newReply(claim, 201, func(d models.Deal) ([]byte, error) {
 							return []byte(strconv.Quote(d.ID + "/" + c.Name)), nil
 						}).Keep(tx, d)
 					})
@@ -226,7 +227,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err == nil
 				}},
 				{"usage ingest", func(ctx context.Context, claim *store.Answer) error {
-					reply := store.NewReply(claim, 201, func(u store.UsageResult) ([]byte, error) {
+					reply := newReply(claim, 201, func(u store.UsageResult) ([]byte, error) {
 						return []byte(strconv.Quote(u.Batch.TransactionID)), nil
 					})
 					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now), reply)
@@ -236,7 +237,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err != nil || b > 0
 				}},
 				{"replay job", func(ctx context.Context, claim *store.Answer) error {
-					reply := store.NewReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
+					reply := newReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
 						return []byte(strconv.Quote(j.ID)), nil
 					})
 					j, err := st.CreateReplayJob(ctx, env, store.EventFilter{Status: models.EventFailed}, now, reply)

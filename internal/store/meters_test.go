@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
@@ -40,7 +41,7 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 						MetricResolution: "minute", Metadata: "{}", Timestamp: time.Now()}},
 					Rollups: []models.UsageRollup{{AccountID: "a", Product: "p", MetricName: "m", Resolution: "minute",
 						PeriodStart: time.Now().UTC().Truncate(time.Minute), Value: "1"}}}
-				if _, err := st.IngestUsage(ctx, env, w, store.Reply[store.UsageResult]{}); err != nil {
+				if _, err := st.IngestUsage(ctx, env, w, idempotency.Reply[store.UsageResult]{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -77,7 +78,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			var ids []string
 			for _, key := range []string{"gone", "kept"} {
 				m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
-					ValueKey: "user"}, time.Now(), store.Reply[models.Meter]{})
+					ValueKey: "user"}, time.Now(), idempotency.Reply[models.Meter]{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,13 +86,13 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			}
 			body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
 				`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
-			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), store.Reply[store.UsageResult]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[store.UsageResult]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := meters.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Delete(ctx, db.env, "gone", store.Reply[models.Meter]{}); err != nil {
+			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[models.Meter]{}); err != nil {
 				t.Fatal(err)
 			}
 			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).

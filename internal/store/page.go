@@ -8,13 +8,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/models"
 )
 
-// Page asks for one page of a list, newest first (CONTRACT §9).
-type Page struct {
-	Limit         int    // 1..100
-	StartingAfter string // id of the last object of the previous page
-}
+// Page asks for one page of a list (models.Page).
+type Page = models.Page
 
 // ErrBadCursor is a starting_after that names no object of the list asked for.
 var ErrBadCursor = errors.New("starting_after is not an object of this list")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -22,7 +23,7 @@ func createJobsAtOnce(t *testing.T, db seeded, filter store.EventFilter, n int, 
 	var refused []error
 	for range n {
 		wg.Go(func() {
-			j, err := db.st.CreateReplayJob(context.Background(), db.env, filter, time.Now(), store.Reply[models.ReplayJob]{})
+			j, err := db.st.CreateReplayJob(context.Background(), db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

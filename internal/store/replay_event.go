@@ -22,7 +22,7 @@ type ReplayedEvent struct {
 // stored with the replay or not at all, so a retry with the same Idempotency-Key never
 // replays the event twice. A bulk replay, which answers once for many events, calls
 // ReplayDeliveries instead.
-func (s *Store) ReplayEvent(ctx context.Context, env Env, eventID, endpointID string, reply Reply[ReplayedEvent]) (ReplayedEvent, error) {
+func (s *Store) ReplayEvent(ctx context.Context, env Env, eventID, endpointID string, reply Keeper[ReplayedEvent]) (ReplayedEvent, error) {
 	var out ReplayedEvent
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The replay runs in a savepoint of this transaction, its reads through it.
@@ -40,7 +40,7 @@ func (s *Store) ReplayEvent(ctx context.Context, env Env, eventID, endpointID st
 			return err
 		}
 		out = ReplayedEvent{Event: ev, Attempts: attempts[ev.ID], Deliveries: deliveries[ev.ID]}
-		return reply.keepIn(tx, out)
+		return reply.Keep(s.txOf(tx, env), out)
 	})
 	if err != nil {
 		return ReplayedEvent{}, err

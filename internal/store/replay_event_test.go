@@ -59,7 +59,7 @@ func TestReplayEventKeepsItsAnswerInItsTransaction(t *testing.T) {
 			if err := db.st.ReleaseIdempotencyKey(ctx, lost.Answer); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.st.ReplayEvent(ctx, db.env, ev.ID, "", store.NewReply(lost.Answer, 202, replayedBody))
+			_, err := db.st.ReplayEvent(ctx, db.env, ev.ID, "", newReply(lost.Answer, 202, replayedBody))
 			if !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				t.Fatalf("replay with its claim lost: %v, want %v", err, store.ErrIdempotencyClaimLost)
 			}
@@ -67,13 +67,13 @@ func TestReplayEventKeepsItsAnswerInItsTransaction(t *testing.T) {
 
 			broken := claimReplayKey(t, db, "broken", ev.ID)
 			boom := func(store.ReplayedEvent) ([]byte, error) { return nil, errors.New("boom") }
-			if _, err := db.st.ReplayEvent(ctx, db.env, ev.ID, "", store.NewReply(broken.Answer, 202, boom)); err == nil {
+			if _, err := db.st.ReplayEvent(ctx, db.env, ev.ID, "", newReply(broken.Answer, 202, boom)); err == nil {
 				t.Fatal("a failed render did not fail the replay")
 			}
 			unchanged("a failed render")
 
 			ok := claimReplayKey(t, db, "ok", ev.ID)
-			r, err := db.st.ReplayEvent(ctx, db.env, ev.ID, a.ID, store.NewReply(ok.Answer, 202, replayedBody))
+			r, err := db.st.ReplayEvent(ctx, db.env, ev.ID, a.ID, newReply(ok.Answer, 202, replayedBody))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -83,7 +83,7 @@ func JobEnv(j models.ReplayJob) Env {
 // waiting, once two jobs have committed. The count of matched deliveries then runs
 // under that lock, bounded by the request's statement timeout: the answer's matched, and
 // its status done when nothing matches, are what an API user reads at once (§9).
-func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Reply[models.ReplayJob]) (models.ReplayJob, error) {
+func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Keeper[models.ReplayJob]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
 		f.CreatedBefore = &now
@@ -109,7 +109,7 @@ func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now
 		if err := tx.Create(&j).Error; err != nil {
 			return fmt.Errorf("create replay job: %w", err)
 		}
-		return reply.keepIn(tx, j)
+		return reply.Keep(s.txOf(tx, env), j)
 	})
 	return j, err
 }

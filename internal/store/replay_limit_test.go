@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -31,7 +32,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					j, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), store.Reply[models.ReplayJob]{})
+					j, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
 					if err != nil {
 						errs <- err
 						return
@@ -60,7 +61,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.CreateReplayJob(ctx, live, store.EventFilter{Status: models.EventFailed}, time.Now(), store.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := db.st.CreateReplayJob(ctx, live, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
 				t.Fatalf("other environment: %v", err)
 			}
 
@@ -69,7 +70,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			if err != nil || !p.Done || p.Running != 1 {
 				t.Fatalf("first job's only page = %+v, %v; want done with 1 job still running", p, err)
 			}
-			if _, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), store.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
 				t.Fatalf("after a job ended: %v", err)
 			}
 			third, err := db.st.ReplayPage(ctx, made[1].ID, "", 1)

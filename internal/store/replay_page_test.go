@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -40,7 +41,7 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 			a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 			b := newEndpoint(t, db, "https://b.example/hooks", nil, true)
 			evs := failedEvents(t, db, 7)
-			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), store.Reply[models.ReplayJob]{})
+			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			if err != nil || job.Matched != 7 || job.Status != models.ReplayJobRunning {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
@@ -118,7 +119,7 @@ func TestReplayPageCountsRefusedDeliveries(t *testing.T) {
 			if err := db.st.SetEventStatus(ctx, db.env, evs[1].ID, models.EventRetrying); err != nil {
 				t.Fatal(err)
 			}
-			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID}, time.Now(), store.Reply[models.ReplayJob]{})
+			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			if err != nil || job.Matched != 3 {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
@@ -145,7 +146,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	ctx := context.Background()
 	a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 	evs := failedEvents(t, db, 4)
-	job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{Status: models.EventFailed}, time.Now(), store.Reply[models.ReplayJob]{})
+	job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 	if err != nil || job.Matched != 4 {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

@@ -84,7 +84,7 @@ var errUsageDuplicate = errors.New("usage batch exists")
 // transaction id) decides idempotency at any concurrency: a second request waits for
 // the first one's transaction, then finds its row; same hash → Duplicate (reply keeps
 // nothing), another hash → 409 transaction_id_reused.
-func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Reply[UsageResult]) (_ UsageResult, err error) {
+func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Keeper[UsageResult]) (_ UsageResult, err error) {
 	ctx, end := s.span(ctx, "db usage ingest")
 	defer end(&err)
 	b := w.Batch
@@ -101,7 +101,7 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Re
 				return err
 			}
 			b.Seq = seq
-			return reply.keepIn(tx, UsageResult{Batch: b})
+			return reply.Keep(s.txOf(tx, env), UsageResult{Batch: b})
 		})
 	default:
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -116,7 +116,7 @@ func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Re
 			if err := upsertRollups(tx, env, &b, w.Rollups); err != nil {
 				return err
 			}
-			return reply.keepIn(tx, UsageResult{Batch: b})
+			return reply.Keep(s.txOf(tx, env), UsageResult{Batch: b})
 		})
 	}
 	err = dbError(err) // its raw statements bypass GORM's translation

@@ -11,6 +11,7 @@ import (
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -53,19 +54,19 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 				{usageWrite("t5", "set", "h5", "2", now), "2"},
 			}
 			for _, s := range steps {
-				if _, err := st.IngestUsage(ctx, env, s.w, store.Reply[store.UsageResult]{}); err != nil {
+				if _, err := st.IngestUsage(ctx, env, s.w, idempotency.Reply[store.UsageResult]{}); err != nil {
 					t.Fatal(err)
 				}
 				if got := value(); numDiffer(got, s.want) {
 					t.Fatalf("after %s: %s, want %s", s.w.Batch.TransactionID, got, s.want)
 				}
 			}
-			res, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "h5", "2", now), store.Reply[store.UsageResult]{})
+			res, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "h5", "2", now), idempotency.Reply[store.UsageResult]{})
 			if err != nil || !res.Duplicate || res.Batch.Seq == 0 {
 				t.Fatalf("replay: %+v %v", res, err)
 			}
 			var cerr *apperr.ConflictError
-			if _, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "other", "3", now), store.Reply[store.UsageResult]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
+			if _, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "other", "3", now), idempotency.Reply[store.UsageResult]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
 				t.Fatalf("reuse: %v", err)
 			}
 			// A set whose sequence is older than the row's last set does not apply.
@@ -73,7 +74,7 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 			if err := raw.Exec("UPDATE usage_rollups SET set_seq = 1000000").Error; err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.IngestUsage(ctx, env, usageWrite("t6", "set", "h6", "99", now), store.Reply[store.UsageResult]{}); err != nil {
+			if _, err := st.IngestUsage(ctx, env, usageWrite("t6", "set", "h6", "99", now), idempotency.Reply[store.UsageResult]{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := value(); numDiffer(got, "2") {

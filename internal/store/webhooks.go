@@ -92,14 +92,13 @@ func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
 	return q.Clauses(clause.Locking{Strength: "UPDATE"})
 }
 
-// EndpointReply is the idempotent answer of a change of one endpoint (CONTRACT §14),
-// kept in the change's transaction; its zero value keeps nothing (the dashboard).
-type EndpointReply = Reply[models.WebhookEndpoint]
-
 // keepEndpoint keeps the answer of a change of ep without its signing secret (CONTRACT
 // §17): a replay shows the endpoint's secret as it is then.
-func keepEndpoint(tx *gorm.DB, reply EndpointReply, ep models.WebhookEndpoint) error {
-	return reply.keepSecretIn(tx, ep, ep.ID, ep.Secret)
+func (s *Store) keepEndpoint(tx *gorm.DB, env Env, reply EndpointReply, ep models.WebhookEndpoint) error {
+	if reply == nil {
+		return nil
+	}
+	return reply.KeepSecret(s.txOf(tx, env), ep, ep.ID, ep.Secret)
 }
 
 // CreateWebhookEndpoint stores a new endpoint (ID, timestamps and the disabled reason are
@@ -122,7 +121,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.We
 		if err != nil {
 			return err
 		}
-		return keepEndpoint(tx, reply, ep)
+		return s.keepEndpoint(tx, env, reply, ep)
 	})
 	return ep, err
 }
@@ -216,7 +215,7 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p
 		if ep, err = patchEndpoint(tx, env, ep, p, now); err != nil {
 			return err
 		}
-		return keepEndpoint(tx, reply, ep)
+		return s.keepEndpoint(tx, env, reply, ep)
 	})
 	return ep, err
 }
@@ -292,7 +291,7 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, n
 		if err := summarizeEvents(tx, now, eventIDs...); err != nil {
 			return err
 		}
-		return keepEndpoint(tx, reply, ep)
+		return s.keepEndpoint(tx, env, reply, ep)
 	})
 	return ep, err
 }
@@ -335,7 +334,7 @@ func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret
 		if res.Error != nil {
 			return fmt.Errorf("rotate webhook secret: %w", res.Error)
 		}
-		return keepEndpoint(tx, reply, ep)
+		return s.keepEndpoint(tx, env, reply, ep)
 	})
 	return ep, err
 }

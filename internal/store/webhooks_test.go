@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -82,7 +83,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatal("disabled endpoint stored as enabled")
 	}
 
-	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour, store.EndpointReply{})
+	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour, idempotency.EndpointReply{})
 	if err != nil || rot.Secret != "whsec_new" || rot.PreviousSecret != first.Secret || rot.PreviousUntil == nil {
 		t.Fatalf("rotate: %+v %v", rot, err)
 	}

@@ -18,11 +18,11 @@ import (
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/replaycli"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -113,7 +113,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC(), store.EndpointReply{})
+	ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC(), idempotency.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ package accounts
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/mail"
@@ -225,9 +224,6 @@ const (
 	ActionDeprovision = "deprovision"
 )
 
-// ErrInvalidTransition is wrapped by every refused status move.
-var ErrInvalidTransition = errors.New("invalid state transition")
-
 // Transition is the account status machine: draft → active → deprovisioned (from draft too);
 // edits are allowed until deprovisioned. It returns the new status and the event to emit.
 func Transition(from, action string) (string, string, error) {
@@ -239,6 +235,6 @@ func Transition(from, action string) (string, string, error) {
 	case action == ActionDeprovision && (from == models.AccountDraft || from == models.AccountActive):
 		return models.AccountDeprovisioned, "account-deleted", nil
 	}
-	return from, "", fmt.Errorf("%w: %w", ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
+	return from, "", fmt.Errorf("%w: %w", apperr.ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
 		"Cannot %s an account whose status is %s.", action, from))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -59,7 +60,7 @@ var _ Store = (*store.Store)(nil)
 
 // Create validates in and writes a draft account with its account-created event; reply
 // keeps the answer with it.
-func Create(ctx context.Context, st Store, env models.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Create(ctx context.Context, st Store, env models.Env, in Input, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
 		return Object{}, nil, err
 	}
@@ -84,7 +85,7 @@ func Create(ctx context.Context, st Store, env models.Env, in Input, reply store
 
 // Update applies a PATCH: nothing changed → no write and no event; a deprovisioned
 // account refuses (409).
-func Update(ctx context.Context, st Store, env models.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Update(ctx context.Context, st Store, env models.Env, id string, in Input, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
 		return Object{}, nil, err
 	}
@@ -92,19 +93,19 @@ func Update(ctx context.Context, st Store, env models.Env, id string, in Input, 
 }
 
 // Activate moves a draft account to active (account-updated).
-func Activate(ctx context.Context, st Store, env models.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Activate(ctx context.Context, st Store, env models.Env, id string, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	return change(ctx, st, env, id, ActionActivate, nil, reply)
 }
 
 // Deprovision soft-deletes an account (account-deleted only); it stays readable.
-func Deprovision(ctx context.Context, st Store, env models.Env, id string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Deprovision(ctx context.Context, st Store, env models.Env, id string, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	return change(ctx, st, env, id, ActionDeprovision, nil, reply)
 }
 
 // change is every change of an existing account: lock it, run the status machine for
 // action, apply the edit (if any), and save and emit the action's event only when the
 // account really changed.
-func change(ctx context.Context, st Store, env models.Env, id, action string, edit *Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func change(ctx context.Context, st Store, env models.Env, id, action string, edit *Input, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	var obj Object
 	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		cur, err := tx.LockAccount(id)

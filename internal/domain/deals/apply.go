@@ -190,7 +190,7 @@ func ReadyToSign(d models.Deal) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
+	return fmt.Errorf("%w: %w", apperr.ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
 		"Cannot sign a deal whose status is %s: %s not set (prices are edited while the deal is draft or pending_approval).",
 		d.Status, strings.Join(missing, ", ")))
 }

@@ -3,7 +3,6 @@
 package deals
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/revops/revops/internal/platform/apperr"
@@ -35,9 +34,6 @@ var Actions = []string{ActionCreate, ActionCreateSubmitted, ActionEdit, ActionSu
 
 // Statuses lists every status, "" standing for "not created yet".
 var Statuses = []string{"", models.DealDraft, models.DealPendingApproval, models.DealApproved, models.DealSigned, models.DealActive, models.DealVoid}
-
-// ErrInvalidTransition is wrapped by every refused move.
-var ErrInvalidTransition = errors.New("invalid state transition")
 
 type move struct{ from, action string }
 
@@ -76,6 +72,6 @@ func refuse(from, action string) error {
 	if action == ActionCreate || action == ActionCreateSubmitted {
 		verb = "create"
 	}
-	return fmt.Errorf("%w: %w", ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
+	return fmt.Errorf("%w: %w", apperr.ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
 		"Cannot %s a deal whose status is %s.", verb, from))
 }

@@ -48,7 +48,7 @@ func TestTransitionEveryPair(t *testing.T) {
 					return
 				}
 				var ce *apperr.ConflictError
-				if !errors.Is(err, ErrInvalidTransition) || !errors.As(err, &ce) || ce.Code != "invalid_state_transition" {
+				if !errors.Is(err, apperr.ErrInvalidTransition) || !errors.As(err, &ce) || ce.Code != "invalid_state_transition" {
 					t.Fatalf("got (%q, %v, %v), want an invalid_state_transition conflict", to, events, err)
 				}
 				if !strings.Contains(ce.Message, "status is "+from+".") {

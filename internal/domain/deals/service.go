@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/accounts"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -26,7 +27,7 @@ var _ Store = (*store.Store)(nil)
 
 // Create validates in and writes a new deal (draft, or pending_approval with "submit":
 // true) with its deal-created event; reply keeps the answer with it.
-func Create(ctx context.Context, st Store, env models.Env, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Create(ctx context.Context, st Store, env models.Env, in Input, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, true); err != nil {
 		return Object{}, nil, err
 	}
@@ -67,7 +68,7 @@ func Create(ctx context.Context, st Store, env models.Env, in Input, reply store
 
 // Edit applies a PATCH while the deal is draft or pending_approval; a PATCH that
 // changes nothing writes nothing and sends no event.
-func Edit(ctx context.Context, st Store, env models.Env, id string, in Input, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Edit(ctx context.Context, st Store, env models.Env, id string, in Input, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	if err := Validate(in, false); err != nil {
 		return Object{}, nil, err
 	}
@@ -118,7 +119,7 @@ func Edit(ctx context.Context, st Store, env models.Env, id string, in Input, re
 // Act performs a status action (submit, approve, sign, activate, void). Activating a
 // deal whose account is still draft activates the account too (account-updated, after
 // the deal's events).
-func Act(ctx context.Context, st Store, env models.Env, id, action string, reply store.Reply[Object]) (Object, []models.Event, error) {
+func Act(ctx context.Context, st Store, env models.Env, id, action string, reply idempotency.Reply[Object]) (Object, []models.Event, error) {
 	var obj Object
 	events, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		cur, err := tx.LockDeal(id)
@@ -203,7 +204,7 @@ func customerActivation(customer models.Account) (*models.Account, string, error
 // usableCustomer refuses a deprovisioned account: it accepts no new deals and no billing.
 func usableCustomer(a models.Account) error {
 	if a.Status == models.AccountDeprovisioned {
-		return fmt.Errorf("%w: %w", ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
+		return fmt.Errorf("%w: %w", apperr.ErrInvalidTransition, apperr.Conflict("invalid_state_transition",
 			"Account %s is deprovisioned: it accepts no new deals and cannot be activated for billing.", a.ID))
 	}
 	return nil

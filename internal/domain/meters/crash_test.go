@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
@@ -61,7 +62,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := svc.Create(ctx, env, d, time.Now(), store.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 9))
 	const batches = 30
 	for b := range batches {
-		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, store.Reply[store.UsageResult]{}); err != nil {
+		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[store.UsageResult]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

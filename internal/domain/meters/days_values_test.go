@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
@@ -27,7 +28,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			ctx := context.Background()
 			svc := &meters.Service{Store: db.st}
 			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region", "plan"}}, time.Now(), store.Reply[models.Meter]{})
+				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[models.Meter]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					}
 				}
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprintf("day-%d", d), "mode": "increment", "event_metrics": metrics})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[store.UsageResult]{}); err != nil {
 					t.Fatal(err)
 				}
 			}

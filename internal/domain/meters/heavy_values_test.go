@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
@@ -58,7 +59,7 @@ func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (mo
 		t.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), store.Reply[models.Meter]{})
+		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[models.Meter]{})
 	if err != nil {
 		t.Fatal(err)
 	}

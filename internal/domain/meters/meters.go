@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -84,7 +85,7 @@ const (
 )
 
 // Create records a meter; one with rows to backfill is handed to Backfills after commit.
-func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
 	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
@@ -111,7 +112,7 @@ func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now 
 // the part of a batch it is applying in parts are the backfill's; every later row is the
 // consumer's, which sees the meter from this commit on. The checks before the lock answer
 // a refused request without waiting for it (CONTRACT §21).
-func create(tx *store.Tx, m *models.Meter, reply store.Reply[models.Meter]) error {
+func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[models.Meter]) error {
 	if err := checkRoom(tx, m.Key); err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func (s *Service) Get(ctx context.Context, env models.Env, key string) (models.M
 }
 
 // SetDescription changes a meter's description, the one field PATCH changes.
-func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
@@ -206,7 +207,7 @@ func (s *Service) SetDescription(ctx context.Context, env models.Env, key, descr
 // purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
 // commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
 // off the request path.
-func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply store.Reply[models.Meter]) (models.Meter, error) {
+func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		// Found before the lock, so an unknown key is 404 at once; found again under it,

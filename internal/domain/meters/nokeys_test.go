@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
@@ -27,7 +28,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 			r := rand.New(rand.NewPCG(4, 2))
 			ingestSome := func(from int) {
 				for b := from; b < from+5; b++ {
-					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, store.Reply[store.UsageResult]{}); err != nil {
+					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, idempotency.Reply[store.UsageResult]{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -38,7 +39,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := svc.Create(ctx, db.env, d, now, store.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
@@ -173,7 +174,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := svc.Create(ctx, env, d, time.Now(), store.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -232,7 +233,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 						if b%5 != 0 {
 							body = randomBatch(r, txID, now)
 						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[store.UsageResult]{}); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
 						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
@@ -302,7 +303,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := svc.Create(ctx, db.env, d, now, store.Reply[models.Meter]{}); err != nil {
+				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -310,7 +311,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[store.UsageResult]{}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meters.Consume(ctx, stores[b%2]); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -23,8 +24,8 @@ type JobStarter interface {
 
 // Store is what replays need of the database.
 type Store interface {
-	ReplayEvent(ctx context.Context, env models.Env, eventID, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error)
-	CreateReplayJob(ctx context.Context, env models.Env, f store.EventFilter, now time.Time, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error)
+	ReplayEvent(ctx context.Context, env models.Env, eventID, endpointID string, reply store.Keeper[store.ReplayedEvent]) (store.ReplayedEvent, error)
+	CreateReplayJob(ctx context.Context, env models.Env, f store.EventFilter, now time.Time, reply store.Keeper[models.ReplayJob]) (models.ReplayJob, error)
 	ReplayJob(ctx context.Context, env models.Env, id string) (models.ReplayJob, error)
 }
 
@@ -58,14 +59,14 @@ func (s *Service) log() *slog.Logger {
 // delivery is pending or retrying). It does not wait for Temporal. It keeps no answer:
 // the dashboard's buttons take no Idempotency-Key.
 func (s *Service) One(ctx context.Context, env models.Env, id, endpointID string) (models.Event, error) {
-	r, err := s.OneWith(ctx, env, id, endpointID, store.Reply[store.ReplayedEvent]{})
+	r, err := s.OneWith(ctx, env, id, endpointID, idempotency.Reply[store.ReplayedEvent]{})
 	return r.Event, err
 }
 
 // OneWith is One for a request (POST /v1/events/{id}/replay): the event comes back with
 // its attempts and deliveries, and reply's answer is kept in the replay's transaction
 // (CONTRACT §14).
-func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, reply store.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error) {
+func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, reply idempotency.Reply[store.ReplayedEvent]) (store.ReplayedEvent, error) {
 	r, err := s.Store.ReplayEvent(ctx, env, id, endpointID, reply)
 	if err != nil {
 		return r, err
@@ -90,13 +91,13 @@ func (s *Service) Replay(ctx context.Context, env models.Env, id string) error {
 // dashboard's button, which takes no Idempotency-Key: its Reply keeps nothing) and says
 // how many events it matched.
 func (s *Service) ReplayFailed(ctx context.Context, env models.Env) (int, error) {
-	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed}, store.Reply[models.ReplayJob]{})
+	j, err := s.StartJob(ctx, env, store.EventFilter{Status: models.EventFailed}, idempotency.Reply[models.ReplayJob]{})
 	return j.Matched, err
 }
 
 // StartJob records a job for the deliveries matching f, with reply's answer, and asks
 // for its BulkReplay workflow without waiting for Temporal.
-func (s *Service) StartJob(ctx context.Context, env models.Env, f store.EventFilter, reply store.Reply[models.ReplayJob]) (models.ReplayJob, error) {
+func (s *Service) StartJob(ctx context.Context, env models.Env, f store.EventFilter, reply idempotency.Reply[models.ReplayJob]) (models.ReplayJob, error) {
 	j, err := s.Store.CreateReplayJob(ctx, env, f, time.Now(), reply)
 	if err != nil {
 		return j, err

@@ -8,13 +8,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // Store is what usage needs of the database.
 type Store interface {
-	IngestUsage(ctx context.Context, env models.Env, w store.UsageWrite, reply store.Reply[store.UsageResult]) (store.UsageResult, error)
+	IngestUsage(ctx context.Context, env models.Env, w store.UsageWrite, reply store.Keeper[store.UsageResult]) (store.UsageResult, error)
 	UsageEvents(ctx context.Context, env models.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error)
 	UsageSummary(ctx context.Context, env models.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error)
 }
@@ -38,7 +39,7 @@ type Receipt struct {
 // fault at once), then stores the batch, its events and their rollups in one
 // transaction, or finds the batch already stored under its transaction_id. reply keeps
 // the request's answer in that transaction (CONTRACT §14); a duplicate keeps none.
-func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply store.Reply[store.UsageResult]) (store.UsageResult, error) {
+func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply idempotency.Reply[store.UsageResult]) (store.UsageResult, error) {
 	b, err := Decode(body, now)
 	if err != nil {
 		return store.UsageResult{}, err

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -34,7 +34,7 @@ func TestRefusedDestinationIsErrURLNotAllowed(t *testing.T) {
 	ctx, url := context.Background(), "https://127.0.0.1/hook"
 	for name, call := range map[string]func() error{
 		"create": func() error {
-			_, err := e.Create(ctx, models.Env{}, webhook.EndpointFields{URL: &url}, store.EndpointReply{})
+			_, err := e.Create(ctx, models.Env{}, webhook.EndpointFields{URL: &url}, idempotency.EndpointReply{})
 			return err
 		},
 		"put": func() error {

@@ -147,6 +147,24 @@ func Busy(err error, code string, retryAfter time.Duration, format string, args 
 	return &BusyError{Err: err, Code: code, RetryAfter: retryAfter, Message: fmt.Sprintf(format, args...)}
 }
 
+// ForbiddenError is a request its credentials may not make, or not this way: a public
+// key on a secret route, plain HTTP behind a TLS proxy (403).
+type ForbiddenError struct {
+	Code    string // secret_key_required, https_required
+	Message string
+}
+
+func (e *ForbiddenError) Error() string { return e.Code + ": " + e.Message }
+
+// Forbidden builds a *ForbiddenError.
+func Forbidden(code, format string, args ...any) error {
+	return &ForbiddenError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrInvalidTransition is wrapped by every refused move of a state machine (deals,
+// accounts), beside the *ConflictError that words it.
+var ErrInvalidTransition = errors.New("invalid state transition")
+
 // Summary lists "param:code" of every fault of a validation error, space-separated: a
 // compact form for tests and logs. It is "" for nil and the error's text for any other error.
 func Summary(err error) string {

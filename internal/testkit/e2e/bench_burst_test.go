@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
@@ -93,7 +94,7 @@ func (r *benchRig) otherTenant(b *testing.B, nDeals int) tenantOf {
 	}
 	if _, err := r.st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
-		time.Now(), store.EndpointReply{}); err != nil {
+		time.Now(), idempotency.EndpointReply{}); err != nil {
 		b.Fatal(err)
 	}
 	return tenantOf{env: env, key: k.Plain, deals: r.createDealsAs(b, k.Plain, nDeals)}

@@ -33,6 +33,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
@@ -201,12 +202,12 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 	}
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
 	if r.ep, err = r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
+		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, rc := range r.rcs[1:] {
 		if _, err := r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
-			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), store.EndpointReply{}); err != nil {
+			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
 			b.Fatal(err)
 		}
 	}

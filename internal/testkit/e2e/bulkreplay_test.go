@@ -17,6 +17,7 @@ import (
 	"github.com/revops/revops/activities"
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -212,7 +213,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now(), store.Reply[models.ReplayJob]{})
+	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

@@ -22,11 +22,11 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -56,7 +56,7 @@ func newStack(t *testing.T) *stack {
 	}
 	s := &stack{t: t, ts: ts, db: webhooktest.New(t), rc: webhooktest.NewReceiver(t)}
 	s.secret, _ = signing.NewSecret()
-	if _, err := s.db.Store.CreateWebhookEndpoint(ctx, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), store.EndpointReply{}); err != nil {
+	if _, err := s.db.Store.CreateWebhookEndpoint(ctx, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	s.acts = &activities.Activities{Store: s.db.Store, Sender: &webhook.Sender{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
@@ -43,7 +44,7 @@ func heavyEnvs(t *testing.T, st *store.Store, b models.Env) models.Env {
 // ingest stores one usage batch body in env.
 func ingest(ctx context.Context, t *testing.T, st *store.Store, env models.Env, body []byte) {
 	t.Helper()
-	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), store.Reply[store.UsageResult]{}); err != nil {
+	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[store.UsageResult]{}); err != nil {
 		t.Fatalf("ingest in %s: %v", env.Name, err)
 	}
 }
@@ -199,7 +200,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("a-%d", i), 1000, now)
 		ingest(ctx, t, st, envA, body)
 	}
-	bMeter, err := svc.Create(ctx, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), store.Reply[models.Meter]{})
+	bMeter, err := svc.Create(ctx, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[models.Meter]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 
 	var keysA []string
 	for _, d := range heavyDefinitions() {
-		m, err := svc.Create(ctx, envA, d, time.Now(), store.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, envA, d, time.Now(), idempotency.Reply[models.Meter]{})
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("meter %s of A: %+v, %v", d.Key, m, err)
 		}
@@ -326,7 +327,7 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	envA := heavyEnvs(t, st, envB)
 	svc := &meters.Service{Store: st}
 	ready := func(env models.Env, d meters.Definition) models.Meter {
-		m, err := svc.Create(ctx, env, d, time.Now(), store.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
 		if err != nil {
 			t.Fatal(err)
 		}

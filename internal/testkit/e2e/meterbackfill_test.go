@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -25,7 +25,7 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	s.usageTaken(3)
 	svc := &meters.Service{Store: s.db.Store} // no Backfills: left to the sweeper
 	m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-		time.Now(), store.Reply[models.Meter]{})
+		time.Now(), idempotency.Reply[models.Meter]{})
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)
 	}

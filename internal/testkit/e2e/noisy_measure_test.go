@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -110,7 +110,7 @@ func noisyTenantA(b *testing.B, r *benchRig, hold *noisyload.HoldReceiver, n int
 	for i := range n {
 		if _, err := r.st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
 			URL: hold.URL + "/a/" + strconv.Itoa(i), Method: "POST", Enabled: true,
-			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), store.EndpointReply{}); err != nil {
+			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.EndpointReply{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -44,7 +44,7 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 		b.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), store.Reply[models.Meter]{})
+		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[models.Meter]{})
 	if err != nil {
 		b.Fatal(err)
 	}
