@@ -15,6 +15,7 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/platform/tracing"
@@ -112,7 +113,7 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		return
 	}
 	d.Endpoints = refs
-	f := store.EventFilter{Status: d.Status, EndpointID: d.Endpoint}
+	f := events.Filter{Status: d.Status, EndpointID: d.Endpoint}
 	list, more, err := events.List(c.Request.Context(), h.store, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
 	if err != nil {
 		h.fail(c, err)
@@ -259,8 +260,8 @@ func (h *handler) replayFailed(c *gin.Context) {
 		return
 	}
 	n, err := h.replayer.ReplayFailed(c.Request.Context(), env)
-	if errors.Is(err, store.ErrReplayJobLimit) {
-		h.fail(c, httperr.Request(http.StatusConflict, store.CodeReplayJobLimit, "", "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", store.MaxRunningReplayJobs))
+	if errors.Is(err, replay.ErrJobLimit) {
+		h.fail(c, httperr.Request(http.StatusConflict, replay.CodeJobLimit, "", "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", replay.MaxRunningJobs))
 		return
 	}
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -239,7 +241,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					reply := store.NewReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
 						return []byte(strconv.Quote(j.ID)), nil
 					})
-					j, err := st.CreateReplayJob(ctx, env, store.EventFilter{Status: models.EventFailed}, now, reply)
+					j, err := replay.CreateJob(ctx, st, env, events.Filter{Status: models.EventFailed}, now, reply)
 					jobID = j.ID
 					return err
 				}, func() bool {
