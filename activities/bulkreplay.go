@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -23,12 +23,16 @@ const dispatchBound = 10 * time.Second
 // page's 30 s StartToCloseTimeout (workflows.replayPageOptions).
 const maxPaceHold = 20 * time.Second
 
-// BulkReplayStore is what the bulk replay activity needs of the store.
-type BulkReplayStore interface {
-	ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (store.ReplayPageResult, error)
+// BulkReplayStore is what the bulk replay activity needs of the store: what its pages
+// need (replay.Page).
+type BulkReplayStore = replay.PageStore
+
+// Pager replays one page of a bulk replay job (replay.Pages).
+type Pager interface {
+	ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (replay.PageResult, error)
 }
 
-var _ BulkReplayStore = (*store.Store)(nil)
+var _ Pager = replay.Pages{}
 
 // EventDispatcher reaches the workflows of replayed events (dispatch.Starter.Dispatch).
 type EventDispatcher interface {
@@ -38,6 +42,9 @@ type EventDispatcher interface {
 // BulkReplay holds the bulk replay activity's dependencies.
 type BulkReplay struct {
 	Store BulkReplayStore
+	// Pages, when set, replays the pages instead of replay.Pages over Store (a test's
+	// stand-in).
+	Pages Pager
 	// Dispatch, when set, reaches the page's events right after its commit; the sweeper
 	// reaches whatever it could not (they stay marked for redispatch).
 	Dispatch EventDispatcher
@@ -63,10 +70,10 @@ type ReplayPageOutput struct {
 }
 
 // ReplayPage replays one page of a bulk replay job and advances the job's row, in one
-// transaction (store.ReplayPage): a retry after a crash replays nothing twice.
+// transaction (replay.Page): a retry after a crash replays nothing twice.
 func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (ReplayPageOutput, error) {
 	began := time.Now()
-	r, err := b.Store.ReplayPage(ctx, in.JobID, in.CursorID, in.Limit)
+	r, err := b.pages().ReplayPage(ctx, in.JobID, in.CursorID, in.Limit)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return ReplayPageOutput{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("replay job %s not found", in.JobID), ErrTypeReplayJobMissing, err)
@@ -85,6 +92,13 @@ func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (Replay
 	}
 	return ReplayPageOutput{Replayed: r.Replayed, Failed: r.Failed, TotalReplayed: r.TotalReplayed,
 		TotalFailed: r.TotalFailed, Matched: r.Matched, CursorID: r.CursorID, Done: r.Done}, nil
+}
+
+func (b *BulkReplay) pages() Pager {
+	if b.Pages != nil {
+		return b.Pages
+	}
+	return replay.Pages{Store: b.Store}
 }
 
 // pace holds the page's activity so that the environment's running jobs together start

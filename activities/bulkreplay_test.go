@@ -10,17 +10,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 type pageStore struct {
-	res store.ReplayPageResult
+	res replay.PageResult
 	err error
 }
 
-func (p pageStore) ReplayPage(context.Context, string, string, int) (store.ReplayPageResult, error) {
+func (p pageStore) ReplayPage(context.Context, string, string, int) (replay.PageResult, error) {
 	return p.res, p.err
 }
 
@@ -43,15 +43,15 @@ func TestReplayPageActivity(t *testing.T) {
 		errType   string // "" no error; "retry" a retryable one
 		wantTotal int
 	}{
-		{name: "page", store: pageStore{res: store.ReplayPageResult{Replayed: 2, TotalReplayed: 7, CursorID: "d7",
+		{name: "page", store: pageStore{res: replay.PageResult{Replayed: 2, TotalReplayed: 7, CursorID: "d7",
 			Events: []models.Event{{ID: "e1"}, {ID: "e2"}}}}, dispatch: []string{"e1", "e2"}, wantTotal: 7},
-		{name: "page done before", store: pageStore{res: store.ReplayPageResult{TotalReplayed: 7, CursorID: "d7", Done: true}}, wantTotal: 7},
+		{name: "page done before", store: pageStore{res: replay.PageResult{TotalReplayed: 7, CursorID: "d7", Done: true}}, wantTotal: 7},
 		{name: "job gone", store: pageStore{err: fmt.Errorf("replay job j: %w", apperr.ErrNotFound)}, errType: activities.ErrTypeReplayJobMissing},
 		{name: "database away", store: pageStore{err: errors.New("connection refused")}, errType: "retry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &seenDispatch{}
-			b := &activities.BulkReplay{Store: tc.store, Dispatch: d}
+			b := &activities.BulkReplay{Pages: tc.store, Dispatch: d}
 			out, err := b.ReplayPage(context.Background(), activities.ReplayPageInput{JobID: "j", Limit: 50})
 			var appErr *temporal.ApplicationError
 			switch {
@@ -76,15 +76,15 @@ func TestReplayPageActivity(t *testing.T) {
 func TestReplayPageSharesTheRate(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		res      store.ReplayPageResult
+		res      replay.PageResult
 		min, max time.Duration
 	}{
-		{name: "two running", res: store.ReplayPageResult{Replayed: 4, Failed: 1, Running: 2}, min: 200 * time.Millisecond, max: time.Second},
-		{name: "alone", res: store.ReplayPageResult{Replayed: 5, Running: 1}, max: 100 * time.Millisecond},
-		{name: "last page", res: store.ReplayPageResult{Replayed: 5, Running: 2, Done: true}, max: 100 * time.Millisecond},
+		{name: "two running", res: replay.PageResult{Replayed: 4, Failed: 1, Running: 2}, min: 200 * time.Millisecond, max: time.Second},
+		{name: "alone", res: replay.PageResult{Replayed: 5, Running: 1}, max: 100 * time.Millisecond},
+		{name: "last page", res: replay.PageResult{Replayed: 5, Running: 2, Done: true}, max: 100 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &activities.BulkReplay{Store: pageStore{res: tc.res}, Rate: 50}
+			b := &activities.BulkReplay{Pages: pageStore{res: tc.res}, Rate: 50}
 			began := time.Now()
 			if _, err := b.ReplayPage(context.Background(), activities.ReplayPageInput{JobID: "j", Limit: 5}); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
@@ -219,7 +220,7 @@ func TestMarkDeliveryFailedKeepsALaterReplay(t *testing.T) {
 	if got := mark(&first); got != models.EventFailed {
 		t.Fatalf("no replay since the read: %q, want failed", got)
 	}
-	if _, err := f.db.Store.ReplayDeliveries(ctx, f.db.Env, f.ev.ID, f.eps[0].ID); err != nil {
+	if _, err := replay.Deliveries(ctx, f.db.Store, f.db.Env, f.ev.ID, f.eps[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if again := pendingReplays(); again != first+1 {

@@ -12,7 +12,6 @@ import (
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/tracing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -106,17 +105,17 @@ func nonEmpty(s string) *string {
 }
 
 // eventFilter reads and checks the list filters of GET /v1/events.
-func eventFilter(c *gin.Context) (store.EventFilter, error) {
+func eventFilter(c *gin.Context) (events.Filter, error) {
 	objectID, err := idQuery(c, "object_id")
 	if err != nil {
-		return store.EventFilter{}, err
+		return events.Filter{}, err
 	}
 	endpointID, err := idQuery(c, "endpoint_id")
 	if err != nil {
-		return store.EventFilter{}, err
+		return events.Filter{}, err
 	}
 	// With endpoint_id, status is that endpoint's delivery's (CONTRACT §13).
-	f := store.EventFilter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID, EndpointID: endpointID}
+	f := events.Filter{Type: c.Query("type"), Status: c.Query("status"), ObjectID: objectID, EndpointID: endpointID}
 	var fs apperr.Faults
 	checkEventFilter(&fs, f.Type, f.Status)
 	f.CreatedAfter, f.CreatedBefore = timeQuery(c, "created_after", false, true, &fs), timeQuery(c, "created_before", false, true, &fs)

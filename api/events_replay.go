@@ -13,7 +13,6 @@ import (
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -42,21 +41,15 @@ func (s *Server) replayEvent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	// The answer is the event as the replay's own transaction reads it back, kept there
-	// (CONTRACT §14).
-	reply := replyWith(c, http.StatusAccepted, s.toReplayedEventObject)
+	// The answer is the event object of GET /v1/events/{id} as the replay's own
+	// transaction reads it back, kept there (CONTRACT §14).
+	reply := replyWith(c, http.StatusAccepted, s.toEventObject)
 	r, err := s.replay.OneWith(c.Request.Context(), principal(c).Env, c.Param("id"), req.EndpointID, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), s.toReplayedEventObject(r))
-}
-
-// toReplayedEventObject is the answer of a single-event replay: the event object of GET
-// /v1/events/{id}, from what the replay read back.
-func (s *Server) toReplayedEventObject(r store.ReplayedEvent) eventObject {
-	return s.toEventObject(events.Replayed(r))
+	render(c, reply.Status(), s.toEventObject(r))
 }
 
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
@@ -108,8 +101,8 @@ func toReplayJobObject(j models.ReplayJob) replayJobObject {
 // toReplayFilter checks a bulk replay's filter: at least one criterion, so that an
 // empty body never replays a whole environment by accident. With endpoint_id, status
 // is that endpoint's delivery's (CONTRACT §13).
-func toReplayFilter(r replayRequest) (store.EventFilter, error) {
-	f := store.EventFilter{Status: r.Status, Type: r.Type, EndpointID: r.EndpointID}
+func toReplayFilter(r replayRequest) (events.Filter, error) {
+	f := events.Filter{Status: r.Status, Type: r.Type, EndpointID: r.EndpointID}
 	var fs apperr.Faults
 	typ, status := f.Type, f.Status
 	if !textcheck.LineOK(&fs, "type", typ) {
@@ -123,7 +116,7 @@ func toReplayFilter(r replayRequest) (store.EventFilter, error) {
 	f.CreatedAfter = timeValue(r.CreatedAfter, "created_after", &fs)
 	f.CreatedBefore = timeValue(r.CreatedBefore, "created_before", &fs)
 	checkRange(&fs, f.CreatedAfter, f.CreatedBefore)
-	if f == (store.EventFilter{}) && len(fs) == 0 {
+	if f == (events.Filter{}) && len(fs) == 0 {
 		fs.Missing("status")
 		fs[0].Message = "Give at least one filter: status, type, endpoint_id, created_after or created_before."
 	}

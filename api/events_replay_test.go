@@ -10,14 +10,14 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // fakeDispatcher stands in for the dispatcher in the API's replay tests (the real one
 // is tested in internal/testkit/e2e): it counts the events a replay hands over. The database
-// decides the replays (store.ReplayDeliveries).
+// decides the replays (replay.Deliveries).
 type fakeDispatcher struct {
 	q   *dispatch.Queue // in front of it, as in production
 	mu  sync.Mutex
@@ -133,18 +133,17 @@ type fakeJobs struct {
 	done chan struct{}
 }
 
-func (f *fakeJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
+func (f *fakeJobs) StartDetached(_ context.Context, j models.ReplayJob) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.jobs = append(f.jobs, j)
 	close(f.done)
-	return nil
 }
 
 // A bulk replay records its job — the matching deliveries counted, the filter frozen —
 // and asks for the job's workflow without running anything itself (CONTRACT §16: no job
 // runner in API processes); GET reads the job's row as BulkReplay's pages (played here
-// by the store's ReplayPage, the activity's one call) advance it, up to done.
+// by replay.Page, the activity's one call) advance it, up to done.
 func TestBulkReplayJob(t *testing.T) {
 	f := &fakeDispatcher{}
 	jobs := &fakeJobs{done: make(chan struct{})}
@@ -178,7 +177,7 @@ func TestBulkReplayJob(t *testing.T) {
 	}
 	cursor := ""
 	for page := 1; ; page++ {
-		p, err := h.store.ReplayPage(context.Background(), id, cursor, 50)
+		p, err := replay.Page(context.Background(), h.store, id, cursor, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +240,7 @@ func TestBulkReplayJobLimit(t *testing.T) {
 	if err := h.store.SetEventStatus(context.Background(), env, ev.ID, models.EventFailed); err != nil {
 		t.Fatal(err)
 	}
-	for range store.MaxRunningReplayJobs {
+	for range replay.MaxRunningJobs {
 		job := h.mustObj(http.StatusAccepted, "POST", "/v1/events/replay", map[string]any{"type": "account-created"})
 		if job["status"] != "running" {
 			t.Fatalf("job = %v", job)

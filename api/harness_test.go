@@ -68,7 +68,7 @@ func newHarnessWithin(t *testing.T, db string, o store.Options, opts ...harnessO
 	km := keys.NewManager(st)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Options that give a dispatcher or a job starter set them on Replay too.
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Replay: &replay.Service{Store: st, Log: log}}
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Replay: &replay.Service{Store: st}}
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

@@ -26,7 +26,7 @@ type Event struct {
 	Status         string
 	Seq            int64      // order of events written in one change
 	DispatchedAt   *time.Time // when a workflow was started for it (nil: the sweeper will)
-	// RedispatchAt is set by a replay (store.ReplayDeliveries): the event's workflow must
+	// RedispatchAt is set by a replay (replay.Deliveries): the event's workflow must
 	// be reached again (SignalWithStart); cleared once the dispatcher or sweeper did.
 	RedispatchAt *time.Time
 	// RedispatchTraceParent is the traceparent of the replay that set RedispatchAt (""

@@ -44,7 +44,7 @@ func ReplayPageSize(rate float64) int {
 
 // replayPageOptions: a page is one short transaction, so a worker that died with it is
 // noticed after 30 s; a database or worker away is retried without end (a retried page
-// replays nothing twice: store.ReplayPage).
+// replays nothing twice: replay.Page).
 var replayPageOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{

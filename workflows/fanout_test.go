@@ -56,7 +56,7 @@ func (db *fakeDB) find(id string) *fakeDelivery {
 	return nil
 }
 
-// replay does to the fake what store.ReplayDeliveries does: the deliveries go (back) to
+// replay does to the fake what replay.Deliveries does: the deliveries go (back) to
 // pending, counting the replay, new ones appear.
 func (db *fakeDB) replay(ds ...*fakeDelivery) {
 	db.mu.Lock()

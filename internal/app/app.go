@@ -218,7 +218,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			Endpoints: endpoints,
 			// The replays of every API process reach their workflows the same way; bulk
 			// replay jobs are started by jobs (CONTRACT §13, §16).
-			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs, Log: log},
+			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs},
 			// A new meter's backfill is started after its creation commits (CONTRACT §18),
 			// a deleted meter's purge after its deletion commits (§21).
 			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, Log: log, MaxQueries: cfg.MeterQueries},

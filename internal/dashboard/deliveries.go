@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/platform/tracing"
@@ -111,7 +112,7 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		return
 	}
 	d.Endpoints = refs
-	f := store.EventFilter{Status: d.Status, EndpointID: d.Endpoint}
+	f := events.Filter{Status: d.Status, EndpointID: d.Endpoint}
 	list, more, err := events.List(c.Request.Context(), h.store, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
 	if err != nil {
 		h.fail(c, err)
@@ -258,8 +259,8 @@ func (h *handler) replayFailed(c *gin.Context) {
 		return
 	}
 	n, err := h.replayer.ReplayFailed(c.Request.Context(), env)
-	if errors.Is(err, store.ErrReplayJobLimit) {
-		h.fail(c, apperr.ConflictOn(store.ErrReplayJobLimit, store.CodeReplayJobLimit, "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", store.MaxRunningReplayJobs))
+	if errors.Is(err, replay.ErrJobLimit) {
+		h.fail(c, apperr.ConflictOn(replay.ErrJobLimit, replay.CodeJobLimit, "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", replay.MaxRunningJobs))
 		return
 	}
 	if err != nil {

@@ -56,7 +56,7 @@ func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st, Log: log}}
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st}}
 	srv := httptest.NewServer(api.New(deps))
 	t.Cleanup(srv.Close)
 	return &site{t: t, srv: srv, store: st, keys: km, cfg: cfg}

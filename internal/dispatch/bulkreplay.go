@@ -22,7 +22,7 @@ type ReplayJobStore interface {
 var _ ReplayJobStore = (*store.Store)(nil)
 
 // ReplayJobs starts the BulkReplay workflow of replay jobs (CONTRACT §16): right after
-// the API records one (StartReplayJob, off the request path), and for whatever that
+// the API records one (StartDetached, off the request path), and for whatever that
 // missed (RunSweeper, in the worker).
 type ReplayJobs struct {
 	Client client.Client
@@ -52,6 +52,13 @@ func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) err
 			return r.Store.MarkReplayJobStarted(ctx, j.ID, at)
 		},
 	})
+}
+
+// StartDetached starts the job's workflow right after the API recorded it, off the
+// request path (StartDetached of this package: its own timeout, a failure logged and
+// left to Sweep).
+func (r *ReplayJobs) StartDetached(ctx context.Context, j models.ReplayJob) {
+	StartDetached(ctx, r.Log, "replay job", func(ctx context.Context) error { return r.StartReplayJob(ctx, j) }, "job_id", j.ID)
 }
 
 // Sweep starts the workflow of every running job older than SweepAge that has none, and

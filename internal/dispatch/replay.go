@@ -17,7 +17,7 @@ import (
 )
 
 // Redispatch reaches the workflow of an event a replay put back to pending in the
-// database (store.ReplayDeliveries, CONTRACT §13) with SignalWithStart: an open run
+// database (replay.Deliveries, CONTRACT §13) with SignalWithStart: an open run
 // starts the pending deliveries it is not running yet; otherwise a new run of the same
 // workflow id (ALLOW_DUPLICATE: the event id stays, so receivers can deduplicate)
 // delivers what the database marks pending, with trigger manual. The event's redispatch

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -45,7 +46,7 @@ func TestRetriedRecordDoesNotUndoAReplay(t *testing.T) {
 				if got := deliveriesByEndpoint(t, db, ev.ID)[target]; got.Status != models.EventFailed {
 					t.Fatalf("delivery %s after the attempt, want failed", got.Status)
 				}
-				if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, target); err != nil {
+				if _, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, target); err != nil {
 					t.Fatalf("replay: %v", err)
 				}
 				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &retry, models.EventFailed); err != nil {

@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/domain/catalog"
-	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -22,113 +18,92 @@ func init() {
 ALTER TABLE webhook_deliveries ADD COLUMN replays INTEGER NOT NULL DEFAULT 0`})
 }
 
-// CodeDeliveryInProgress is the conflict of a replay whose delivery is still under way.
-const CodeDeliveryInProgress = "delivery_in_progress"
-
-// Replays refused for their endpoint_id: one that names no endpoint of the environment,
-// and one whose endpoint is not subscribed to the event's type and never had a delivery
-// of it.
-var (
-	ErrUnknownEndpoint       = errors.New("not a webhook endpoint of this environment")
-	ErrEndpointNotSubscribed = errors.New("webhook endpoint not subscribed to the event's type")
-)
-
-// ReplayDeliveries decides a replay of an event in the database (CONTRACT §13), in one
-// transaction under the event's row lock: the chosen deliveries — the one to endpointID,
-// or all of them when endpointID is "" — go back to pending; if one of them is pending
-// or retrying, nothing changes and the answer is a ConflictError delivery_in_progress
-// naming its endpoint. Each delivery put back to pending counts the replay (replays + 1):
-// see MarkDeliveryFailed. Without endpointID, endpoints enabled and subscribed now that
-// had no delivery get one, and deliveries whose endpoint was deleted stay as they are. The
-// event's status is summarised again and its redispatch_at set: the dispatcher (after
-// commit) or the sweeper (EventsToRedispatch) reaches its workflow with SignalWithStart.
-// An endpointID that is not an endpoint of the environment, or one not subscribed to the
-// event's type that never had a delivery of it, is an *apperr.InvalidError on param
-// endpoint_id (ErrUnknownEndpoint, ErrEndpointNotSubscribed).
-func (s *Store) ReplayDeliveries(ctx context.Context, env Env, eventID, endpointID string) (models.Event, error) {
-	var ev models.Event
-	now := changeTime()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.forUpdate(scope(tx, env)).Where("id = ?", eventID).Take(&ev).Error; err != nil {
-			return notFound(err, "event "+eventID)
-		}
-		var eps []models.WebhookEndpoint
-		q := scope(tx, env).Order("created_at, id")
-		if endpointID != "" {
-			q = q.Where("id = ?", endpointID)
-		}
-		if err := q.Find(&eps).Error; err != nil {
-			return fmt.Errorf("endpoints of replay: %w", err)
-		}
-		if endpointID != "" && len(eps) == 0 {
-			return apperr.Invalid(ErrUnknownEndpoint, apperr.CodeParameterInvalid, "endpoint_id",
-				"endpoint_id %q is not a webhook endpoint of this environment.", endpointID)
-		}
-		var ds []models.WebhookDelivery
-		if err := scope(tx, env).Where("event_id = ?", eventID).Order("created_at, id").Find(&ds).Error; err != nil {
-			return fmt.Errorf("deliveries of %s: %w", eventID, err)
-		}
-		chosen, fresh, err := replayChoice(ev, eps, ds, endpointID, now)
-		if err != nil {
-			return err
-		}
-		if len(chosen) > 0 {
-			if err := scope(tx.Model(&models.WebhookDelivery{}), env).Where("id IN ?", chosen).Updates(map[string]any{
-				"status": models.EventPending, "last_error": "", "replays": gorm.Expr("replays + 1"), "updated_at": now,
-			}).Error; err != nil {
-				return fmt.Errorf("replay deliveries of %s: %w", eventID, err)
-			}
-		}
-		if len(fresh) > 0 {
-			if err := tx.Create(&fresh).Error; err != nil {
-				return fmt.Errorf("new deliveries of %s: %w", eventID, err)
-			}
-		}
-		// The event's summary, and its mark for redispatch when a delivery goes again.
-		set := map[string]any{"status": gorm.Expr(summarySQL), "updated_at": now}
-		if len(chosen)+len(fresh) > 0 {
-			set["redispatch_at"] = now
-			set["redispatch_trace_parent"] = tracing.TraceParent(ctx)
-		}
-		if err := updateEvent(tx, env, eventID, set, "summarize replayed"); err != nil {
-			return err
-		}
-		// No Reply: a request's replay keeps its answer in ReplayEvent, around this
-		// transaction, and a bulk replay calls this once per event within one request.
-		if err := scope(tx, env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
-			return fmt.Errorf("reload event %s: %w", eventID, err)
-		}
-		return nil
-	})
-	return ev, err
+// LockEvent loads the environment's event id FOR UPDATE (SQLite's single connection
+// serialises instead): a replay decides under it.
+func (tx *Tx) LockEvent(id string) (models.Event, error) {
+	return lockRow[models.Event](tx, "event", id)
 }
 
-// replayChoice picks the deliveries a replay puts back to pending (ids) and the ones it
-// creates, or the conflict that refuses it. eps are the endpoints concerned (one when
-// endpointID is set); ds the event's deliveries.
-func replayChoice(ev models.Event, eps []models.WebhookEndpoint, ds []models.WebhookDelivery, endpointID string, now time.Time) ([]string, []models.WebhookDelivery, error) {
-	byEndpoint := map[string]models.WebhookDelivery{}
-	for _, d := range ds {
-		byEndpoint[d.EndpointID] = d
+// ReplayEndpoints lists the environment's webhook endpoints, oldest first: only the one
+// named endpointID (none when it names no endpoint here) unless endpointID is "".
+func (tx *Tx) ReplayEndpoints(endpointID string) ([]models.WebhookEndpoint, error) {
+	var eps []models.WebhookEndpoint
+	q := scope(tx.db, tx.env).Order("created_at, id")
+	if endpointID != "" {
+		q = q.Where("id = ?", endpointID)
 	}
-	var chosen []string
-	var fresh []models.WebhookDelivery
-	for _, ep := range eps {
-		d, had := byEndpoint[ep.ID]
-		switch {
-		case had && (d.Status == models.EventPending || d.Status == models.EventRetrying):
-			return nil, nil, apperr.Conflict(CodeDeliveryInProgress,
-				"The delivery of event %s to webhook endpoint %s is still %s; replay it once it has ended.", ev.ID, ep.ID, d.Status)
-		case had:
-			chosen = append(chosen, d.ID)
-		case catalog.Matches(ep.EventTypes, ev.Type) && (ep.Enabled || endpointID != ""):
-			fresh = append(fresh, newDelivery(ev, ep, now))
-		case endpointID != "":
-			return nil, nil, apperr.Invalid(ErrEndpointNotSubscribed, apperr.CodeParameterInvalid, "endpoint_id",
-				"Webhook endpoint %s is not subscribed to %s events.", ep.ID, ev.Type)
-		}
+	if err := q.Find(&eps).Error; err != nil {
+		return nil, fmt.Errorf("endpoints of replay: %w", err)
 	}
-	return chosen, fresh, nil
+	return eps, nil
+}
+
+// EventDeliveries lists the event's deliveries, oldest first, in the transaction.
+func (tx *Tx) EventDeliveries(eventID string) ([]models.WebhookDelivery, error) {
+	var ds []models.WebhookDelivery
+	if err := scope(tx.db, tx.env).Where("event_id = ?", eventID).Order("created_at, id").Find(&ds).Error; err != nil {
+		return nil, fmt.Errorf("deliveries of %s: %w", eventID, err)
+	}
+	return ds, nil
+}
+
+// EventAttempts lists the event's attempts, oldest first, in the transaction.
+func (tx *Tx) EventAttempts(eventID string) ([]models.DeliveryAttempt, error) {
+	var as []models.DeliveryAttempt
+	if err := scope(tx.db, tx.env).Where("event_id = ?", eventID).Order("started_at, number").Find(&as).Error; err != nil {
+		return nil, fmt.Errorf("attempts of %s: %w", eventID, err)
+	}
+	return as, nil
+}
+
+// RequeueDeliveries puts the event's deliveries ids back to pending, each counting the
+// replay (replays + 1): see MarkDeliveryFailed.
+func (tx *Tx) RequeueDeliveries(eventID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("id IN ?", ids).Updates(map[string]any{
+		"status": models.EventPending, "last_error": "", "replays": gorm.Expr("replays + 1"), "updated_at": tx.Now(),
+	}).Error; err != nil {
+		return fmt.Errorf("replay deliveries of %s: %w", eventID, err)
+	}
+	return nil
+}
+
+// AddDeliveries writes a new pending delivery of ev to each of eps.
+func (tx *Tx) AddDeliveries(ev models.Event, eps []models.WebhookEndpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	fresh := make([]models.WebhookDelivery, len(eps))
+	for i, ep := range eps {
+		fresh[i] = newDelivery(ev, ep, tx.Now())
+	}
+	if err := tx.db.Create(&fresh).Error; err != nil {
+		return fmt.Errorf("new deliveries of %s: %w", ev.ID, err)
+	}
+	return nil
+}
+
+// SummarizeReplayed sets the event's status to the summary of its deliveries again and,
+// when redispatch is set (a delivery goes again), marks it for redispatch under the
+// replay's trace (traceParent): the dispatcher (after commit) or the sweeper
+// (EventsToRedispatch) reaches its workflow with SignalWithStart. It returns the event
+// as it is then.
+func (tx *Tx) SummarizeReplayed(eventID string, redispatch bool, traceParent string) (models.Event, error) {
+	set := map[string]any{"status": gorm.Expr(summarySQL), "updated_at": tx.Now()}
+	if redispatch {
+		set["redispatch_at"] = tx.Now()
+		set["redispatch_trace_parent"] = traceParent
+	}
+	var ev models.Event
+	if err := updateEvent(tx.db, tx.env, eventID, set, "summarize replayed"); err != nil {
+		return ev, err
+	}
+	if err := scope(tx.db, tx.env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
+		return ev, fmt.Errorf("reload event %s: %w", eventID, err)
+	}
+	return ev, nil
 }
 
 // EventsToRedispatch lists, oldest replay first, up to limit events of every environment
@@ -169,10 +144,9 @@ func deliveryQuery(db *gorm.DB, env Env, f EventFilter) *gorm.DB {
 
 // DeliveriesAfter lists up to limit deliveries matching f (deliveryQuery's rule), in
 // (created_at, id) order strictly after the cursor when one is given: a bulk replay walks
-// them this way, a page at a time (ReplayPage), and replays each with
-// ReplayDeliveries(event, endpoint).
-func (s *Store) DeliveriesAfter(ctx context.Context, env Env, f EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.WebhookDelivery, error) {
-	q := deliveryQuery(s.db.WithContext(ctx), env, f)
+// them this way, a page at a time, in the page's transaction.
+func (tx *Tx) DeliveriesAfter(f EventFilter, cursorAt *time.Time, cursorID string, limit int) ([]models.WebhookDelivery, error) {
+	q := deliveryQuery(tx.db, tx.env, f)
 	if cursorAt != nil {
 		q = q.Where("(d.created_at > ?) OR (d.created_at = ? AND d.id > ?)", *cursorAt, *cursorAt, cursorID)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -27,7 +28,7 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 			attempt(t, db, ds[a.ID], models.AttemptFailed, models.EventRetrying, time.Now().UTC())
 			attempt(t, db, ds[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
 
-			got, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, b.ID)
+			got, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, b.ID)
 			if err != nil || got.Status != models.EventRetrying || got.RedispatchAt == nil {
 				t.Fatalf("replay B while A retries: %+v %v", got, err)
 			}
@@ -35,16 +36,16 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 				t.Fatalf("B after replay: %+v", d)
 			}
 			for _, endpoint := range []string{a.ID, ""} {
-				_, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, endpoint)
+				_, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, endpoint)
 				var ce *apperr.ConflictError
-				if !errors.As(err, &ce) || ce.Code != store.CodeDeliveryInProgress || !strings.Contains(ce.Message, a.ID) && endpoint != "" {
+				if !errors.As(err, &ce) || ce.Code != replay.CodeDeliveryInProgress || !strings.Contains(ce.Message, a.ID) && endpoint != "" {
 					t.Fatalf("replay %q while in progress: %v", endpoint, err)
 				}
 			}
-			if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, uuid.NewString()); conflictCode(err) != "invalid parameter_invalid endpoint_id" || !errors.Is(err, store.ErrUnknownEndpoint) {
+			if _, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, uuid.NewString()); conflictCode(err) != "invalid parameter_invalid endpoint_id" || !errors.Is(err, replay.ErrUnknownEndpoint) {
 				t.Fatalf("replay to an unknown endpoint: %v", err)
 			}
-			if _, err := db.st.ReplayDeliveries(ctx, db.env, uuid.NewString(), ""); !errors.Is(err, apperr.ErrNotFound) {
+			if _, err := replay.Deliveries(ctx, db.st, db.env, uuid.NewString(), ""); !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("replay of an unknown event: %v", err)
 			}
 
@@ -55,7 +56,7 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 			}
 			c := newEndpoint(t, db, "https://c.example/", []string{"account-created"}, true)
 			newEndpoint(t, db, "https://d.example/", []string{"deal-signed"}, true)
-			got, err = db.st.ReplayDeliveries(ctx, db.env, ev.ID, "")
+			got, err = replay.Deliveries(ctx, db.st, db.env, ev.ID, "")
 			if err != nil || got.Status != models.EventPending {
 				t.Fatalf("replay all: %+v %v", got, err)
 			}
@@ -102,7 +103,7 @@ func TestDeliveriesAfterFiltersDeliveries(t *testing.T) {
 			var at *time.Time
 			cursor := ""
 			for {
-				page, err := db.st.DeliveriesAfter(ctx, db.env, f, at, cursor, 2)
+				page, err := deliveriesAfter(ctx, db, f, at, cursor, 2)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,4 +127,16 @@ func TestDeliveriesAfterFiltersDeliveries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deliveriesAfter walks one page of deliveries as a bulk replay's page does, in a
+// transaction of its own.
+func deliveriesAfter(ctx context.Context, db seeded, f store.EventFilter, at *time.Time, cursor string, limit int) ([]models.WebhookDelivery, error) {
+	var page []models.WebhookDelivery
+	_, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
+		var err error
+		page, err = tx.DeliveriesAfter(f, at, cursor, limit)
+		return err
+	})
+	return page, err
 }

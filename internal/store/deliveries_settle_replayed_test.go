@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/models"
 )
 
@@ -31,7 +32,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 				t.Fatalf("new delivery: replays %d, want 0", d.Replays)
 			}
 			attempt(t, db, d, models.AttemptFailed, models.EventFailed, time.Now().UTC())
-			if _, err := db.st.ReplayDeliveries(ctx, db.env, ev.ID, ""); err != nil {
+			if _, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, ""); err != nil {
 				t.Fatal(err)
 			}
 			if d := delivery(ev.ID); d.Status != models.EventPending || d.Replays != 1 {
@@ -68,7 +69,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 
 			// A run of an earlier release sends no count: failed, as before.
 			attempt(t, db, delivery(ev2.ID), models.AttemptFailed, models.EventFailed, time.Now().UTC())
-			if _, err := db.st.ReplayDeliveries(ctx, db.env, ev2.ID, ""); err != nil {
+			if _, err := replay.Deliveries(ctx, db.st, db.env, ev2.ID, ""); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := db.st.MarkDeliveryFailed(ctx, delivery(ev2.ID).ID, "", nil, 0); err != nil {

@@ -242,7 +242,7 @@ func runFilters(b *testing.B, st *store.Store, env store.Env, cases []filterCase
 		for len(took) < runs && time.Since(start) < 20*time.Second {
 			f, page := c.next(r)
 			t0 := time.Now()
-			list, _, err := events.List(ctx, st, env, f, page)
+			list, _, err := events.List(ctx, st, env, events.Filter(f), page)
 			took = append(took, time.Since(t0))
 			if err != nil {
 				b.Fatalf("%s: %v", c.name, err)

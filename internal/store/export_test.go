@@ -65,7 +65,7 @@ func (s *Store) CountDeliveries(ctx context.Context, env Env, f EventFilter) (in
 }
 
 // MarkReplayed is the previous releases' replay of one event, and markReplayed its
-// body: no release calls them any more (replays go through ReplayDeliveries), but
+// body: no release calls them any more (replays go through replay.Deliveries), but
 // their tests pin how a replay and a concurrent attempt's record serialise.
 // MarkReplayed records the new run of a replayed event and puts the event back to
 // pending, unless the new run already recorded an attempt (it may be that fast): then

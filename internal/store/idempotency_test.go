@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -240,7 +242,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					reply := newReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
 						return []byte(strconv.Quote(j.ID)), nil
 					})
-					j, err := st.CreateReplayJob(ctx, env, store.EventFilter{Status: models.EventFailed}, now, reply)
+					j, err := replay.CreateJob(ctx, st, env, events.Filter{Status: models.EventFailed}, now, reply)
 					jobID = j.ID
 					return err
 				}, func() bool {

@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // createJobsAtOnce asks for n bulk replay jobs of filter at once (started together once
 // all are ready) and returns the jobs made and the refusals.
-func createJobsAtOnce(t *testing.T, db seeded, filter store.EventFilter, n int, started func()) ([]models.ReplayJob, []error) {
+func createJobsAtOnce(t *testing.T, db seeded, filter events.Filter, n int, started func()) ([]models.ReplayJob, []error) {
 	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -23,7 +25,7 @@ func createJobsAtOnce(t *testing.T, db seeded, filter store.EventFilter, n int, 
 	var refused []error
 	for range n {
 		wg.Go(func() {
-			j, err := db.st.CreateReplayJob(context.Background(), db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			j, err := replay.CreateJob(context.Background(), db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -44,8 +46,8 @@ func createJobsAtOnce(t *testing.T, db seeded, filter store.EventFilter, n int, 
 // matched deliveries; every other request refused with replay_job_limit.
 func checkTwoMadeRestRefused(t *testing.T, made []models.ReplayJob, refused []error, matched int) {
 	t.Helper()
-	if len(made) != store.MaxRunningReplayJobs {
-		t.Fatalf("%d jobs made, want %d (refusals: %v)", len(made), store.MaxRunningReplayJobs, refused)
+	if len(made) != replay.MaxRunningJobs {
+		t.Fatalf("%d jobs made, want %d (refusals: %v)", len(made), replay.MaxRunningJobs, refused)
 	}
 	for _, j := range made {
 		if j.Matched != matched || j.Status != models.ReplayJobRunning {
@@ -53,8 +55,8 @@ func checkTwoMadeRestRefused(t *testing.T, made []models.ReplayJob, refused []er
 		}
 	}
 	for _, err := range refused {
-		if !errors.Is(err, store.ErrReplayJobLimit) || conflictCode(err) != store.CodeReplayJobLimit {
-			t.Fatalf("refusal = %v, want %s", err, store.CodeReplayJobLimit)
+		if !errors.Is(err, replay.ErrJobLimit) || conflictCode(err) != replay.CodeJobLimit {
+			t.Fatalf("refusal = %v, want %s", err, replay.CodeJobLimit)
 		}
 	}
 }
@@ -73,10 +75,10 @@ func TestReplayJobClaimsItsSlotBeforeCounting(t *testing.T) {
 				t.Fatal(err)
 			}
 			const tries = 40
-			made, refused := createJobsAtOnce(t, db, store.EventFilter{EndpointID: a.ID}, tries, nil)
+			made, refused := createJobsAtOnce(t, db, events.Filter{EndpointID: a.ID}, tries, nil)
 			checkTwoMadeRestRefused(t, made, refused, 3)
-			if got := counts.Load(); got != store.MaxRunningReplayJobs {
-				t.Fatalf("deliveries counted %d times for %d requests, want %d: once per job made", got, tries, store.MaxRunningReplayJobs)
+			if got := counts.Load(); got != replay.MaxRunningJobs {
+				t.Fatalf("deliveries counted %d times for %d requests, want %d: once per job made", got, tries, replay.MaxRunningJobs)
 			}
 		})
 	}
@@ -101,7 +103,7 @@ func TestReplayJobCountsOnlyAfterItsClaimPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tries = 8 // within the store's 16 connections: all of them reach the lock
-	made, refused := createJobsAtOnce(t, db, store.EventFilter{EndpointID: a.ID}, tries, func() {
+	made, refused := createJobsAtOnce(t, db, events.Filter{EndpointID: a.ID}, tries, func() {
 		waitForLockWaiters(t, raw, tries)
 		if got := counts.Load(); got != 0 {
 			t.Errorf("deliveries counted %d times before any slot was claimed", got)
@@ -111,7 +113,7 @@ func TestReplayJobCountsOnlyAfterItsClaimPostgres(t *testing.T) {
 		}
 	})
 	checkTwoMadeRestRefused(t, made, refused, 2)
-	if got := counts.Load(); got != store.MaxRunningReplayJobs {
-		t.Fatalf("deliveries counted %d times for %d requests, want %d", got, tries, store.MaxRunningReplayJobs)
+	if got := counts.Load(); got != replay.MaxRunningJobs {
+		t.Fatalf("deliveries counted %d times for %d requests, want %d", got, tries, replay.MaxRunningJobs)
 	}
 }

@@ -2,14 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -44,18 +40,6 @@ func init() {
 CREATE INDEX replay_jobs_env_running ON replay_jobs (environment_id) WHERE status = 'running'`})
 }
 
-// MaxRunningReplayJobs is how many bulk replay jobs an environment may have running at
-// once (CONTRACT §17).
-const MaxRunningReplayJobs = 2
-
-// ErrReplayJobLimit refuses a bulk replay job while the environment already has
-// MaxRunningReplayJobs running. It comes wrapped in an *apperr.ConflictError with
-// CodeReplayJobLimit.
-var ErrReplayJobLimit = errors.New("too many running replay jobs")
-
-// CodeReplayJobLimit is the error code of ErrReplayJobLimit.
-const CodeReplayJobLimit = "replay_job_limit"
-
 // JobFilter is the event filter a replay job was created with.
 func JobFilter(j models.ReplayJob) EventFilter {
 	before := j.CreatedBefore
@@ -68,118 +52,68 @@ func JobEnv(j models.ReplayJob) Env {
 	return Env{OrganizationID: j.OrganizationID, ID: j.EnvironmentID}
 }
 
-// CreateReplayJob records a running job for the deliveries matching f (CONTRACT §13:
-// bulk replay matches deliveries) with how many it matches, and reply's answer (CONTRACT
-// §14) in the same transaction. CreatedBefore is frozen at now at the latest, so events
-// written later never join. A job matching nothing is done at once; a running one waits
-// for its BulkReplay workflow (workflow_started_at unset until then).
-//
-// The job's slot is claimed before the deliveries are counted (CONTRACT §21, "counting
-// before claiming"): an environment with MaxRunningReplayJobs running jobs gets
-// ErrReplayJobLimit (§17) and never runs the count, the costly part. The slot is decided
-// in the database: the running jobs are counted under the environment's replay-job lock
-// (lockReplayJobs), held to the commit, so concurrent requests on any replica never make
-// a third. A cheap count of running jobs before the lock refuses at once, without
-// waiting, once two jobs have committed. The count of matched deliveries then runs
-// under that lock, bounded by the request's statement timeout: the answer's matched, and
-// its status done when nothing matches, are what an API user reads at once (§9).
-func (s *Store) CreateReplayJob(ctx context.Context, env Env, f EventFilter, now time.Time, reply Keeper[models.ReplayJob]) (models.ReplayJob, error) {
-	now = now.UTC().Truncate(time.Microsecond)
-	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
-		f.CreatedBefore = &now
-	}
-	j := models.ReplayJob{
-		ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
-		Status: models.ReplayJobRunning, FilterStatus: f.Status, FilterType: f.Type, FilterEndpointID: f.EndpointID,
-		CreatedAfter: f.CreatedAfter, CreatedBefore: *f.CreatedBefore,
-		HeartbeatAt: now, CreatedAt: now, UpdatedAt: now,
-	}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.claimReplayJobSlot(tx, env); err != nil {
-			return err
-		}
-		n, err := countReplayMatches(tx, env, f)
-		if err != nil {
-			return err
-		}
-		j.Matched = n
-		if j.Matched == 0 {
-			j.Status, j.FinishedAt = models.ReplayJobDone, &now
-		}
-		if err := tx.Create(&j).Error; err != nil {
-			return fmt.Errorf("create replay job: %w", err)
-		}
-		return reply.Keep(s.txOf(tx, env), j)
-	})
-	return j, err
-}
-
-// claimReplayJobSlot claims one of the environment's MaxRunningReplayJobs slots in tx, or
-// refuses with ErrReplayJobLimit: checked once without a lock (a refusal costs no wait),
-// then again under lockReplayJobs, which the transaction holds until its job is inserted
-// and committed.
-func (s *Store) claimReplayJobSlot(tx *gorm.DB, env Env) error {
-	if err := checkRunningJobs(tx, env); err != nil {
-		return err
-	}
-	if err := s.lockReplayJobs(tx, env); err != nil {
-		return err
-	}
-	return checkRunningJobs(tx, env)
-}
-
-// lockReplayJobs serialises the creation of the environment's replay jobs until tx ends.
-// On PostgreSQL it is a transaction advisory lock of the environment's own, not the
-// environment's row (lockEnv): that row's FOR UPDATE would block every insert that
-// references the environment (its foreign keys take FOR KEY SHARE) — its deliveries'
-// records among them — for as long as the count of a new job runs. A SQLite write
-// transaction is exclusive already (_txlock=immediate).
-func (s *Store) lockReplayJobs(tx *gorm.DB, env Env) error {
-	if s.dialect != "postgres" {
+// LockReplayJobs serialises the creation of the environment's replay jobs until the
+// transaction ends (the job limit of CONTRACT §17 is counted under it). On PostgreSQL it
+// is a transaction advisory lock of the environment's own, not the environment's row:
+// that row's FOR UPDATE would block every insert that references the environment (its
+// foreign keys take FOR KEY SHARE) — its deliveries' records among them — for as long as
+// the count of a new job runs. A SQLite write transaction is exclusive already
+// (_txlock=immediate).
+func (tx *Tx) LockReplayJobs() error {
+	if tx.dialect != "postgres" {
 		return nil
 	}
-	if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "replay_jobs:"+env.ID).Error; err != nil {
+	if err := tx.db.Exec("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "replay_jobs:"+tx.env.ID).Error; err != nil {
 		return fmt.Errorf("lock replay jobs: %w", err)
 	}
 	return nil
 }
 
-// countReplayMatches counts the environment's deliveries matching f: a new job's matched.
-func countReplayMatches(tx *gorm.DB, env Env, f EventFilter) (int, error) {
+// RunningReplayJobs counts the environment's running replay jobs.
+func (tx *Tx) RunningReplayJobs() (int, error) { return runningJobs(tx.db, tx.env) }
+
+// CountDeliveries counts the environment's deliveries matching f (deliveryQuery's rule):
+// a new replay job's matched.
+func (tx *Tx) CountDeliveries(f EventFilter) (int, error) {
 	var n int64
-	if err := deliveryQuery(tx, env, f).Count(&n).Error; err != nil {
+	if err := deliveryQuery(tx.db, tx.env, f).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("count deliveries to replay: %w", err)
 	}
 	return int(n), nil
 }
 
+// InsertReplayJob writes a new replay job of the environment.
+func (tx *Tx) InsertReplayJob(j *models.ReplayJob) error {
+	j.OrganizationID, j.EnvironmentID = tx.env.OrganizationID, tx.env.ID
+	if err := tx.db.Create(j).Error; err != nil {
+		return fmt.Errorf("create replay job: %w", err)
+	}
+	return nil
+}
+
 // runningJobs counts the environment's running replay jobs.
-func runningJobs(tx *gorm.DB, env Env) (int, error) {
+func runningJobs(db *gorm.DB, env Env) (int, error) {
 	var n int64
-	if err := scope(tx.Model(&models.ReplayJob{}), env).Where("status = ?", models.ReplayJobRunning).Count(&n).Error; err != nil {
+	if err := scope(db.Model(&models.ReplayJob{}), env).Where("status = ?", models.ReplayJobRunning).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("count running replay jobs: %w", err)
 	}
 	return int(n), nil
-}
-
-// checkRunningJobs refuses a new job while the environment has MaxRunningReplayJobs
-// running.
-func checkRunningJobs(tx *gorm.DB, env Env) error {
-	n, err := runningJobs(tx, env)
-	if err != nil {
-		return err
-	}
-	if n >= MaxRunningReplayJobs {
-		return apperr.ConflictOn(ErrReplayJobLimit, CodeReplayJobLimit,
-			"This environment already has %d bulk replay jobs running, the most it may have; wait for one to finish (GET /v1/events/replay/{id}).", n)
-	}
-	return nil
 }
 
 // ReplayJob loads one job of the environment.
 func (s *Store) ReplayJob(ctx context.Context, env Env, id string) (models.ReplayJob, error) {
 	var j models.ReplayJob
 	if err := s.in(ctx, env).Where("id = ?", id).Take(&j).Error; err != nil {
+		return j, notFound(err, "replay job "+id)
+	}
+	return j, nil
+}
+
+// ReplayJobByID loads a job by id alone, for the bulk replay activity: its id comes from
+// the workflow input, which the API built from the stored row, never from a client.
+func (s *Store) ReplayJobByID(ctx context.Context, id string) (models.ReplayJob, error) {
+	var j models.ReplayJob
+	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&j).Error; err != nil {
 		return j, notFound(err, "replay job "+id)
 	}
 	return j, nil

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/models"
 )
 
@@ -22,7 +23,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			ctx := context.Background()
 			a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 			failedEvents(t, db, 3)
-			filter := store.EventFilter{EndpointID: a.ID}
+			filter := events.Filter{EndpointID: a.ID}
 
 			const tries = 6
 			var wg sync.WaitGroup
@@ -32,7 +33,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					j, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
+					j, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
 					if err != nil {
 						errs <- err
 						return
@@ -47,12 +48,12 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			for j := range jobs {
 				made = append(made, j)
 			}
-			if len(made) != store.MaxRunningReplayJobs {
-				t.Fatalf("%d jobs made of %d concurrent requests, want %d", len(made), tries, store.MaxRunningReplayJobs)
+			if len(made) != replay.MaxRunningJobs {
+				t.Fatalf("%d jobs made of %d concurrent requests, want %d", len(made), tries, replay.MaxRunningJobs)
 			}
 			for err := range errs {
-				if !errors.Is(err, store.ErrReplayJobLimit) || conflictCode(err) != store.CodeReplayJobLimit {
-					t.Fatalf("refusal = %v, want %s", err, store.CodeReplayJobLimit)
+				if !errors.Is(err, replay.ErrJobLimit) || conflictCode(err) != replay.CodeJobLimit {
+					t.Fatalf("refusal = %v, want %s", err, replay.CodeJobLimit)
 				}
 			}
 
@@ -61,19 +62,19 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.CreateReplayJob(ctx, live, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := replay.CreateJob(ctx, db.st, live, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
 				t.Fatalf("other environment: %v", err)
 			}
 
 			// A page tells how many of its environment's jobs run: both, until one ends.
-			p, err := db.st.ReplayPage(ctx, made[0].ID, "", 10)
+			p, err := replay.Page(ctx, db.st, made[0].ID, "", 10)
 			if err != nil || !p.Done || p.Running != 1 {
 				t.Fatalf("first job's only page = %+v, %v; want done with 1 job still running", p, err)
 			}
-			if _, err := db.st.CreateReplayJob(ctx, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
 				t.Fatalf("after a job ended: %v", err)
 			}
-			third, err := db.st.ReplayPage(ctx, made[1].ID, "", 1)
+			third, err := replay.Page(ctx, db.st, made[1].ID, "", 1)
 			if err != nil || third.Done || third.Running != 2 {
 				t.Fatalf("second job's first page = %+v, %v; want 2 jobs running", third, err)
 			}

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/models"
 )
 
@@ -41,13 +42,13 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 			a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 			b := newEndpoint(t, db, "https://b.example/hooks", nil, true)
 			evs := failedEvents(t, db, 7)
-			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			if err != nil || job.Matched != 7 || job.Status != models.ReplayJobRunning {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
 			late := failedEvents(t, db, 1)[0] // after the job: never joins it
 
-			p1, err := db.st.ReplayPage(ctx, job.ID, "", 3)
+			p1, err := replay.Page(ctx, db.st, job.ID, "", 3)
 			if err != nil || p1.Replayed != 3 || p1.Failed != 0 || p1.TotalReplayed != 3 || p1.Done || len(p1.Events) != 3 || p1.CursorID == "" {
 				t.Fatalf("page 1 = %+v, %v", p1, err)
 			}
@@ -75,7 +76,7 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			again, err := db.st.ReplayPage(ctx, job.ID, "", 3)
+			again, err := replay.Page(ctx, db.st, job.ID, "", 3)
 			if err != nil || again.Replayed != 0 || again.TotalReplayed != 3 || again.CursorID != p1.CursorID || len(again.Events) != 0 {
 				t.Fatalf("page 1 again = %+v, %v", again, err)
 			}
@@ -85,11 +86,11 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 				}
 			}
 
-			p2, err := db.st.ReplayPage(ctx, job.ID, p1.CursorID, 3)
+			p2, err := replay.Page(ctx, db.st, job.ID, p1.CursorID, 3)
 			if err != nil || p2.Replayed != 3 || p2.TotalReplayed != 6 || p2.Done {
 				t.Fatalf("page 2 = %+v, %v", p2, err)
 			}
-			p3, err := db.st.ReplayPage(ctx, job.ID, p2.CursorID, 3)
+			p3, err := replay.Page(ctx, db.st, job.ID, p2.CursorID, 3)
 			if err != nil || p3.Replayed != 1 || p3.TotalReplayed != 7 || p3.Matched != 7 || !p3.Done {
 				t.Fatalf("page 3 = %+v, %v", p3, err)
 			}
@@ -101,7 +102,7 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 				t.Fatalf("job row = %+v, %v", row, err)
 			}
 			// A finished job's page is asked again (the workflow's last answer was lost).
-			if done, err := db.st.ReplayPage(ctx, job.ID, p2.CursorID, 3); err != nil || done.Replayed != 0 || !done.Done || done.TotalReplayed != 7 {
+			if done, err := replay.Page(ctx, db.st, job.ID, p2.CursorID, 3); err != nil || done.Replayed != 0 || !done.Done || done.TotalReplayed != 7 {
 				t.Fatalf("finished job's page again = %+v, %v", done, err)
 			}
 		})
@@ -119,18 +120,18 @@ func TestReplayPageCountsRefusedDeliveries(t *testing.T) {
 			if err := db.st.SetEventStatus(ctx, db.env, evs[1].ID, models.EventRetrying); err != nil {
 				t.Fatal(err)
 			}
-			job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{EndpointID: a.ID}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 			if err != nil || job.Matched != 3 {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
-			p, err := db.st.ReplayPage(ctx, job.ID, "", 10)
+			p, err := replay.Page(ctx, db.st, job.ID, "", 10)
 			if err != nil || p.Replayed != 2 || p.Failed != 1 || !p.Done || p.TotalFailed != 1 {
 				t.Fatalf("page = %+v, %v", p, err)
 			}
 			if got := deliveryStatus(t, db, evs[2].ID, a.ID); got != models.EventPending {
 				t.Errorf("the delivery after a refused one is %s, want pending", got)
 			}
-			if _, err := db.st.ReplayPage(ctx, "no-such-job", "", 10); err == nil {
+			if _, err := replay.Page(ctx, db.st, "no-such-job", "", 10); err == nil {
 				t.Error("a page of an unknown job succeeded")
 			}
 		})
@@ -146,7 +147,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	ctx := context.Background()
 	a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 	evs := failedEvents(t, db, 4)
-	job, err := db.st.CreateReplayJob(ctx, db.env, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+	job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 	if err != nil || job.Matched != 4 {
 		t.Fatalf("job = %+v, %v", job, err)
 	}
@@ -160,7 +161,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	cut, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := db.st.ReplayPage(cut, job.ID, "", 10)
+		_, err := replay.Page(cut, db.st, job.ID, "", 10)
 		errc <- err
 	}()
 	for waiting := int64(0); waiting == 0; {
@@ -183,7 +184,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	if err != nil || row.Replayed != 0 || row.CursorID != "" || row.Status != models.ReplayJobRunning {
 		t.Fatalf("job row after the cut = %+v, %v", row, err)
 	}
-	p, err := db.st.ReplayPage(ctx, job.ID, "", 10)
+	p, err := replay.Page(ctx, db.st, job.ID, "", 10)
 	if err != nil || p.Replayed != 4 || !p.Done {
 		t.Fatalf("page run again = %+v, %v", p, err)
 	}

@@ -51,7 +51,7 @@ type pagedJobs struct {
 	bulk *activities.BulkReplay
 }
 
-func (p *pagedJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error {
+func (p *pagedJobs) StartDetached(_ context.Context, j models.ReplayJob) {
 	go func() {
 		in := activities.ReplayPageInput{JobID: j.ID, Limit: 2}
 		for {
@@ -62,7 +62,6 @@ func (p *pagedJobs) StartReplayJob(_ context.Context, j models.ReplayJob) error 
 			in.CursorID = out.CursorID
 		}
 	}()
-	return nil
 }
 
 type fixture struct {
@@ -102,7 +101,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: log,
-		Endpoints: eps, Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs, Log: log}}))
+		Endpoints: eps, Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs}}))
 	t.Cleanup(srv.Close)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain))

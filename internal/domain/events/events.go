@@ -6,6 +6,7 @@ package events
 
 import (
 	"context"
+	"time"
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -20,6 +21,22 @@ type Store interface {
 }
 
 var _ Store = (*store.Store)(nil)
+
+// Filter narrows the event lists (GET /v1/events, bulk replay, the dashboard's
+// Deliveries page); empty fields do not filter. CreatedAfter is inclusive and
+// CreatedBefore exclusive. With EndpointID, events match when they have a delivery to
+// that endpoint, and Status applies to that delivery instead of the event (CONTRACT §13).
+type Filter struct {
+	Type, Status, ObjectID      string
+	EndpointID                  string
+	CreatedAfter, CreatedBefore *time.Time
+}
+
+// Query converts the filter to the store's query parameters.
+func (f Filter) Query() store.EventFilter {
+	return store.EventFilter{Type: f.Type, Status: f.Status, ObjectID: f.ObjectID, EndpointID: f.EndpointID,
+		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore}
+}
 
 // Event is an event with its deliveries and attempts.
 type Event struct {
@@ -69,8 +86,8 @@ func Get(ctx context.Context, st Store, env models.Env, id string) (Event, error
 
 // List reads a page of the environment's events matching f, newest first; more tells
 // whether older ones follow.
-func List(ctx context.Context, st Store, env models.Env, f store.EventFilter, page store.Page) ([]Event, bool, error) {
-	rows, more, err := st.Events(ctx, env, f, page)
+func List(ctx context.Context, st Store, env models.Env, f Filter, page store.Page) ([]Event, bool, error) {
+	rows, more, err := st.Events(ctx, env, f.Query(), page)
 	if err != nil {
 		return nil, false, err
 	}
@@ -100,10 +117,11 @@ func Of(ctx context.Context, st Store, env models.Env, rows []models.Event) ([]E
 	return out, nil
 }
 
-// Replayed is the event a single-event replay read back in its own transaction
-// (store.ReplayEvent), assembled as Of assembles those it reads.
-func Replayed(r store.ReplayedEvent) Event {
-	return assemble(r.Event, r.Attempts, r.Deliveries)
+// Assemble is an event read with its attempts and deliveries (oldest first), as Of
+// assembles those it reads: a single-event replay reads its event back this way in its
+// own transaction.
+func Assemble(e models.Event, attempts []models.DeliveryAttempt, deliveries []models.WebhookDelivery) Event {
+	return assemble(e, attempts, deliveries)
 }
 
 // assemble gives each delivery the attempts that name it.

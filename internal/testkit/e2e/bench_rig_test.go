@@ -266,7 +266,7 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rp := &replay.Service{Store: r.st, Log: log}
+	rp := &replay.Service{Store: r.st}
 	// New meters' backfills and deleted meters' purges start at once, as in `revops serve`.
 	ms := &meters.Service{Store: r.st, Log: log,
 		Backfills: &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log},

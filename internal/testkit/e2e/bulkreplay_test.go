@@ -17,8 +17,9 @@ import (
 	"github.com/revops/revops/activities"
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -29,20 +30,20 @@ import (
 // dangerous (the work is done, Temporal does not know it); a kill before the commit
 // rolls the page back (store.TestReplayPageCutMidwayDoesNothing).
 type dyingPage struct {
-	next    activities.BulkReplayStore
+	next    activities.Pager
 	killAt  int32
 	calls   atomic.Int32
 	killed  chan struct{} // closed once the page committed and the process "died"
 	release chan struct{} // closed at the test's end
 }
 
-func (d *dyingPage) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (store.ReplayPageResult, error) {
+func (d *dyingPage) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (replay.PageResult, error) {
 	n := d.calls.Add(1)
 	r, err := d.next.ReplayPage(ctx, jobID, cursorID, limit)
 	if n == d.killAt {
 		close(d.killed)
 		<-d.release
-		return store.ReplayPageResult{}, errors.New("the process is gone")
+		return replay.PageResult{}, errors.New("the process is gone")
 	}
 	return r, err
 }
@@ -73,9 +74,9 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	}
 
 	// The worker process that will die, with its sweeper.
-	dying := &dyingPage{next: s.db.Store, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
+	dying := &dyingPage{next: replay.Pages{Store: s.db.Store}, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(dying.release) })
-	w1 := s.workerWith(&activities.BulkReplay{Store: dying, Dispatch: st})
+	w1 := s.workerWith(&activities.BulkReplay{Pages: dying, Dispatch: st})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go st.RunSweeper(sweepCtx, 200*time.Millisecond)
@@ -213,7 +214,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job, err := s.db.Store.CreateReplayJob(ctx, s.db.Env, store.EventFilter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+	job, err := replay.CreateJob(ctx, s.db.Store, s.db.Env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
 	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
@@ -89,7 +90,7 @@ func TestRecordHistories(t *testing.T) {
 
 	// A manual replay of the failed event: a new run of the same workflow id, trigger
 	// manual, which the receiver now acknowledges.
-	marked, err := s.db.Store.ReplayDeliveries(ctx, s.db.Env, failed.ID, "")
+	marked, err := replay.Deliveries(ctx, s.db.Store, s.db.Env, failed.ID, "")
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
@@ -138,7 +139,7 @@ func TestRecordHistories(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		marked, err := s.db.Store.ReplayDeliveries(ctx, s.db.Env, d.Event.ID, d.Delivery.EndpointID)
+		marked, err := replay.Deliveries(ctx, s.db.Store, s.db.Env, d.Event.ID, d.Delivery.EndpointID)
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rat
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store, Log: log}}
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store}}
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
 		q := dispatch.NewQueue(st, log, s.db.Store)

@@ -1,0 +1,142 @@
+package replay
+
+import (
+	"context"
+	"errors"
+
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/tracing"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// CodeDeliveryInProgress is the conflict of a replay whose delivery is still under way.
+const CodeDeliveryInProgress = "delivery_in_progress"
+
+// Replays refused for their endpoint_id: one that names no endpoint of the environment,
+// and one whose endpoint is not subscribed to the event's type and never had a delivery
+// of it.
+var (
+	ErrUnknownEndpoint       = errors.New("not a webhook endpoint of this environment")
+	ErrEndpointNotSubscribed = errors.New("webhook endpoint not subscribed to the event's type")
+)
+
+// Event is a replay that answers a request (POST /v1/events/{id}/replay): the replay
+// (replayIn), then the event read back with its attempts and deliveries and reply's
+// answer (CONTRACT §14) kept from it, all in one transaction — the answer is stored with
+// the replay or not at all, so a retry with the same Idempotency-Key never replays the
+// event twice. A bulk replay, which answers once for many events, replays each in its
+// page's transaction (Page).
+func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID string, reply store.Keeper[events.Event]) (events.Event, error) {
+	trace := tracing.TraceParent(ctx)
+	var out events.Event
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		ev, err := replayIn(tx, eventID, endpointID, trace)
+		if err != nil {
+			return err
+		}
+		attempts, err := tx.EventAttempts(ev.ID)
+		if err != nil {
+			return err
+		}
+		deliveries, err := tx.EventDeliveries(ev.ID)
+		if err != nil {
+			return err
+		}
+		out = events.Assemble(ev, attempts, deliveries)
+		return reply.Keep(tx, out)
+	})
+	if err != nil {
+		return events.Event{}, err
+	}
+	return out, nil
+}
+
+// Deliveries replays one event of the environment in a transaction of its own, keeping
+// no answer, and returns the event as the replay left it (marked for redispatch when a
+// delivery goes again): replayIn's rule.
+func Deliveries(ctx context.Context, st Storer, env models.Env, eventID, endpointID string) (models.Event, error) {
+	trace := tracing.TraceParent(ctx)
+	var ev models.Event
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		var err error
+		ev, err = replayIn(tx, eventID, endpointID, trace)
+		return err
+	})
+	return ev, err
+}
+
+// replayIn decides a replay of an event (CONTRACT §13) in tx, under the event's row
+// lock: the chosen deliveries — the one to endpointID, or all of them when endpointID is
+// "" — go back to pending (each counting the replay: see store.MarkDeliveryFailed); if
+// one of them is pending or retrying, nothing changes and the answer is a ConflictError
+// delivery_in_progress naming its endpoint. Without endpointID, endpoints enabled and
+// subscribed now that had no delivery get one, and deliveries whose endpoint was deleted
+// stay as they are. The event's status is summarised again and, when a delivery goes
+// again, it is marked for redispatch under the replay's trace: the dispatcher (after
+// commit) or the sweeper reaches its workflow with SignalWithStart. An endpointID that
+// is not an endpoint of the environment, or one not subscribed to the event's type that
+// never had a delivery of it, is an *apperr.InvalidError on param endpoint_id
+// (ErrUnknownEndpoint, ErrEndpointNotSubscribed). Every refusal comes before any write,
+// so a bulk page counts it and goes on in the same transaction.
+func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, error) {
+	ev, err := tx.LockEvent(eventID)
+	if err != nil {
+		return ev, err
+	}
+	eps, err := tx.ReplayEndpoints(endpointID)
+	if err != nil {
+		return ev, err
+	}
+	if endpointID != "" && len(eps) == 0 {
+		return ev, apperr.Invalid(ErrUnknownEndpoint, apperr.CodeParameterInvalid, "endpoint_id",
+			"endpoint_id %q is not a webhook endpoint of this environment.", endpointID)
+	}
+	ds, err := tx.EventDeliveries(eventID)
+	if err != nil {
+		return ev, err
+	}
+	again, fresh, err := choose(ev, eps, ds, endpointID)
+	if err != nil {
+		return ev, err
+	}
+	if err := tx.RequeueDeliveries(eventID, again); err != nil {
+		return ev, err
+	}
+	if err := tx.AddDeliveries(ev, fresh); err != nil {
+		return ev, err
+	}
+	return tx.SummarizeReplayed(eventID, len(again)+len(fresh) > 0, trace)
+}
+
+// choose picks the deliveries a replay puts back to pending (ids) and the endpoints it
+// gives a new delivery, or the refusal. eps are the endpoints concerned (one when
+// endpointID is set); ds the event's deliveries. A replay never re-evaluates an
+// endpoint's filter (CONTRACT §25): an endpoint that had no delivery gets one when it is
+// subscribed to the type now, and enabled or named by endpointID.
+func choose(ev models.Event, eps []models.WebhookEndpoint, ds []models.WebhookDelivery, endpointID string) ([]string, []models.WebhookEndpoint, error) {
+	byEndpoint := map[string]models.WebhookDelivery{}
+	for _, d := range ds {
+		byEndpoint[d.EndpointID] = d
+	}
+	var again []string
+	var fresh []models.WebhookEndpoint
+	for _, ep := range eps {
+		d, had := byEndpoint[ep.ID]
+		switch {
+		case had && (d.Status == models.EventPending || d.Status == models.EventRetrying):
+			return nil, nil, apperr.Conflict(CodeDeliveryInProgress,
+				"The delivery of event %s to webhook endpoint %s is still %s; replay it once it has ended.", ev.ID, ep.ID, d.Status)
+		case had:
+			again = append(again, d.ID)
+		case catalog.Matches(ep.EventTypes, ev.Type) && (ep.Enabled || endpointID != ""):
+			fresh = append(fresh, ep)
+		case endpointID != "":
+			return nil, nil, apperr.Invalid(ErrEndpointNotSubscribed, apperr.CodeParameterInvalid, "endpoint_id",
+				"Webhook endpoint %s is not subscribed to %s events.", ep.ID, ev.Type)
+		}
+	}
+	return again, fresh, nil
+}
