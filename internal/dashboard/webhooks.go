@@ -59,7 +59,7 @@ func (h *handler) webhookPage(c *gin.Context) {
 		ids[i] = ep.ID
 	}
 	charts := buildCharts(counts, ids, now, chartDays)
-	d := webhooksData{Max: store.MaxEndpoints, CanAdd: len(eps) < store.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
+	d := webhooksData{Max: webhook.MaxEndpoints, CanAdd: len(eps) < webhook.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
 	for _, ep := range eps {
 		r := toEndpointRow(ep)
 		r.Chart = charts[ep.ID]

@@ -37,16 +37,14 @@ const (
 	CodeInvalidEventType = "invalid_event_type"
 )
 
-// EndpointsStore is what the endpoints need of the database.
+// EndpointsStore is what the endpoints need of the database: their writes' transaction
+// (writes.go) and reads.
 type EndpointsStore interface {
+	Writer
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) // the oldest
-	PutOldestWebhookEndpoint(ctx context.Context, env models.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
-	CreateWebhookEndpoint(ctx context.Context, env models.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	WebhookEndpoints(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
+	AllWebhookEndpoints(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error)
 	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
-	UpdateWebhookEndpoint(ctx context.Context, env models.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	DeleteWebhookEndpoint(ctx context.Context, env models.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	RotateEndpointSecret(ctx context.Context, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 }
@@ -74,9 +72,9 @@ type EndpointFields struct {
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
 // fills the defaults (POST, enabled, ["*"], the default policy). base is the policy a
 // partial retry_policy completes: the endpoint's own for a PATCH.
-func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (store.EndpointPatch, error) {
+func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (EndpointPatch, error) {
 	var fs apperr.Faults
-	var p store.EndpointPatch
+	var p EndpointPatch
 	if in.URL != nil || create {
 		if u, ok := checkURL(&fs, in.URL); ok {
 			p.URL = &u
@@ -258,11 +256,11 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC(), reply)
+	return CreateEndpoint(ctx, e.Store, env, newEndpoint(p, secret), time.Now().UTC(), reply)
 }
 
 // newEndpoint is the endpoint a create's validated patch describes (every member set).
-func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
+func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	ep := models.WebhookEndpoint{
 		URL: *p.URL, Method: *p.Method, EventTypes: p.EventTypes,
 		RetryPolicy: *p.RetryPolicy, Enabled: *p.Enabled, Secret: secret,
@@ -288,12 +286,17 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 			return cur, err
 		}
 	}
-	return e.Store.UpdateWebhookEndpoint(ctx, env, id, p, time.Now().UTC(), reply)
+	return UpdateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), reply)
 }
 
 // Get loads one endpoint.
 func (e *Endpoints) Get(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error) {
 	return e.Store.WebhookEndpointByID(ctx, env, id)
+}
+
+// All lists every endpoint of the environment, oldest first (at most MaxEndpoints).
+func (e *Endpoints) All(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error) {
+	return e.Store.AllWebhookEndpoints(ctx, env)
 }
 
 // List lists the environment's endpoints, newest first.
@@ -303,7 +306,7 @@ func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) (
 
 // Delete removes an endpoint; its unfinished deliveries end skipped.
 func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
-	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC(), reply)
+	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
 // Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
@@ -312,7 +315,7 @@ func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
+	return RotateSecret(ctx, e.Store, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at

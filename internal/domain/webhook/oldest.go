@@ -38,8 +38,8 @@ func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) 
 	}
 	// One store call decides between update and create under the environment's lock, so
 	// that concurrent first PUTs make one endpoint.
-	return e.Store.PutOldestWebhookEndpoint(ctx, env, newEndpoint(p, secret),
-		store.EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
+	return PutOldest(ctx, e.Store, env, newEndpoint(p, secret),
+		EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
 }
 
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:

@@ -19,6 +19,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -91,7 +92,7 @@ func (r *benchRig) otherTenant(b *testing.B, nDeals int) tenantOf {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := r.st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 		time.Now(), store.EndpointReply{}); err != nil {
 		b.Fatal(err)
