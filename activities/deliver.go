@@ -32,7 +32,8 @@ type Store interface {
 	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
-	MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error)
+	// FailureStore ends a delivery failed and judges its endpoint's disabling (webhook.MarkDeliveryFailed).
+	webhook.FailureStore
 }
 
 var _ Store = (*store.Store)(nil)

@@ -11,9 +11,9 @@ import (
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -35,7 +35,7 @@ func newTwoEndpoints(t *testing.T) *twoEndpoints {
 	for i := range f.eps {
 		f.rcs[i] = webhooktest.NewReceiver(t)
 		f.secrets[i], _ = signing.NewSecret()
-		ep, err := f.db.Store.CreateWebhookEndpoint(ctx, f.db.Env, models.WebhookEndpoint{
+		ep, err := webhook.CreateEndpoint(ctx, f.db.Store, f.db.Env, models.WebhookEndpoint{
 			URL: f.rcs[i].URL + "/hooks", Method: "POST", Enabled: true, Secret: f.secrets[i],
 			RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: 4000, MaximumAttempts: 3 + i},
 		}, time.Now().UTC(), idempotency.EndpointReply{})
@@ -123,12 +123,12 @@ func TestDeliverOneDeliveryNotSent(t *testing.T) {
 			}
 		}, "", models.EventDelivered, 0},
 		{"endpoint deleted: skipped, not sent", func(t *testing.T, f *twoEndpoints) {
-			if _, err := f.db.Store.DeleteWebhookEndpoint(context.Background(), f.db.Env, f.eps[0].ID, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 		}, "", models.EventSkipped, 0},
 		{"endpoint disabled: failed with endpoint_disabled, not sent, not retried", func(t *testing.T, f *twoEndpoints) {
-			if _, err := f.db.Store.UpdateWebhookEndpoint(context.Background(), f.db.Env, f.eps[0].ID, store.EndpointPatch{Enabled: &off}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, webhook.EndpointPatch{Enabled: &off}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 		}, activities.ErrTypeEndpointDisabled, models.EventFailed, 1},

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/models"
@@ -86,15 +87,15 @@ type MarkFailedInput struct {
 }
 
 // MarkDeliveryFailed ends the delivery failed unless it already has a final status or was
-// replayed after its series read it (in.Replays), and lets the store judge automatic
-// disabling of its endpoint (CONTRACT §13). The workflow runs it, under its own retry
+// replayed after its series read it (in.Replays), and has the webhook domain judge the
+// automatic disabling of its endpoint (CONTRACT §13). The workflow runs it, under its own retry
 // policy, once DeliverWebhook has finally failed: the last attempt's own record may have
 // failed, and no delivery may stay retrying after its run closed.
 func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
 	if in.DeliveryID == "" {
 		return a.Store.MarkEventFailed(ctx, in.EventID)
 	}
-	disabled, err := a.Store.MarkDeliveryFailed(ctx, in.DeliveryID, in.Reason, in.Replays, a.DisableAfter)
+	disabled, err := webhook.MarkDeliveryFailed(ctx, a.Store, in.DeliveryID, in.Reason, in.Replays, a.DisableAfter)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return temporal.NewNonRetryableApplicationError("delivery not found", ErrTypeDeliveryMissing, nil)
 	}

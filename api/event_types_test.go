@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/catalog"
 	"github.com/revops/revops/internal/domain/catalog/catalogtest"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
@@ -150,7 +151,7 @@ func disableEndpoint(h *harness, eventID string) string {
 	if err := h.store.RecordDeliveryAttempt(ctx, env, &a, models.EventFailed); err != nil {
 		h.t.Fatal(err)
 	}
-	if disabled, err := h.store.MarkDeliveryFailed(ctx, ds[0].ID, "", nil, time.Nanosecond); err != nil || !disabled {
+	if disabled, err := webhook.MarkDeliveryFailed(ctx, h.store, ds[0].ID, "", nil, time.Nanosecond); err != nil || !disabled {
 		h.t.Fatalf("endpoint not disabled (%v): %v", disabled, err)
 	}
 	return ds[0].EndpointID

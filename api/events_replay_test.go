@@ -11,6 +11,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
 )
@@ -149,7 +150,7 @@ func TestBulkReplayJob(t *testing.T) {
 	jobs := &fakeJobs{done: make(chan struct{})}
 	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Replay.Jobs = jobs })
 	env := h.objEnv("sandbox")
-	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(context.Background(), h.store, env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
 	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
@@ -231,7 +232,7 @@ func TestBulkReplayIdempotent(t *testing.T) {
 func TestBulkReplayJobLimit(t *testing.T) {
 	h := newHarness(t)
 	env := h.objEnv("sandbox")
-	if _, err := h.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(context.Background(), h.store, env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
 	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)

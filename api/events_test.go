@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
 
@@ -17,7 +18,7 @@ import (
 // Returns a's id and the event ids newest first.
 func eventsFixture(h *harness) (accountA string, ids []string) {
 	h.t.Helper()
-	if _, err := h.store.CreateWebhookEndpoint(context.Background(), h.objEnv("sandbox"), models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(context.Background(), h.store, h.objEnv("sandbox"), models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
 	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		h.t.Fatal(err)

@@ -1,12 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
@@ -26,7 +27,7 @@ var webhookEndpointsFields = fieldRules{
 type webhookEndpointsRequest struct {
 	URL         *string                   `json:"url"`
 	Method      *string                   `json:"method"`
-	Description accounts.Field[string]    `json:"description"` // null clears it, as "" does
+	Description clearableString           `json:"description"` // null clears it, as "" does
 	EventTypes  *[]string                 `json:"event_types"`
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
@@ -34,11 +35,26 @@ type webhookEndpointsRequest struct {
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 	var description *string
-	if r.Description.Set {
-		description = &r.Description.Value // "" when null
+	if r.Description.set {
+		description = &r.Description.value // "" when null
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
 		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
+}
+
+// clearableString is a string member that may be absent (set false) or null (set, ""):
+// absent leaves the value as it is, null clears it.
+type clearableString struct {
+	set   bool
+	value string
+}
+
+func (f *clearableString) UnmarshalJSON(b []byte) error {
+	f.set = true
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &f.value)
 }
 
 // endpointObject is the §13 webhook_endpoint object.

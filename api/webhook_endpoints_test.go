@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
 )
@@ -201,7 +202,7 @@ func TestEventShowsDeliveries(t *testing.T) {
 	h := newHarness(t)
 	ctx, env := context.Background(), h.objEnv("sandbox")
 	mk := func(types []string) models.WebhookEndpoint {
-		ep, err := h.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST",
+		ep, err := webhook.CreateEndpoint(ctx, h.store, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST",
 			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 		if err != nil {
 			t.Fatal(err)

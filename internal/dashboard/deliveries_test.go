@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -75,7 +76,7 @@ func (s *site) newEndpoints(env models.Env, subs ...[]string) []models.WebhookEn
 	s.t.Helper()
 	var out []models.WebhookEndpoint
 	for i, types := range subs {
-		ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+		ep, err := webhook.CreateEndpoint(context.Background(), s.store, env, models.WebhookEndpoint{
 			URL: fmt.Sprintf("https://hooks%d.example/revops", i+1), Method: "POST", Description: []string{"Billing", "CRM", "Ops"}[i],
 			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 		if err != nil {

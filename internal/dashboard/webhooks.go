@@ -11,7 +11,6 @@ import (
 	"github.com/revops/revops/internal/domain/catalog"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -60,7 +59,7 @@ func (h *handler) webhookPage(c *gin.Context) {
 		ids[i] = ep.ID
 	}
 	charts := buildCharts(counts, ids, now, chartDays)
-	d := webhooksData{Max: store.MaxEndpoints, CanAdd: len(eps) < store.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
+	d := webhooksData{Max: webhook.MaxEndpoints, CanAdd: len(eps) < webhook.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
 	for _, ep := range eps {
 		r := toEndpointRow(ep)
 		r.Chart = charts[ep.ID]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -242,7 +243,7 @@ func TestWebhookEndpointScopeAndCSRF(t *testing.T) {
 	s := newSite(t, "--webhook-allow-private")
 	u := s.newUser("Acme", "owner@acme.test")
 	env := s.sandbox(u.orgID)
-	ep, err := s.store.CreateWebhookEndpoint(context.Background(), env, models.WebhookEndpoint{
+	ep, err := webhook.CreateEndpoint(context.Background(), s.store, env, models.WebhookEndpoint{
 		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +311,7 @@ func (s *site) endDelivery(e models.Event, d models.WebhookDelivery, outcome str
 		s.t.Fatal(err)
 	}
 	if outcome == models.AttemptFailed {
-		if _, err := s.store.MarkDeliveryFailed(ctx, d.ID, "", nil, disableAfter); err != nil {
+		if _, err := webhook.MarkDeliveryFailed(ctx, s.store, d.ID, "", nil, disableAfter); err != nil {
 			s.t.Fatal(err)
 		}
 	}
@@ -327,12 +328,12 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 			u := s.newUser("Acme", "owner@acme.test")
 			env := s.sandbox(u.orgID)
 			now := time.Now().UTC()
-			a, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
+			a, err := webhook.CreateEndpoint(ctx, s.store, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
 				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), idempotency.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := s.store.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
+			b, err := webhook.CreateEndpoint(ctx, s.store, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
 				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, idempotency.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)

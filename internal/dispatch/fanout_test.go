@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -70,7 +71,7 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 		{URL: "https://off.example/h", Method: "POST", Enabled: false},
 	} {
 		ep.Secret = "whsec_" + uuid.NewString()
-		if _, err := st.CreateWebhookEndpoint(ctx, env, ep, start.Add(time.Duration(i)*time.Millisecond), idempotency.EndpointReply{}); err != nil {
+		if _, err := webhook.CreateEndpoint(ctx, st, env, ep, start.Add(time.Duration(i)*time.Millisecond), idempotency.EndpointReply{}); err != nil {
 			t.Fatal(err)
 		}
 	}

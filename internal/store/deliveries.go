@@ -78,7 +78,12 @@ func summarizeEvents(tx *gorm.DB, now time.Time, eventIDs ...string) error {
 // its own statement: recordFanOutSQL), so two changes of one event's deliveries never
 // summarise from stale rows nor deadlock.
 func (s *Store) lockEvents(tx *gorm.DB, ids ...string) error {
-	if s.dialect != "postgres" || len(ids) == 0 {
+	return lockEventRows(tx, s.dialect, ids...)
+}
+
+// lockEventRows is lockEvents for a transaction that knows its dialect (Tx).
+func lockEventRows(tx *gorm.DB, dialect string, ids ...string) error {
+	if dialect != "postgres" || len(ids) == 0 {
 		return nil
 	}
 	var got []string

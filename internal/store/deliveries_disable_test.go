@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -29,7 +30,7 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 			ev := newAccountEvent(t, db)
 			d := deliveriesByEndpoint(t, db, ev.ID)[dead.ID]
 			attempt(t, db, d, models.AttemptFailed, models.EventRetrying, now.Add(-30*time.Minute))
-			if disabled, err := db.st.MarkDeliveryFailed(ctx, d.ID, "", nil, time.Hour); err != nil || disabled {
+			if disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", nil, time.Hour); err != nil || disabled {
 				t.Fatalf("young failure: disabled=%v %v", disabled, err)
 			}
 			if d := deliveriesByEndpoint(t, db, ev.ID)[dead.ID]; d.Status != models.EventFailed || d.LastError != "status 500" {
@@ -39,7 +40,7 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 				t.Fatalf("event: %q, want failed", s)
 			}
 			// 0 never disables.
-			if disabled, err := db.st.MarkDeliveryFailed(ctx, d.ID, "", nil, 0); err != nil || disabled {
+			if disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", nil, 0); err != nil || disabled {
 				t.Fatalf("disableAfter 0: disabled=%v %v", disabled, err)
 			}
 
@@ -48,11 +49,11 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 			d2 := deliveriesByEndpoint(t, db, ev2.ID)[dead.ID]
 			first := now.Add(-2 * time.Hour).Truncate(time.Second)
 			attempt(t, db, d2, models.AttemptFailed, models.EventFailed, first)
-			disabled, err := db.st.MarkDeliveryFailed(ctx, d2.ID, "", nil, time.Hour)
+			disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d2.ID, "", nil, time.Hour)
 			if err != nil || !disabled {
 				t.Fatalf("old failure: disabled=%v %v", disabled, err)
 			}
-			if again, err := db.st.MarkDeliveryFailed(ctx, d2.ID, "", nil, time.Hour); err != nil || again {
+			if again, err := webhook.MarkDeliveryFailed(ctx, db.st, d2.ID, "", nil, time.Hour); err != nil || again {
 				t.Fatalf("second call: disabled=%v %v", again, err)
 			}
 			ep, _ := db.st.WebhookEndpointByID(ctx, db.env, dead.ID)
@@ -100,13 +101,13 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 
 			// Re-enabled: failures before it do not count, so the next failure keeps it.
 			on := true
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, dead.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, dead.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			ev3 := newAccountEvent(t, db)
 			d3 := deliveriesByEndpoint(t, db, ev3.ID)[dead.ID]
 			attempt(t, db, d3, models.AttemptFailed, models.EventRetrying, time.Now().UTC())
-			if disabled, err := db.st.MarkDeliveryFailed(ctx, d3.ID, models.DeliveryEndpointDisabled, nil, time.Hour); err != nil || disabled {
+			if disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d3.ID, models.DeliveryEndpointDisabled, nil, time.Hour); err != nil || disabled {
 				t.Fatalf("after re-enabling: disabled=%v %v", disabled, err)
 			}
 			if d := deliveriesByEndpoint(t, db, ev3.ID)[dead.ID]; d.LastError != models.DeliveryEndpointDisabled {
@@ -135,7 +136,7 @@ func TestSuccessRestartsFailingWindow(t *testing.T) {
 				attempt(t, db, d, step.outcome, status, now.Add(-step.ago))
 				last = d
 			}
-			if disabled, err := db.st.MarkDeliveryFailed(context.Background(), last.ID, "", nil, time.Hour); err != nil || disabled {
+			if disabled, err := webhook.MarkDeliveryFailed(context.Background(), db.st, last.ID, "", nil, time.Hour); err != nil || disabled {
 				t.Fatalf("failure 30m after a success: disabled=%v %v", disabled, err)
 			}
 		})

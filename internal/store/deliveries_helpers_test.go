@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -24,7 +25,7 @@ func newEndpoint(t testing.TB, db seeded, url string, types []string, enabled bo
 // newEndpointAt creates an endpoint as if at `at` (its enabled_at too).
 func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled bool, at time.Time) models.WebhookEndpoint {
 	t.Helper()
-	ep, err := db.st.CreateWebhookEndpoint(context.Background(), db.env, models.WebhookEndpoint{
+	ep, err := webhook.CreateEndpoint(context.Background(), db.st, db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", EventTypes: types, Enabled: enabled, Secret: "whsec_" + uuid.NewString(),
 	}, at, idempotency.EndpointReply{})
 	if err != nil {

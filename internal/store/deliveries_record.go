@@ -3,16 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/revops/revops/internal/domain/catalog"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
 
@@ -129,60 +126,59 @@ func setEventStatus(tx *gorm.DB, env Env, eventID, status string, now time.Time)
 	return updateEvent(tx, env, eventID, map[string]any{"status": status, "updated_at": now}, "set status of")
 }
 
+// DeliveryEnv is the environment of a delivery named by id alone: the id comes from the
+// workflow input, as for EventByID. One read, of the delivery and its event.
+func (s *Store) DeliveryEnv(ctx context.Context, deliveryID string) (Env, error) {
+	var rows []struct{ OrganizationID, EnvironmentID, Environment string }
+	err := s.db.WithContext(ctx).Table("webhook_deliveries AS d").
+		Select("e.organization_id, e.environment_id, e.environment").
+		Joins("JOIN events e ON e.id = d.event_id").Where("d.id = ?", deliveryID).Limit(1).Scan(&rows).Error
+	if err != nil {
+		return Env{}, fmt.Errorf("delivery %s: %w", deliveryID, err)
+	}
+	if len(rows) == 0 {
+		return Env{}, fmt.Errorf("delivery %s: %w", deliveryID, apperr.ErrNotFound)
+	}
+	r := rows[0]
+	return Env{OrganizationID: r.OrganizationID, ID: r.EnvironmentID, Name: r.Environment}, nil
+}
+
 // MarkDeliveryFailed ends a delivery failed if it is still under way (pending or
-// retrying), with reason as its error when one is given (endpoint_disabled), and
-// summarises its event. The workflow calls it whenever a delivery's activity series ends
-// without delivery, even when the last attempt recorded failed itself: the call then
-// only evaluates automatic disabling (CONTRACT §13). If the endpoint's first failed
-// attempt since its last success (or its last re-enabling) is older than disableAfter
-// (0: never), the endpoint is disabled (failing) and an endpoint-disabled event is
-// written in the same transaction; disabled tells so (for the metric). The id comes from
-// the workflow input, as for EventByID.
+// retrying), with reason as its error when one is given (endpoint_disabled), summarises
+// its event, and returns the delivery as it is then. Its event is locked first, as for
+// every change of a delivery (lockEvents).
 //
 // replays is the delivery's replay count as the series being settled read it when it
 // began (nil: a run of an earlier release, which did not read it). A delivery replayed
 // since (a higher count) is left pending: its replay is for a new series, which the run
 // starts once this one has settled; ending it failed would lose the replay.
-func (s *Store) MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error) {
-	now := time.Now().UTC()
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var d models.WebhookDelivery
-		if err := tx.Where("id = ?", deliveryID).Take(&d).Error; err != nil {
-			return notFound(err, "delivery "+deliveryID)
-		}
-		var ev models.Event
-		if err := tx.Where("id = ?", d.EventID).Take(&ev).Error; err != nil {
-			return notFound(err, "event "+d.EventID)
-		}
-		env := EnvOf(ev)
-		if err := s.lockEvents(tx, ev.ID); err != nil {
-			return err
-		}
-		set := map[string]any{"status": models.EventFailed, "updated_at": now}
-		if reason != "" {
-			set["last_error"] = reason
-		}
-		q := scope(tx.Model(&models.WebhookDelivery{}), env).Where("id = ? AND status IN ?", d.ID, unfinishedStatuses)
-		if replays != nil {
-			q = q.Where("replays = ?", *replays)
-		}
-		res := q.Updates(set)
-		if res.Error != nil {
-			return fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
-		}
-		if err := summarizeEvent(tx, ev.ID, now); err != nil {
-			return err
-		}
-		if err := scope(tx, env).Where("id = ?", d.ID).Take(&d).Error; err != nil {
-			return fmt.Errorf("reload delivery %s: %w", d.ID, err)
-		}
-		if d.Status != models.EventFailed {
-			return nil // delivered, skipped or replayed meanwhile: nothing failed
-		}
-		disabled, err = s.autoDisable(tx, env, d.EndpointID, disableAfter, now)
-		return err
-	})
-	return disabled, err
+func (tx *Tx) MarkDeliveryFailed(deliveryID, reason string, replays *int) (models.WebhookDelivery, error) {
+	var d models.WebhookDelivery
+	if err := scope(tx.db, tx.env).Where("id = ?", deliveryID).Take(&d).Error; err != nil {
+		return d, notFound(err, "delivery "+deliveryID)
+	}
+	if err := lockEventRows(tx.db, tx.dialect, d.EventID); err != nil {
+		return d, err
+	}
+	now := tx.Now()
+	set := map[string]any{"status": models.EventFailed, "updated_at": now}
+	if reason != "" {
+		set["last_error"] = reason
+	}
+	q := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("id = ? AND status IN ?", d.ID, unfinishedStatuses)
+	if replays != nil {
+		q = q.Where("replays = ?", *replays)
+	}
+	if res := q.Updates(set); res.Error != nil {
+		return d, fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
+	}
+	if err := summarizeEvent(tx.db, d.EventID, now); err != nil {
+		return d, err
+	}
+	if err := scope(tx.db, tx.env).Where("id = ?", d.ID).Take(&d).Error; err != nil {
+		return d, fmt.Errorf("reload delivery %s: %w", d.ID, err)
+	}
+	return d, nil
 }
 
 // MarkEventFailed is the single-endpoint releases' MarkDeliveryFailed: it ends the
@@ -210,46 +206,34 @@ func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
 	})
 }
 
-// autoDisable disables an enabled endpoint whose failures have lasted disableAfter.
-func (s *Store) autoDisable(tx *gorm.DB, env Env, endpointID string, disableAfter time.Duration, now time.Time) (bool, error) {
-	if disableAfter <= 0 {
-		return false, nil
-	}
+// LockEnabledEndpoint loads endpoint id for update if it is enabled (found false: it was
+// deleted or is disabled).
+func (tx *Tx) LockEnabledEndpoint(id string) (ep models.WebhookEndpoint, found bool, err error) {
 	var eps []models.WebhookEndpoint
-	if err := s.forUpdate(scope(tx, env)).Where("id = ? AND enabled = ?", endpointID, true).Find(&eps).Error; err != nil {
-		return false, fmt.Errorf("endpoint %s: %w", endpointID, err)
+	if err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).
+		Where("id = ? AND enabled = ?", id, true).Find(&eps).Error; err != nil {
+		return ep, false, fmt.Errorf("endpoint %s: %w", id, err)
 	}
 	if len(eps) == 0 {
-		return false, nil // deleted or disabled already
+		return ep, false, nil
 	}
-	ep := eps[0]
-	since, err := lastAttemptAt(tx, env, endpointID, models.AttemptSucceeded, "started_at DESC", nil)
-	if err != nil {
-		return false, err
-	}
-	if ep.EnabledAt != nil && (since == nil || ep.EnabledAt.After(*since)) {
-		since = ep.EnabledAt
-	}
-	firstFail, err := lastAttemptAt(tx, env, endpointID, models.AttemptFailed, "started_at", since)
-	if err != nil || firstFail == nil || now.Sub(*firstFail) < disableAfter {
-		return false, err
-	}
-	res := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", endpointID).Updates(map[string]any{
-		"enabled": false, "disabled_reason": models.DisabledFailing, "failing_since": *firstFail, "updated_at": now,
-	})
-	if res.Error != nil {
-		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, res.Error)
-	}
-	ep.Enabled, ep.DisabledReason, ep.FailingSince = false, models.DisabledFailing, firstFail
-	if _, err := writeEvents(tx, env, changeTime(), []Emit{endpointDisabledEmit(ep)}, tracing.TraceParent(tx.Statement.Context)); err != nil {
-		return false, fmt.Errorf("endpoint-disabled event of %s: %w", endpointID, err)
-	}
-	return true, nil
+	return eps[0], true, nil
 }
 
-// lastAttemptAt is the start of the endpoint's first attempt with outcome in the given
+// LastAttemptAt is the start of the endpoint's latest attempt with outcome (nil: none).
+func (tx *Tx) LastAttemptAt(endpointID, outcome string) (*time.Time, error) {
+	return attemptAt(tx.db, tx.env, endpointID, outcome, "started_at DESC", nil)
+}
+
+// FirstAttemptAfter is the start of the endpoint's first attempt with outcome strictly
+// after `after` when set (nil: none).
+func (tx *Tx) FirstAttemptAfter(endpointID, outcome string, after *time.Time) (*time.Time, error) {
+	return attemptAt(tx.db, tx.env, endpointID, outcome, "started_at", after)
+}
+
+// attemptAt is the start of the endpoint's first attempt with outcome in the given
 // order, strictly after `after` when set (nil: there is none).
-func lastAttemptAt(tx *gorm.DB, env Env, endpointID, outcome, order string, after *time.Time) (*time.Time, error) {
+func attemptAt(tx *gorm.DB, env Env, endpointID, outcome, order string, after *time.Time) (*time.Time, error) {
 	q := scope(tx.Model(&models.DeliveryAttempt{}), env).Where("endpoint_id = ? AND outcome = ?", endpointID, outcome)
 	if after != nil {
 		q = q.Where("started_at > ?", *after)
@@ -262,20 +246,4 @@ func lastAttemptAt(tx *gorm.DB, env Env, endpointID, outcome, order string, afte
 		return nil, nil
 	}
 	return &at[0], nil
-}
-
-// endpointDisabledEmit is the endpoint-disabled event of an endpoint: the URL's host
-// only, never the URL (its path and query may hold tokens, its user information a password).
-func endpointDisabledEmit(ep models.WebhookEndpoint) Emit {
-	body := catalog.DisabledEndpoint{ID: ep.ID, DisabledReason: ep.DisabledReason}
-	if ep.Description != "" {
-		body.Description = &ep.Description
-	}
-	if u, err := url.Parse(ep.URL); err == nil {
-		body.Host = u.Host // host[:port], without user information
-	}
-	if ep.FailingSince != nil {
-		body.FailingSince = ep.FailingSince.UTC().Format(time.RFC3339)
-	}
-	return Emit{Type: catalog.EndpointDisabled, ObjectType: "webhook_endpoint", ObjectID: ep.ID, Object: body}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -51,7 +52,7 @@ func TestReplayDeliveriesPerEndpoint(t *testing.T) {
 
 			// Both finished; an endpoint created since joins a replay of every delivery.
 			attempt(t, db, deliveriesByEndpoint(t, db, ev.ID)[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
-			if _, err := db.st.MarkDeliveryFailed(ctx, ds[a.ID].ID, "", nil, 0); err != nil {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, ds[a.ID].ID, "", nil, 0); err != nil {
 				t.Fatal(err)
 			}
 			c := newEndpoint(t, db, "https://c.example/", []string{"account-created"}, true)

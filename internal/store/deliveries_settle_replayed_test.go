@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
 
@@ -38,7 +39,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 			if d := delivery(ev.ID); d.Status != models.EventPending || d.Replays != 1 {
 				t.Fatalf("after replay: status %q, replays %d; want pending, 1", d.Status, d.Replays)
 			}
-			if _, err := db.st.MarkDeliveryFailed(ctx, d.ID, "", count(0), 0); err != nil {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", count(0), 0); err != nil {
 				t.Fatal(err)
 			}
 			if d := delivery(ev.ID); d.Status != models.EventPending {
@@ -50,7 +51,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 
 			// The replay's own series (replays 1) fails and is settled: failed.
 			attempt(t, db, delivery(ev.ID), models.AttemptFailed, models.EventRetrying, time.Now().UTC())
-			if _, err := db.st.MarkDeliveryFailed(ctx, d.ID, "", count(1), 0); err != nil {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", count(1), 0); err != nil {
 				t.Fatal(err)
 			}
 			if d := delivery(ev.ID); d.Status != models.EventFailed {
@@ -60,7 +61,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 			// No replay since the series began (its last record failed: still retrying).
 			ev2 := newAccountEvent(t, db)
 			attempt(t, db, delivery(ev2.ID), models.AttemptFailed, models.EventRetrying, time.Now().UTC())
-			if _, err := db.st.MarkDeliveryFailed(ctx, delivery(ev2.ID).ID, "", count(0), 0); err != nil {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, delivery(ev2.ID).ID, "", count(0), 0); err != nil {
 				t.Fatal(err)
 			}
 			if d := delivery(ev2.ID); d.Status != models.EventFailed {
@@ -72,7 +73,7 @@ func TestMarkDeliveryFailedLeavesAReplayPending(t *testing.T) {
 			if _, err := replay.Deliveries(ctx, db.st, db.env, ev2.ID, ""); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.MarkDeliveryFailed(ctx, delivery(ev2.ID).ID, "", nil, 0); err != nil {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, delivery(ev2.ID).ID, "", nil, 0); err != nil {
 				t.Fatal(err)
 			}
 			if d := delivery(ev2.ID); d.Status != models.EventFailed || d.Replays != 1 {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -40,10 +40,10 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 				now, now, ev.ID)
 			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
 			off := false
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, disabled.ID, store.EndpointPatch{Enabled: &off}, now, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.st.DeleteWebhookEndpoint(ctx, db.env, deleted.ID, now, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			byEndpoint := deliveriesByEndpoint(t, db, ev.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -73,7 +74,7 @@ func TestOutboxCreatesDeliveries(t *testing.T) {
 			newEndpoint(t, db, "https://off.example/h", nil, false)
 			newEndpoint(t, db, "https://ops.example/h", []string{"endpoint-disabled"}, true)
 			policy := models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: 8000, MaximumAttempts: 3}
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, accounts.ID, store.EndpointPatch{RetryPolicy: &policy}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &policy}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -90,7 +91,7 @@ func TestOutboxCreatesDeliveries(t *testing.T) {
 			}
 			// Later edits of the endpoint leave the copy alone.
 			other := models.RetryPolicy{InitialIntervalMS: 5000, BackoffCoefficient: 1, MaximumIntervalMS: 5000, MaximumAttempts: 2}
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, accounts.ID, store.EndpointPatch{RetryPolicy: &other}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &other}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			if d := deliveriesByEndpoint(t, db, ev.ID)[accounts.ID]; d.RetryPolicy != policy {
@@ -120,7 +121,7 @@ func TestEndpointLimitUnderConcurrentCreates(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := db.st.CreateWebhookEndpoint(ctx, db.env, models.WebhookEndpoint{
+					_, err := webhook.CreateEndpoint(ctx, db.st, db.env, models.WebhookEndpoint{
 						URL: "https://a.example/", Method: "POST", Enabled: true, Secret: "whsec_x",
 					}, time.Now().UTC(), idempotency.EndpointReply{})
 					errs <- err
@@ -133,14 +134,14 @@ func TestEndpointLimitUnderConcurrentCreates(t *testing.T) {
 				switch {
 				case err == nil:
 					ok++
-				case errors.Is(err, store.ErrTooManyEndpoints):
+				case errors.Is(err, webhook.ErrTooManyEndpoints):
 					refused++
 				default:
 					t.Errorf("create: %v", err)
 				}
 			}
 			all, err := db.st.AllWebhookEndpoints(ctx, db.env)
-			if ok != store.MaxEndpoints || refused != 4 || err != nil || len(all) != store.MaxEndpoints {
+			if ok != webhook.MaxEndpoints || refused != 4 || err != nil || len(all) != webhook.MaxEndpoints {
 				t.Fatalf("%d created, %d refused, %d stored (%v); want 16, 4, 16", ok, refused, len(all), err)
 			}
 		})
@@ -160,7 +161,7 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 			}
 			second := newEndpoint(t, db, "https://two.example/", []string{"deal-signed"}, true)
 			desc := "billing"
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, first.ID, store.EndpointPatch{Description: &desc, EventTypes: []string{"account-created"}}, now, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Description: &desc, EventTypes: []string{"account-created"}}, now, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			ep, created, err := putOldest(db.st, db.env, "https://uno.example/", "GET", false, "whsec_new", now)
@@ -173,15 +174,15 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 				t.Fatalf("singular endpoint %s, want the oldest %s", got.ID, first.ID)
 			}
 			on := true
-			ep, err = db.st.UpdateWebhookEndpoint(ctx, db.env, first.ID, store.EndpointPatch{Enabled: &on}, now, idempotency.EndpointReply{})
+			ep, err = webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Enabled: &on}, now, idempotency.EndpointReply{})
 			if err != nil || !ep.Enabled || ep.DisabledReason != "" || ep.FailingSince != nil || ep.EnabledAt == nil {
 				t.Fatalf("re-enable: %+v %v", ep, err)
 			}
-			rot, err := db.st.RotateEndpointSecret(ctx, db.env, second.ID, "whsec_rot", now, time.Hour, idempotency.EndpointReply{})
+			rot, err := webhook.RotateSecret(ctx, db.st, db.env, second.ID, "whsec_rot", now, time.Hour, idempotency.EndpointReply{})
 			if err != nil || rot.Secret != "whsec_rot" || rot.PreviousSecret != second.Secret {
 				t.Fatalf("rotate: %+v %v", rot, err)
 			}
-			if _, err := db.st.UpdateWebhookEndpoint(ctx, db.env, uuid.NewString(), store.EndpointPatch{}, now, idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, uuid.NewString(), webhook.EndpointPatch{}, now, idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("patch of a missing endpoint: %v", err)
 			}
 			page, more, err := db.st.WebhookEndpoints(ctx, db.env, store.Page{Limit: 1})
@@ -208,7 +209,7 @@ func TestDeleteEndpointSkipsUnfinishedDeliveries(t *testing.T) {
 			if s := eventStatus(t, db, open.ID); s != models.EventRetrying {
 				t.Fatalf("before delete: %q", s)
 			}
-			if _, err := db.st.DeleteWebhookEndpoint(ctx, db.env, b.ID, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			d := deliveriesByEndpoint(t, db, open.ID)[b.ID]
@@ -232,7 +233,7 @@ func TestDeleteEndpointSkipsUnfinishedDeliveries(t *testing.T) {
 			if ev := newAccountEvent(t, db); len(deliveriesByEndpoint(t, db, ev.ID)) != 1 {
 				t.Fatal("a deleted endpoint still takes new events")
 			}
-			if _, err := db.st.DeleteWebhookEndpoint(ctx, db.env, b.ID, time.Now().UTC(), idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("second delete: %v", err)
 			}
 		})

@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/models"
 )
 
 func init() {
@@ -216,12 +215,6 @@ func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {
 type Keeper[T any] interface {
 	Keeps() bool
 	Keep(tx *Tx, result T) error
-}
-
-// EndpointReply is the idempotent answer of a change of one endpoint (CONTRACT §14),
-// kept in the change's transaction without its signing secret (§17).
-type EndpointReply interface {
-	KeepSecret(tx *Tx, ep models.WebhookEndpoint, endpointID, secret string) error
 }
 
 // txOf is the *Tx of a store writer's own transaction db, for a Keeper.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -35,11 +36,11 @@ func TestMigrateIdempotencySecretsAway(t *testing.T) {
 			}
 			env, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
 			now := time.Now().UTC()
-			ep, err := st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{URL: "https://a.example/h", Method: "POST", Enabled: true, Secret: "whsec_first"}, now, idempotency.EndpointReply{})
+			ep, err := webhook.CreateEndpoint(ctx, st, env, models.WebhookEndpoint{URL: "https://a.example/h", Method: "POST", Enabled: true, Secret: "whsec_first"}, now, idempotency.EndpointReply{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ep, err = st.RotateEndpointSecret(ctx, env, ep.ID, "whsec_second", now, time.Hour, idempotency.EndpointReply{}); err != nil {
+			if ep, err = webhook.RotateSecret(ctx, st, env, ep.ID, "whsec_second", now, time.Hour, idempotency.EndpointReply{}); err != nil {
 				t.Fatal(err)
 			}
 			paths := map[string]string{"create": "/v1/webhook_endpoints", "rotate": "/v1/webhook_endpoints/" + ep.ID + "/rotate_secret",

@@ -2,13 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -51,29 +48,18 @@ CREATE TABLE delivery_attempts (
 CREATE INDEX delivery_attempts_event ON delivery_attempts (event_id, started_at)`})
 }
 
-// MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
-const MaxEndpoints = 16
+// LockEndpoints serialises the endpoint writes of the transaction's environment (the
+// count of a quota, the singular PUT's "create when none"): PostgreSQL locks the
+// environment's row; a SQLite write transaction is exclusive already (_txlock=immediate).
+func (tx *Tx) LockEndpoints() error { return lockEnvRow(tx.db, tx.dialect, tx.env) }
 
-// ErrTooManyEndpoints refuses an environment's 17th endpoint. It comes wrapped in an
-// *apperr.InvalidError with CodeTooManyEndpoints.
-var ErrTooManyEndpoints = errors.New("too many webhook endpoints")
+// lockEnv serialises the writes of one environment that must see all its rows of a
+// kind (an API key's, for one): PostgreSQL locks the environment's row; a SQLite write
+// transaction is exclusive already (_txlock=immediate).
+func (s *Store) lockEnv(tx *gorm.DB, env Env) error { return lockEnvRow(tx, s.dialect, env) }
 
-// CodeTooManyEndpoints is the error code of ErrTooManyEndpoints.
-const CodeTooManyEndpoints = "too_many_endpoints"
-
-// EndpointPatch is a PATCH of an endpoint; nil fields are left as they are.
-type EndpointPatch struct {
-	URL, Method, Description *string
-	EventTypes               []string // nil: unchanged
-	RetryPolicy              *models.RetryPolicy
-	Enabled                  *bool
-}
-
-// lockEnv serialises the endpoint writes of one environment (the count of §13's limit
-// and the singular PUT's "create when none"): PostgreSQL locks the environment's row;
-// a SQLite write transaction is exclusive already (_txlock=immediate).
-func (s *Store) lockEnv(tx *gorm.DB, env Env) error {
-	if s.dialect != "postgres" {
+func lockEnvRow(tx *gorm.DB, dialect string, env Env) error {
+	if dialect != "postgres" {
 		return nil
 	}
 	var id string
@@ -92,59 +78,87 @@ func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
 	return q.Clauses(clause.Locking{Strength: "UPDATE"})
 }
 
-// keepEndpoint keeps the answer of a change of ep without its signing secret (CONTRACT
-// §17): a replay shows the endpoint's secret as it is then.
-func (s *Store) keepEndpoint(tx *gorm.DB, env Env, reply EndpointReply, ep models.WebhookEndpoint) error {
-	if reply == nil {
-		return nil
+// CountEndpoints counts the environment's endpoints.
+func (tx *Tx) CountEndpoints() (int64, error) {
+	var n int64
+	if err := scope(tx.db.Model(&models.WebhookEndpoint{}), tx.env).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count webhook endpoints: %w", err)
 	}
-	return reply.KeepSecret(s.txOf(tx, env), ep, ep.ID, ep.Secret)
+	return n, nil
 }
 
-// CreateWebhookEndpoint stores a new endpoint (ID, timestamps and the disabled reason are
-// set here), refusing a 17th one of the environment even under concurrent creates.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, env Env, ep models.WebhookEndpoint, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.lockEnv(tx, env); err != nil {
-			return err
-		}
-		var n int64
-		if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Count(&n).Error; err != nil {
-			return fmt.Errorf("count webhook endpoints: %w", err)
-		}
-		if n >= MaxEndpoints {
-			return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
-				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
-		}
-		var err error
-		ep, err = createEndpoint(tx, env, ep, now)
-		if err != nil {
-			return err
-		}
-		return s.keepEndpoint(tx, env, reply, ep)
-	})
-	return ep, err
-}
-
-func createEndpoint(tx *gorm.DB, env Env, ep models.WebhookEndpoint, now time.Time) (models.WebhookEndpoint, error) {
-	ep.ID, ep.OrganizationID, ep.EnvironmentID = uuid.NewString(), env.OrganizationID, env.ID
-	ep.CreatedAt, ep.UpdatedAt, ep.FailingSince = now, now, nil
-	ep.DisabledReason, ep.EnabledAt = "", &now
-	if !ep.Enabled {
-		ep.EnabledAt = nil
-		ep.DisabledReason = models.DisabledManual
-	}
-	if len(ep.EventTypes) == 0 {
-		ep.EventTypes = []string{"*"}
-	}
-	if ep.RetryPolicy == (models.RetryPolicy{}) {
-		ep.RetryPolicy = models.DefaultRetryPolicy
-	}
+// InsertEndpoint writes a new endpoint in the transaction's environment, every column
+// as given (its ID and timestamps set by the caller).
+func (tx *Tx) InsertEndpoint(ep *models.WebhookEndpoint) error {
+	ep.OrganizationID, ep.EnvironmentID = tx.env.OrganizationID, tx.env.ID
 	// Select("*") writes Enabled=false too (GORM skips zero values otherwise).
-	if err := tx.Select("*").Create(&ep).Error; err != nil {
-		return ep, fmt.Errorf("create webhook endpoint: %w", err)
+	if err := tx.db.Select("*").Create(ep).Error; err != nil {
+		return fmt.Errorf("create webhook endpoint: %w", err)
+	}
+	return nil
+}
+
+// LockEndpoint loads endpoint id for update (ErrNotFound in another environment).
+func (tx *Tx) LockEndpoint(id string) (models.WebhookEndpoint, error) {
+	return lockRow[models.WebhookEndpoint](tx, "webhook endpoint", id)
+}
+
+// OldestEndpoint loads the environment's oldest endpoint (ErrNotFound when there is
+// none); lock the environment first (LockEndpoints) to keep it the oldest.
+func (tx *Tx) OldestEndpoint() (models.WebhookEndpoint, error) {
+	return oldestEndpoint(scope(tx.db, tx.env))
+}
+
+// Endpoint loads endpoint id as the transaction sees it (the columns as saved).
+func (tx *Tx) Endpoint(id string) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	if err := scope(tx.db, tx.env).Where("id = ?", id).Take(&ep).Error; err != nil {
+		return ep, notFound(err, "webhook endpoint "+id)
 	}
 	return ep, nil
+}
+
+// SaveEndpoint writes every column of a locked endpoint but its identity and creation
+// time.
+func (tx *Tx) SaveEndpoint(ep *models.WebhookEndpoint) error {
+	return saveRow(tx, "webhook endpoint", ep.ID, ep)
+}
+
+// DeleteEndpoint removes endpoint id; its deliveries and attempts stay.
+func (tx *Tx) DeleteEndpoint(id string) error {
+	if err := scope(tx.db, tx.env).Where("id = ?", id).Delete(&models.WebhookEndpoint{}).Error; err != nil {
+		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
+	}
+	return nil
+}
+
+// EndUnfinishedDeliveries ends the endpoint's unfinished deliveries (pending or
+// retrying) skipped with reason as their error, and summarises their events again.
+func (tx *Tx) EndUnfinishedDeliveries(endpointID, reason string) error {
+	unfinished := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).
+		Where("endpoint_id = ? AND status IN ?", endpointID, unfinishedStatuses).Session(&gorm.Session{})
+	// The events are locked before their deliveries change, as every delivery change
+	// does (lockEvents); a second look takes in what changed while the first waited.
+	var eventIDs []string
+	for look := 0; look < 2; look++ {
+		var ids []string
+		if err := unfinished.Pluck("event_id", &ids).Error; err != nil {
+			return fmt.Errorf("unfinished deliveries of %s: %w", endpointID, err)
+		}
+		if err := lockEventRows(tx.db, tx.dialect, ids...); err != nil {
+			return err
+		}
+		eventIDs = append(eventIDs, ids...)
+	}
+	slices.Sort(eventIDs)
+	eventIDs = slices.Compact(eventIDs)
+	now := tx.Now()
+	if err := unfinished.Updates(map[string]any{
+		"status": models.EventSkipped, "last_error": reason, "updated_at": now,
+	}).Error; err != nil {
+		return fmt.Errorf("skip deliveries of %s: %w", endpointID, err)
+	}
+	return summarizeEvents(tx.db, now, eventIDs...)
 }
 
 // WebhookEndpoints lists an environment's endpoints, newest first (CONTRACT §9).
@@ -189,152 +203,4 @@ func oldestEndpoint(q *gorm.DB) (models.WebhookEndpoint, error) {
 		return ep, notFound(err, "webhook endpoint")
 	}
 	return ep, nil
-}
-
-// enabledChange is the columns that move an endpoint to enabled or disabled by hand:
-// enabling clears the reason and restarts the failing window; disabling says "manual"
-// (an endpoint already disabled keeps its reason).
-func enabledChange(cur models.WebhookEndpoint, enabled bool, now time.Time) map[string]any {
-	switch {
-	case enabled && !cur.Enabled:
-		return map[string]any{"enabled": true, "disabled_reason": "", "failing_since": nil, "enabled_at": now}
-	case !enabled && cur.Enabled:
-		return map[string]any{"enabled": false, "disabled_reason": models.DisabledManual}
-	}
-	return map[string]any{}
-}
-
-// UpdateWebhookEndpoint applies a PATCH to one endpoint.
-func (s *Store) UpdateWebhookEndpoint(ctx context.Context, env Env, id string, p EndpointPatch, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
-	var ep models.WebhookEndpoint
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
-			return notFound(err, "webhook endpoint "+id)
-		}
-		var err error
-		if ep, err = patchEndpoint(tx, env, ep, p, now); err != nil {
-			return err
-		}
-		return s.keepEndpoint(tx, env, reply, ep)
-	})
-	return ep, err
-}
-
-// patchEndpoint applies p to cur, read in tx, and returns the endpoint as saved.
-func patchEndpoint(tx *gorm.DB, env Env, cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
-	set := map[string]any{"updated_at": now}
-	if p.Enabled != nil {
-		for k, v := range enabledChange(cur, *p.Enabled, now) {
-			set[k] = v
-		}
-	}
-	for col, v := range map[string]*string{"url": p.URL, "method": p.Method, "description": p.Description} {
-		if v != nil {
-			set[col] = *v
-		}
-	}
-	if p.EventTypes != nil {
-		b, err := json.Marshal(p.EventTypes)
-		if err != nil {
-			return cur, fmt.Errorf("encode event types: %w", err)
-		}
-		set["event_types"] = string(b)
-	}
-	if r := p.RetryPolicy; r != nil {
-		set["retry_initial_interval_ms"], set["retry_backoff_coefficient"] = r.InitialIntervalMS, r.BackoffCoefficient
-		set["retry_maximum_interval_ms"], set["retry_maximum_attempts"] = r.MaximumIntervalMS, r.MaximumAttempts
-	}
-	if err := scope(tx.Model(&models.WebhookEndpoint{}), env).Where("id = ?", cur.ID).Updates(set).Error; err != nil {
-		return cur, fmt.Errorf("update webhook endpoint %s: %w", cur.ID, err)
-	}
-	var ep models.WebhookEndpoint
-	if err := scope(tx, env).Where("id = ?", cur.ID).Take(&ep).Error; err != nil {
-		return cur, fmt.Errorf("reload webhook endpoint %s: %w", cur.ID, err)
-	}
-	return ep, nil
-}
-
-// DeleteWebhookEndpoint removes an endpoint. Its unfinished deliveries end skipped
-// (endpoint_deleted) and their events' statuses are summarised again, in the same
-// transaction; its past deliveries and attempts stay.
-func (s *Store) DeleteWebhookEndpoint(ctx context.Context, env Env, id string, now time.Time, reply EndpointReply) (models.WebhookEndpoint, error) {
-	var ep models.WebhookEndpoint
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
-			return notFound(err, "webhook endpoint "+id)
-		}
-		if err := scope(tx, env).Where("id = ?", id).Delete(&models.WebhookEndpoint{}).Error; err != nil {
-			return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
-		}
-		unfinished := scope(tx.Model(&models.WebhookDelivery{}), env).
-			Where("endpoint_id = ? AND status IN ?", id, unfinishedStatuses).Session(&gorm.Session{})
-		// The events are locked before their deliveries change, as every delivery change
-		// does (lockEvents); a second look takes in what changed while the first waited.
-		var eventIDs []string
-		for look := 0; look < 2; look++ {
-			var ids []string
-			if err := unfinished.Pluck("event_id", &ids).Error; err != nil {
-				return fmt.Errorf("unfinished deliveries of %s: %w", id, err)
-			}
-			if err := s.lockEvents(tx, ids...); err != nil {
-				return err
-			}
-			eventIDs = append(eventIDs, ids...)
-		}
-		slices.Sort(eventIDs)
-		eventIDs = slices.Compact(eventIDs)
-		if err := unfinished.Updates(map[string]any{
-			"status": models.EventSkipped, "last_error": models.DeliveryEndpointDeleted, "updated_at": now,
-		}).Error; err != nil {
-			return fmt.Errorf("skip deliveries of %s: %w", id, err)
-		}
-		if err := summarizeEvents(tx, now, eventIDs...); err != nil {
-			return err
-		}
-		return s.keepEndpoint(tx, env, reply, ep)
-	})
-	return ep, err
-}
-
-// PutOldestWebhookEndpoint is the §8 PUT of the singular routes (CONTRACT §13): it
-// applies p to the environment's oldest endpoint or, when there is none, creates create
-// (created tells which). The environment is locked first, so that concurrent first PUTs
-// make one endpoint (and one secret), the others updating it.
-func (s *Store) PutOldestWebhookEndpoint(ctx context.Context, env Env, create models.WebhookEndpoint, p EndpointPatch, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.lockEnv(tx, env); err != nil {
-			return err
-		}
-		cur, err := oldestEndpoint(scope(tx, env))
-		switch {
-		case isNotFound(err):
-			created = true
-			ep, err = createEndpoint(tx, env, create, now)
-		case err == nil:
-			ep, err = patchEndpoint(tx, env, cur, p, now)
-		}
-		return err
-	})
-	return ep, created, err
-}
-
-// RotateEndpointSecret makes newSecret the endpoint's current secret; the old one keeps
-// signing until now+overlap.
-func (s *Store) RotateEndpointSecret(ctx context.Context, env Env, id, newSecret string, now time.Time, overlap time.Duration, reply EndpointReply) (models.WebhookEndpoint, error) {
-	var ep models.WebhookEndpoint
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.forUpdate(scope(tx, env)).Where("id = ?", id).Take(&ep).Error; err != nil {
-			return notFound(err, "webhook endpoint "+id)
-		}
-		until := now.Add(overlap)
-		ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, newSecret, now
-		res := scope(tx, env).Model(&models.WebhookEndpoint{}).Where("id = ?", ep.ID).Updates(map[string]any{
-			"secret": ep.Secret, "previous_secret": ep.PreviousSecret, "previous_until": until, "updated_at": now,
-		})
-		if res.Error != nil {
-			return fmt.Errorf("rotate webhook secret: %w", res.Error)
-		}
-		return s.keepEndpoint(tx, env, reply, ep)
-	})
-	return ep, err
 }

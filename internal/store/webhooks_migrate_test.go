@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -111,7 +112,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 			if ev, _, _ := st.EventByID(ctx, retrying); ev.Status != models.EventDelivered || a.EndpointID != sandboxEP {
 				t.Fatalf("old run's record after migration: status %q, attempt %+v", ev.Status, a)
 			}
-			if _, err := st.CreateWebhookEndpoint(ctx, live, models.WebhookEndpoint{URL: "https://new.example/", Method: "POST",
+			if _, err := webhook.CreateEndpoint(ctx, st, live, models.WebhookEndpoint{URL: "https://new.example/", Method: "POST",
 				Enabled: true, Secret: "whsec_new"}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 				t.Fatalf("second endpoint after migration: %v", err)
 			}

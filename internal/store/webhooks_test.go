@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -30,9 +31,9 @@ func webhookEnvs(t *testing.T) (*store.Store, store.Env, store.Env) {
 // putOldest is the §8 PUT as webhook.Endpoints.Put makes it: url, method and enabled,
 // on the oldest endpoint or on a new one with secret.
 func putOldest(st *store.Store, env store.Env, url, method string, enabled bool, secret string, now time.Time) (models.WebhookEndpoint, bool, error) {
-	return st.PutOldestWebhookEndpoint(context.Background(), env,
+	return webhook.PutOldest(context.Background(), st, env,
 		models.WebhookEndpoint{URL: url, Method: method, Enabled: enabled, Secret: secret},
-		store.EndpointPatch{URL: &url, Method: &method, Enabled: &enabled}, now)
+		webhook.EndpointPatch{URL: &url, Method: &method, Enabled: &enabled}, now)
 }
 
 func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
@@ -83,7 +84,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatal("disabled endpoint stored as enabled")
 	}
 
-	rot, err := st.RotateEndpointSecret(ctx, sandbox, first.ID, "whsec_new", now, 24*time.Hour, idempotency.EndpointReply{})
+	rot, err := webhook.RotateSecret(ctx, st, sandbox, first.ID, "whsec_new", now, 24*time.Hour, idempotency.EndpointReply{})
 	if err != nil || rot.Secret != "whsec_new" || rot.PreviousSecret != first.Secret || rot.PreviousUntil == nil {
 		t.Fatalf("rotate: %+v %v", rot, err)
 	}

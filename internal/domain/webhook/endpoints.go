@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/platform/textcheck"
@@ -37,16 +38,14 @@ const (
 	CodeInvalidEventType = "invalid_event_type"
 )
 
-// EndpointsStore is what the endpoints need of the database.
+// EndpointsStore is what the endpoints need of the database: their writes' transaction
+// (writes.go) and reads.
 type EndpointsStore interface {
+	Writer
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) // the oldest
-	PutOldestWebhookEndpoint(ctx context.Context, env models.Env, create models.WebhookEndpoint, p store.EndpointPatch, now time.Time) (models.WebhookEndpoint, bool, error)
-	CreateWebhookEndpoint(ctx context.Context, env models.Env, ep models.WebhookEndpoint, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	WebhookEndpoints(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
+	AllWebhookEndpoints(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error)
 	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
-	UpdateWebhookEndpoint(ctx context.Context, env models.Env, id string, p store.EndpointPatch, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	DeleteWebhookEndpoint(ctx context.Context, env models.Env, id string, now time.Time, reply store.EndpointReply) (models.WebhookEndpoint, error)
-	RotateEndpointSecret(ctx context.Context, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply store.EndpointReply) (models.WebhookEndpoint, error)
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 }
@@ -74,9 +73,9 @@ type EndpointFields struct {
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
 // fills the defaults (POST, enabled, ["*"], the default policy). base is the policy a
 // partial retry_policy completes: the endpoint's own for a PATCH.
-func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (store.EndpointPatch, error) {
+func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (EndpointPatch, error) {
 	var fs apperr.Faults
-	var p store.EndpointPatch
+	var p EndpointPatch
 	if in.URL != nil || create {
 		if u, ok := checkURL(&fs, in.URL); ok {
 			p.URL = &u
@@ -246,7 +245,7 @@ type Endpoints struct {
 }
 
 // Create validates and stores a new endpoint with a new secret.
-func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
 	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -258,11 +257,11 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.CreateWebhookEndpoint(ctx, env, newEndpoint(p, secret), time.Now().UTC(), reply)
+	return CreateEndpoint(ctx, e.Store, env, newEndpoint(p, secret), time.Now().UTC(), reply)
 }
 
 // newEndpoint is the endpoint a create's validated patch describes (every member set).
-func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
+func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	ep := models.WebhookEndpoint{
 		URL: *p.URL, Method: *p.Method, EventTypes: p.EventTypes,
 		RetryPolicy: *p.RetryPolicy, Enabled: *p.Enabled, Secret: secret,
@@ -274,7 +273,7 @@ func newEndpoint(p store.EndpointPatch, secret string) models.WebhookEndpoint {
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
-func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in EndpointFields, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in EndpointFields, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
 	cur, err := e.Store.WebhookEndpointByID(ctx, env, id)
 	if err != nil {
 		return cur, err
@@ -288,12 +287,17 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 			return cur, err
 		}
 	}
-	return e.Store.UpdateWebhookEndpoint(ctx, env, id, p, time.Now().UTC(), reply)
+	return UpdateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), reply)
 }
 
 // Get loads one endpoint.
 func (e *Endpoints) Get(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error) {
 	return e.Store.WebhookEndpointByID(ctx, env, id)
+}
+
+// All lists every endpoint of the environment, oldest first (at most MaxEndpoints).
+func (e *Endpoints) All(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error) {
+	return e.Store.AllWebhookEndpoints(ctx, env)
 }
 
 // List lists the environment's endpoints, newest first.
@@ -302,17 +306,17 @@ func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) (
 }
 
 // Delete removes an endpoint; its unfinished deliveries end skipped.
-func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
-	return e.Store.DeleteWebhookEndpoint(ctx, env, id, time.Now().UTC(), reply)
+func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
 // Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
-func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
 	secret, err := signing.NewSecret()
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return e.Store.RotateEndpointSecret(ctx, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
+	return RotateSecret(ctx, e.Store, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at

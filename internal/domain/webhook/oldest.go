@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -38,14 +38,14 @@ func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) 
 	}
 	// One store call decides between update and create under the environment's lock, so
 	// that concurrent first PUTs make one endpoint.
-	return e.Store.PutOldestWebhookEndpoint(ctx, env, newEndpoint(p, secret),
-		store.EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
+	return PutOldest(ctx, e.Store, env, newEndpoint(p, secret),
+		EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
 }
 
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
 // if it was deleted in between, the next oldest is the singular endpoint now, and is
 // rotated instead (as when both steps held one lock); ErrNotFound once none is left.
-func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply store.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
 	for {
 		ep, err := e.Oldest(ctx, env)
 		if err != nil {

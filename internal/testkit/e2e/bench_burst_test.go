@@ -20,6 +20,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -92,7 +93,7 @@ func (r *benchRig) otherTenant(b *testing.B, nDeals int) tenantOf {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := r.st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 		time.Now(), idempotency.EndpointReply{}); err != nil {
 		b.Fatal(err)

@@ -201,12 +201,12 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 		b.Fatal(err)
 	}
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
-	if r.ep, err = r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
+	if r.ep, err = webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, rc := range r.rcs[1:] {
-		if _, err := r.st.CreateWebhookEndpoint(ctx, r.env, models.WebhookEndpoint{
+		if _, err := webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
 			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
 			b.Fatal(err)
 		}

@@ -21,9 +21,9 @@ import (
 	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/signing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -62,7 +62,7 @@ func (tn *tenant) endpoint(types []string, policy models.RetryPolicy) *hook {
 	h := &hook{rc: webhooktest.NewReceiver(tn.t)}
 	h.secret, _ = signing.NewSecret()
 	var err error
-	h.ep, err = tn.s.db.Store.CreateWebhookEndpoint(context.Background(), tn.env, models.WebhookEndpoint{
+	h.ep, err = webhook.CreateEndpoint(context.Background(), tn.s.db.Store, tn.env, models.WebhookEndpoint{
 		URL: h.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: h.secret, EventTypes: types, RetryPolicy: policy,
 	}, time.Now().UTC(), idempotency.EndpointReply{})
 	if err != nil {
@@ -309,7 +309,7 @@ func fanOutOneFailing(t *testing.T, s *stack, c client.Client, st *dispatch.Star
 
 	// A retrying for an hour, B delivered: B's delivery replays at once (202), A's is 409.
 	slow := models.RetryPolicy{InitialIntervalMS: time.Hour.Milliseconds(), BackoffCoefficient: 1, MaximumIntervalMS: time.Hour.Milliseconds(), MaximumAttempts: 3}
-	if _, err := s.db.Store.UpdateWebhookEndpoint(ctx, tn.env, a.ep.ID, store.EndpointPatch{RetryPolicy: &slow}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, a.ep.ID, webhook.EndpointPatch{RetryPolicy: &slow}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	a.failing()
@@ -396,7 +396,7 @@ func fanOutDisabled(t *testing.T, s *stack, st *dispatch.Starter) {
 	// PATCH {"enabled":true} (the API's store call) brings it back.
 	dead.rc.SetRespond(nil)
 	on := true
-	if _, err := s.db.Store.UpdateWebhookEndpoint(ctx, tn.env, dead.ep.ID, store.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, dead.ep.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
 		t.Fatal(err)
 	}
 	third := tn.call("POST", "/v1/accounts", map[string]any{"name": "Third"})["id"].(string)

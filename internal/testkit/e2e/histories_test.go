@@ -23,6 +23,7 @@ import (
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -114,7 +115,7 @@ func TestRecordHistories(t *testing.T) {
 	// delivered.
 	dead := webhooktest.NewReceiver(t)
 	dead.SetRespond(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-	if _, err := s.db.Store.CreateWebhookEndpoint(ctx, s.db.Env, models.WebhookEndpoint{
+	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{
 		URL: dead.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret,
 		RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 1, MaximumIntervalMS: 1000, MaximumAttempts: 2},
 	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {

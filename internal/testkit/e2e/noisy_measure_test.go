@@ -11,6 +11,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -108,7 +109,7 @@ func noisyTenantA(b *testing.B, r *benchRig, hold *noisyload.HoldReceiver, n int
 		b.Fatal(err)
 	}
 	for i := range n {
-		if _, err := r.st.CreateWebhookEndpoint(ctx, env, models.WebhookEndpoint{
+		if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
 			URL: hold.URL + "/a/" + strconv.Itoa(i), Method: "POST", Enabled: true,
 			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.EndpointReply{}); err != nil {
 			b.Fatal(err)

@@ -21,9 +21,10 @@ import (
 // faultyStore fails RecordDeliveryAttempt for the attempts `fail` picks (CONTRACT §10 faults).
 type faultyStore struct {
 	*store.Store
-	mu   sync.Mutex
-	fail func(a *models.DeliveryAttempt) bool
-	hold func(deliveryID string) error // once, after a MarkDeliveryFailed
+	mu      sync.Mutex
+	fail    func(a *models.DeliveryAttempt) bool
+	hold    func(deliveryID string) error // once, after a MarkDeliveryFailed
+	marking string                        // the delivery of the last MarkDeliveryFailed
 }
 
 func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
@@ -36,22 +37,32 @@ func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env,
 	return f.Store.RecordDeliveryAttempt(ctx, env, a, status)
 }
 
-// MarkDeliveryFailed runs the real mark, then, when hold is set, hands the delivery's id
-// to hold and returns its error: the mark committed but its activity was lost, as when
-// its worker dies (the activity is retried).
-func (f *faultyStore) MarkDeliveryFailed(ctx context.Context, deliveryID, reason string, replays *int, disableAfter time.Duration) (bool, error) {
-	disabled, err := f.Store.MarkDeliveryFailed(ctx, deliveryID, reason, replays, disableAfter)
+// DeliveryEnv notes the delivery the activity's MarkDeliveryFailed is about to mark
+// (webhook.MarkDeliveryFailed reads its environment first), for InTx.
+func (f *faultyStore) DeliveryEnv(ctx context.Context, deliveryID string) (models.Env, error) {
 	f.mu.Lock()
-	hold := f.hold
+	f.marking = deliveryID
+	f.mu.Unlock()
+	return f.Store.DeliveryEnv(ctx, deliveryID)
+}
+
+// InTx runs the real transaction (the activities write in one only to mark a delivery
+// failed), then, when hold is set, hands the marked delivery's id to hold and returns
+// its error: the mark committed but its activity was lost, as when its worker dies (the
+// activity is retried).
+func (f *faultyStore) InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error) {
+	events, err := f.Store.InTx(ctx, env, fn)
+	f.mu.Lock()
+	hold, id := f.hold, f.marking
 	f.hold = nil
 	f.mu.Unlock()
 	if err == nil && hold != nil {
-		return disabled, hold(deliveryID)
+		return events, hold(id)
 	}
-	return disabled, err
+	return events, err
 }
 
-// holdNextMark makes the next MarkDeliveryFailed call hold (see MarkDeliveryFailed).
+// holdNextMark makes the next MarkDeliveryFailed call hold (see InTx).
 func (f *faultyStore) holdNextMark(hold func(deliveryID string) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,0 +1,91 @@
+package webhook
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Automatic disabling (CONTRACT §13): an endpoint whose attempts have all failed for
+// disableAfter — from its first failed attempt since its last success, or since it was
+// last enabled — is disabled (failing) when one of its deliveries ends failed, and an
+// endpoint-disabled event says so.
+
+// FailureStore is what MarkDeliveryFailed needs of the database.
+type FailureStore interface {
+	Writer
+	DeliveryEnv(ctx context.Context, deliveryID string) (models.Env, error)
+}
+
+var _ FailureStore = (*store.Store)(nil)
+
+// MarkDeliveryFailed ends the delivery failed if it is still under way (see
+// store.Tx.MarkDeliveryFailed for replays and reason) and, when it did end failed,
+// judges the automatic disabling of its endpoint in the same transaction (disableAfter
+// 0: never); disabled tells whether the endpoint was disabled (for the metric). The
+// workflow calls it whenever a delivery's activity series ends without delivery, even
+// when the last attempt recorded failed itself: the call then only judges disabling.
+func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error) {
+	env, err := st.DeliveryEnv(ctx, deliveryID)
+	if err != nil {
+		return false, err
+	}
+	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+		d, err := tx.MarkDeliveryFailed(deliveryID, reason, replays)
+		if err != nil {
+			return err
+		}
+		if d.Status != models.EventFailed || disableAfter <= 0 {
+			return nil // delivered, skipped or replayed meanwhile: nothing failed
+		}
+		disabled, err = disableIfFailing(tx, d.EndpointID, disableAfter)
+		return err
+	})
+	return disabled, err
+}
+
+// disableIfFailing disables the endpoint, if it is enabled, when its failures have
+// lasted disableAfter, and emits endpoint-disabled.
+func disableIfFailing(tx *store.Tx, endpointID string, disableAfter time.Duration) (bool, error) {
+	ep, enabled, err := tx.LockEnabledEndpoint(endpointID)
+	if err != nil || !enabled {
+		return false, err // deleted or disabled already
+	}
+	since, err := tx.LastAttemptAt(endpointID, models.AttemptSucceeded)
+	if err != nil {
+		return false, err
+	}
+	if ep.EnabledAt != nil && (since == nil || ep.EnabledAt.After(*since)) {
+		since = ep.EnabledAt
+	}
+	firstFail, err := tx.FirstAttemptAfter(endpointID, models.AttemptFailed, since)
+	if err != nil || firstFail == nil || tx.Now().Sub(*firstFail) < disableAfter {
+		return false, err
+	}
+	ep.Enabled, ep.DisabledReason, ep.FailingSince, ep.UpdatedAt = false, models.DisabledFailing, firstFail, tx.Now()
+	if err := tx.SaveEndpoint(&ep); err != nil {
+		return false, err
+	}
+	tx.Emit(disabledEmit(ep))
+	return true, nil
+}
+
+// disabledEmit is the endpoint-disabled event of an endpoint: the URL's host only, never
+// the URL (its path and query may hold tokens, its user information a password).
+func disabledEmit(ep models.WebhookEndpoint) store.Emit {
+	body := catalog.DisabledEndpoint{ID: ep.ID, DisabledReason: ep.DisabledReason}
+	if ep.Description != "" {
+		body.Description = &ep.Description
+	}
+	if u, err := url.Parse(ep.URL); err == nil {
+		body.Host = u.Host // host[:port], without user information
+	}
+	if ep.FailingSince != nil {
+		body.FailingSince = ep.FailingSince.UTC().Format(time.RFC3339)
+	}
+	return store.Emit{Type: catalog.EndpointDisabled, ObjectType: "webhook_endpoint", ObjectID: ep.ID, Object: body}
+}

@@ -1,0 +1,208 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// The endpoint writes of CONTRACT §13, each one transaction that reads top to bottom:
+// lock, decide, save, keep the answer. Endpoints (endpoints.go) validates a request and
+// calls them; tests and fixtures call them with an endpoint already valid.
+
+// MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
+const MaxEndpoints = 16
+
+// ErrTooManyEndpoints refuses an environment's 17th endpoint. It comes wrapped in an
+// *apperr.InvalidError with CodeTooManyEndpoints.
+var ErrTooManyEndpoints = errors.New("too many webhook endpoints")
+
+// CodeTooManyEndpoints is the error code of ErrTooManyEndpoints.
+const CodeTooManyEndpoints = "too_many_endpoints"
+
+// EndpointPatch is a PATCH of an endpoint; nil fields are left as they are.
+type EndpointPatch struct {
+	URL, Method, Description *string
+	EventTypes               []string // nil: unchanged
+	RetryPolicy              *models.RetryPolicy
+	Enabled                  *bool
+}
+
+// Writer is what the endpoint writes need of the database: one transaction.
+type Writer interface {
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+}
+
+var _ Writer = (*store.Store)(nil)
+
+// CreateEndpoint stores ep as a new endpoint created at now (its ID, timestamps and
+// disabled reason are set here), refusing a 17th one of the environment even under
+// concurrent creates: the environment is locked while its endpoints are counted.
+func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		if err := tx.LockEndpoints(); err != nil {
+			return err
+		}
+		n, err := tx.CountEndpoints()
+		if err != nil {
+			return err
+		}
+		if n >= MaxEndpoints {
+			return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
+				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
+		}
+		ep = newRow(ep, now)
+		if err := tx.InsertEndpoint(&ep); err != nil {
+			return err
+		}
+		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+	})
+	return ep, err
+}
+
+// newRow is ep as a new endpoint created at now: enabled since now, or disabled by hand;
+// every type and the default retry policy unless it names its own.
+func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
+	ep.ID = uuid.NewString()
+	ep.CreatedAt, ep.UpdatedAt, ep.FailingSince = now, now, nil
+	ep.DisabledReason, ep.EnabledAt = "", &now
+	if !ep.Enabled {
+		ep.EnabledAt = nil
+		ep.DisabledReason = models.DisabledManual
+	}
+	if len(ep.EventTypes) == 0 {
+		ep.EventTypes = []string{"*"}
+	}
+	if ep.RetryPolicy == (models.RetryPolicy{}) {
+		ep.RetryPolicy = models.DefaultRetryPolicy
+	}
+	return ep
+}
+
+// UpdateEndpoint applies p to endpoint id at now.
+func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		cur, err := tx.LockEndpoint(id)
+		if err != nil {
+			return err
+		}
+		if ep, err = patch(tx, cur, p, now); err != nil {
+			return err
+		}
+		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+	})
+	return ep, err
+}
+
+// patch saves cur, locked in tx, with p applied, and returns it as saved.
+func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
+	next := applyPatch(cur, p, now)
+	if err := tx.SaveEndpoint(&next); err != nil {
+		return cur, err
+	}
+	return tx.Endpoint(cur.ID)
+}
+
+// applyPatch is cur with p applied at now. Enabling by hand clears the disabled reason
+// and restarts the failing window (failures before it do not count towards automatic
+// disabling); disabling by hand says "manual", unless the endpoint is disabled already
+// (it keeps its reason).
+func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) models.WebhookEndpoint {
+	next := cur
+	next.UpdatedAt = now
+	if p.Enabled != nil {
+		switch on := *p.Enabled; {
+		case on && !cur.Enabled:
+			next.Enabled, next.DisabledReason, next.FailingSince, next.EnabledAt = true, "", nil, &now
+		case !on && cur.Enabled:
+			next.Enabled, next.DisabledReason = false, models.DisabledManual
+		}
+	}
+	if p.URL != nil {
+		next.URL = *p.URL
+	}
+	if p.Method != nil {
+		next.Method = *p.Method
+	}
+	if p.Description != nil {
+		next.Description = *p.Description
+	}
+	if p.EventTypes != nil {
+		next.EventTypes = p.EventTypes
+	}
+	if p.RetryPolicy != nil {
+		next.RetryPolicy = *p.RetryPolicy
+	}
+	return next
+}
+
+// DeleteEndpoint removes endpoint id. Its unfinished deliveries end skipped
+// (endpoint_deleted) and their events' statuses are summarised again, in the same
+// transaction; its past deliveries and attempts stay.
+func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		var err error
+		if ep, err = tx.LockEndpoint(id); err != nil {
+			return err
+		}
+		if err := tx.DeleteEndpoint(id); err != nil {
+			return err
+		}
+		if err := tx.EndUnfinishedDeliveries(id, models.DeliveryEndpointDeleted); err != nil {
+			return err
+		}
+		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+	})
+	return ep, err
+}
+
+// RotateSecret makes newSecret endpoint id's current secret at now; the old one keeps
+// signing until now+overlap.
+func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+	var ep models.WebhookEndpoint
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		var err error
+		if ep, err = tx.LockEndpoint(id); err != nil {
+			return err
+		}
+		until := now.Add(overlap)
+		ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, newSecret, now
+		if err := tx.SaveEndpoint(&ep); err != nil {
+			return err
+		}
+		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+	})
+	return ep, err
+}
+
+// PutOldest is the §8 PUT of the singular routes (CONTRACT §13): it applies p to the
+// environment's oldest endpoint or, when there is none, creates create (created tells
+// which). The environment is locked first, so that concurrent first PUTs make one
+// endpoint (and one secret), the others updating it.
+func PutOldest(ctx context.Context, st Writer, env models.Env, create models.WebhookEndpoint, p EndpointPatch, now time.Time) (ep models.WebhookEndpoint, created bool, err error) {
+	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+		if err := tx.LockEndpoints(); err != nil {
+			return err
+		}
+		cur, err := tx.OldestEndpoint()
+		switch {
+		case errors.Is(err, apperr.ErrNotFound):
+			created, ep = true, newRow(create, now)
+			return tx.InsertEndpoint(&ep)
+		case err != nil:
+			return err
+		}
+		ep, err = patch(tx, cur, p, now)
+		return err
+	})
+	return ep, created, err
+}
