@@ -40,7 +40,7 @@ func TestUsageEventsRangePaging(t *testing.T) {
 					e.CreatedAt = at
 					all = append(all, e)
 				}
-				if _, err := st.IngestUsage(ctx, env, w, store.Reply[store.UsageResult]{}); err != nil {
+				if _, err := st.WriteUsage(ctx, env, w); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -250,7 +250,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, store.Reply[store.UsageResult]{}); err != nil {
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, store.Reply[usage.Result]{}); err != nil {
 			t.Fatal(err)
 		}
 	}
