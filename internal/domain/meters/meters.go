@@ -137,13 +137,15 @@ func create(tx *store.Tx, m *models.Meter, reply store.Reply[models.Meter]) erro
 	return reply.Keep(tx, *m)
 }
 
-// checkRoom refuses a meter over the environment's limit or with a key it has.
+// checkRoom refuses a meter over the environment's limit or with a key it has. A deleted
+// meter holds its place until its figures are purged (CONTRACT §21): the purge is work
+// the environment still causes.
 func checkRoom(tx *store.Tx, key string) error {
-	n, err := tx.CountMeters()
+	defined, purging, err := tx.CountMeters()
 	if err != nil {
 		return err
 	}
-	if n >= MaxMeters {
+	if defined+purging >= MaxMeters {
 		return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
 			"This environment already has %d meters, counting deleted meters whose figures are still being purged: the most it may have. Delete one first, or wait for a purge to end.", MaxMeters)
 	}
