@@ -11,7 +11,6 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/metrics"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -48,7 +47,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 }
 
 // usageReceipt is the answer to an accepted batch: its receipt, as stored with it.
-func usageReceipt(r store.UsageResult) json.RawMessage { return json.RawMessage(r.Batch.Response) }
+func usageReceipt(r usage.Result) json.RawMessage { return json.RawMessage(r.Batch.Response) }
 
 type usageEventResponse struct {
 	ID               string          `json:"id"`
@@ -79,7 +78,7 @@ func (s *Server) listUsageEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := store.UsageEventFilter{AccountID: c.Query("account_id"), Product: c.Query("product"),
+	f := usage.EventFilter{AccountID: c.Query("account_id"), Product: c.Query("product"),
 		MetricName: c.Query("metric_name"), TransactionID: c.Query("transaction_id")}
 	var fs apperr.Faults
 	f.From, f.To = timeQuery(c, "from", false, true, &fs), timeQuery(c, "to", false, true, &fs)
@@ -113,7 +112,7 @@ func (s *Server) usageSummary(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := store.UsageSummaryFilter{Resolution: c.Query("resolution"), AccountID: c.Query("account_id"),
+	f := usage.SummaryFilter{Resolution: c.Query("resolution"), AccountID: c.Query("account_id"),
 		Product: c.Query("product"), MetricName: c.Query("metric_name"), Limit: 1000}
 	var fs apperr.Faults
 	switch {

@@ -55,10 +55,10 @@ func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) err
 }
 
 // StartDetached starts the job's workflow right after the API recorded it, off the
-// request path (StartDetached of this package: its own timeout, a failure logged and
+// request path (startDetached: its own timeout, a failure logged and
 // left to Sweep).
 func (r *ReplayJobs) StartDetached(ctx context.Context, j models.ReplayJob) {
-	StartDetached(ctx, r.Log, "replay job", func(ctx context.Context) error { return r.StartReplayJob(ctx, j) }, "job_id", j.ID)
+	startDetached(ctx, r.Log, "replay job's workflow", func(ctx context.Context) error { return r.StartReplayJob(ctx, j) }, "job_id", j.ID)
 }
 
 // Sweep starts the workflow of every running job older than SweepAge that has none, and

@@ -50,27 +50,6 @@ func startJob(ctx context.Context, c client.Client, j job) error {
 	return j.markStarted(markCtx, time.Now())
 }
 
-// detachedStartTimeout bounds a start made after commit, off the request path.
-const detachedStartTimeout = 5 * time.Second
-
-// StartDetached runs start after a commit without holding up the answer: in a goroutine
-// of its own, detached from ctx's cancellation (the row it starts for outlives the
-// request) and bounded by its own timeout. A failure is logged with what and logArgs,
-// and left to the sweeper, which starts every row older than its age that has no
-// workflow. Every after-commit start of a job's workflow goes this way.
-func StartDetached(ctx context.Context, log *slog.Logger, what string, start func(context.Context) error, logArgs ...any) {
-	if log == nil {
-		log = slog.Default()
-	}
-	go func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), detachedStartTimeout)
-		defer cancel()
-		if err := start(sctx); err != nil {
-			log.Warn(what+"'s workflow not started; the sweeper will", append(logArgs, "err", err)...)
-		}
-	}()
-}
-
 // sweepJobs starts the workflow of every row older than age that list says has none,
 // each start bounded, and says how many; it stops at the first failure (Temporal is
 // likely away).

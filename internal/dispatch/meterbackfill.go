@@ -22,7 +22,7 @@ type MeterBackfillStore interface {
 var _ MeterBackfillStore = (*store.Store)(nil)
 
 // MeterBackfills starts the MeterBackfill workflow of new meters (CONTRACT §18): right
-// after the API creates one (StartMeterBackfill, off the request path, through
+// after the API creates one (StartMeterBackfillDetached, off the request path, called by
 // meters.Service), and for whatever that missed (RunSweeper, in the worker), so that
 // Temporal's absence only delays a backfill.
 type MeterBackfills struct {
@@ -48,6 +48,13 @@ func (b *MeterBackfills) StartMeterBackfill(ctx context.Context, m models.Meter)
 			return b.Store.MarkBackfillStarted(ctx, m.ID, at)
 		},
 	})
+}
+
+// StartMeterBackfillDetached is StartMeterBackfill right after the meter's creation
+// commits, without making the request wait (startDetached): a start that fails is
+// logged, and the sweeper starts it.
+func (b *MeterBackfills) StartMeterBackfillDetached(ctx context.Context, m models.Meter) {
+	startDetached(ctx, b.Log, "meter backfill", func(ctx context.Context) error { return b.StartMeterBackfill(ctx, m) }, "meter_id", m.ID)
 }
 
 // Sweep starts the workflow of every backfilling meter older than SweepAge that has

@@ -22,7 +22,7 @@ type MeterPurgeStore interface {
 var _ MeterPurgeStore = (*store.Store)(nil)
 
 // MeterPurges starts the MeterPurge workflow of deleted meters (CONTRACT §21): right
-// after the API deletes one (StartMeterPurge, off the request path, through
+// after the API deletes one (StartMeterPurgeDetached, off the request path, called by
 // meters.Service), and for whatever that missed (RunSweeper, in the worker), so that
 // Temporal's absence only delays a purge (and the slot it holds among the 32).
 type MeterPurges struct {
@@ -48,6 +48,13 @@ func (p *MeterPurges) StartMeterPurge(ctx context.Context, mp models.MeterPurge)
 			return p.Store.MarkPurgeStarted(ctx, mp.MeterID, at)
 		},
 	})
+}
+
+// StartMeterPurgeDetached is StartMeterPurge right after the meter's deletion commits,
+// without making the request wait (startDetached): a start that fails is logged, and the
+// sweeper starts it.
+func (p *MeterPurges) StartMeterPurgeDetached(ctx context.Context, mp models.MeterPurge) {
+	startDetached(ctx, p.Log, "meter purge", func(ctx context.Context) error { return p.StartMeterPurge(ctx, mp) }, "meter_id", mp.MeterID)
 }
 
 // Sweep starts the workflow of every purge older than SweepAge that has none, and says

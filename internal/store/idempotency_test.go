@@ -229,10 +229,16 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err == nil
 				}},
 				{"usage ingest", func(ctx context.Context, claim *store.Answer) error {
-					reply := newReply(claim, 201, func(u store.UsageResult) ([]byte, error) {
-						return []byte(strconv.Quote(u.Batch.TransactionID)), nil
+					reply := newReply(claim, 201, func(b models.UsageBatch) ([]byte, error) {
+						return []byte(strconv.Quote(b.TransactionID)), nil
 					})
-					_, err := st.IngestUsage(ctx, env, usageWrite("tx-1", "increment", "h", "1", now), reply)
+					_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+						b, err := tx.WriteUsage(usageWrite("tx-1", "increment", "h", "1", now))
+						if err != nil {
+							return err
+						}
+						return reply.Keep(tx, b)
+					})
 					return err
 				}, func() bool {
 					b, _, _, err := st.UsageCounts(ctx, env)

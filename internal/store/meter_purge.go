@@ -30,18 +30,6 @@ CREATE INDEX meter_purges_environment ON meter_purges (environment_id);
 CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_at IS NULL`})
 }
 
-// countMeterSlots is how many of the environment's 32 meters (§18) are taken: its meters
-// and its deleted meters still being purged (§21).
-func countMeterSlots(tx *gorm.DB, envID string) (int64, error) {
-	var n int64
-	err := tx.Raw(`SELECT (SELECT COUNT(*) FROM meters WHERE environment_id = ?) + (SELECT COUNT(*) FROM meter_purges WHERE environment_id = ?)`,
-		envID, envID).Scan(&n).Error
-	if err != nil {
-		return 0, fmt.Errorf("count meters: %w", err)
-	}
-	return n, nil
-}
-
 // recordMeterPurge records, in DeleteMeter's transaction, that m's figures are to be purged.
 func recordMeterPurge(tx *gorm.DB, m models.Meter, now time.Time) error {
 	p := models.MeterPurge{MeterID: m.ID, OrganizationID: m.OrganizationID, EnvironmentID: m.EnvironmentID,

@@ -41,7 +41,7 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 						MetricResolution: "minute", Metadata: "{}", Timestamp: time.Now()}},
 					Rollups: []models.UsageRollup{{AccountID: "a", Product: "p", MetricName: "m", Resolution: "minute",
 						PeriodStart: time.Now().UTC().Truncate(time.Minute), Value: "1"}}}
-				if _, err := st.IngestUsage(ctx, env, w, idempotency.Reply[store.UsageResult]{}); err != nil {
+				if _, err := st.WriteUsage(ctx, env, w); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -86,7 +86,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			}
 			body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
 				`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
-			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[store.UsageResult]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.Result]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := meters.Consume(ctx, db.st); err != nil {

@@ -26,10 +26,16 @@ func (tx *Tx) LockUsageCursor() (UsageCursor, error) {
 	return c, err
 }
 
-// CountMeters counts the environment's meters and the deleted ones whose figures await
-// their purge: they hold a place among the environment's meters until then (CONTRACT §21).
-func (tx *Tx) CountMeters() (int64, error) {
-	return countMeterSlots(tx.db, tx.env.ID)
+// CountMeters counts the environment's meters, and its deleted meters whose figures
+// await their purge (meter_purges), in one statement.
+func (tx *Tx) CountMeters() (meters, purging int64, err error) {
+	var n struct{ Meters, Purging int64 }
+	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM meters WHERE environment_id = ?) AS meters,
+		(SELECT COUNT(*) FROM meter_purges WHERE environment_id = ?) AS purging`, tx.env.ID, tx.env.ID).Scan(&n).Error
+	if err != nil {
+		return 0, 0, fmt.Errorf("count meters: %w", err)
+	}
+	return n.Meters, n.Purging, nil
 }
 
 // MeterKeyTaken tells whether the environment has a meter with key.

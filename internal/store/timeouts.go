@@ -46,7 +46,7 @@ func (d translating) RollbackTo(tx *gorm.DB, name string) error {
 // already translated, and anything else, pass unchanged.
 //
 // GORM calls reach it through translating; a transaction that also runs raw queries on
-// Statement.ConnPool returns through it too (InTx, IngestUsage).
+// Statement.ConnPool returns through it too (InTx, WriteUsage).
 func dbError(err error) error {
 	var busy *apperr.BusyError
 	if err == nil || errors.As(err, &busy) || errors.Is(err, apperr.ErrStatementTimeout) {

@@ -8,7 +8,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -63,73 +62,74 @@ CREATE TABLE usage_rollups (
 CREATE INDEX usage_rollups_period ON usage_rollups (environment_id, resolution, period_start)`})
 }
 
-// UsageWrite is one batch to ingest. The store fills Batch.Seq and the events' batch
-// columns (BatchSeq, TransactionID, Mode, EnvironmentID, times).
+// UsageWrite is one batch to write. The store fills the batch's EnvironmentID and Seq
+// and the events' batch columns (BatchSeq, TransactionID, Mode, EnvironmentID, times).
 type UsageWrite struct {
 	Batch   models.UsageBatch
 	Events  []models.UsageEvent
 	Rollups []models.UsageRollup // one per key, sorted by key (lock order)
 }
 
-// UsageResult tells what IngestUsage did.
-type UsageResult struct {
-	Batch     models.UsageBatch // the stored batch: this one, or the original of a replay
-	Duplicate bool
-}
+// ErrUsageBatchTaken is a batch write refused because the environment has a batch with
+// its transaction id: nothing of it was written. The unique (environment, transaction
+// id) decides at any concurrency: a second writer waits for the first one's transaction,
+// then finds its row.
+var ErrUsageBatchTaken = errors.New("usage batch exists")
 
-var errUsageDuplicate = errors.New("usage batch exists")
-
-// IngestUsage writes a batch, its events and its rollups in one transaction, or nothing,
-// and keeps reply's answer with them (CONTRACT §14). The unique (environment,
-// transaction id) decides idempotency at any concurrency: a second request waits for
-// the first one's transaction, then finds its row; same hash → Duplicate (reply keeps
-// nothing), another hash → 409 transaction_id_reused.
-func (s *Store) IngestUsage(ctx context.Context, env Env, w UsageWrite, reply Keeper[UsageResult]) (_ UsageResult, err error) {
+// WriteUsage writes a batch, its events and its rollups, all or nothing, and returns the
+// stored batch; ErrUsageBatchTaken when its transaction id is taken. It is the write of
+// a batch whose request keeps no answer, so it needs no transaction of the caller's: on
+// PostgreSQL one statement (usage_pg.go), on SQLite a transaction of its own.
+func (s *Store) WriteUsage(ctx context.Context, env Env, w UsageWrite) (_ models.UsageBatch, err error) {
 	ctx, end := s.span(ctx, "db usage ingest")
 	defer end(&err)
-	b := w.Batch
-	b.EnvironmentID = env.ID
-	switch {
-	case s.dialect == "postgres" && !reply.Keeps():
-		b.Seq, err = s.ingestPostgres(ctx, s.db.WithContext(ctx), &b, &w) // one statement (usage_pg.go)
-	case s.dialect == "postgres":
-		// An Idempotency-Key's answer must commit with the batch: the one statement
-		// goes into a transaction with it.
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			seq, err := s.ingestPostgres(ctx, tx, &b, &w)
-			if err != nil {
-				return err
-			}
-			b.Seq = seq
-			return reply.Keep(s.txOf(tx, env), UsageResult{Batch: b})
-		})
-	default:
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			seq, err := insertBatch(tx, &b)
-			if err != nil {
-				return err
-			}
-			b.Seq = seq
-			if err := insertEvents(tx, env, &b, w.Events); err != nil {
-				return err
-			}
-			if err := upsertRollups(tx, env, &b, w.Rollups); err != nil {
-				return err
-			}
-			return reply.Keep(s.txOf(tx, env), UsageResult{Batch: b})
-		})
+	if s.dialect == "postgres" {
+		b, err := writeUsage(ctx, s.db.WithContext(ctx), s.dialect, env, &w)
+		return b, dbError(err) // its raw statement bypasses GORM's translation
 	}
-	err = dbError(err) // its raw statements bypass GORM's translation
-	if errors.Is(err, errUsageDuplicate) {
-		return s.replayUsage(ctx, env, w.Batch)
-	}
-	if err != nil {
-		return UsageResult{}, fmt.Errorf("ingest usage batch %s: %w", w.Batch.TransactionID, err)
-	}
-	return UsageResult{Batch: b}, nil
+	var b models.UsageBatch
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		b, err = writeUsage(ctx, tx, s.dialect, env, &w)
+		return err
+	})
+	return b, dbError(err)
 }
 
-// insertBatch claims the transaction id; errUsageDuplicate when it is taken.
+// WriteUsage is Store.WriteUsage in the transaction: the batch commits with whatever
+// else the transaction writes (an Idempotency-Key's answer).
+func (tx *Tx) WriteUsage(w UsageWrite) (models.UsageBatch, error) {
+	return writeUsage(tx.db.Statement.Context, tx.db, tx.dialect, tx.env, &w)
+}
+
+// writeUsage writes w in db: PostgreSQL's one statement, or SQLite's three.
+func writeUsage(ctx context.Context, db *gorm.DB, dialect string, env Env, w *UsageWrite) (models.UsageBatch, error) {
+	b := w.Batch
+	b.EnvironmentID = env.ID
+	var err error
+	if dialect == "postgres" {
+		b.Seq, err = ingestPostgres(ctx, db, &b, w)
+		return b, err
+	}
+	if b.Seq, err = insertBatch(db, &b); err != nil {
+		return b, err
+	}
+	if err := insertEvents(db, env, &b, w.Events); err != nil {
+		return b, err
+	}
+	return b, upsertRollups(db, env, &b, w.Rollups)
+}
+
+// UsageBatch reads the environment's batch with transaction id txID.
+func (s *Store) UsageBatch(ctx context.Context, env Env, txID string) (models.UsageBatch, error) {
+	var b models.UsageBatch
+	if err := s.in(ctx, env).Where("transaction_id = ?", txID).Take(&b).Error; err != nil {
+		return b, notFound(err, "usage batch "+txID)
+	}
+	return b, nil
+}
+
+// insertBatch claims the transaction id; ErrUsageBatchTaken when it is taken.
 func insertBatch(tx *gorm.DB, b *models.UsageBatch) (int64, error) {
 	var seqs []int64
 	err := tx.Raw(`INSERT INTO usage_batches
@@ -142,22 +142,9 @@ func insertBatch(tx *gorm.DB, b *models.UsageBatch) (int64, error) {
 		return 0, fmt.Errorf("insert batch: %w", err)
 	}
 	if len(seqs) == 0 {
-		return 0, errUsageDuplicate
+		return 0, ErrUsageBatchTaken
 	}
 	return seqs[0], nil
-}
-
-// replayUsage answers a transaction id that is already taken.
-func (s *Store) replayUsage(ctx context.Context, env Env, want models.UsageBatch) (UsageResult, error) {
-	var got models.UsageBatch
-	if err := s.in(ctx, env).Where("transaction_id = ?", want.TransactionID).Take(&got).Error; err != nil {
-		return UsageResult{}, notFound(err, "usage batch "+want.TransactionID)
-	}
-	if got.BodyHash != want.BodyHash {
-		return UsageResult{}, apperr.Conflict("transaction_id_reused",
-			"transaction_id %q was already used with a different request body; use a new transaction_id for new usage.", want.TransactionID)
-	}
-	return UsageResult{Batch: got, Duplicate: true}, nil
 }
 
 // insertEvents writes the batch's rows with one multi-row VALUES (SQLite; PostgreSQL

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -55,7 +54,7 @@ func FuzzUsageStoreRoundTrip(f *testing.F) {
 		}
 		b.TransactionID = uuid.NewString() // each input its own batch
 		w := usageWriteOf(t, &b, now)
-		if _, err := st.IngestUsage(ctx, env, w, idempotency.Reply[store.UsageResult]{}); err != nil {
+		if _, err := st.WriteUsage(ctx, env, w); err != nil {
 			t.Fatalf("store refused an accepted batch: %v\n%q", err, data)
 		}
 		got := readBatch(t, st, env, b.TransactionID)

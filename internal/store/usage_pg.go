@@ -60,8 +60,8 @@ var (
 		WHERE excluded.set_seq > usage_rollups.set_seq`)
 )
 
-// ingestPostgres runs ingestUsageSQL; errUsageDuplicate when the transaction id is taken.
-func (s *Store) ingestPostgres(ctx context.Context, db *gorm.DB, b *models.UsageBatch, w *UsageWrite) (int64, error) {
+// ingestPostgres runs ingestUsageSQL; ErrUsageBatchTaken when the transaction id is taken.
+func ingestPostgres(ctx context.Context, db *gorm.DB, b *models.UsageBatch, w *UsageWrite) (int64, error) {
 	n := len(w.Events)
 	ids, accts, prods, names := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	vals, ress, metas, tss := make([]string, n), make([]string, n), make([]string, n), make([]time.Time, n)
@@ -87,7 +87,7 @@ func (s *Store) ingestPostgres(ctx context.Context, db *gorm.DB, b *models.Usage
 		ids, accts, prods, names, vals, ress, metas, tss,
 		rAccts, rProds, rNames, rRess, rPeriods, rVals).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, errUsageDuplicate
+		return 0, ErrUsageBatchTaken
 	}
 	if err != nil {
 		return 0, fmt.Errorf("write batch, %d events and %d rollups: %w", n, k, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -41,7 +40,7 @@ func TestUsageEventsRangePaging(t *testing.T) {
 					e.CreatedAt = at
 					all = append(all, e)
 				}
-				if _, err := st.IngestUsage(ctx, env, w, idempotency.Reply[store.UsageResult]{}); err != nil {
+				if _, err := st.WriteUsage(ctx, env, w); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -32,9 +32,11 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// BackfillStarter starts a meter's MeterBackfill workflow (dispatch.MeterBackfills).
+// BackfillStarter starts a new meter's MeterBackfill workflow once its creation has
+// committed, without making the request wait (dispatch.MeterBackfills): a start that
+// fails is left to the sweeper.
 type BackfillStarter interface {
-	StartMeterBackfill(ctx context.Context, m models.Meter) error
+	StartMeterBackfillDetached(ctx context.Context, m models.Meter)
 }
 
 // Definition is a meter as POST /v1/meters defines it, checked (DecodeCreate).
@@ -57,23 +59,15 @@ type Service struct {
 	// Purges starts a deleted meter's purge right after its deletion commits, off the
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Purges PurgeStarter
-	Log    *slog.Logger
+	// Log is not read since the after-commit starts log through the dispatcher; the
+	// wiring still sets it (internal/app, api.New, dashboard.New) until they drop it.
+	Log *slog.Logger
 	// MaxQueries is how many values queries of one environment run at once in this
 	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to QueryWait, then is
 	// refused 429 rate_limited. 0: no bound.
 	MaxQueries int
 	queries    queryGate
 }
-
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
-
-// startTimeout bounds the start of a backfill right after a creation.
-const startTimeout = 10 * time.Second
 
 // MaxMeters is how many meters an environment may have (CONTRACT §18).
 const MaxMeters = 32
@@ -95,13 +89,7 @@ func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now 
 		return m, err
 	}
 	if m.Status == models.MeterBackfilling && s.Backfills != nil {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
-			defer cancel()
-			if err := s.Backfills.StartMeterBackfill(ctx, m); err != nil {
-				s.log().Warn("meter backfill not started; the sweeper will", "meter_id", m.ID, "err", err)
-			}
-		}()
+		s.Backfills.StartMeterBackfillDetached(ctx, m)
 	}
 	return m, nil
 }
@@ -150,13 +138,15 @@ func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[models.Meter]
 	return reply.Keep(tx, *m)
 }
 
-// checkRoom refuses a meter over the environment's limit or with a key it has.
+// checkRoom refuses a meter over the environment's limit or with a key it has. A deleted
+// meter holds its place until its figures are purged (CONTRACT §21): the purge is work
+// the environment still causes.
 func checkRoom(tx *store.Tx, key string) error {
-	n, err := tx.CountMeters()
+	defined, purging, err := tx.CountMeters()
 	if err != nil {
 		return err
 	}
-	if n >= MaxMeters {
+	if defined+purging >= MaxMeters {
 		return apperr.Invalid(errors.New("too many meters"), CodeTooManyMeters, "",
 			"This environment already has %d meters, counting deleted meters whose figures are still being purged: the most it may have. Delete one first, or wait for a purge to end.", MaxMeters)
 	}
@@ -231,14 +221,7 @@ func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply 
 		return m, err
 	}
 	if s.Purges != nil {
-		p := PurgeOf(m)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
-			defer cancel()
-			if err := s.Purges.StartMeterPurge(ctx, p); err != nil {
-				s.log().Warn("meter purge not started; the sweeper will", "meter_id", m.ID, "err", err)
-			}
-		}()
+		s.Purges.StartMeterPurgeDetached(ctx, PurgeOf(m))
 	}
 	return m, nil
 }

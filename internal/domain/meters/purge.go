@@ -10,9 +10,11 @@ import (
 // (CONTRACT §21): a short transaction, a bounded amount of WAL, whatever the meter's size.
 const PurgeRows = 5000
 
-// PurgeStarter starts a deleted meter's MeterPurge workflow (dispatch.MeterPurges).
+// PurgeStarter starts a deleted meter's MeterPurge workflow once its deletion has
+// committed, without making the request wait (dispatch.MeterPurges): a start that fails
+// is left to the sweeper.
 type PurgeStarter interface {
-	StartMeterPurge(ctx context.Context, p models.MeterPurge) error
+	StartMeterPurgeDetached(ctx context.Context, p models.MeterPurge)
 }
 
 // PurgeOf is the purge a deleted meter's row records (store.DeleteMeter).

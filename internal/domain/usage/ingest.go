@@ -4,23 +4,35 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
-// Store is what usage needs of the database.
+// Store is what usage needs of the database: the batch write with an answer to keep
+// (InTx) and without one (WriteUsage), the batch a replay finds, and the reads.
 type Store interface {
-	IngestUsage(ctx context.Context, env models.Env, w store.UsageWrite, reply store.Keeper[store.UsageResult]) (store.UsageResult, error)
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
+	WriteUsage(ctx context.Context, env models.Env, w store.UsageWrite) (models.UsageBatch, error)
+	UsageBatch(ctx context.Context, env models.Env, txID string) (models.UsageBatch, error)
 	UsageEvents(ctx context.Context, env models.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error)
 	UsageSummary(ctx context.Context, env models.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
+
+// Result tells what an ingest did.
+type Result struct {
+	Batch     models.UsageBatch // the stored batch: this one, or the original of a replay
+	Duplicate bool
+}
 
 // Receipt is the answer to an accepted batch (CONTRACT §5). It is stored with the batch,
 // so that a retry of the same transaction_id is answered with the same receipt
@@ -36,29 +48,64 @@ type Receipt struct {
 }
 
 // Ingest decodes and validates a POST /v1/usage/events body received at now (every
-// fault at once), then stores the batch, its events and their rollups in one
-// transaction, or finds the batch already stored under its transaction_id. reply keeps
-// the request's answer in that transaction (CONTRACT §14); a duplicate keeps none.
-func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply idempotency.Reply[store.UsageResult]) (store.UsageResult, error) {
+// fault at once), then stores the batch, its events and their rollups (Save).
+func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply idempotency.Reply[Result]) (Result, error) {
 	b, err := Decode(body, now)
 	if err != nil {
-		return store.UsageResult{}, err
+		return Result{}, err
 	}
 	w, err := toWrite(&b, env, now)
 	if err != nil {
-		return store.UsageResult{}, err
+		return Result{}, err
 	}
-	return st.IngestUsage(ctx, env, w, reply)
+	return Save(ctx, st, env, w, reply)
 }
 
-// Events lists the environment's stored usage events, newest first.
-func Events(ctx context.Context, st Store, env models.Env, f store.UsageEventFilter, page store.Page) ([]models.UsageEvent, bool, error) {
-	return st.UsageEvents(ctx, env, f, page)
+// Save stores a batch, its events and its rollups, all or nothing, with reply's answer
+// (CONTRACT §14), or finds the batch already stored under its transaction_id (§5): same
+// body hash, a duplicate (reply keeps nothing); another, 409 transaction_id_reused.
+//
+// Ingest is the hot path (docs/benchmarks.md, "ingest"): a request without an answer to
+// keep writes through the store alone (on PostgreSQL one statement, one round trip); one
+// with an Idempotency-Key writes in a transaction that keeps the answer with the batch.
+// The transaction id is the lock: the first writer claims it, a concurrent one waits for
+// it and is refused, and then reads what the first one stored.
+func Save(ctx context.Context, st Store, env models.Env, w store.UsageWrite, reply idempotency.Reply[Result]) (Result, error) {
+	var res Result
+	var err error
+	if !reply.Keeps() {
+		res.Batch, err = st.WriteUsage(ctx, env, w)
+	} else {
+		_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+			b, err := tx.WriteUsage(w)
+			if err != nil {
+				return err
+			}
+			res.Batch = b
+			return reply.Keep(tx, res)
+		})
+	}
+	if errors.Is(err, store.ErrUsageBatchTaken) {
+		return replay(ctx, st, env, w.Batch)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("ingest usage batch %s: %w", w.Batch.TransactionID, err)
+	}
+	return res, nil
 }
 
-// Summary lists the environment's per-period rollups matching f.
-func Summary(ctx context.Context, st Store, env models.Env, f store.UsageSummaryFilter) ([]models.UsageRollup, bool, error) {
-	return st.UsageSummary(ctx, env, f)
+// replay answers a transaction id that is already taken: the same body is a duplicate,
+// another one a reuse of the id.
+func replay(ctx context.Context, st Store, env models.Env, want models.UsageBatch) (Result, error) {
+	got, err := st.UsageBatch(ctx, env, want.TransactionID)
+	if err != nil {
+		return Result{}, err
+	}
+	if got.BodyHash != want.BodyHash {
+		return Result{}, apperr.Conflict("transaction_id_reused",
+			"transaction_id %q was already used with a different request body; use a new transaction_id for new usage.", want.TransactionID)
+	}
+	return Result{Batch: got, Duplicate: true}, nil
 }
 
 // toWrite converts a valid batch into the rows the store writes.

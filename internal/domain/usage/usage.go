@@ -1,6 +1,7 @@
 // Package usage holds the rules of usage-event ingestion (CONTRACT §5): decoding and
 // validation of a batch, its canonical hash for idempotency, the period a metric falls in,
-// and the in-batch aggregation of rollups. It is pure: no database, no HTTP.
+// and the in-batch aggregation of rollups, all pure; and the ingest and reads, which go
+// through the store (ingest.go, read.go). No HTTP.
 package usage
 
 import (

@@ -25,7 +25,6 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -253,7 +252,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[store.UsageResult]{}); err != nil {
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package store_test
+package usage_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -29,14 +30,14 @@ func TestUsageIngestIsAllOrNothing(t *testing.T) {
 				bads = append(bads, dupRollup)
 			}
 			for _, bad := range bads {
-				if _, err := st.IngestUsage(ctx, env, bad, idempotency.Reply[store.UsageResult]{}); err == nil {
+				if _, err := usage.Save(ctx, st, env, bad, idempotency.Reply[usage.Result]{}); err == nil {
 					t.Fatal("a failing batch was accepted")
 				}
 				if b, e, r, err := st.UsageCounts(ctx, env); err != nil || b+e+r != 0 {
 					t.Fatalf("after a failed batch: %d batches, %d events, %d rollups (%v)", b, e, r, err)
 				}
 			}
-			res, err := st.IngestUsage(ctx, env, usageWrite("t1", "increment", "h1", "1", now), idempotency.Reply[store.UsageResult]{})
+			res, err := usage.Save(ctx, st, env, usageWrite("t1", "increment", "h1", "1", now), idempotency.Reply[usage.Result]{})
 			if err != nil || res.Duplicate || res.Batch.Seq == 0 {
 				t.Fatalf("retry: %+v %v", res, err)
 			}

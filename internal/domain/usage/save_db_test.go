@@ -1,32 +1,17 @@
-package store_test
+package usage_test
 
 import (
 	"context"
 	"errors"
-	"strconv"
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/driver/sqlite"
-	"gorm.io/gorm"
-
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
-
-func usageWrite(tx, mode, hash, value string, at time.Time) store.UsageWrite {
-	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
-	return store.UsageWrite{
-		Batch: models.UsageBatch{TransactionID: tx, Mode: mode, BodyHash: hash, Response: `{}`, MetricsCount: 1, ReceivedAt: at},
-		Events: []models.UsageEvent{{ID: tx + "-0", AccountID: "a", Product: "p", MetricName: "seats",
-			MetricValue: value, MetricResolution: "day", Metadata: `{"k":1}`, Timestamp: at}},
-		Rollups: []models.UsageRollup{{AccountID: "a", Product: "p", MetricName: "seats", Resolution: "day",
-			PeriodStart: day, Value: value}},
-	}
-}
 
 // The rollup rules hold on both databases: increment adds, a set replaces only when its
 // ingest sequence is newer than the row's last set, a reused id with another hash is 409.
@@ -54,19 +39,19 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 				{usageWrite("t5", "set", "h5", "2", now), "2"},
 			}
 			for _, s := range steps {
-				if _, err := st.IngestUsage(ctx, env, s.w, idempotency.Reply[store.UsageResult]{}); err != nil {
+				if _, err := usage.Save(ctx, st, env, s.w, idempotency.Reply[usage.Result]{}); err != nil {
 					t.Fatal(err)
 				}
 				if got := value(); numDiffer(got, s.want) {
 					t.Fatalf("after %s: %s, want %s", s.w.Batch.TransactionID, got, s.want)
 				}
 			}
-			res, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "h5", "2", now), idempotency.Reply[store.UsageResult]{})
+			res, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "h5", "2", now), idempotency.Reply[usage.Result]{})
 			if err != nil || !res.Duplicate || res.Batch.Seq == 0 {
 				t.Fatalf("replay: %+v %v", res, err)
 			}
 			var cerr *apperr.ConflictError
-			if _, err := st.IngestUsage(ctx, env, usageWrite("t5", "set", "other", "3", now), idempotency.Reply[store.UsageResult]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
+			if _, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "other", "3", now), idempotency.Reply[usage.Result]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
 				t.Fatalf("reuse: %v", err)
 			}
 			// A set whose sequence is older than the row's last set does not apply.
@@ -74,7 +59,7 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 			if err := raw.Exec("UPDATE usage_rollups SET set_seq = 1000000").Error; err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.IngestUsage(ctx, env, usageWrite("t6", "set", "h6", "99", now), idempotency.Reply[store.UsageResult]{}); err != nil {
+			if _, err := usage.Save(ctx, st, env, usageWrite("t6", "set", "h6", "99", now), idempotency.Reply[usage.Result]{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := value(); numDiffer(got, "2") {
@@ -85,27 +70,4 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 			}
 		})
 	}
-}
-
-// numDiffer reports whether two decimal texts differ ("4" and "4.0" are equal: SQLite
-// may say either).
-func numDiffer(a, b string) bool {
-	x, err1 := strconv.ParseFloat(a, 64)
-	y, err2 := strconv.ParseFloat(b, 64)
-	return err1 != nil || err2 != nil || x != y
-}
-
-func openRaw(t *testing.T, dialect, url string) *gorm.DB {
-	t.Helper()
-	var d gorm.Dialector = sqlite.Open(url)
-	if dialect == "postgres" {
-		d = postgres.Open(url)
-	}
-	db, err := gorm.Open(d, &gorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
 }
