@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	}
 
 	if cfg.MetricsAddr != "" {
-		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr)
+		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr, cfg.Pprof)
 		if err != nil {
 			return fmt.Errorf("metrics listener on %s: %w", cfg.MetricsAddr, err)
 		}
