@@ -9,20 +9,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/models"
 )
-
-// dashboardReplayer is the dashboard's replay buttons' engine.
-func (s *Server) dashboardReplayer() dashboard.Replayer {
-	if s.replay == nil {
-		return nil // no buttons, rather than a non-nil interface over a nil service
-	}
-	return s.replay
-}
 
 // replayOneRequest is the optional body of an event's replay: one endpoint's delivery.
 type replayOneRequest struct {

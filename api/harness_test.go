@@ -17,6 +17,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
@@ -73,10 +74,13 @@ func newHarnessWithin(t *testing.T, db string, o store.Options, opts ...harnessO
 		o(&cfg, &deps)
 	}
 	deps.Config = cfg
+	if deps.Meters == nil { // as internal/app builds it, after the options set cfg
+		deps.Meters = &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}
+	}
 	if deps.Endpoints, err = app.NewEndpoints(cfg, st); err != nil { // as options set cfg
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(deps))
+	srv := httptest.NewServer(app.NewHandler(deps))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv, store: st, keys: km, dbURL: url, key: map[string]string{}}
 	h.orgID = h.newOrg("Acme", "owner@acme.test")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
 )
@@ -29,7 +30,8 @@ func (b *blockingDispatcher) Dispatch(_ context.Context, events []models.Event) 
 // dispatcher is still blocked, and the committed event is handed to it all the same.
 func TestCreateDoesNotWaitForDispatch(t *testing.T) {
 	b := &blockingDispatcher{entered: make(chan []models.Event, 1), release: make(chan struct{})}
-	h := newHarness(t, func(_ *config.Config, d *api.Deps) { d.Dispatch = b })
+	// As internal/app wires it: the API's dispatcher is a queue in front of the starts.
+	h := newHarness(t, func(_ *config.Config, d *api.Deps) { d.Dispatch = dispatch.NewQueue(b, nil, d.Store) })
 	defer close(b.release)
 
 	answered := make(chan response, 1)

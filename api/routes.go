@@ -9,8 +9,8 @@ import (
 )
 
 // routes registers every route of the API, /v1 in the order of the CONTRACT's sections.
-// It builds nothing: New builds the Server's parts (limiter, OpenAPI document, dashboard)
-// before it is called.
+// It builds nothing: New builds the Server's parts (limiter, OpenAPI document) before it
+// is called. The dashboard's routes, under /dashboard (§11), are mounted by internal/app.
 //
 // Middleware order is CONTRACT §3's: HTTPS and authentication on every request (New),
 // then routing (404/405), key type, rate limit, path ids and the idempotency claim;
@@ -89,7 +89,4 @@ func (s *Server) routes(r *gin.Engine) {
 	v1.PATCH("/meters/:key", s.updateMeter)
 	v1.DELETE("/meters/:key", s.deleteMeter)
 	v1.GET("/meters/:key/values", s.meterValues)
-
-	// §11 The dashboard, under /dashboard.
-	s.dashboard.Routes(r)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/openapi"
-	"github.com/revops/revops/internal/dashboard"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
@@ -40,8 +39,9 @@ type Deps struct {
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Ready  []Check
-	// Dispatch starts new events' workflows (nil: they wait for the sweeper); wrapped in
-	// a dispatch.Queue unless it is one, so that a request never waits for Temporal.
+	// Dispatch starts new events' workflows after commit (nil: they wait for the
+	// sweeper). It must return at once — a dispatch.Queue, or internal/app's outbox path
+	// — since a request never waits for Temporal (CONTRACT §10); api wraps nothing.
 	Dispatch dispatch.Dispatcher
 	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
 	// dashboard, with the process's one Sender for the manual tests.
@@ -50,8 +50,8 @@ type Deps struct {
 	// in the database and handed to its dispatcher (the same queue as Dispatch), so every
 	// API process offers them; bulk replays run as workflows.
 	Replay *replay.Service
-	// Meters serves the meters (CONTRACT §18) here and in the dashboard; nil: one over
-	// Store that leaves new meters' backfills to the sweeper.
+	// Meters serves the meters (CONTRACT §18) here and in the dashboard, with the
+	// process's starters of backfills and purges.
 	Meters *meters.Service
 }
 
@@ -67,35 +67,28 @@ type Server struct {
 	replay    *replay.Service
 	meters    *meters.Service
 	limiter   *limiter
-	dashboard *dashboard.Dashboard
 	// openapi is GET /v1/openapi.json's body, or openapiErr why it could not be built.
 	openapi    []byte
 	openapiErr error
 }
 
-// New builds the HTTP handler of the API: the Server and its parts first, then the routes.
-func New(d Deps) http.Handler {
-	if d.Endpoints == nil || d.Replay == nil {
-		// A wiring fault, not a request's: without them the webhook and replay routes
-		// would answer 500. internal/app builds both (app.NewEndpoints, replay.Service).
-		panic("api.New: Deps.Endpoints and Deps.Replay are required")
+// New builds the gin engine of the API: the Server and its parts first, then the
+// middleware and the routes. It decides no wiring: every part comes built in d
+// (internal/app), and internal/app mounts the dashboard on the engine it returns, behind
+// the same HTTPS and authentication middleware.
+func New(d Deps) *gin.Engine {
+	if d.Endpoints == nil || d.Replay == nil || d.Meters == nil {
+		// A wiring fault, not a request's: without them the webhook, replay and meter
+		// routes would answer 500. internal/app builds all three.
+		panic("api.New: Deps.Endpoints, Deps.Replay and Deps.Meters are required")
 	}
 	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
-		endpoints: d.Endpoints, replay: d.Replay, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
+		endpoints: d.Endpoints, replay: d.Replay, meters: d.Meters, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.meters = d.Meters
-	if s.meters == nil {
-		s.meters = &meters.Service{Store: d.Store, Log: s.log, MaxQueries: d.Config.MeterQueries}
-	}
-	if _, queued := s.dispatch.(*dispatch.Queue); s.dispatch != nil && !queued {
-		s.dispatch = dispatch.NewQueue(s.dispatch, s.log, s.outbox())
-	}
 	// The document depends only on the public URL: built once, served as bytes.
 	s.openapi, s.openapiErr = openapi.Document(s.cfg.PublicURL)
-	s.dashboard = dashboard.New(dashboard.Deps{Config: s.cfg, Store: s.store, Keys: s.keys, Log: s.log,
-		Endpoints: s.endpoints, Replay: s.dashboardReplayer(), Meters: s.meters})
 
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -131,14 +124,6 @@ func (s *Server) dispatched(c *gin.Context, events []models.Event) {
 	if s.dispatch != nil && len(events) > 0 {
 		s.dispatch.Dispatch(c.Request.Context(), events)
 	}
-}
-
-// outbox is where the API's own start queue reads an overflow back from: the store.
-func (s *Server) outbox() dispatch.Outbox {
-	if s.store == nil {
-		return nil
-	}
-	return s.store
 }
 
 // healthz also names the build (version, revision, Temporal server and SDK), so an

@@ -159,7 +159,9 @@ func printBanner(apiAddr, uiURL, temporalAddr, namespace, dataDir, traces string
 // Temporal (CONTRACT §22): the collector runs at 400 % heap growth instead of 100 %
 // (0.87x the CPU per delivery at 32 clients, docs/benchmarks.md "Delivery cost"), with a
 // soft limit of 1 GiB so that the heap never grows past what a laptop gives a dev tool.
-// GOGC or GOMEMLIMIT in the environment win.
+// GOGC or GOMEMLIMIT in the environment win. They are the Go runtime's own variables, read
+// by the runtime before main, not Revops settings: internal/platform/config does not own
+// them, and devGC only asks whether they are set so as not to override the runtime's reading.
 func devGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

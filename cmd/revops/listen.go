@@ -14,6 +14,7 @@ import (
 	"github.com/revops/revops/internal/cli/cliapi"
 	"github.com/revops/revops/internal/cli/demo"
 	"github.com/revops/revops/internal/cli/listener"
+	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/localca"
 )
 
@@ -24,7 +25,7 @@ func runListen(ctx context.Context, args []string) error {
 	fs := newFlagSet("listen")
 	addr := fs.String("addr", "127.0.0.1:4443", "where the receiver listens")
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
-	apiKey := fs.String("api-key", os.Getenv("REVOPS_API_KEY"), "secret sandbox key (default: the one `revops dev` saved)")
+	apiKey := fs.String("api-key", config.ClientEnv().APIKey, "secret sandbox key (default: the one `revops dev` saved)")
 	method := fs.String("method", "POST", "delivery method of the temporary endpoint: POST or GET")
 	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created (default: every type, *)")
 	verify := fs.String("verify-secret", "", "also accept signatures of this secret (an endpoint of yours pointed at this receiver)")

@@ -12,6 +12,7 @@ import (
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
 	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // triggers lists, per event type, the API calls that emit it in sandbox.
@@ -29,7 +30,7 @@ var triggers = map[string]string{
 func runTrigger(ctx context.Context, args []string) error {
 	fs := newFlagSet("trigger")
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
-	apiKey := fs.String("api-key", os.Getenv("REVOPS_API_KEY"), "secret sandbox key (default: the one `revops dev` saved)")
+	apiKey := fs.String("api-key", config.ClientEnv().APIKey, "secret sandbox key (default: the one `revops dev` saved)")
 	var typ string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		typ, args = args[0], args[1:]

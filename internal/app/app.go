@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	}
 
 	if cfg.MetricsAddr != "" {
-		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr)
+		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr, cfg.Pprof)
 		if err != nil {
 			return fmt.Errorf("metrics listener on %s: %w", cfg.MetricsAddr, err)
 		}
@@ -199,6 +199,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			goRun(func() { n.Run(ctx) })
 			outbox = n
 		}
+		// The API's dispatcher returns at once (CONTRACT §10): on PostgreSQL, Outboxed
+		// wakes a claimer or a notifier and hands replays to the queue; on SQLite, the queue.
 		var dispatcher dispatch.Dispatcher
 		if outbox != nil {
 			// Replays (never eager) are reached from here by the queue; with no outbox to
@@ -209,7 +211,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			queue = dispatch.NewQueue(starter, log, st)
 			dispatcher = queue
 		}
-		handler := api.New(api.Deps{
+		handler := NewHandler(api.Deps{
 			Config:    cfg,
 			Store:     st,
 			Keys:      keys.NewManager(st),

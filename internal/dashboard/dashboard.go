@@ -25,7 +25,7 @@ import (
 	"github.com/revops/revops/web"
 )
 
-// Deps is what the dashboard needs; api.New passes its own dependencies through.
+// Deps is what the dashboard needs; internal/app passes the API's own parts (app.NewHandler).
 type Deps struct {
 	Config config.Config
 	Store  *store.Store
@@ -35,7 +35,8 @@ type Deps struct {
 	// Endpoints is the API's own service of /v1/webhook_endpoints (internal/app builds
 	// it once): the forms follow its rules and the manual test goes through its Sender.
 	Endpoints *webhook.Endpoints
-	// Meters serves the Usage page (CONTRACT §18); nil: one over Store.
+	// Meters serves the Usage page (CONTRACT §18): the API's own service (internal/app
+	// builds it once).
 	Meters *meters.Service
 }
 
@@ -62,14 +63,11 @@ type Dashboard struct{ h *handler }
 func New(d Deps) *Dashboard {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints, replayer: d.Replay, pages: mustParsePages(), now: time.Now,
+		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints, replayer: d.Replay,
+		meters: d.Meters, pages: mustParsePages(), now: time.Now,
 	}
 	if h.log == nil {
 		h.log = slog.Default()
-	}
-	h.meters = d.Meters
-	if h.meters == nil {
-		h.meters = &meters.Service{Store: d.Store, Log: h.log, MaxQueries: d.Config.MeterQueries}
 	}
 	return &Dashboard{h: h}
 }

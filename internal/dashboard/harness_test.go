@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
@@ -56,8 +57,9 @@ func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st}}
-	srv := httptest.NewServer(api.New(deps))
+	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st},
+		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}}
+	srv := httptest.NewServer(app.NewHandler(deps))
 	t.Cleanup(srv.Close)
 	return &site{t: t, srv: srv, store: st, keys: km, cfg: cfg}
 }

@@ -8,13 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
 	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // options are the command's flags.
@@ -52,13 +52,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
+	env := config.ClientEnv()
 	fs := flag.NewFlagSet("revops webhooks replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	fs.StringVar(&o.api, "api", defaultAPI(), "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
-	fs.StringVar(&o.key, "api-key", os.Getenv("REVOPS_API_KEY"), "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
+	fs.StringVar(&o.api, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
+	fs.StringVar(&o.key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
 	fs.StringVar(&o.env, "env", "sandbox", "environment of the dev key: sandbox or live")
-	fs.StringVar(&o.dataDir, "data-dir", envOr("REVOPS_DATA_DIR", ".revops"), "where `revops dev` keeps its keys")
+	fs.StringVar(&o.dataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
 	fs.BoolVar(&o.failed, "failed", false, "replay every failed event (with --since, --type)")
 	fs.DurationVar(&o.since, "since", 0, "only events created within this duration (e.g. 24h; 0: any time)")
 	fs.StringVar(&o.typ, "type", "", "only events of this type (e.g. deal-signed)")
@@ -114,20 +115,6 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 			return ids, nil
 		}
 	}
-}
-
-func defaultAPI() string {
-	if u := os.Getenv("REVOPS_PUBLIC_URL"); u != "" {
-		return strings.TrimRight(u, "/")
-	}
-	return "http://" + envOr("REVOPS_HTTP_ADDR", "127.0.0.1:8080")
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // filter is the bulk filter of --failed, --since, --type and --endpoint (with

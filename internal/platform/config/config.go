@@ -80,7 +80,16 @@ type Config struct {
 	// replica; MeterConsumers how many meter consumers a worker process runs.
 	MeterQueries   int
 	MeterConsumers int
+
+	// Pprof adds Go's profiler (/debug/pprof/) to the metrics listener when PprofEnv is
+	// "1": how the delivery benchmark on the production shape profiles the api and worker
+	// processes (docs/benchmarks.md). Not a setting (no flag, not in EnvVars): off unless
+	// set, since profiles show code paths and cost CPU.
+	Pprof bool
 }
+
+// PprofEnv is the variable that turns Pprof on.
+const PprofEnv = "REVOPS_PPROF"
 
 // Defaults of the §21 bounds, chosen by measurement (docs/benchmarks.md).
 const (
@@ -204,6 +213,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	if _, fromEnv := os.LookupEnv(envOf["temporal-ui-url"]); mode == "dev" && !given["temporal-ui-url"] && !fromEnv {
 		c.TemporalUIURL = "http://" + c.TemporalUIAddr // links point at the embedded UI wherever it listens
 	}
+	c.Pprof = os.Getenv(PprofEnv) == "1"
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = filepath.Join(c.DataDir, "revops.db")
 	}

@@ -7,8 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"os"
+	netpprof "net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,22 +33,18 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// PprofEnv, when "1", adds Go's profiler (/debug/pprof/) to the metrics listener: how the
-// delivery benchmark on the production shape profiles api and worker processes
-// (docs/benchmarks.md). Off by default: profiles show code paths and cost CPU.
-const PprofEnv = "REVOPS_PPROF"
-
-// Serve exposes /metrics on addr until ctx ends (and /debug/pprof/ with REVOPS_PPROF=1).
-func Serve(ctx context.Context, addr string) (net.Addr, <-chan error, error) {
+// Serve exposes /metrics on addr until ctx ends, and Go's profiler at /debug/pprof/ when
+// pprof is set (config.Config.Pprof, REVOPS_PPROF=1).
+func Serve(ctx context.Context, addr string, pprof bool) (net.Addr, <-chan error, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	if os.Getenv(PprofEnv) == "1" {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	if pprof {
+		mux.HandleFunc("/debug/pprof/", netpprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", netpprof.Profile)
 	}
 	srv := newServer(mux)
 	errc := make(chan error, 1)

@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/cliapi"
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
@@ -38,8 +39,9 @@ func SandboxAPI(t testing.TB, flags ...string) (*revops.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st},
+		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}, Log: log}))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")

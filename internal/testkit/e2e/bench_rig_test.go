@@ -271,8 +271,11 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 	ms := &meters.Service{Store: r.st, Log: log,
 		Backfills: &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log},
 		Purges:    &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}}
-	r.api = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: starter, Endpoints: eps, Replay: rp, Meters: ms}))
-	r.setup = httptest.NewServer(api.New(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Endpoints: eps, Replay: rp}))
+	// As internal/app wires it: the API's dispatcher is a queue in front of the starter.
+	q := dispatch.NewQueue(starter, log, r.st)
+	r.api = httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: q, Endpoints: eps, Replay: rp, Meters: ms}))
+	r.setup = httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Endpoints: eps, Replay: rp,
+		Meters: &meters.Service{Store: r.st, Log: log, MaxQueries: cfg.MeterQueries}}))
 	b.Cleanup(r.api.Close)
 	b.Cleanup(r.setup.Close)
 	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

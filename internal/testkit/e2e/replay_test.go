@@ -24,6 +24,7 @@ import (
 	"github.com/revops/revops/internal/cli/replaycli"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
@@ -61,14 +62,15 @@ func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rat
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store}}
+	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store},
+		Meters: &meters.Service{Store: s.db.Store, Log: log, MaxQueries: cfg.MeterQueries}}
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
 		q := dispatch.NewQueue(st, log, s.db.Store)
 		deps.Dispatch, deps.Replay.Dispatch = q, q
 		deps.Replay.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
 	}
-	srv := httptest.NewServer(api.New(deps))
+	srv := httptest.NewServer(app.NewHandler(deps))
 	t.Cleanup(srv.Close)
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain), revops.WithMaxRetries(0))
 	if err != nil {

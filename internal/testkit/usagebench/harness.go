@@ -25,6 +25,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
@@ -82,8 +83,9 @@ func Serve(b testing.TB, st *store.Store, orgID, url string, pool *pgxpool.Pool)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Endpoints: eps, Replay: &replay.Service{Store: st}}))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: st, Keys: km, Log: log,
+		Endpoints: eps, Replay: &replay.Service{Store: st}, Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}}))
 	b.Cleanup(srv.Close)
 	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
 	b.Cleanup(tr.CloseIdleConnections)

@@ -21,7 +21,7 @@ func Scrape(t testing.TB) Page {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, _, err := metrics.Serve(ctx, "127.0.0.1:0")
+	addr, _, err := metrics.Serve(ctx, "127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}

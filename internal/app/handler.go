@@ -1,0 +1,20 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/dashboard"
+)
+
+// NewHandler is the HTTP handler of an API process: the API's engine (api.New) with the
+// dashboard mounted under /dashboard (CONTRACT §11), behind the same HTTPS and
+// authentication middleware. The dashboard shares the API's parts — its webhook
+// endpoints, replays and meters — so a form and its /v1 route follow one set of rules.
+// Run serves it; tests that serve the API without Run call it with parts they build.
+func NewHandler(d api.Deps) http.Handler {
+	r := api.New(d)
+	dashboard.New(dashboard.Deps{Config: d.Config, Store: d.Store, Keys: d.Keys, Log: d.Log,
+		Endpoints: d.Endpoints, Replay: d.Replay, Meters: d.Meters}).Routes(r)
+	return r
+}
