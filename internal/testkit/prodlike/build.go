@@ -14,7 +14,9 @@ import (
 )
 
 // toolsModule is the small module that builds the Temporal server and temporal-sql-tool:
-// the main module does not carry their command-line dependencies.
+// the main module does not carry their command-line dependencies. It requires every
+// module the binaries share with the main module at the main module's version
+// (scripts/prodlike/temporal/align), so their packages come from the build cache.
 const toolsModule = "scripts/prodlike/temporal"
 
 // Binaries are the programs a stack runs.
@@ -72,9 +74,9 @@ func ServerVersions(root string) (main, tools string, err error) {
 }
 
 // Build builds what a stack runs: the two Temporal binaries once per server version
-// (cached under <root>/.revops/prodlike-bin/<version>, which git ignores: a cold build
-// of the server takes minutes), and revops into dir every time (the Go build cache makes
-// that a link). None is built with -race: the test binary has it, the spawned processes
+// (cached under <root>/.revops/prodlike-bin/<version>, which git ignores: linking the
+// server takes a minute on two busy cores), and revops into dir every time (the Go build
+// cache makes that a cached link). None is built with -race: the test binary has it, the spawned processes
 // are what is under test, not the detector's 5-10× slowdown.
 func Build(ctx context.Context, root, dir string) (Binaries, error) {
 	return build(ctx, root, dir, "")

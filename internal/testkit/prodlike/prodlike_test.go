@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,6 +40,21 @@ func TestTemporalToolsPinTheServerOfGoMod(t *testing.T) {
 	}
 	if main != tools {
 		t.Fatalf("go.mod pins go.temporal.io/server %s, scripts/prodlike/temporal/go.mod builds %s", main, tools)
+	}
+}
+
+// The tools module builds the Temporal binaries from the very module versions the main
+// module compiles for its test binaries, so that building them reuses the build cache
+// (a link and a handful of command-line packages rather than a second compile of the
+// whole server: about 1,000 packages). scripts/prodlike/temporal/align restores it.
+func TestTemporalToolsShareTheMainModulesVersions(t *testing.T) {
+	root, err := prodlike.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "scripts", "prodlike", "temporal", "align"), "--check")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s\nrun scripts/prodlike/temporal/align", err, out)
 	}
 }
 
