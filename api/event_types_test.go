@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/catalog"
-	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/models"
 )
 

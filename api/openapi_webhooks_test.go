@@ -12,16 +12,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/catalog"
 )
 
-// The webhooks section of api/openapi/openapi.json is generated from internal/domain/catalog:
+// The webhooks section of api/openapi/openapi.json is generated from internal/platform/catalog:
 //
 //	go test ./api/ -run TestOpenAPIWebhooksAreTheCatalog -update-openapi-webhooks
 //
 // rewrites it in place (the rest of the document is left byte for byte); without the flag
 // the test fails as soon as the document and the catalog differ.
-var updateWebhooks = flag.Bool("update-openapi-webhooks", false, "rewrite the webhooks section of api/openapi/openapi.json from internal/domain/catalog")
+var updateWebhooks = flag.Bool("update-openapi-webhooks", false, "rewrite the webhooks section of api/openapi/openapi.json from internal/platform/catalog")
 
 const openapiPath = "openapi/openapi.json"
 

@@ -79,7 +79,7 @@ type WebhookEndpoint struct {
 	URL            string
 	Method         string // POST or GET
 	Description    string
-	EventTypes     []string `gorm:"serializer:json"` // ["*"] or known types (internal/domain/catalog)
+	EventTypes     []string `gorm:"serializer:json"` // ["*"] or known types (internal/platform/catalog)
 	RetryPolicy    `gorm:"embedded"`
 	Enabled        bool
 	DisabledReason string     // "" when enabled, else DisabledManual or DisabledFailing

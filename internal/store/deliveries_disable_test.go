@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

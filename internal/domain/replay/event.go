@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/revops/revops/internal/domain/catalog"
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/revops/revops/internal/domain/catalog"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/store"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/catalog"
 )
 
 // EventTypes are the webhook event names of the seed, the types the manual test has a

@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 )
 
 // wantHook is one delivery a change must cause: its event type, the object's body key,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/revops/revops/internal/domain/catalog"
+	"github.com/revops/revops/internal/platform/catalog"
 )
 
 var (

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/accounts"
-	"github.com/revops/revops/internal/domain/catalog"
-	"github.com/revops/revops/internal/domain/catalog/catalogtest"
 	"github.com/revops/revops/internal/domain/deals"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/models"
 )
 
