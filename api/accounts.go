@@ -10,7 +10,6 @@ import (
 	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -82,7 +81,7 @@ func (s *Server) listAccounts(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := store.AccountFilter{Status: c.Query("status"), ExternalID: c.Query("external_id")}
+	f := accounts.Filter{Status: c.Query("status"), ExternalID: c.Query("external_id")}
 	if err := oneOf("status", f.Status, models.AccountDraft, models.AccountActive, models.AccountDeprovisioned); err != nil {
 		fail(c, err)
 		return

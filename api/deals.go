@@ -7,7 +7,6 @@ import (
 
 	"github.com/revops/revops/internal/domain/deals"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -97,7 +96,7 @@ func (s *Server) listDeals(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := store.DealFilter{Status: c.Query("status"), CustomerID: customer}
+	f := deals.Filter{Status: c.Query("status"), CustomerID: customer}
 	if err := oneOf("status", f.Status, deals.Statuses[1:]...); err != nil {
 		fail(c, err)
 		return

@@ -53,7 +53,7 @@ func Emit(typ string, obj Object) store.Emit {
 type Store interface {
 	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
 	Account(ctx context.Context, env models.Env, id string) (models.Account, error)
-	Accounts(ctx context.Context, env models.Env, f store.AccountFilter, page store.Page) ([]models.Account, bool, error)
+	Accounts(ctx context.Context, env models.Env, f store.AccountFilter, page models.Page) ([]models.Account, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -149,9 +149,20 @@ func Get(ctx context.Context, st Store, env models.Env, id string) (Object, erro
 	return ToObject(a), nil
 }
 
+// Filter narrows a list of accounts (GET /v1/accounts): empty members do not filter.
+type Filter struct {
+	Status     string
+	ExternalID string
+}
+
+// query is f in the store's words.
+func (f Filter) query() store.AccountFilter {
+	return store.AccountFilter{Status: f.Status, ExternalID: f.ExternalID}
+}
+
 // List returns one page of accounts, newest first.
-func List(ctx context.Context, st Store, env models.Env, f store.AccountFilter, page store.Page) ([]Object, bool, error) {
-	rows, more, err := st.Accounts(ctx, env, f, page)
+func List(ctx context.Context, st Store, env models.Env, f Filter, page models.Page) ([]Object, bool, error) {
+	rows, more, err := st.Accounts(ctx, env, f.query(), page)
 	if err != nil {
 		return nil, false, err
 	}

@@ -18,7 +18,7 @@ import (
 type Store interface {
 	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
 	Deal(ctx context.Context, env models.Env, id string) (models.Deal, error)
-	Deals(ctx context.Context, env models.Env, f store.DealFilter, page store.Page) ([]models.Deal, bool, error)
+	Deals(ctx context.Context, env models.Env, f store.DealFilter, page models.Page) ([]models.Deal, bool, error)
 	Account(ctx context.Context, env models.Env, id string) (models.Account, error)
 	AccountsByID(ctx context.Context, env models.Env, ids []string) (map[string]models.Account, error)
 }
@@ -223,9 +223,20 @@ func Get(ctx context.Context, st Store, env models.Env, id string) (Object, erro
 	return ToObject(d, a), nil
 }
 
+// Filter narrows a list of deals (GET /v1/deals): empty members do not filter.
+type Filter struct {
+	Status     string
+	CustomerID string
+}
+
+// query is f in the store's words.
+func (f Filter) query() store.DealFilter {
+	return store.DealFilter{Status: f.Status, CustomerID: f.CustomerID}
+}
+
 // List returns one page of deals, newest first, with their customers.
-func List(ctx context.Context, st Store, env models.Env, f store.DealFilter, page store.Page) ([]Object, bool, error) {
-	rows, more, err := st.Deals(ctx, env, f, page)
+func List(ctx context.Context, st Store, env models.Env, f Filter, page models.Page) ([]Object, bool, error) {
+	rows, more, err := st.Deals(ctx, env, f.query(), page)
 	if err != nil {
 		return nil, false, err
 	}

@@ -65,7 +65,12 @@ func ResetPassword(ctx context.Context, st *store.Store, email string) (string, 
 	return password, st.ResetUserPassword(ctx, u.ID, hash)
 }
 
+// Reader reads organizations.
+type Reader interface {
+	Organization(ctx context.Context, id string) (models.Organization, error)
+}
+
 // Get reads one organization (GET /v1/whoami names the key's).
-func Get(ctx context.Context, st *store.Store, id string) (models.Organization, error) {
+func Get(ctx context.Context, st Reader, id string) (models.Organization, error) {
 	return st.Organization(ctx, id)
 }
