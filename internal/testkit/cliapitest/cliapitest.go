@@ -5,20 +5,12 @@ package cliapitest
 
 import (
 	"context"
-	"flag"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/cliapi"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
 
@@ -28,19 +20,9 @@ import (
 func SandboxAPI(t testing.TB, flags ...string) (*revops.Client, string) {
 	t.Helper()
 	st := testdb.New(t)
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve",
-		append([]string{"--rate-limit", "0", "--env-rate-limit", "0"}, flags...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	t.Cleanup(srv.Close)
+	deps := apitest.Deps(apitest.Config(t, flags...), st)
+	km := deps.Keys
+	srv := apitest.Serve(t, deps)
 	ctx := context.Background()
 	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")
 	if err != nil {
