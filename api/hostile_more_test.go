@@ -346,9 +346,15 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 	return cs
 }
 
-// TestHostileCount keeps the suite honest about its size (it is printed with -v).
-func TestHostileCount(t *testing.T) {
+// BenchmarkHostileCount reports the hostile-input suite's size, the requests it sends
+// each database: go test -run '^$' -bench HostileCount ./api/
+func BenchmarkHostileCount(b *testing.B) {
 	s := hostileSeed{account: "00000000-0000-4000-8000-000000000001", deal: "00000000-0000-4000-8000-000000000002", meter: "target"}
-	t.Logf("%d hostile requests per database (%d from the first table, %d from nesting, numbers, types and lengths)",
-		len(hostileCases(s))+len(moreHostileCases(s)), len(hostileCases(s)), len(moreHostileCases(s)))
+	var first, more int
+	for b.Loop() {
+		first, more = len(hostileCases(s)), len(moreHostileCases(s))
+	}
+	b.ReportMetric(float64(first+more), "requests/db")
+	b.ReportMetric(float64(first), "first-table-requests")
+	b.ReportMetric(float64(more), "nesting-numbers-types-lengths-requests")
 }
