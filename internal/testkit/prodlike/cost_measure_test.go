@@ -145,8 +145,8 @@ func BenchmarkDeliveryCost(b *testing.B) {
 				ok := b.Run(fmt.Sprintf("%s/round%d/%s", shape, round, a.name), func(b *testing.B) {
 					arm := runCostArm(b, cfg, shape, round, a, rc, caFile)
 					for _, r := range arm {
-						b.ReportMetric(r.perSecond(), fmt.Sprintf("deliveries/s@%dclients", r.clients))
-						b.ReportMetric(r.perDelivery("total"), fmt.Sprintf("CPU-ms/delivery@%dclients", r.clients))
+						b.ReportMetric(r.perSecond(), fmt.Sprintf("c%d_deliveries_per_s", r.clients))
+						b.ReportMetric(r.perDelivery("total"), fmt.Sprintf("c%d_cpu_ms_per_delivery", r.clients))
 					}
 					rows = append(rows, arm...)
 				})

@@ -110,9 +110,9 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		d50 := msOf(o.pct(0.5)) - msOf(floor.pct(0.5))
 		fmt.Fprintf(&out, "%-8d ours/floor: throughput %.2f× (target ≥ 0.85: %s), p50 %+.2f ms (%.2f×; target at 1 client ≤ +2.5 ms: %s)\n",
 			conc, thr, verdict(thr >= 0.85), d50, msOf(o.pct(0.5))/msOf(floor.pct(0.5)), verdict(conc != 1 || d50 <= 2.5))
-		b.ReportMetric(o.perSecond(), fmt.Sprintf("deliveries/s@%dclients", conc))
-		b.ReportMetric(thr, fmt.Sprintf("throughput-ours/floor@%dclients", conc))
-		b.ReportMetric(d50, fmt.Sprintf("p50-ms-over-floor@%dclients", conc))
+		b.ReportMetric(o.perSecond(), fmt.Sprintf("c%d_ours_per_s", conc))
+		b.ReportMetric(thr, fmt.Sprintf("c%d_ours_per_floor_throughput", conc))
+		b.ReportMetric(d50, fmt.Sprintf("c%d_p50_over_floor_ms", conc))
 	}
 	b.Log("\n" + out.String())
 	fmt.Print(out.String())

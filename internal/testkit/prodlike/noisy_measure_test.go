@@ -111,8 +111,8 @@ func BenchmarkNoisyNeighbourProduction(b *testing.B) {
 	hold.Release() // A's held and queued deliveries end now, not 25 s apiece
 	out := noisyload.Table(set, rows)
 	for _, r := range rows {
-		b.ReportMetric(msOf(r.B.P50), "B-p50-ms/"+r.Name)
-		b.ReportMetric(msOf(r.B.P90), "B-p90-ms/"+r.Name)
+		b.ReportMetric(msOf(r.B.P50), "b_"+r.Name+"_p50_ms")
+		b.ReportMetric(msOf(r.B.P90), "b_"+r.Name+"_p90_ms")
 	}
 	fmt.Print(out)
 	b.Log("\n" + out)

@@ -95,10 +95,10 @@ func BenchmarkAttemptsInFlight(b *testing.B) {
 		msOf(busy.cpu-idle.cpu)/float64(held),
 		float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), wait)
 	b.ReportMetric(float64(held), "attempts")
-	b.ReportMetric(float64(idle.rss)/(1<<20), "idle-RSS-MiB")
-	b.ReportMetric(float64(busy.rss-idle.rss)/1024/float64(held), "RSS-KiB/attempt")
-	b.ReportMetric(msOf(busy.cpu-idle.cpu)/float64(held), "CPU-ms/attempt-opened")
-	b.ReportMetric(float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), "CPU-us/attempt-second-held")
+	b.ReportMetric(float64(idle.rss)/(1<<20), "idle_rss_mib")
+	b.ReportMetric(float64(busy.rss-idle.rss)/1024/float64(held), "rss_kib_per_attempt")
+	b.ReportMetric(msOf(busy.cpu-idle.cpu)/float64(held), "cpu_ms_per_attempt_opened")
+	b.ReportMetric(float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), "cpu_us_per_attempt_second_held")
 }
 
 // procSample is a process's resident memory (bytes) and CPU time used so far.
