@@ -51,6 +51,8 @@ type BulkReplay struct {
 	// Rate is REVOPS_REPLAY_RATE, the deliveries per second an environment's jobs start
 	// all together (CONTRACT §17); 0: each job keeps only its workflow's own pace.
 	Rate float64
+	// hold waits d or until ctx ends (nil: a timer); a test records the hold instead.
+	hold func(ctx context.Context, d time.Duration)
 }
 
 // ReplayPageInput names the page: the one after CursorID ("" for the first) of the job.
@@ -116,6 +118,10 @@ func (b *BulkReplay) pace(ctx context.Context, began time.Time, n, running int) 
 		hold = min(hold, time.Until(d)-time.Second)
 	}
 	if hold <= 0 {
+		return
+	}
+	if b.hold != nil {
+		b.hold(ctx, hold)
 		return
 	}
 	t := time.NewTimer(hold)

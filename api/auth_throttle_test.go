@@ -42,7 +42,7 @@ func TestFailedAuthenticationThrottle(t *testing.T) {
 	h := newHarness(t, func(c *config.Config, d *api.Deps) {
 		// The test's peer is the proxy; X-Forwarded-For names the client.
 		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
-		counted = &countingStore{Store: d.Store}
+		counted = &countingStore{Store: d.Store.(*store.Store)}
 		d.Keys = keys.NewManager(counted)
 	})
 	const attacker, friend, neighbour = "203.0.113.7", "198.51.100.9", "192.0.2.55"
@@ -103,7 +103,7 @@ func TestFailedAuthenticationThrottleHoldsUnderConcurrency(t *testing.T) {
 	var counted *countingStore
 	h := newHarness(t, func(c *config.Config, d *api.Deps) {
 		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
-		counted = &countingStore{Store: d.Store}
+		counted = &countingStore{Store: d.Store.(*store.Store)}
 		d.Keys = keys.NewManager(counted)
 	})
 	const burst = 200

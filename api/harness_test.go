@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,13 +13,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
 
@@ -56,32 +52,20 @@ func newHarnessOn(t *testing.T, db string, opts ...harnessOption) *harness {
 // newHarnessWithin is newHarnessOn with a store within the bounds o (CONTRACT §21).
 func newHarnessWithin(t *testing.T, db string, o store.Options, opts ...harnessOption) *harness {
 	t.Helper()
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	cfg, err := config.Load(fs, "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := apitest.Config(t)
 	url := filepath.Join(t.TempDir(), "revops.db")
 	if db == "postgres" {
 		url = testdb.URL(t)
 	}
 	st := testdb.OpenWith(t, url, o)
-	km := keys.NewManager(st)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Options that give a dispatcher or a job starter set them on Replay too.
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Replay: &replay.Service{Store: st}}
+	deps := apitest.Deps(cfg, st)
+	km := deps.Keys // the harness's own keys, whatever Keys an option gives the API
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}
-	deps.Config = cfg
-	if deps.Meters == nil { // as internal/app builds it, after the options set cfg
-		deps.Meters = &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}
-	}
-	if deps.Endpoints, err = app.NewEndpoints(cfg, st); err != nil { // as options set cfg
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.NewHandler(deps))
-	t.Cleanup(srv.Close)
+	deps.Config = cfg // the endpoints are built from it, as options set it
+	srv := apitest.Serve(t, deps)
 	h := &harness{t: t, srv: srv, store: st, keys: km, dbURL: url, key: map[string]string{}}
 	h.orgID = h.newOrg("Acme", "owner@acme.test")
 	return h

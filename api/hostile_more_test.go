@@ -346,9 +346,16 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 	return cs
 }
 
-// TestHostileCount keeps the suite honest about its size (it is printed with -v).
-func TestHostileCount(t *testing.T) {
+// BenchmarkHostileCount reports the hostile-input suite's size, the requests it sends
+// each database (first_table_requests from the first table, more_requests from nesting,
+// numbers, types and lengths): go test -run '^$' -bench HostileCount -benchtime 1x ./api/
+func BenchmarkHostileCount(b *testing.B) {
 	s := hostileSeed{account: "00000000-0000-4000-8000-000000000001", deal: "00000000-0000-4000-8000-000000000002", meter: "target"}
-	t.Logf("%d hostile requests per database (%d from the first table, %d from nesting, numbers, types and lengths)",
-		len(hostileCases(s))+len(moreHostileCases(s)), len(hostileCases(s)), len(moreHostileCases(s)))
+	var first, more int
+	for b.Loop() {
+		first, more = len(hostileCases(s)), len(moreHostileCases(s))
+	}
+	b.ReportMetric(float64(first+more), "requests_per_db")
+	b.ReportMetric(float64(first), "first_table_requests")
+	b.ReportMetric(float64(more), "more_requests")
 }

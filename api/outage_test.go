@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/models"
 )
 
@@ -30,8 +30,8 @@ func (b *blockingDispatcher) Dispatch(_ context.Context, events []models.Event) 
 // dispatcher is still blocked, and the committed event is handed to it all the same.
 func TestCreateDoesNotWaitForDispatch(t *testing.T) {
 	b := &blockingDispatcher{entered: make(chan []models.Event, 1), release: make(chan struct{})}
-	// As internal/app wires it: the API's dispatcher is a queue in front of the starts.
-	h := newHarness(t, func(_ *config.Config, d *api.Deps) { d.Dispatch = dispatch.NewQueue(b, nil, d.Store) })
+	// Behind the start queue, as internal/app serves the API.
+	h := newHarness(t, func(_ *config.Config, d *api.Deps) { apitest.Queue(d, b) })
 	defer close(b.release)
 
 	answered := make(chan response, 1)

@@ -12,14 +12,19 @@ import (
 
 	"github.com/revops/revops/api/openapi"
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/domain/accounts"
+	"github.com/revops/revops/internal/domain/deals"
+	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/tracing"
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -32,10 +37,22 @@ type Check struct {
 	Optional bool
 }
 
+// Storage is the database as the handlers hand it to the domain functions they call:
+// each domain package declares the part it needs, and internal/app passes the one
+// *store.Store, which is all of them. The API itself names no store type.
+type Storage interface {
+	accounts.Store
+	deals.Store
+	events.Store
+	usage.Store
+	orgs.Reader
+	idempotency.Keys
+}
+
 // Deps is what the API needs; internal/app builds each part once per process and wires it.
 type Deps struct {
 	Config config.Config
-	Store  *store.Store
+	Store  Storage
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Ready  []Check
@@ -58,7 +75,7 @@ type Deps struct {
 // Server holds the handlers' dependencies.
 type Server struct {
 	cfg       config.Config
-	store     *store.Store
+	store     Storage
 	keys      *keys.Manager
 	log       *slog.Logger
 	ready     []Check

@@ -211,9 +211,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			queue = dispatch.NewQueue(starter, log, st)
 			dispatcher = queue
 		}
-		handler := NewHandler(api.Deps{
+		handler := NewHandler(st, api.Deps{
 			Config:    cfg,
-			Store:     st,
 			Keys:      keys.NewManager(st),
 			Log:       log,
 			Dispatch:  dispatcher,

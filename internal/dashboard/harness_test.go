@@ -2,9 +2,7 @@ package dashboard_test
 
 import (
 	"context"
-	"flag"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -13,14 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
 
@@ -47,21 +42,9 @@ func newSite(t *testing.T, args ...string) *site {
 // connection to a database another site uses.
 func newSiteOn(t *testing.T, st *store.Store, args ...string) *site {
 	t.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve", append([]string{"--rate-limit", "0", "--env-rate-limit", "0"}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	endpoints, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := api.Deps{Config: cfg, Store: st, Keys: km, Log: log, Endpoints: endpoints, Replay: &replay.Service{Store: st},
-		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}}
-	srv := httptest.NewServer(app.NewHandler(deps))
-	t.Cleanup(srv.Close)
-	return &site{t: t, srv: srv, store: st, keys: km, cfg: cfg}
+	cfg := apitest.Config(t, args...)
+	deps := apitest.Deps(cfg, st)
+	return &site{t: t, srv: apitest.Serve(t, deps), store: st, keys: deps.Keys, cfg: cfg}
 }
 
 func (s *site) newUser(org, email string) user {

@@ -2,8 +2,11 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/models"
 )
@@ -13,12 +16,47 @@ type away struct{}
 func (away) Reachable() bool { return false }
 
 // While the health monitor says Temporal is away, nothing waits on it: Dispatch leaves
-// new and replayed events to the sweeper. The starter has no client here: any call to
-// Temporal would panic.
+// new and replayed events to the sweeper, without a call to Temporal or a read of their
+// deliveries.
 func TestStarterDoesNotWaitForAnAbsentTemporal(t *testing.T) {
+	c, st := &recordingClient{}, &recordingStore{}
+	s := &Starter{Health: away{}, Client: c, Store: st}
 	replayed := time.Now()
-	s := &Starter{Health: away{}}
-	s.Dispatch(context.Background(), []models.Event{{ID: "e1"}, {ID: "e2", RedispatchAt: &replayed}})
+	// One batch each: Dispatch stops at the first start that fails.
+	for _, e := range []models.Event{{ID: "e1", Fanout: &models.Fanout{}}, {ID: "e2", RedispatchAt: &replayed}} {
+		s.Dispatch(context.Background(), []models.Event{e})
+	}
+	if len(c.calls) > 0 || len(st.calls) > 0 {
+		t.Fatalf("with Temporal away, Dispatch called Temporal %v and read the store %v; want neither (the sweeper starts them)", c.calls, st.calls)
+	}
+}
+
+// recordingClient is a Temporal that is away: it records the starts asked of it and
+// refuses them. Any other call panics (its Client is nil).
+type recordingClient struct {
+	client.Client
+	calls []string
+}
+
+func (c *recordingClient) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	c.calls = append(c.calls, "ExecuteWorkflow "+o.ID)
+	return nil, errors.New("temporal away")
+}
+
+func (c *recordingClient) SignalWithStartWorkflow(_ context.Context, id, _ string, _ any, _ client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	c.calls = append(c.calls, "SignalWithStartWorkflow "+id)
+	return nil, errors.New("temporal away")
+}
+
+// recordingStore records the reads a start makes before it calls Temporal.
+type recordingStore struct {
+	StarterStore
+	calls []string
+}
+
+func (s *recordingStore) EventDeliveries(_ context.Context, _ models.Env, eventID string) ([]models.WebhookDelivery, error) {
+	s.calls = append(s.calls, "EventDeliveries "+eventID)
+	return nil, errors.New("not read in this test")
 }
 
 // A run's summary names its endpoints by host only (CONTRACT §10: no URL path, query or

@@ -26,23 +26,43 @@ func TestOutboxBacklogAge(t *testing.T) {
 					t.Fatal(err)
 				}
 				events = append(events, evs...)
-				time.Sleep(300 * time.Millisecond)
 			}
-			// The first event has waited ≥ 600 ms, the second ≥ 300 ms: the age is the first's.
-			expectAge(t, st, 600*time.Millisecond, 10*time.Second)
+			// Dated back rather than waited for: the first event ten minutes ago, the second
+			// five (microseconds, which both databases keep exactly).
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			created := []time.Time{now.Add(-10 * time.Minute), now.Add(-5 * time.Minute)}
+			for i, at := range created {
+				if err := st.ExecForTest(ctx, `UPDATE events SET created_at = ? WHERE id = ?`, at, events[i].ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Both wait: the age is the first's.
+			expectAgeOf(t, st, created[0])
 			if err := st.MarkDispatched(ctx, env, events[0].ID, "webhook-"+events[0].ID, "run", time.Now()); err != nil {
 				t.Fatal(err)
 			}
-			// Now the second event is the oldest waiting, created ≥ 300 ms after the first.
-			got := expectAge(t, st, 300*time.Millisecond, 10*time.Second)
-			if bound := time.Since(events[0].CreatedAt) - 300*time.Millisecond; got > bound {
-				t.Fatalf("backlog age %v is not the second event's (≤ %v)", got, bound)
-			}
+			// Now the second event is the oldest waiting.
+			expectAgeOf(t, st, created[1])
 			if err := st.MarkDispatched(ctx, env, events[1].ID, "webhook-"+events[1].ID, "run", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			expectAge(t, st, 0, 0)
 		})
+	}
+}
+
+// expectAgeOf expects the backlog age to be that of an event created at: its age when
+// asked, no less than before the question and no more than after it.
+func expectAgeOf(t *testing.T, st *store.Store, at time.Time) {
+	t.Helper()
+	lo := time.Since(at)
+	got, err := st.OutboxBacklogAge(context.Background())
+	hi := time.Since(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < lo || got > hi {
+		t.Fatalf("backlog age %v, want the age of the event created at %v (%v to %v)", got, at, lo, hi)
 	}
 }
 

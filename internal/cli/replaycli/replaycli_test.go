@@ -3,28 +3,19 @@ package replaycli_test
 import (
 	"bytes"
 	"context"
-	"flag"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/replaycli"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
-	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -79,12 +70,9 @@ type fixture struct {
 // newFixture: a real API over a fresh database; three accounts created, the first
 // renamed; two creations and the rename failed.
 func newFixture(t *testing.T) *fixture {
-	cfg, err := config.Load(flag.NewFlagSet("t", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := testdb.New(t)
-	km := keys.NewManager(st)
+	deps := apitest.Deps(apitest.Config(t), st)
+	km := deps.Keys
 	ctx := context.Background()
 	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")
 	if err != nil {
@@ -97,15 +85,8 @@ func newFixture(t *testing.T) *fixture {
 	rp := &replayer{}
 	q := dispatch.NewQueue(rp, nil, nil)
 	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: st, Keys: km, Dispatch: q, Log: log,
-		Endpoints: eps, Replay: &replay.Service{Store: st, Dispatch: q, Jobs: jobs},
-		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}}))
-	t.Cleanup(srv.Close)
+	deps.Dispatch, deps.Replay.Dispatch, deps.Replay.Jobs = q, q, jobs
+	srv := apitest.Serve(t, deps)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain))
 	if err != nil {

@@ -5,21 +5,12 @@ package cliapitest
 
 import (
 	"context"
-	"flag"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/cliapi"
-	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
 
@@ -29,20 +20,9 @@ import (
 func SandboxAPI(t testing.TB, flags ...string) (*revops.Client, string) {
 	t.Helper()
 	st := testdb.New(t)
-	cfg, err := config.Load(flag.NewFlagSet("test", flag.ContinueOnError), "serve",
-		append([]string{"--rate-limit", "0", "--env-rate-limit", "0"}, flags...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: st, Keys: km, Endpoints: eps, Replay: &replay.Service{Store: st},
-		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}, Log: log}))
-	t.Cleanup(srv.Close)
+	deps := apitest.Deps(apitest.Config(t, flags...), st)
+	km := deps.Keys
+	srv := apitest.Serve(t, deps)
 	ctx := context.Background()
 	org, _, err := orgs.Create(ctx, st, "Acme", "owner@acme.test")
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -30,20 +29,17 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/activities"
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
@@ -256,28 +252,19 @@ func (r *benchRig) worker(b *testing.B) {
 }
 
 func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	km := keys.NewManager(r.st)
-	starter := &dispatch.Starter{Client: r.tc, Store: r.st, Log: log}
-	eps, err := app.NewEndpoints(cfg, r.st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rp := &replay.Service{Store: r.st}
-	// New meters' backfills and deleted meters' purges start at once, as in `revops serve`.
-	ms := &meters.Service{Store: r.st, Log: log,
-		Backfills: &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log},
-		Purges:    &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}}
-	// As internal/app wires it: the API's dispatcher is a queue in front of the starter.
-	q := dispatch.NewQueue(starter, log, r.st)
-	r.api = httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Dispatch: q, Endpoints: eps, Replay: rp, Meters: ms}))
-	r.setup = httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: r.st, Keys: km, Log: log, Endpoints: eps, Replay: rp,
-		Meters: &meters.Service{Store: r.st, Log: log, MaxQueries: cfg.MeterQueries}}))
-	b.Cleanup(r.api.Close)
-	b.Cleanup(r.setup.Close)
+	cfg := apitest.Config(b)
+	// The measured API starts runs through the start queue, as in `revops serve`; new
+	// meters' backfills and deleted meters' purges start at once.
+	d := apitest.Deps(cfg, r.st)
+	d.Log, d.Meters.Log = log, log
+	apitest.Queue(&d, &dispatch.Starter{Client: r.tc, Store: r.st, Log: log})
+	d.Meters.Backfills = &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log}
+	d.Meters.Purges = &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}
+	r.api = apitest.Serve(b, d)
+	// The setup API starts nothing: its events wait for the sweeper.
+	setup := apitest.Deps(cfg, r.st)
+	setup.Log, setup.Meters.Log = log, log
+	r.setup = apitest.Serve(b, setup)
 	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 }
 

@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +14,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/revops/revops/api"
 	revops "github.com/revops/revops/clients/go"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/cli/replaycli"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -48,30 +39,17 @@ func (s *stack) api(st *dispatch.Starter) replayAPI {
 // every start to the sweeper.
 func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rate float64) replayAPI {
 	t.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("e2e", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
+	deps := apitest.Deps(apitest.Config(t), s.db.Store)
+	k, err := deps.Keys.Create(context.Background(), env.OrganizationID, env.Name, "secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	km := keys.NewManager(s.db.Store)
-	k, err := km.Create(context.Background(), env.OrganizationID, env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eps, err := app.NewEndpoints(cfg, s.db.Store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := api.Deps{Config: cfg, Store: s.db.Store, Keys: km, Log: log, Endpoints: eps, Replay: &replay.Service{Store: s.db.Store},
-		Meters: &meters.Service{Store: s.db.Store, Log: log, MaxQueries: cfg.MeterQueries}}
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
-		q := dispatch.NewQueue(st, log, s.db.Store)
-		deps.Dispatch, deps.Replay.Dispatch = q, q
+		apitest.Queue(&deps, st)
 		deps.Replay.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
 	}
-	srv := httptest.NewServer(app.NewHandler(deps))
-	t.Cleanup(srv.Close)
+	srv := apitest.Serve(t, deps)
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain), revops.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)

@@ -28,13 +28,13 @@ import (
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
-// TestMeasureDeliveryCost is the delivery-cost figure of CONTRACT §22 (issue 31): CPU time
+// BenchmarkDeliveryCost is the delivery-cost figure of CONTRACT §22 (issue 31): CPU time
 // per delivered webhook of every process involved, and deliveries per second, under open
 // load, comparing Revops built from different commits in one sitting. Opt-in: a
 // measurement of many minutes, not a check (docs/benchmarks.md, "Delivery cost"):
 //
 //	REVOPS_PRODLIKE_MEASURE=1 REVOPS_COST_ARMS=old=acfe645,new=. \
-//	  scripts/prodlike/run -run TestMeasureDeliveryCost -timeout 3h
+//	  scripts/prodlike/run -run '^$' -bench 'DeliveryCost$' -benchtime 1x -timeout 3h
 //
 // Arms (REVOPS_COST_ARMS, default "old=acfe645,new=.": acfe645 is the commit before issue
 // 31's work) are a comma-separated list of NAME=REV[:SETTING]…, the first arm the base the
@@ -100,38 +100,38 @@ import (
 //
 // Order: REVOPS_COST_ROUNDS rounds (default 2), the arms in order in odd rounds and in
 // reverse in even ones: A B, B A.
-func TestMeasureDeliveryCost(t *testing.T) {
-	requireMeasure(t)
-	prodlike.Require(t)
+func BenchmarkDeliveryCost(b *testing.B) {
+	requireMeasure(b)
+	prodlike.Require(b)
 	cfg, err := costConfigFromEnv(os.Getenv)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	began := time.Now()
 	root, err := prodlike.RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	for i := range cfg.arms {
 		a := &cfg.arms[i]
 		var did string
 		if a.rev == "." {
-			a.bin, did, err = prodlike.BuildRevops(ctx, root, t.TempDir())
+			a.bin, did, err = prodlike.BuildRevops(ctx, root, b.TempDir())
 			a.hash = "working tree"
 		} else {
 			a.bin, a.hash, did, err = prodlike.BuildRevopsAt(ctx, root, a.rev, cfg.binCache)
 		}
 		if err != nil {
 			cancel()
-			t.Fatalf("arm %s: %v", a.name, err)
+			b.Fatalf("arm %s: %v", a.name, err)
 		}
-		t.Logf("arm %s: revops of %s (%s), %s", a.name, a.hash, did, a.describe())
+		b.Logf("arm %s: revops of %s (%s), %s", a.name, a.hash, did, a.describe())
 	}
 	cancel()
 
-	rc := newCostReceiver(t)
-	caFile := caFileOf(t, rc.Certificate())
+	rc := newCostReceiver(b)
+	caFile := caFileOf(b, rc.Certificate())
 	fmt.Printf("delivery cost: arms %s; shapes %s; clients %v; %d changes per phase after %d of warm-up; %d rounds; %d CPUs; load %s\n",
 		cfg.armList(), strings.Join(cfg.shapes, ","), cfg.clients, cfg.changes, cfg.warmup, cfg.rounds, runtime.NumCPU(), loadavg())
 	var rows []costRow
@@ -142,11 +142,16 @@ func TestMeasureDeliveryCost(t *testing.T) {
 				slices.Reverse(order)
 			}
 			for _, a := range order {
-				ok := t.Run(fmt.Sprintf("%s/round%d/%s", shape, round, a.name), func(t *testing.T) {
-					rows = append(rows, runCostArm(t, cfg, shape, round, a, rc, caFile)...)
+				ok := b.Run(fmt.Sprintf("%s/round%d/%s", shape, round, a.name), func(b *testing.B) {
+					arm := runCostArm(b, cfg, shape, round, a, rc, caFile)
+					for _, r := range arm {
+						b.ReportMetric(r.perSecond(), fmt.Sprintf("c%d_deliveries_per_s", r.clients))
+						b.ReportMetric(r.perDelivery("total"), fmt.Sprintf("c%d_cpu_ms_per_delivery", r.clients))
+					}
+					rows = append(rows, arm...)
 				})
 				if !ok {
-					t.FailNow()
+					b.FailNow()
 				}
 			}
 		}
@@ -203,7 +208,7 @@ func (c costConfig) armList() string {
 
 var armName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+._-]*$`)
 
-// parseArms reads REVOPS_COST_ARMS' syntax (TestMeasureDeliveryCost's comment).
+// parseArms reads REVOPS_COST_ARMS' syntax (BenchmarkDeliveryCost's comment).
 func parseArms(spec string) ([]costArm, error) {
 	var arms []costArm
 	for _, item := range strings.Split(spec, ",") {
@@ -328,7 +333,7 @@ func procAlive(p *prodlike.Proc) func() error {
 
 // runCostArm starts a fresh stack of shape for arm a, and measures a phase per client
 // count on it.
-func runCostArm(t *testing.T, cfg costConfig, shape string, round int, a costArm, rc *costReceiver, caFile string) []costRow {
+func runCostArm(t testing.TB, cfg costConfig, shape string, round int, a costArm, rc *costReceiver, caFile string) []costRow {
 	env := append([]string{"REVOPS_WEBHOOK_CA_FILE=" + caFile, "REVOPS_WEBHOOK_ALLOW_PRIVATE=true",
 		"REVOPS_RATE_LIMIT=0", "REVOPS_ENV_RATE_LIMIT=0"}, a.env...)
 	var (
@@ -414,7 +419,7 @@ func runCostArm(t *testing.T, cfg costConfig, shape string, round int, a costArm
 }
 
 // freeLoopback is a loopback address nothing listens on.
-func freeLoopback(t *testing.T) string {
+func freeLoopback(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -466,7 +471,7 @@ type costPhase struct {
 }
 
 // run sends n changes from len(accounts) open-load clients and waits for every webhook.
-func (ph costPhase) run(t *testing.T, clients, n int) costRow {
+func (ph costPhase) run(t testing.TB, clients, n int) costRow {
 	t.Helper()
 	ph.settle(t) // the previous phase's runs have finished
 	tag := ph.rc.begin(n)
@@ -554,7 +559,7 @@ const quietCPU = 0.10
 // after its webhook (the attempt's completion, the run's last workflow task, its history
 // and visibility writes): ending the phase when the stack is idle again counts all of it,
 // and no phase's leftovers fall into the next.
-func (ph costPhase) settle(t *testing.T) (map[string]time.Duration, time.Duration) {
+func (ph costPhase) settle(t testing.TB) (map[string]time.Duration, time.Duration) {
 	t.Helper()
 	const window = 500 * time.Millisecond
 	began := time.Now()
@@ -576,7 +581,7 @@ func (ph costPhase) settle(t *testing.T) (map[string]time.Duration, time.Duratio
 	}
 }
 
-func (ph costPhase) readCPU(t *testing.T) map[string]time.Duration {
+func (ph costPhase) readCPU(t testing.TB) map[string]time.Duration {
 	t.Helper()
 	m := map[string]time.Duration{}
 	for _, p := range ph.procs {
@@ -634,7 +639,7 @@ type costReceiver struct {
 
 var costKey = regexp.MustCompile(`ck[0-9]+-[0-9]+`)
 
-func newCostReceiver(t *testing.T) *costReceiver {
+func newCostReceiver(t testing.TB) *costReceiver {
 	rc := &costReceiver{}
 	rc.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -839,7 +844,7 @@ func ratio(rows, base []costRow, f func(costRow) float64) string {
 	return fmt.Sprintf("%.2f", mean(rows)/mean(base))
 }
 
-// TestCostArmsSyntax checks the arm syntax TestMeasureDeliveryCost reads.
+// TestCostArmsSyntax checks the arm syntax BenchmarkDeliveryCost reads.
 func TestCostArmsSyntax(t *testing.T) {
 	arms, err := parseArms("old=acfe645,new=.,pgx=.:temporal.plugin=postgres12_pgx:temporal.shards=8:REVOPS_X=a=b")
 	if err != nil {

@@ -28,7 +28,7 @@ import (
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
-// TestMeasureAgainstFloor measures delivery on the production shape against the floor on
+// BenchmarkAgainstFloor measures delivery on the production shape against the floor on
 // the same Temporal server, in the same run (issue 15; docs/benchmarks.md, "Delivery on
 // the production shape"). Opt-in (REVOPS_PRODLIKE_MEASURE=1): a measurement, not a check.
 //
@@ -42,9 +42,9 @@ import (
 // of ours at 32 clients under CPU profiles of the Temporal server, the api and the worker
 // and pg_stat_statements, and 15 s of the floor likewise (the server's profile), written
 // to REVOPS_PRODLIKE_PROFILES (default $TMPDIR/revops-prodlike-profiles).
-func TestMeasureAgainstFloor(t *testing.T) {
-	requireMeasure(t)
-	prodlike.Require(t)
+func BenchmarkAgainstFloor(b *testing.B) {
+	requireMeasure(b)
+	prodlike.Require(b)
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_PRODLIKE_CHANGES")); err == nil && v > 0 {
 		n = v
@@ -54,51 +54,51 @@ func TestMeasureAgainstFloor(t *testing.T) {
 		profDir = filepath.Join(os.TempDir(), "revops-prodlike-profiles")
 	}
 	if err := os.MkdirAll(profDir, 0o755); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	rc := newKeyReceiver(t)
-	caFile := caFileOf(t, rc.Certificate())
-	s := prodlike.Start(t, prodlike.Options{
+	rc := newKeyReceiver(b)
+	caFile := caFileOf(b, rc.Certificate())
+	s := prodlike.Start(b, prodlike.Options{
 		DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"),
 		Env:           []string{"REVOPS_WEBHOOK_CA_FILE=" + caFile, "REVOPS_WEBHOOK_ALLOW_PRIVATE=true", "REVOPS_PPROF=1"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	key := secretKey(t, s)
+	key := secretKey(b, s)
 	api := s.StartAPI("api-1")
 	wk := s.StartWorker("worker-1")
 	c := &apiClient{key: key, urls: []string{api.URL},
 		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS(), MaxIdleConnsPerHost: 64}}}
 	if _, err := c.change(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL, "method": "POST", "enabled": true}); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	// One account per client: a change locks its account until commit.
 	accounts := make([]string, 32)
 	for i := range accounts {
 		acc, err := c.change(ctx, "POST", "/v1/accounts", map[string]any{"name": fmt.Sprintf("Measure Co %d", i)})
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		accounts[i] = acc["id"].(string)
 	}
-	fl := startFloor(t, s.Temporal.Address, rc)
+	fl := startFloor(b, s.Temporal.Address, rc)
 
 	ours := func(client int, k string) error {
 		_, err := c.change(ctx, "PATCH", "/v1/accounts/"+accounts[client], map[string]any{"name": k})
 		return err
 	}
 	load0 := loadavg()
-	measure(t, rc, "warm-floor", 4, 40, fl.start)
-	measure(t, rc, "warm-ours", 4, 40, ours)
+	measure(b, rc, "warm-floor", 4, 40, fl.start)
+	measure(b, rc, "warm-ours", 4, 40, ours)
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d changes per phase; load average %s at start\n", n, load0)
 	fmt.Fprintf(&out, "%-8s %-6s %9s %9s %9s  %s\n", "clients", "what", "per s", "p50 ms", "p99 ms", "load")
 	for _, conc := range []int{1, 8, 32} {
 		name := func(kind string) string { return fmt.Sprintf("%s-c%d", kind, conc) }
-		fa := measure(t, rc, name("floor")+"a", conc, n/2, fl.start)
-		oa := measure(t, rc, name("ours")+"a", conc, n/2, ours)
-		ob := measure(t, rc, name("ours")+"b", conc, n-n/2, ours)
-		fb := measure(t, rc, name("floor")+"b", conc, n-n/2, fl.start)
+		fa := measure(b, rc, name("floor")+"a", conc, n/2, fl.start)
+		oa := measure(b, rc, name("ours")+"a", conc, n/2, ours)
+		ob := measure(b, rc, name("ours")+"b", conc, n-n/2, ours)
+		fb := measure(b, rc, name("floor")+"b", conc, n-n/2, fl.start)
 		floor, o := fa.merge(fb), oa.merge(ob)
 		for _, p := range []struct {
 			what string
@@ -110,38 +110,41 @@ func TestMeasureAgainstFloor(t *testing.T) {
 		d50 := msOf(o.pct(0.5)) - msOf(floor.pct(0.5))
 		fmt.Fprintf(&out, "%-8d ours/floor: throughput %.2f× (target ≥ 0.85: %s), p50 %+.2f ms (%.2f×; target at 1 client ≤ +2.5 ms: %s)\n",
 			conc, thr, verdict(thr >= 0.85), d50, msOf(o.pct(0.5))/msOf(floor.pct(0.5)), verdict(conc != 1 || d50 <= 2.5))
+		b.ReportMetric(o.perSecond(), fmt.Sprintf("c%d_ours_per_s", conc))
+		b.ReportMetric(thr, fmt.Sprintf("c%d_ours_per_floor_throughput", conc))
+		b.ReportMetric(d50, fmt.Sprintf("c%d_p50_over_floor_ms", conc))
 	}
-	t.Log("\n" + out.String())
+	b.Log("\n" + out.String())
 	fmt.Print(out.String())
 
 	// Where the time goes: ours, then the floor, at 32 clients under CPU profiles of every
 	// process and pg_stat_statements of the cluster (Temporal's two databases and Revops').
 	pg, err := pgx.Connect(ctx, s.PG.URL("postgres"))
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	defer pg.Close(ctx)
 	statements := true
 	if _, err := pg.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
-		t.Logf("no pg_stat_statements: %v", err)
+		b.Logf("no pg_stat_statements: %v", err)
 		statements = false
 	}
 	targets := map[string]string{
 		"temporal": s.Temporal.PprofURL,
-		"api":      "http://" + metricsAddr(t, api.Proc.Log) + "/debug/pprof",
-		"worker":   "http://" + metricsAddr(t, wk.Log) + "/debug/pprof",
+		"api":      "http://" + metricsAddr(b, api.Proc.Log) + "/debug/pprof",
+		"worker":   "http://" + metricsAddr(b, wk.Log) + "/debug/pprof",
 	}
-	profile(ctx, t, pg, statements, targets, profDir, "ours", func(name string) int {
-		return len(measure(t, rc, name, 32, 64, ours).lats)
+	profile(ctx, b, pg, statements, targets, profDir, "ours", func(name string) int {
+		return len(measure(b, rc, name, 32, 64, ours).lats)
 	})
-	profile(ctx, t, pg, statements, map[string]string{"temporal": s.Temporal.PprofURL}, profDir, "floor", func(name string) int {
-		return len(measure(t, rc, name, 32, 64, fl.start).lats)
+	profile(ctx, b, pg, statements, map[string]string{"temporal": s.Temporal.PprofURL}, profDir, "floor", func(name string) int {
+		return len(measure(b, rc, name, 32, 64, fl.start).lats)
 	})
 }
 
 // profile runs batches of kind for 15 s under CPU profiles of targets, and prints the
 // statements PostgreSQL ran meanwhile.
-func profile(ctx context.Context, t *testing.T, pg *pgx.Conn, statements bool, targets map[string]string, dir, kind string, batch func(name string) int) {
+func profile(ctx context.Context, t testing.TB, pg *pgx.Conn, statements bool, targets map[string]string, dir, kind string, batch func(name string) int) {
 	const seconds = 15
 	if statements {
 		if _, err := pg.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
@@ -204,7 +207,7 @@ type keyReceiver struct {
 
 var keyPattern = regexp.MustCompile(`mk-[a-z0-9-]+`)
 
-func newKeyReceiver(t *testing.T) *keyReceiver {
+func newKeyReceiver(t testing.TB) *keyReceiver {
 	rc := &keyReceiver{waiters: map[string]chan time.Time{}}
 	rc.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -254,7 +257,7 @@ func (r result) pct(q float64) time.Duration {
 }
 
 // measure runs n items on conc closed-loop clients (client i always acts as i).
-func measure(t *testing.T, rc *keyReceiver, name string, conc, n int, act func(client int, key string) error) result {
+func measure(t testing.TB, rc *keyReceiver, name string, conc, n int, act func(client int, key string) error) result {
 	t.Helper()
 	lats := make([]time.Duration, n)
 	var mu sync.Mutex
@@ -313,7 +316,7 @@ type floor struct {
 
 const floorQueue = "revops-bench-floor"
 
-func startFloor(t *testing.T, addr string, rc *keyReceiver) *floor {
+func startFloor(t testing.TB, addr string, rc *keyReceiver) *floor {
 	wc, err := client.Dial(client.Options{HostPort: addr, Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +353,7 @@ func (f *floor) start(_ int, key string) error {
 }
 
 // metricsAddr is the metrics listener's address a Revops process logged at start.
-func metricsAddr(t *testing.T, logPath string) string {
+func metricsAddr(t testing.TB, logPath string) string {
 	raw, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)

@@ -16,12 +16,12 @@ import (
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
-// TestMeasureNoisyNeighbour is the full-size noisy-neighbour measurement of issue 20 in
+// BenchmarkNoisyNeighbourProduction is the full-size noisy-neighbour measurement of issue 20 in
 // the production shape (docs/benchmarks.md, "Noisy neighbour, full size"): one `revops
 // api` (HTTPS) and one `revops worker`, separate processes, on the prodlike stack's
 // Temporal server over PostgreSQL. Opt-in (a measurement of minutes, not a check):
 //
-//	REVOPS_MEASURE_NOISY=1 scripts/prodlike/run -run TestMeasureNoisyNeighbour
+//	REVOPS_MEASURE_NOISY=1 scripts/prodlike/run -run '^$' -bench NoisyNeighbourProduction -benchtime 1x
 //
 // Organization A has 16 endpoints on an HTTPS receiver that holds every request 25 s
 // before acknowledging it; organization B has one endpoint on a fast receiver. Two phases
@@ -29,62 +29,62 @@ import (
 // creating 4 accounts per second. B's latency is from the API's answer to the receiver
 // reading the webhook. REVOPS_WORKER_ACTIVITY_SLOTS, when set, is passed to the Revops
 // processes (the stack gives them nothing of the test's environment otherwise).
-func TestMeasureNoisyNeighbour(t *testing.T) {
+func BenchmarkNoisyNeighbourProduction(b *testing.B) {
 	if os.Getenv(noisyload.EnvVar) == "" {
-		t.Skipf("a measurement of minutes: %s=1 runs it", noisyload.EnvVar)
+		b.Skipf("a measurement of minutes: %s=1 runs it", noisyload.EnvVar)
 	}
-	prodlike.Require(t)
+	prodlike.Require(b)
 	set := noisyload.FromEnv()
-	rc := newKeyReceiver(t) // B's
+	rc := newKeyReceiver(b) // B's
 	hold := noisyload.NewHoldReceiver(set.Hold)
-	t.Cleanup(hold.Release)
-	env := []string{"REVOPS_WEBHOOK_CA_FILE=" + noisyCAFile(t, rc.Server, hold.Server), "REVOPS_WEBHOOK_ALLOW_PRIVATE=true"}
+	b.Cleanup(hold.Release)
+	env := []string{"REVOPS_WEBHOOK_CA_FILE=" + noisyCAFile(b, rc.Server, hold.Server), "REVOPS_WEBHOOK_ALLOW_PRIVATE=true"}
 	if v := os.Getenv(noisyload.SlotsVar); v != "" {
 		env = append(env, noisyload.SlotsVar+"="+v)
 	}
-	s := prodlike.Start(t, prodlike.Options{DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"), Env: env})
-	t.Cleanup(hold.Release) // before the stack stops: no worker waits on a held request
+	s := prodlike.Start(b, prodlike.Options{DynamicConfig: os.Getenv("REVOPS_PRODLIKE_DYNAMIC_CONFIG"), Env: env})
+	b.Cleanup(hold.Release) // before the stack stops: no worker waits on a held request
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	api := s.StartAPI("api-1")
 	s.StartWorker("worker-1")
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: s.ClientTLS(), MaxIdleConnsPerHost: 64}}
 	client := func(org string) *apiClient {
-		id := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", "Noisy "+org, "--email", org+"@noisy.test"))
-		key := mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", id, "--env", "sandbox", "--type", "secret"))
+		id := mustMatch(b, `organization: (\S+)`, mustRun(b, s, "orgs", "create", "--name", "Noisy "+org, "--email", org+"@noisy.test"))
+		key := mustMatch(b, `secret sandbox key: (\S+)`, mustRun(b, s, "keys", "create", "--org", id, "--env", "sandbox", "--type", "secret"))
 		return &apiClient{key: key, urls: []string{api.URL}, hc: hc}
 	}
-	a, b := client("a"), client("b")
+	orgA, orgB := client("a"), client("b")
 	for i := range set.Endpoints {
-		if _, err := a.change(ctx, "POST", "/v1/webhook_endpoints", map[string]any{"url": hold.URL + "/a/" + strconv.Itoa(i), "method": "POST", "enabled": true}); err != nil {
-			t.Fatal(err)
+		if _, err := orgA.change(ctx, "POST", "/v1/webhook_endpoints", map[string]any{"url": hold.URL + "/a/" + strconv.Itoa(i), "method": "POST", "enabled": true}); err != nil {
+			b.Fatal(err)
 		}
 	}
-	if _, err := b.change(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL, "method": "POST", "enabled": true}); err != nil {
-		t.Fatal(err)
+	if _, err := orgB.change(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL, "method": "POST", "enabled": true}); err != nil {
+		b.Fatal(err)
 	}
 	accounts := make([]string, 4) // B's changes take turns: a change locks its account
 	for i := range accounts {
-		acc, err := b.change(ctx, "POST", "/v1/accounts", map[string]any{"name": fmt.Sprintf("Noisy B %d", i)})
+		acc, err := orgB.change(ctx, "POST", "/v1/accounts", map[string]any{"name": fmt.Sprintf("Noisy B %d", i)})
 		if err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		accounts[i] = acc["id"].(string)
 	}
 	bChange := func(ctx context.Context, i int, key string) error {
-		_, err := b.clone(0).change(ctx, "PATCH", "/v1/accounts/"+accounts[i%len(accounts)], map[string]any{"name": key})
+		_, err := orgB.clone(0).change(ctx, "PATCH", "/v1/accounts/"+accounts[i%len(accounts)], map[string]any{"name": key})
 		return err
 	}
 	for i := range 5 { // warm-up: connections, caches, B's code path
 		key := "mk-noisy-warm-" + strconv.Itoa(i)
 		ch := rc.expect(key)
 		if err := bChange(ctx, i, key); err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
 		select {
 		case <-ch:
 		case <-time.After(time.Minute):
-			t.Fatalf("warm-up change %s not delivered in a minute", key)
+			b.Fatalf("warm-up change %s not delivered in a minute", key)
 		}
 	}
 	phase := func(name string, withA bool) noisyload.Phase {
@@ -98,7 +98,7 @@ func TestMeasureNoisyNeighbour(t *testing.T) {
 		}
 		if withA {
 			p.A = func(ctx context.Context, i int) error {
-				_, err := a.clone(0).change(ctx, "POST", "/v1/accounts", map[string]any{"name": "Noisy A " + strconv.Itoa(i)})
+				_, err := orgA.clone(0).change(ctx, "POST", "/v1/accounts", map[string]any{"name": "Noisy A " + strconv.Itoa(i)})
 				return err
 			}
 		}
@@ -110,13 +110,17 @@ func TestMeasureNoisyNeighbour(t *testing.T) {
 	}
 	hold.Release() // A's held and queued deliveries end now, not 25 s apiece
 	out := noisyload.Table(set, rows)
+	for _, r := range rows {
+		b.ReportMetric(msOf(r.B.P50), "b_"+r.Name+"_p50_ms")
+		b.ReportMetric(msOf(r.B.P90), "b_"+r.Name+"_p90_ms")
+	}
 	fmt.Print(out)
-	t.Log("\n" + out)
+	b.Log("\n" + out)
 }
 
 // noisyCAFile writes the receivers' certificates as the PEM file REVOPS_WEBHOOK_CA_FILE
 // names (httptest's servers share one certificate; both are written all the same).
-func noisyCAFile(t *testing.T, servers ...*httptest.Server) string {
+func noisyCAFile(t testing.TB, servers ...*httptest.Server) string {
 	t.Helper()
 	var raw []byte
 	for _, s := range servers {

@@ -456,7 +456,7 @@ func allDelivered(events []event, rc *webhooktest.Receiver) bool {
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
-func mustRun(t *testing.T, s *prodlike.Stack, args ...string) string {
+func mustRun(t testing.TB, s *prodlike.Stack, args ...string) string {
 	t.Helper()
 	out, err := s.Revops(args...)
 	if err != nil {
@@ -465,7 +465,7 @@ func mustRun(t *testing.T, s *prodlike.Stack, args ...string) string {
 	return out
 }
 
-func mustMatch(t *testing.T, pattern, s string) string {
+func mustMatch(t testing.TB, pattern, s string) string {
 	t.Helper()
 	m := regexp.MustCompile(pattern).FindStringSubmatch(s)
 	if m == nil {
@@ -476,7 +476,7 @@ func mustMatch(t *testing.T, pattern, s string) string {
 
 // caFileOf writes cert as the PEM file REVOPS_WEBHOOK_CA_FILE names, so that the stack's
 // worker trusts the test's HTTPS receiver.
-func caFileOf(t *testing.T, cert *x509.Certificate) string {
+func caFileOf(t testing.TB, cert *x509.Certificate) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "receiver.pem")
 	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {
@@ -486,19 +486,19 @@ func caFileOf(t *testing.T, cert *x509.Certificate) string {
 }
 
 // secretKey creates an organization through the CLI and returns its secret sandbox key.
-func secretKey(t *testing.T, s *prodlike.Stack) string { return orgKey(t, s, "Acme") }
+func secretKey(t testing.TB, s *prodlike.Stack) string { return orgKey(t, s, "Acme") }
 
 // orgKey creates the organization name through the CLI and returns its secret sandbox key.
-func orgKey(t *testing.T, s *prodlike.Stack, name string) string {
+func orgKey(t testing.TB, s *prodlike.Stack, name string) string {
 	t.Helper()
 	org := mustMatch(t, `organization: (\S+)`, mustRun(t, s, "orgs", "create", "--name", name, "--email", "ops@"+strings.ToLower(name)+".test"))
 	return mustMatch(t, `secret sandbox key: (\S+)`, mustRun(t, s, "keys", "create", "--org", org, "--env", "sandbox", "--type", "secret"))
 }
 
 // requireMeasure skips a measurement unless REVOPS_PRODLIKE_MEASURE asks for it.
-func requireMeasure(t *testing.T) {
+func requireMeasure(t testing.TB) {
 	t.Helper()
 	if os.Getenv("REVOPS_PRODLIKE_MEASURE") == "" {
-		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run Measure)")
+		t.Skip("a measurement: REVOPS_PRODLIKE_MEASURE=1 runs it (scripts/prodlike/run -run '^$' -bench . -benchtime 1x)")
 	}
 }

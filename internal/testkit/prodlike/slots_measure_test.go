@@ -14,50 +14,50 @@ import (
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
-// TestMeasureAttemptsInFlight measures what one delivery attempt in flight costs a
+// BenchmarkAttemptsInFlight measures what one delivery attempt in flight costs a
 // `revops worker` process — the figures REVOPS_WORKER_ACTIVITY_SLOTS' default is chosen
 // from (README, docs/benchmarks.md): its memory (VmRSS of /proc/<pid>/status) and CPU
 // (utime+stime of /proc/<pid>/stat) while REVOPS_PRODLIKE_ATTEMPTS (default 512)
 // attempts wait on receivers that hold them (hanging receivers: the case that keeps a slot
 // longest), against the same worker idle after a warm-up. Opt-in
-// (REVOPS_PRODLIKE_MEASURE=1 scripts/prodlike/run -run MeasureAttemptsInFlight).
-func TestMeasureAttemptsInFlight(t *testing.T) {
-	requireMeasure(t)
+// (REVOPS_PRODLIKE_MEASURE=1 scripts/prodlike/run -run '^$' -bench AttemptsInFlight -benchtime 1x).
+func BenchmarkAttemptsInFlight(b *testing.B) {
+	requireMeasure(b)
 	const endpoints = 16
 	n := 512
 	if v, err := strconv.Atoi(os.Getenv("REVOPS_PRODLIKE_ATTEMPTS")); err == nil && v > 0 {
 		n = v
 	}
-	s := prodlike.Start(t, prodlike.Options{RetryInterval: time.Hour, Env: []string{
-		"REVOPS_WEBHOOK_CA_FILE=" + webhooktest.CAFile(t), "REVOPS_WEBHOOK_ALLOW_PRIVATE=true",
+	s := prodlike.Start(b, prodlike.Options{RetryInterval: time.Hour, Env: []string{
+		"REVOPS_WEBHOOK_CA_FILE=" + webhooktest.CAFile(b), "REVOPS_WEBHOOK_ALLOW_PRIVATE=true",
 		"REVOPS_RATE_LIMIT=0", "REVOPS_WORKER_ACTIVITY_SLOTS=" + strconv.Itoa(2*n),
 	}})
 	api := s.StartAPI("api")
 	worker := s.StartWorker("worker")
-	c, err := revops.NewClient(revops.WithBaseURL(api.URL), revops.WithAPIKey(orgKey(t, s, "Measure")), revops.WithMaxRetries(0),
+	c, err := revops.NewClient(revops.WithBaseURL(api.URL), revops.WithAPIKey(orgKey(b, s, "Measure")), revops.WithMaxRetries(0),
 		revops.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}))
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
-	rc := webhooktest.NewReceiver(t)
+	rc := webhooktest.NewReceiver(b)
 	account := func(name string) {
-		t.Helper()
-		if _, err := c.CreateAccount(t.Context(), &revops.AccountCreate{Name: name}); err != nil {
-			t.Fatal(err)
+		b.Helper()
+		if _, err := c.CreateAccount(b.Context(), &revops.AccountCreate{Name: name}); err != nil {
+			b.Fatal(err)
 		}
 	}
 	for i := range endpoints {
 		ep := &revops.EndpointCreate{URL: fmt.Sprintf("%s/hooks/%d", rc.URL, i), Method: revops.Ptr(revops.WebhookMethodPOST)}
-		if _, err := c.CreateWebhookEndpoint(t.Context(), ep); err != nil {
-			t.Fatal(err)
+		if _, err := c.CreateWebhookEndpoint(b.Context(), ep); err != nil {
+			b.Fatal(err)
 		}
 	}
 	received := func(want int) {
-		t.Helper()
+		b.Helper()
 		deadline := time.Now().Add(2 * time.Minute)
 		for len(rc.Received()) < want {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d requests received, want %d", len(rc.Received()), want)
+				b.Fatalf("%d requests received, want %d", len(rc.Received()), want)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -68,8 +68,8 @@ func TestMeasureAttemptsInFlight(t *testing.T) {
 	}
 	received(4 * endpoints)
 	time.Sleep(5 * time.Second)
-	release := rc.Hold(t)
-	idle := sampleProc(t, worker.Pid())
+	release := rc.Hold(b)
+	idle := sampleProc(b, worker.Pid())
 
 	// n attempts in flight: each change fans out to the 16 held endpoints.
 	warm := len(rc.Received())
@@ -80,20 +80,25 @@ func TestMeasureAttemptsInFlight(t *testing.T) {
 	received(warm + n/endpoints*endpoints)
 	opened := time.Since(began)
 	held := len(rc.Received()) - warm
-	busy := sampleProc(t, worker.Pid())
+	busy := sampleProc(b, worker.Pid())
 	if opened > 25*time.Second {
-		t.Logf("opening took %s: the first attempts may have timed out (30 s) before the last opened; measure fewer", opened)
+		b.Logf("opening took %s: the first attempts may have timed out (30 s) before the last opened; measure fewer", opened)
 	}
 	const wait = 10 * time.Second
 	time.Sleep(wait)
-	waiting := sampleProc(t, worker.Pid())
+	waiting := sampleProc(b, worker.Pid())
 	release()
-	t.Logf("worker: idle RSS %.1f MiB; %d attempts in flight (opened in %s, load %s): RSS %.1f MiB, +%.1f KiB per attempt; "+
+	b.Logf("worker: idle RSS %.1f MiB; %d attempts in flight (opened in %s, load %s): RSS %.1f MiB, +%.1f KiB per attempt; "+
 		"CPU %.2f ms per attempt opened, %.1f µs per attempt per second held (over %s)",
 		float64(idle.rss)/(1<<20), held, opened.Round(time.Millisecond), loadavg(), float64(busy.rss)/(1<<20),
 		float64(busy.rss-idle.rss)/1024/float64(held),
 		msOf(busy.cpu-idle.cpu)/float64(held),
 		float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), wait)
+	b.ReportMetric(float64(held), "attempts")
+	b.ReportMetric(float64(idle.rss)/(1<<20), "idle_rss_mib")
+	b.ReportMetric(float64(busy.rss-idle.rss)/1024/float64(held), "rss_kib_per_attempt")
+	b.ReportMetric(msOf(busy.cpu-idle.cpu)/float64(held), "cpu_ms_per_attempt_opened")
+	b.ReportMetric(float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), "cpu_us_per_attempt_second_held")
 }
 
 // procSample is a process's resident memory (bytes) and CPU time used so far.
@@ -104,7 +109,7 @@ type procSample struct {
 
 // sampleProc reads VmRSS from /proc/<pid>/status and utime+stime (USER_HZ ticks, 100 a
 // second on Linux) from /proc/<pid>/stat.
-func sampleProc(t *testing.T, pid int) procSample {
+func sampleProc(t testing.TB, pid int) procSample {
 	t.Helper()
 	var s procSample
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -3,10 +3,8 @@ package usagebench
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,14 +20,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
 
@@ -74,19 +68,9 @@ func Setup(b testing.TB) *Server {
 // sandbox key of org to the benchmark's client.
 func Serve(b testing.TB, st *store.Store, orgID, url string, pool *pgxpool.Pool) *Server {
 	b.Helper()
-	cfg, err := config.Load(flag.NewFlagSet("bench", flag.ContinueOnError), "serve", []string{"--rate-limit", "0", "--env-rate-limit", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	km := keys.NewManager(st)
-	eps, err := app.NewEndpoints(cfg, st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(app.NewHandler(api.Deps{Config: cfg, Store: st, Keys: km, Log: log,
-		Endpoints: eps, Replay: &replay.Service{Store: st}, Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries}}))
-	b.Cleanup(srv.Close)
+	deps := apitest.Deps(apitest.Config(b), st)
+	km := deps.Keys
+	srv := apitest.Serve(b, deps)
 	tr := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
 	b.Cleanup(tr.CloseIdleConnections)
 	s := &Server{DBURL: url, HTTP: srv, Client: &http.Client{Transport: tr}, Pool: pool, Store: st, OrgID: orgID, keys: km}
