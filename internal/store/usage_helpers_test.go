@@ -4,11 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -24,17 +23,5 @@ func usageWrite(tx, mode, hash, value string, at time.Time) store.UsageWrite {
 	}
 }
 
-func openRaw(t *testing.T, dialect, url string) *gorm.DB {
-	t.Helper()
-	var d gorm.Dialector = sqlite.Open(url)
-	if dialect == "postgres" {
-		d = postgres.Open(url)
-	}
-	db, err := gorm.Open(d, &gorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
-}
+// openRaw is testdb.Raw.
+func openRaw(t *testing.T, dialect, url string) *gorm.DB { return testdb.Raw(t, dialect, url) }

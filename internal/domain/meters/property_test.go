@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,19 +29,9 @@ type database struct {
 // bothDatabases opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
 func bothDatabases(t *testing.T) map[string]database {
 	t.Helper()
-	ctx := context.Background()
 	out := map[string]database{}
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
-		st := testdb.Open(t, url)
-		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		env, err := st.Environment(ctx, org.ID, "live")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = database{st, env, url}
+	for name, s := range testdb.Both(t, "live") {
+		out[name] = database{s.Store, s.Env, s.URL}
 	}
 	return out
 }

@@ -1,14 +1,10 @@
 package usage_test
 
 import (
-	"context"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/store"
@@ -23,23 +19,12 @@ type seeded struct {
 	url string
 }
 
-// bothDatabases opens a fresh PostgreSQL and a fresh SQLite store, migrated, each with an
-// organization "Acme", for tests of behaviour that must hold on both.
+// bothDatabases is testdb.Both in this package's words.
 func bothDatabases(t *testing.T, envName string) map[string]seeded {
 	t.Helper()
-	ctx := context.Background()
 	out := map[string]seeded{}
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
-		st := testdb.Open(t, url)
-		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		env, err := st.Environment(ctx, org.ID, envName)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = seeded{st: st, env: env, url: url}
+	for name, s := range testdb.Both(t, envName) {
+		out[name] = seeded{st: s.Store, env: s.Env, url: s.URL}
 	}
 	return out
 }
@@ -64,17 +49,5 @@ func numDiffer(a, b string) bool {
 	return err1 != nil || err2 != nil || x != y
 }
 
-func openRaw(t *testing.T, dialect, url string) *gorm.DB {
-	t.Helper()
-	var d gorm.Dialector = sqlite.Open(url)
-	if dialect == "postgres" {
-		d = postgres.Open(url)
-	}
-	db, err := gorm.Open(d, &gorm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := db.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return db
-}
+// openRaw is testdb.Raw.
+func openRaw(t *testing.T, dialect, url string) *gorm.DB { return testdb.Raw(t, dialect, url) }

@@ -1,0 +1,66 @@
+package testdb
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// Seeded is a migrated store holding one organization, "Acme", and one of its
+// environments.
+type Seeded struct {
+	Store *store.Store
+	Env   models.Env
+	URL   string // the PostgreSQL URL or the SQLite file
+}
+
+// Both opens a fresh PostgreSQL and a fresh SQLite store, migrated, each seeded with an
+// organization and its environment envName, keyed "postgres" and "sqlite": for the rules
+// that must hold on both databases (CONTRACT §15).
+func Both(t testing.TB, envName string) map[string]Seeded {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]Seeded{}
+	for name, url := range map[string]string{"postgres": URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
+		st := Open(t, url)
+		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		env, err := st.Environment(ctx, org.ID, envName)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = Seeded{Store: st, Env: env, URL: url}
+	}
+	return out
+}
+
+// Raw opens the database at url ("postgres" or "sqlite" dialect) with GORM alone, beside
+// the store, for a test that reads or breaks rows behind the store's back; it is closed
+// at cleanup.
+func Raw(t testing.TB, dialect, url string) *gorm.DB {
+	t.Helper()
+	var d gorm.Dialector = sqlite.Open(url)
+	if dialect == "postgres" {
+		d = postgres.Open(url)
+	}
+	db, err := gorm.Open(d, &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sqlDB.Close() })
+	return db
+}
