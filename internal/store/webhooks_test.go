@@ -93,3 +93,75 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatalf("after rotation: %+v", got)
 	}
 }
+
+// The singular PUT and a rotation of the same endpoint, committing together (PostgreSQL;
+// SQLite's write transactions are exclusive): the PUT patches the row as the rotation
+// left it, never a copy it read before, so the rotated secret survives (CONTRACT §13).
+func TestWebhookEndpointPutKeepsAConcurrentRotation(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.URL(t)
+	st := testdb.Open(t, url)
+	org, err := st.CreateOrganization(ctx, "Acme", "hooks@acme.test", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := st.Environment(ctx, org.ID, models.EnvLive)
+	ep, _, err := putOldest(st, live, "https://a.example/h", "POST", true, "whsec_first", time.Now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	locked, release, rotated := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := st.InTx(ctx, live, func(tx *store.Tx) error {
+			cur, err := tx.LockEndpoint(ep.ID)
+			if err != nil {
+				return err
+			}
+			cur.PreviousSecret, cur.Secret = cur.Secret, "whsec_rotated"
+			if err := tx.SaveEndpoint(&cur); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+		rotated <- err
+	}()
+	select {
+	case <-locked:
+	case err := <-rotated:
+		t.Fatalf("rotation: %v", err)
+	}
+	put := make(chan error, 1)
+	go func() {
+		_, _, err := putOldest(st, live, "https://b.example/h", "POST", true, "whsec_unused", time.Now().UTC())
+		put <- err
+	}()
+	// The PUT must be waiting on the rotation's row lock before the rotation commits.
+	raw := testdb.Raw(t, "postgres", url)
+	for waiting := int64(0); waiting == 0; {
+		if err := raw.Raw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting).Error; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-put:
+			t.Fatalf("the PUT finished while the rotation held the endpoint: %v", err)
+		case <-time.After(5 * time.Millisecond): // poll again
+		}
+	}
+	close(release)
+	if err := <-rotated; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.WebhookEndpoint(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Secret != "whsec_rotated" || got.PreviousSecret != "whsec_first" || got.URL != "https://b.example/h" {
+		t.Fatalf("after PUT and rotation: secret %q previous %q url %q; want the rotation's secrets and the PUT's URL", got.Secret, got.PreviousSecret, got.URL)
+	}
+}

@@ -201,6 +201,12 @@ func PutOldest(ctx context.Context, st Writer, env models.Env, create models.Web
 		case err != nil:
 			return err
 		}
+		// The environment's lock keeps it the oldest, but a rotation, a PATCH or an
+		// automatic disable locks the endpoint's row only: lock it too, and patch the row
+		// as they left it (patch saves every column).
+		if cur, err = tx.LockEndpoint(cur.ID); err != nil {
+			return err
+		}
 		ep, err = patch(tx, cur, p, now)
 		return err
 	})
