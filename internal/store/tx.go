@@ -58,6 +58,22 @@ func (tx *Tx) Now() time.Time {
 	return tx.at
 }
 
+// Savepoint runs fn in a savepoint of the transaction, through a Tx of its own: fn's
+// error undoes what fn did, its row locks included, and is returned while the
+// transaction goes on (a bulk replay page counts a refused event and does not keep it
+// locked until the page commits). fn's change time is its own, taken after its locks
+// (Now); the events it emits join the transaction's when it succeeds.
+func (tx *Tx) Savepoint(fn func(tx *Tx) error) error {
+	return tx.db.Transaction(func(db *gorm.DB) error { // nested: SAVEPOINT … ROLLBACK TO
+		sub := &Tx{db: db, dialect: tx.dialect, env: tx.env}
+		if err := fn(sub); err != nil {
+			return err
+		}
+		tx.emits = append(tx.emits, sub.emits...)
+		return nil
+	})
+}
+
 // Emit adds events to the change, in order. InTx writes all of them in one batch (one
 // insert of events and their deliveries, numbered 1..n within the change) when the
 // function returns. e.Object is encoded then: pass a snapshot value, not something the

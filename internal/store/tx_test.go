@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -115,5 +116,59 @@ func TestInTxKeepsTheTrace(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A savepoint's error undoes what it did, its row locks included (PostgreSQL: another
+// session can lock the row while the transaction goes on), and the transaction keeps
+// what its other savepoints did.
+func TestSavepointUndoesItsWritesAndLocks(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.URL(t)
+	st := testdb.Open(t, url)
+	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := st.Environment(ctx, org.ID, "sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, _, err := insertAccount(ctx, st, env, models.Account{ID: uuid.NewString(), Name: "Locked", Status: "draft", Properties: "{}"}, func(models.Account) []store.Emit { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := testdb.Raw(t, "postgres", url)
+	refused := errors.New("refused")
+	kept, undone := uuid.NewString(), uuid.NewString()
+	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+		err := tx.Savepoint(func(tx *store.Tx) error {
+			if _, err := tx.LockAccount(locked.ID); err != nil {
+				return err
+			}
+			if err := tx.InsertAccount(&models.Account{ID: undone, Name: "Undone", Status: "draft", Properties: "{}"}); err != nil {
+				return err
+			}
+			return refused
+		})
+		if !errors.Is(err, refused) {
+			t.Fatalf("savepoint: %v, want its own error", err)
+		}
+		var id string
+		if err := other.Raw("SELECT id FROM accounts WHERE id = ? FOR UPDATE NOWAIT", locked.ID).Scan(&id).Error; err != nil {
+			t.Fatalf("the refused savepoint still holds its row lock: %v", err)
+		}
+		return tx.Savepoint(func(tx *store.Tx) error {
+			return tx.InsertAccount(&models.Account{ID: kept, Name: "Kept", Status: "draft", Properties: "{}"})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Account(ctx, env, kept); err != nil {
+		t.Fatalf("the successful savepoint's row: %v", err)
+	}
+	if _, err := st.Account(ctx, env, undone); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("the refused savepoint's row: %v, want not found", err)
 	}
 }

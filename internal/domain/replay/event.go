@@ -79,8 +79,9 @@ func Deliveries(ctx context.Context, st Storer, env models.Env, eventID, endpoin
 // commit) or the sweeper reaches its workflow with SignalWithStart. An endpointID that
 // is not an endpoint of the environment, or one not subscribed to the event's type that
 // never had a delivery of it, is an *apperr.InvalidError on param endpoint_id
-// (ErrUnknownEndpoint, ErrEndpointNotSubscribed). Every refusal comes before any write,
-// so a bulk page counts it and goes on in the same transaction.
+// (ErrUnknownEndpoint, ErrEndpointNotSubscribed). Every refusal comes before any write;
+// a bulk page runs each replay in a savepoint, so that a refusal also lets the event's
+// lock go at once.
 func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, error) {
 	ev, err := tx.LockEvent(eventID)
 	if err != nil {

@@ -114,7 +114,15 @@ func Page(ctx context.Context, st PageStore, jobID, cursorID string, limit int) 
 func replayPage(tx *store.Tx, jobID string, page []models.WebhookDelivery, trace string) (replayed, failed int, out []models.Event, err error) {
 	seen := map[string]int{}
 	for _, d := range page {
-		ev, err := replayIn(tx, d.EventID, d.EndpointID, trace)
+		// Each replay in a savepoint: a refused one undoes itself and releases the
+		// event's lock at once (its delivery is being sent, and its record must not wait
+		// for the page), and each replay is stamped after its own lock.
+		var ev models.Event
+		err := tx.Savepoint(func(tx *store.Tx) error {
+			var err error
+			ev, err = replayIn(tx, d.EventID, d.EndpointID, trace)
+			return err
+		})
 		switch {
 		case err == nil:
 			replayed++
