@@ -222,7 +222,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs},
 			// A new meter's backfill is started after its creation commits (CONTRACT §18),
 			// a deleted meter's purge after its deletion commits (§21).
-			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, Log: log, MaxQueries: cfg.MeterQueries},
+			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, MaxQueries: cfg.MeterQueries},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},

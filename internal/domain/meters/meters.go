@@ -7,7 +7,6 @@ package meters
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
@@ -59,9 +58,6 @@ type Service struct {
 	// Purges starts a deleted meter's purge right after its deletion commits, off the
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Purges PurgeStarter
-	// Log is not read since the after-commit starts log through the dispatcher; the
-	// wiring still sets it (internal/app, api.New, dashboard.New) until they drop it.
-	Log *slog.Logger
 	// MaxQueries is how many values queries of one environment run at once in this
 	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to QueryWait, then is
 	// refused 429 rate_limited. 0: no bound.

@@ -45,7 +45,7 @@ func Deps(cfg config.Config, st *store.Store) api.Deps {
 		Keys:   keys.NewManager(st),
 		Log:    log,
 		Replay: &replay.Service{Store: st},
-		Meters: &meters.Service{Store: st, Log: log, MaxQueries: cfg.MeterQueries},
+		Meters: &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
 	}
 }
 

@@ -256,14 +256,14 @@ func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 	// The measured API starts runs through the start queue, as in `revops serve`; new
 	// meters' backfills and deleted meters' purges start at once.
 	d := apitest.Deps(cfg, r.st)
-	d.Log, d.Meters.Log = log, log
+	d.Log = log
 	apitest.Queue(&d, &dispatch.Starter{Client: r.tc, Store: r.st, Log: log})
 	d.Meters.Backfills = &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log}
 	d.Meters.Purges = &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}
 	r.api = apitest.Serve(b, d)
 	// The setup API starts nothing: its events wait for the sweeper.
 	setup := apitest.Deps(cfg, r.st)
-	setup.Log, setup.Meters.Log = log, log
+	setup.Log = log
 	r.setup = apitest.Serve(b, setup)
 	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 }
