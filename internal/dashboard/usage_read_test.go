@@ -28,7 +28,7 @@ func TestMeterDaysBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &handler{meters: &meters.Service{Store: st}}
-	m, err := h.meters.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[models.Meter]{})
+	m, err := h.meters.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			var ids []string
 			for _, key := range []string{"gone", "kept"} {
 				m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
-					ValueKey: "user"}, time.Now(), idempotency.Reply[models.Meter]{})
+					ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,7 +92,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			if _, err := meters.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[models.Meter]{}); err != nil {
+			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).

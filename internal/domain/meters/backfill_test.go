@@ -39,7 +39,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 			}
 			svc := &meters.Service{Store: db.st}
 			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-				time.Now(), idempotency.Reply[models.Meter]{})
+				time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil || m.Status != models.MeterBackfilling {
 				t.Fatalf("meter %+v, %v", m, err)
 			}
@@ -89,7 +89,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			svc := &meters.Service{Store: db.st}
 			now := time.Now().UTC()
 			before, err := svc.Create(ctx, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region"}}, now, idempotency.Reply[models.Meter]{})
+				GroupBy: []string{"region"}}, now, idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 				t.Fatalf("first part: ran %v, %d rows, more %v, %v", ran, n, more, err)
 			}
 			after, err := svc.Create(ctx, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
-				now, idempotency.Reply[models.Meter]{})
+				now, idempotency.Reply[meters.Object]{})
 			if err != nil || after.Status != models.MeterBackfilling || after.BackfillPartSeq == 0 {
 				t.Fatalf("meter created between two parts: %+v, %v; want its part to backfill", after, err)
 			}

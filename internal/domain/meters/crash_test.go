@@ -21,7 +21,6 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/models"
 )
 
 // crashChildDB names the database the child consumer of TestConsumerSIGKILLedMidTransaction
@@ -62,7 +61,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil {
 			t.Fatal(err)
 		}

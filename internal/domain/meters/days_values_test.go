@@ -27,7 +27,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			ctx := context.Background()
 			svc := &meters.Service{Store: db.st}
 			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[models.Meter]{})
+				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}

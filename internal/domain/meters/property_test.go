@@ -174,7 +174,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -303,7 +303,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{}); err != nil {
+				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
 					t.Fatal(err)
 				}
 			}
