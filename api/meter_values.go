@@ -173,3 +173,11 @@ func filterQuery(c *gin.Context, fs *apperr.Faults) map[string]string {
 	}
 	return out
 }
+
+// nonEmpty is s, or null when s is "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
