@@ -26,7 +26,7 @@ func ingestBatch(t *testing.T, st *store.Store, env store.Env, txID string, rows
 			"metric_resolution": "minute", "metadata": meta, "timestamp": now.Add(-time.Hour).Unix()}
 	}
 	body, _ := json.Marshal(map[string]any{"transaction_id": txID, "mode": "increment", "event_metrics": metrics})
-	if _, err := usage.Ingest(context.Background(), st, env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+	if _, err := usage.Ingest(context.Background(), st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 		t.Fatal(err)
 	}
 }

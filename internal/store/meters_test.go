@@ -86,7 +86,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			}
 			body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
 				`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
-			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.Result]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := meters.Consume(ctx, db.st); err != nil {

@@ -29,7 +29,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprint("b", i), "mode": "increment",
 					"event_metrics": []map[string]any{{"account_id": "a", "product": "p", "metric_name": "calls", "metric_value": 1,
 						"metric_resolution": "minute", "timestamp": at.Unix()}}})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, at, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, at, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 				received = append(received, at)
@@ -99,7 +99,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 					"metric_resolution": "minute", "metadata": map[string]any{"region": fmt.Sprint("r", i%2)}, "timestamp": now.Add(-time.Minute).Unix()}
 			}
 			body, _ := json.Marshal(map[string]any{"transaction_id": "big", "mode": "increment", "event_metrics": metrics})
-			if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
 			// One meter, 4 row-meters: the 10-row batch is counted 4 rows at a time.

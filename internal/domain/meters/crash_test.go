@@ -75,7 +75,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 9))
 	const batches = 30
 	for b := range batches {
-		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.Result]{}); err != nil {
+		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

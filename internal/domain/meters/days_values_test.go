@@ -43,7 +43,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					}
 				}
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprintf("day-%d", d), "mode": "increment", "event_metrics": metrics})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -233,7 +233,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 						if b%5 != 0 {
 							body = randomBatch(r, txID, now)
 						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
 						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
@@ -311,7 +311,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meters.Consume(ctx, stores[b%2]); err != nil {

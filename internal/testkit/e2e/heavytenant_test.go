@@ -44,7 +44,7 @@ func heavyEnvs(t *testing.T, st *store.Store, b models.Env) models.Env {
 // ingest stores one usage batch body in env.
 func ingest(ctx context.Context, t *testing.T, st *store.Store, env models.Env, body []byte) {
 	t.Helper()
-	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.Result]{}); err != nil {
+	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 		t.Fatalf("ingest in %s: %v", env.Name, err)
 	}
 }

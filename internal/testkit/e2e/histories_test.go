@@ -252,7 +252,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 			t.Fatal(err)
 		}
 	}
