@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/apiobject"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
@@ -81,9 +82,9 @@ func ToObject(e Event, l Links) Object {
 		ID: e.ID, Object: "event", Type: e.Type, Status: e.Status, ObjectID: e.ObjectID,
 		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Payload: json.RawMessage(e.Payload), Attempts: make([]AttemptObject, len(e.Attempts)),
-		WorkflowID: nonEmpty(e.WorkflowID), RunID: nonEmpty(e.RunID),
-		TemporalUIURL: nonEmpty(l.TemporalRun(e.WorkflowID, e.RunID)),
-		TraceID:       nonEmpty(tracing.TraceID(e.TraceParent)),
+		WorkflowID: apiobject.NonEmpty(e.WorkflowID), RunID: apiobject.NonEmpty(e.RunID),
+		TemporalUIURL: apiobject.NonEmpty(l.TemporalRun(e.WorkflowID, e.RunID)),
+		TraceID:       apiobject.NonEmpty(tracing.TraceID(e.TraceParent)),
 		Deliveries:    make([]DeliveryObject, len(e.Deliveries)),
 	}
 	for i, a := range e.Attempts {
@@ -100,21 +101,13 @@ func ToObject(e Event, l Links) Object {
 
 func toAttemptObject(a models.DeliveryAttempt) AttemptObject {
 	o := AttemptObject{
-		EndpointID: nonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
-		DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: nonEmpty(a.Error),
-		Outcome: a.Outcome, URL: a.URL, Method: a.Method, TraceID: nonEmpty(a.TraceID),
+		EndpointID: apiobject.NonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
+		DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: apiobject.NonEmpty(a.Error),
+		Outcome: a.Outcome, URL: a.URL, Method: a.Method, TraceID: apiobject.NonEmpty(a.TraceID),
 	}
 	if a.StatusCode != 0 {
 		code := a.StatusCode
 		o.StatusCode = &code
 	}
 	return o
-}
-
-// nonEmpty is s, or null when s is "".
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

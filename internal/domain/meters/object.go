@@ -3,6 +3,7 @@ package meters
 import (
 	"time"
 
+	"github.com/revops/revops/internal/platform/apiobject"
 	"github.com/revops/revops/models"
 )
 
@@ -32,8 +33,8 @@ type ObjectFilter struct {
 func ToObject(m models.Meter) Object {
 	o := Object{
 		ID: m.ID, Object: "meter", Key: m.Key, Description: m.Description,
-		Filter:      ObjectFilter{MetricName: m.FilterMetricName, Product: nonEmpty(m.FilterProduct)},
-		Aggregation: m.Aggregation, ValueKey: nonEmpty(m.ValueKey), GroupBy: m.GroupBy, Status: m.Status,
+		Filter:      ObjectFilter{MetricName: m.FilterMetricName, Product: apiobject.NonEmpty(m.FilterProduct)},
+		Aggregation: m.Aggregation, ValueKey: apiobject.NonEmpty(m.ValueKey), GroupBy: m.GroupBy, Status: m.Status,
 		CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano), UpdatedAt: m.UpdatedAt.UTC().Format(time.RFC3339Nano),
 	}
 	if o.GroupBy == nil {
@@ -45,21 +46,7 @@ func ToObject(m models.Meter) Object {
 // Deleted is the answer of Delete. A meter is removed, not kept in a final state (its
 // figures go with it), so the answer is the deleted stub of the other hard delete
 // (webhook endpoints, CONTRACT §13), not the object as accounts' soft delete answers.
-type Deleted struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+type Deleted = apiobject.Deleted
 
 // ToDeleted is the answer of m's deletion.
-func ToDeleted(m models.Meter) Deleted {
-	return Deleted{ID: m.ID, Object: "meter", Deleted: true}
-}
-
-// nonEmpty is s, or null when s is "".
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
+func ToDeleted(m models.Meter) Deleted { return apiobject.DeletedOf("meter", m.ID) }

@@ -3,6 +3,7 @@ package webhook
 import (
 	"time"
 
+	"github.com/revops/revops/internal/platform/apiobject"
 	"github.com/revops/revops/models"
 )
 
@@ -37,8 +38,8 @@ type RetryPolicyObject struct {
 // ToEndpointObject converts a stored endpoint to the API form, without its secret.
 func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 	o := EndpointObject{
-		ID: ep.ID, Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Description: nonEmpty(ep.Description),
-		EventTypes: ep.EventTypes, Enabled: ep.Enabled, Status: "enabled", DisabledReason: nonEmpty(ep.DisabledReason),
+		ID: ep.ID, Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Description: apiobject.NonEmpty(ep.Description),
+		EventTypes: ep.EventTypes, Enabled: ep.Enabled, Status: "enabled", DisabledReason: apiobject.NonEmpty(ep.DisabledReason),
 		RetryPolicy: RetryPolicyObject{
 			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
 			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
@@ -62,16 +63,12 @@ func ToEndpointWithSecret(ep models.WebhookEndpoint) EndpointObject {
 }
 
 // DeletedEndpoint is the answer of an endpoint's deletion: the endpoint is removed, so
-// the answer is a stub saying so.
-type DeletedEndpoint struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
+// the answer is the deleted stub.
+type DeletedEndpoint = apiobject.Deleted
 
 // ToDeletedEndpoint is the answer of ep's deletion.
 func ToDeletedEndpoint(ep models.WebhookEndpoint) DeletedEndpoint {
-	return DeletedEndpoint{ID: ep.ID, Object: "webhook_endpoint", Deleted: true}
+	return apiobject.DeletedOf("webhook_endpoint", ep.ID)
 }
 
 // SecretObject is an endpoint's signing secret (CONTRACT §8, §13), with the end of the
@@ -90,12 +87,4 @@ func ToSecretObject(ep models.WebhookEndpoint) SecretObject {
 		o.PreviousExpiresAt = &at
 	}
 	return o
-}
-
-// nonEmpty is s, or null when s is "".
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
