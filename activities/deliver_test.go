@@ -55,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) endpoint(t *testing.T, rawURL, method string, enabled bool) {
 	t.Helper()
 	_, err := webhook.CreateEndpoint(context.Background(), f.db.Store, f.db.Env,
-		models.WebhookEndpoint{URL: rawURL, Method: method, Enabled: enabled, Secret: f.secret}, time.Now().UTC(), idempotency.EndpointReply{})
+		models.WebhookEndpoint{URL: rawURL, Method: method, Enabled: enabled, Secret: f.secret}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestSignsWithBothSecretsDuringRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := webhook.RotateSecret(context.Background(), f.db.Store, f.db.Env, ep.ID, next, time.Now().UTC(), 24*time.Hour, idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.RotateSecret(context.Background(), f.db.Store, f.db.Env, ep.ID, next, time.Now().UTC(), 24*time.Hour, idempotency.Reply[webhook.SecretObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	ev := f.db.Event(t, "deal-active", map[string]any{"id": "d3"}, time.Time{})

@@ -38,7 +38,7 @@ func newTwoEndpoints(t *testing.T) *twoEndpoints {
 		ep, err := webhook.CreateEndpoint(ctx, f.db.Store, f.db.Env, models.WebhookEndpoint{
 			URL: f.rcs[i].URL + "/hooks", Method: "POST", Enabled: true, Secret: f.secrets[i],
 			RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: 4000, MaximumAttempts: 3 + i},
-		}, time.Now().UTC(), idempotency.EndpointReply{})
+		}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,12 +123,12 @@ func TestDeliverOneDeliveryNotSent(t *testing.T) {
 			}
 		}, "", models.EventDelivered, 0},
 		{"endpoint deleted: skipped, not sent", func(t *testing.T, f *twoEndpoints) {
-			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 				t.Fatal(err)
 			}
 		}, "", models.EventSkipped, 0},
 		{"endpoint disabled: failed with endpoint_disabled, not sent, not retried", func(t *testing.T, f *twoEndpoints) {
-			if _, err := webhook.UpdateEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, webhook.EndpointPatch{Enabled: &off}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, webhook.EndpointPatch{Enabled: &off}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 		}, activities.ErrTypeEndpointDisabled, models.EventFailed, 1},

@@ -10,9 +10,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
-	"github.com/revops/revops/models"
 )
 
 // replayOneRequest is the optional body of an event's replay: one endpoint's delivery.
@@ -34,13 +34,13 @@ func (s *Server) replayEvent(c *gin.Context) {
 	}
 	// The answer is the event object of GET /v1/events/{id} as the replay's own
 	// transaction reads it back, kept there (CONTRACT §14).
-	reply := replyWith(c, http.StatusAccepted, s.toEventObject)
-	r, err := s.replay.OneWith(c.Request.Context(), principal(c).Env, c.Param("id"), req.EndpointID, reply)
+	reply := replyAs[events.Object](c, http.StatusAccepted)
+	r, err := s.replay.OneWith(c.Request.Context(), principal(c).Env, c.Param("id"), req.EndpointID, s.links, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), s.toEventObject(r))
+	render(c, reply.Status(), events.ToObject(r, s.links))
 }
 
 // checkEndpointID refuses an endpoint_id that cannot be an id ("" is none).
@@ -57,36 +57,6 @@ type replayRequest struct {
 	EndpointID    string          `json:"endpoint_id"`
 	CreatedAfter  json.RawMessage `json:"created_after"`
 	CreatedBefore json.RawMessage `json:"created_before"`
-}
-
-type replayJobObject struct {
-	ID         string         `json:"id"`
-	Object     string         `json:"object"`
-	Status     string         `json:"status"`
-	Matched    int            `json:"matched"`
-	Replayed   int            `json:"replayed"`
-	Failed     int            `json:"failed"` // could not be replayed: delivery in progress, endpoint deleted
-	Filter     map[string]any `json:"filter"`
-	CreatedAt  string         `json:"created_at"`
-	FinishedAt *string        `json:"finished_at"`
-}
-
-func toReplayJobObject(j models.ReplayJob) replayJobObject {
-	filter := map[string]any{"created_before": j.CreatedBefore.UTC().Format(time.RFC3339Nano)}
-	for k, v := range map[string]string{"status": j.FilterStatus, "type": j.FilterType, "endpoint_id": j.FilterEndpointID} {
-		if v != "" {
-			filter[k] = v
-		}
-	}
-	if j.CreatedAfter != nil {
-		filter["created_after"] = j.CreatedAfter.UTC().Format(time.RFC3339Nano)
-	}
-	o := replayJobObject{ID: j.ID, Object: "replay_job", Status: j.Status, Matched: j.Matched,
-		Replayed: j.Replayed, Failed: j.Failed, Filter: filter, CreatedAt: j.CreatedAt.UTC().Format(time.RFC3339Nano)}
-	if j.FinishedAt != nil {
-		o.FinishedAt = nonEmpty(j.FinishedAt.UTC().Format(time.RFC3339Nano))
-	}
-	return o
 }
 
 // toReplayFilter checks a bulk replay's filter: at least one criterion, so that an
@@ -153,13 +123,13 @@ func (s *Server) replayEvents(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusAccepted, toReplayJobObject)
+	reply := replyAs[replay.JobObject](c, http.StatusAccepted)
 	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), toReplayJobObject(j))
+	render(c, reply.Status(), replay.ToJobObject(j))
 }
 
 func (s *Server) getReplayJob(c *gin.Context) {
@@ -168,5 +138,5 @@ func (s *Server) getReplayJob(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toReplayJobObject(j))
+	render(c, http.StatusOK, replay.ToJobObject(j))
 }

@@ -152,7 +152,7 @@ func TestBulkReplayJob(t *testing.T) {
 	env := h.objEnv("sandbox")
 	if _, err := webhook.CreateEndpoint(context.Background(), h.store, env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 130
@@ -234,7 +234,7 @@ func TestBulkReplayJobLimit(t *testing.T) {
 	env := h.objEnv("sandbox")
 	if _, err := webhook.CreateEndpoint(context.Background(), h.store, env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	ev := h.objEvents(h.newObjAccount("Limit"))[0]

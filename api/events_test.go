@@ -20,7 +20,7 @@ func eventsFixture(h *harness) (accountA string, ids []string) {
 	h.t.Helper()
 	if _, err := webhook.CreateEndpoint(context.Background(), h.store, h.objEnv("sandbox"), models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
-	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		h.t.Fatal(err)
 	}
 	accountA = h.newObjAccount("Alpha")

@@ -15,7 +15,7 @@ import (
 // idempotent implements CONTRACT §14 for POST, PATCH and DELETE. It runs after the rate
 // limit and after the body's content type and size checks (§3), before the handler.
 // The handler takes the owned claim (claimOf) and passes its answer down with its
-// business call (replyAs, replyWith), which keeps it inside the change's transaction;
+// business call (replyAs), which keeps it inside the change's transaction;
 // render then sends the bytes kept. A handler whose answer no transaction kept has its
 // 2xx kept right after it answered.
 func (s *Server) idempotent(c *gin.Context) {
@@ -94,19 +94,13 @@ func (s *Server) releaseKey(c *gin.Context, ctx context.Context, a *idempotency.
 	}
 }
 
-// replyAs is how a handler's change answers an idempotent request: with status, and
-// the change's result as render writes it, so that the first answer and every replay
-// are the same bytes. The handler passes it to its business call, which keeps the
-// answer in the change's own transaction.
+// replyAs is how a handler's change answers an idempotent request: with status and T,
+// the domain package's answer (deals.Object, meters.Deleted…), which the handler renders
+// with render. The handler passes it to its business call, which converts its result to
+// T and keeps it in the change's own transaction, rendered by the encoder render uses:
+// the first answer and every replay are the same bytes.
 func replyAs[T any](c *gin.Context, status int) idempotency.Reply[T] {
 	return idempotency.For[T](claimOf(c), status)
-}
-
-// replyWith is replyAs for a change whose result is converted before it is rendered:
-// view is the named converter to the response the handler sends, so that the answer
-// kept is that rendering.
-func replyWith[T, R any](c *gin.Context, status int, view func(T) R) idempotency.Reply[T] {
-	return idempotency.Via(claimOf(c), status, view)
 }
 
 // recordingWriter keeps a copy of what the handler writes, for an answer no

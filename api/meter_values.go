@@ -13,6 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/apiobject"
 	"github.com/revops/revops/internal/platform/apperr"
 )
 
@@ -43,7 +44,7 @@ type meterValue struct {
 func toMeterValues(key string, q meters.ValuesQuery, p meters.ValuesPage) meterValuesObject {
 	out := meterValuesObject{Object: "meter_values", Meter: key, Window: q.Window,
 		AsOf: p.AsOf.UTC().Format(time.RFC3339Nano), Data: make([]meterValue, len(p.Data)),
-		HasMore: p.NextPage != "", NextPage: nonEmpty(p.NextPage)}
+		HasMore: p.NextPage != "", NextPage: apiobject.NonEmpty(p.NextPage)}
 	for i, v := range p.Data {
 		group := v.Group
 		if group == nil {

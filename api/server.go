@@ -74,7 +74,10 @@ type Deps struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	cfg       config.Config
+	cfg config.Config
+	// links is what an event object points to outside the API (the Temporal UI), from
+	// cfg: data the replay's transaction makes the object with.
+	links     events.Links
 	store     Storage
 	keys      *keys.Manager
 	log       *slog.Logger
@@ -99,7 +102,8 @@ func New(d Deps) *gin.Engine {
 		// routes would answer 500. internal/app builds all three.
 		panic("api.New: Deps.Endpoints, Deps.Replay and Deps.Meters are required")
 	}
-	s := &Server{cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
+	s := &Server{cfg: d.Config, links: events.Links{TemporalUI: d.Config.TemporalUIURL, Namespace: d.Config.TemporalNamespace},
+		store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
 		endpoints: d.Endpoints, replay: d.Replay, meters: d.Meters, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()

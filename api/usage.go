@@ -24,7 +24,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 		return
 	}
 	env := principal(c).Env
-	reply := replyWith(c, http.StatusCreated, usageReceipt)
+	reply := replyAs[usage.StoredReceipt](c, http.StatusCreated)
 	// Microseconds: what PostgreSQL keeps, so the response and the stored rows agree.
 	res, err := usage.Ingest(c.Request.Context(), s.store, env, body, time.Now().UTC().Truncate(time.Microsecond), reply)
 	if err != nil {
@@ -33,7 +33,7 @@ func (s *Server) ingestUsage(c *gin.Context) {
 	}
 	if !res.Duplicate {
 		metrics.UsageAccepted(env.Name, res.Batch.MetricsCount)
-		c.Data(reply.Status(), "application/json; charset=utf-8", usageReceipt(res))
+		render(c, reply.Status(), res.StoredReceipt())
 		return
 	}
 	var replay usage.Receipt
@@ -45,9 +45,6 @@ func (s *Server) ingestUsage(c *gin.Context) {
 	c.Header("Idempotent-Replayed", "true")
 	render(c, http.StatusOK, replay)
 }
-
-// usageReceipt is the answer to an accepted batch: its receipt, as stored with it.
-func usageReceipt(r usage.Result) json.RawMessage { return json.RawMessage(r.Batch.Response) }
 
 type usageEventResponse struct {
 	ID               string          `json:"id"`

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/webhook"
-	"github.com/revops/revops/models"
 )
 
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
@@ -57,49 +55,19 @@ func (f *clearableString) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &f.value)
 }
 
-// endpointObject is the §13 webhook_endpoint object.
-type endpointObject struct {
-	ID             string            `json:"id"`
-	Object         string            `json:"object"`
-	URL            string            `json:"url"`
-	Method         string            `json:"method"`
-	Description    *string           `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	Enabled        bool              `json:"enabled"`
-	Status         string            `json:"status"`
-	DisabledReason *string           `json:"disabled_reason"`
-	RetryPolicy    retryPolicyObject `json:"retry_policy"`
-	Secret         string            `json:"secret,omitempty"` // only in the answer of the create
-	CreatedAt      string            `json:"created_at"`
-	UpdatedAt      string            `json:"updated_at"`
-}
-
-type retryPolicyObject struct {
-	InitialInterval    string  `json:"initial_interval"`
-	BackoffCoefficient float64 `json:"backoff_coefficient"`
-	MaximumInterval    string  `json:"maximum_interval"`
-	MaximumAttempts    int     `json:"maximum_attempts"`
-}
-
-type deletedObject struct {
-	ID      string `json:"id"`
-	Object  string `json:"object"`
-	Deleted bool   `json:"deleted"`
-}
-
 func (s *Server) createEndpoint(c *gin.Context) {
 	var in webhookEndpointsRequest
 	if err := bindObject(c, webhookEndpointsFields, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusCreated, toEndpointWithSecret)
+	reply := replyAs[webhook.EndpointObject](c, http.StatusCreated)
 	ep, err := s.endpoints.Create(c.Request.Context(), principal(c).Env, in.fields(), reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusCreated, toEndpointWithSecret(ep))
+	render(c, reply.Status(), webhook.ToEndpointWithSecret(ep))
 }
 
 func (s *Server) listEndpoints(c *gin.Context) {
@@ -113,9 +81,9 @@ func (s *Server) listEndpoints(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := make([]endpointObject, len(eps))
+	out := make([]webhook.EndpointObject, len(eps))
 	for i, ep := range eps {
-		out[i] = toEndpointObject(ep)
+		out[i] = webhook.ToEndpointObject(ep)
 	}
 	render(c, http.StatusOK, newList(out, more))
 }
@@ -126,7 +94,7 @@ func (s *Server) getEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toEndpointObject(ep))
+	render(c, http.StatusOK, webhook.ToEndpointObject(ep))
 }
 
 func (s *Server) updateEndpoint(c *gin.Context) {
@@ -135,13 +103,13 @@ func (s *Server) updateEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusOK, toEndpointObject)
+	reply := replyAs[webhook.EndpointObject](c, http.StatusOK)
 	ep, err := s.endpoints.Update(c.Request.Context(), principal(c).Env, c.Param("id"), in.fields(), reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toEndpointObject(ep))
+	render(c, reply.Status(), webhook.ToEndpointObject(ep))
 }
 
 func (s *Server) deleteEndpoint(c *gin.Context) {
@@ -149,13 +117,13 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusOK, toDeletedEndpoint)
+	reply := replyAs[webhook.DeletedEndpoint](c, http.StatusOK)
 	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toDeletedEndpoint(ep))
+	render(c, reply.Status(), webhook.ToDeletedEndpoint(ep))
 }
 
 func (s *Server) endpointSecret(c *gin.Context) {
@@ -164,7 +132,7 @@ func (s *Server) endpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toWebhookSecret(ep))
+	render(c, http.StatusOK, webhook.ToSecretObject(ep))
 }
 
 func (s *Server) rotateEndpointSecret(c *gin.Context) {
@@ -172,13 +140,13 @@ func (s *Server) rotateEndpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusOK, toWebhookSecret)
+	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
 	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toWebhookSecret(ep))
+	render(c, reply.Status(), webhook.ToSecretObject(ep))
 }
 
 func (s *Server) testEndpoint(c *gin.Context) {
@@ -193,33 +161,4 @@ func (s *Server) testEndpoint(c *gin.Context) {
 		return
 	}
 	render(c, http.StatusOK, toWebhookTest(res))
-}
-
-func toEndpointObject(ep models.WebhookEndpoint) endpointObject {
-	o := endpointObject{
-		ID: ep.ID, Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Description: nonEmpty(ep.Description),
-		EventTypes: ep.EventTypes, Enabled: ep.Enabled, Status: "enabled", DisabledReason: nonEmpty(ep.DisabledReason),
-		RetryPolicy: retryPolicyObject{
-			InitialInterval: webhook.FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
-			MaximumInterval: webhook.FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
-		},
-		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
-	}
-	if !ep.Enabled {
-		o.Status = "disabled"
-	}
-	if o.EventTypes == nil {
-		o.EventTypes = []string{}
-	}
-	return o
-}
-
-func toEndpointWithSecret(ep models.WebhookEndpoint) endpointObject {
-	o := toEndpointObject(ep)
-	o.Secret = ep.Secret
-	return o
-}
-
-func toDeletedEndpoint(ep models.WebhookEndpoint) deletedObject {
-	return deletedObject{ID: ep.ID, Object: "webhook_endpoint", Deleted: true}
 }

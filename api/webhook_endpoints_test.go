@@ -203,7 +203,7 @@ func TestEventShowsDeliveries(t *testing.T) {
 	ctx, env := context.Background(), h.objEnv("sandbox")
 	mk := func(types []string) models.WebhookEndpoint {
 		ep, err := webhook.CreateEndpoint(ctx, h.store, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST",
-			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 		if err != nil {
 			t.Fatal(err)
 		}

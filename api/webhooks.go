@@ -26,12 +26,6 @@ type webhookEndpointObject struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-type webhookSecretObject struct {
-	Object            string  `json:"object"`
-	Secret            string  `json:"secret"`
-	PreviousExpiresAt *string `json:"previous_secret_expires_at"`
-}
-
 type webhookTestRequest struct {
 	Type string `json:"type"`
 }
@@ -73,7 +67,7 @@ func (s *Server) webhookEndpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toWebhookSecret(ep))
+	render(c, http.StatusOK, webhook.ToSecretObject(ep))
 }
 
 func (s *Server) rotateWebhookSecret(c *gin.Context) {
@@ -81,13 +75,13 @@ func (s *Server) rotateWebhookSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	reply := replyWith(c, http.StatusOK, toWebhookSecret)
+	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
 	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env, reply)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, toWebhookSecret(ep))
+	render(c, reply.Status(), webhook.ToSecretObject(ep))
 }
 
 func (s *Server) testWebhookEndpoint(c *gin.Context) {
@@ -111,15 +105,6 @@ func toWebhookEndpoint(ep models.WebhookEndpoint, withSecret bool) webhookEndpoi
 	}
 	if withSecret {
 		o.Secret = ep.Secret
-	}
-	return o
-}
-
-func toWebhookSecret(ep models.WebhookEndpoint) webhookSecretObject {
-	o := webhookSecretObject{Object: "webhook_secret", Secret: ep.Secret}
-	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && time.Now().Before(*ep.PreviousUntil) {
-		at := ep.PreviousUntil.UTC().Format(time.RFC3339)
-		o.PreviousExpiresAt = &at
 	}
 	return o
 }

@@ -217,7 +217,7 @@ func (h *handler) showDelivery(c *gin.Context) {
 
 // temporalURL links to the event's run in the Temporal UI ("" before a run exists).
 func (h *handler) temporalURL(e models.Event) string {
-	return h.cfg.TemporalRunURL(e.WorkflowID, e.RunID)
+	return events.Links{TemporalUI: h.cfg.TemporalUIURL, Namespace: h.cfg.TemporalNamespace}.TemporalRun(e.WorkflowID, e.RunID)
 }
 
 func indentJSON(s string) string {

@@ -78,7 +78,7 @@ func (s *site) newEndpoints(env models.Env, subs ...[]string) []models.WebhookEn
 	for i, types := range subs {
 		ep, err := webhook.CreateEndpoint(context.Background(), s.store, env, models.WebhookEndpoint{
 			URL: fmt.Sprintf("https://hooks%d.example/revops", i+1), Method: "POST", Description: []string{"Billing", "CRM", "Ops"}[i],
-			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
+			EventTypes: types, Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 		if err != nil {
 			s.t.Fatal(err)
 		}

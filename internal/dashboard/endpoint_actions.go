@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -27,7 +28,7 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), idempotency.EndpointReply{})
+	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), idempotency.Reply[webhook.SecretObject]{})
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -98,7 +99,7 @@ func (h *handler) deleteEndpoint(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), idempotency.EndpointReply{}); err != nil {
+	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 		h.fail(c, err)
 		return
 	}

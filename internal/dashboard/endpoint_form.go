@@ -210,9 +210,9 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		// Not saved: only list the other fields' faults too, with the same rules.
 		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy)
 	} else if d.ID == "" {
-		ep, err = h.endpoints.Create(c.Request.Context(), env, in, idempotency.EndpointReply{})
+		ep, err = h.endpoints.Create(c.Request.Context(), env, in, idempotency.Reply[webhook.EndpointObject]{})
 	} else {
-		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in, idempotency.EndpointReply{})
+		ep, err = h.endpoints.Update(c.Request.Context(), env, d.ID, in, idempotency.Reply[webhook.EndpointObject]{})
 	}
 	for param, msg := range fieldErrors(err) {
 		if _, ok := faults[formParam(param)]; !ok {

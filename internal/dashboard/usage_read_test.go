@@ -28,7 +28,7 @@ func TestMeterDaysBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &handler{meters: &meters.Service{Store: st}}
-	m, err := h.meters.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[models.Meter]{})
+	m, err := h.meters.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestMeterDaysBound(t *testing.T) {
 	for i := range 5 { // five accounts, one figure each today
 		body := fmt.Sprintf(`{"transaction_id":"t%d","mode":"increment","event_metrics":[{"account_id":"acct_%d","product":"api",`+
 			`"metric_name":"api_calls","metric_value":1,"metric_resolution":"day","timestamp":%q}]}`, i, i, now.Format(time.RFC3339))
-		if _, err := usage.Ingest(ctx, st, env, []byte(body), now, idempotency.Reply[usage.Result]{}); err != nil {
+		if _, err := usage.Ingest(ctx, st, env, []byte(body), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

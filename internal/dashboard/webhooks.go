@@ -95,7 +95,7 @@ func (h *handler) enableEndpoint(c *gin.Context) {
 		return
 	}
 	on := true
-	if _, err := h.endpoints.Update(c.Request.Context(), env, c.Param("id"), webhook.EndpointFields{Enabled: &on}, idempotency.EndpointReply{}); err != nil {
+	if _, err := h.endpoints.Update(c.Request.Context(), env, c.Param("id"), webhook.EndpointFields{Enabled: &on}, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -244,7 +244,7 @@ func TestWebhookEndpointScopeAndCSRF(t *testing.T) {
 	u := s.newUser("Acme", "owner@acme.test")
 	env := s.sandbox(u.orgID)
 	ep, err := webhook.CreateEndpoint(context.Background(), s.store, env, models.WebhookEndpoint{
-		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.EndpointReply{})
+		URL: "https://a.example/hook", Method: "POST", Enabled: true, Secret: "whsec_x"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,12 +329,12 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 			env := s.sandbox(u.orgID)
 			now := time.Now().UTC()
 			a, err := webhook.CreateEndpoint(ctx, s.store, env, models.WebhookEndpoint{URL: "https://a.example/hook", Method: "POST",
-				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), idempotency.EndpointReply{})
+				Description: "Billing", EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_a"}, now.Add(-2*time.Hour), idempotency.Reply[webhook.EndpointObject]{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, err := webhook.CreateEndpoint(ctx, s.store, env, models.WebhookEndpoint{URL: "https://b.example/hook", Method: "POST",
-				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, idempotency.EndpointReply{})
+				Description: "CRM", EventTypes: []string{"deal-signed"}, Enabled: true, Secret: "whsec_b"}, now, idempotency.Reply[webhook.EndpointObject]{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 		{URL: "https://off.example/h", Method: "POST", Enabled: false},
 	} {
 		ep.Secret = "whsec_" + uuid.NewString()
-		if _, err := webhook.CreateEndpoint(ctx, st, env, ep, start.Add(time.Duration(i)*time.Millisecond), idempotency.EndpointReply{}); err != nil {
+		if _, err := webhook.CreateEndpoint(ctx, st, env, ep, start.Add(time.Duration(i)*time.Millisecond), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

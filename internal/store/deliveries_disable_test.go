@@ -101,7 +101,7 @@ func TestMarkDeliveryFailedDisablesFailingEndpoint(t *testing.T) {
 
 			// Re-enabled: failures before it do not count, so the next failure keeps it.
 			on := true
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, dead.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, dead.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 			ev3 := newAccountEvent(t, db)

@@ -27,7 +27,7 @@ func newEndpointAt(t testing.TB, db seeded, url string, types []string, enabled 
 	t.Helper()
 	ep, err := webhook.CreateEndpoint(context.Background(), db.st, db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", EventTypes: types, Enabled: enabled, Secret: "whsec_" + uuid.NewString(),
-	}, at, idempotency.EndpointReply{})
+	}, at, idempotency.Reply[webhook.EndpointObject]{})
 	if err != nil {
 		t.Fatalf("create endpoint %s: %v", url, err)
 	}

@@ -40,10 +40,10 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 				now, now, ev.ID)
 			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
 			off := false
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 				t.Fatal(err)
 			}
 			byEndpoint := deliveriesByEndpoint(t, db, ev.ID)

@@ -74,7 +74,7 @@ func TestOutboxCreatesDeliveries(t *testing.T) {
 			newEndpoint(t, db, "https://off.example/h", nil, false)
 			newEndpoint(t, db, "https://ops.example/h", []string{"endpoint-disabled"}, true)
 			policy := models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 2, MaximumIntervalMS: 8000, MaximumAttempts: 3}
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &policy}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &policy}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -91,7 +91,7 @@ func TestOutboxCreatesDeliveries(t *testing.T) {
 			}
 			// Later edits of the endpoint leave the copy alone.
 			other := models.RetryPolicy{InitialIntervalMS: 5000, BackoffCoefficient: 1, MaximumIntervalMS: 5000, MaximumAttempts: 2}
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &other}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, accounts.ID, webhook.EndpointPatch{RetryPolicy: &other}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 			if d := deliveriesByEndpoint(t, db, ev.ID)[accounts.ID]; d.RetryPolicy != policy {
@@ -123,7 +123,7 @@ func TestEndpointLimitUnderConcurrentCreates(t *testing.T) {
 					defer wg.Done()
 					_, err := webhook.CreateEndpoint(ctx, db.st, db.env, models.WebhookEndpoint{
 						URL: "https://a.example/", Method: "POST", Enabled: true, Secret: "whsec_x",
-					}, time.Now().UTC(), idempotency.EndpointReply{})
+					}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 					errs <- err
 				}()
 			}
@@ -161,7 +161,7 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 			}
 			second := newEndpoint(t, db, "https://two.example/", []string{"deal-signed"}, true)
 			desc := "billing"
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Description: &desc, EventTypes: []string{"account-created"}}, now, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Description: &desc, EventTypes: []string{"account-created"}}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 			ep, created, err := putOldest(db.st, db.env, "https://uno.example/", "GET", false, "whsec_new", now)
@@ -174,15 +174,15 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 				t.Fatalf("singular endpoint %s, want the oldest %s", got.ID, first.ID)
 			}
 			on := true
-			ep, err = webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Enabled: &on}, now, idempotency.EndpointReply{})
+			ep, err = webhook.UpdateEndpoint(ctx, db.st, db.env, first.ID, webhook.EndpointPatch{Enabled: &on}, now, idempotency.Reply[webhook.EndpointObject]{})
 			if err != nil || !ep.Enabled || ep.DisabledReason != "" || ep.FailingSince != nil || ep.EnabledAt == nil {
 				t.Fatalf("re-enable: %+v %v", ep, err)
 			}
-			rot, err := webhook.RotateSecret(ctx, db.st, db.env, second.ID, "whsec_rot", now, time.Hour, idempotency.EndpointReply{})
+			rot, err := webhook.RotateSecret(ctx, db.st, db.env, second.ID, "whsec_rot", now, time.Hour, idempotency.Reply[webhook.SecretObject]{})
 			if err != nil || rot.Secret != "whsec_rot" || rot.PreviousSecret != second.Secret {
 				t.Fatalf("rotate: %+v %v", rot, err)
 			}
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, uuid.NewString(), webhook.EndpointPatch{}, now, idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, uuid.NewString(), webhook.EndpointPatch{}, now, idempotency.Reply[webhook.EndpointObject]{}); !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("patch of a missing endpoint: %v", err)
 			}
 			page, more, err := db.st.WebhookEndpoints(ctx, db.env, store.Page{Limit: 1})
@@ -209,7 +209,7 @@ func TestDeleteEndpointSkipsUnfinishedDeliveries(t *testing.T) {
 			if s := eventStatus(t, db, open.ID); s != models.EventRetrying {
 				t.Fatalf("before delete: %q", s)
 			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.EndpointReply{}); err != nil {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 				t.Fatal(err)
 			}
 			d := deliveriesByEndpoint(t, db, open.ID)[b.ID]
@@ -233,7 +233,7 @@ func TestDeleteEndpointSkipsUnfinishedDeliveries(t *testing.T) {
 			if ev := newAccountEvent(t, db); len(deliveriesByEndpoint(t, db, ev.ID)) != 1 {
 				t.Fatal("a deleted endpoint still takes new events")
 			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.EndpointReply{}); !errors.Is(err, apperr.ErrNotFound) {
+			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); !errors.Is(err, apperr.ErrNotFound) {
 				t.Fatalf("second delete: %v", err)
 			}
 		})

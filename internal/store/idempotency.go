@@ -209,16 +209,14 @@ func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {
 	return nil
 }
 
-// Keeper is a request's idempotent answer as a store writer that still opens its own
-// transaction keeps it (internal/domain/idempotency.Reply is one): Keeps tells whether
-// there is one to keep, Keep renders result and keeps it in tx.
+// Keeper is a request's idempotent answer as a write keeps it in its transaction
+// (internal/domain/idempotency.Reply is one; the replay writes take any, so that a test
+// can give them an answer whose rendering fails): Keeps tells whether there is one to
+// keep, Keep renders result and keeps it in tx.
 type Keeper[T any] interface {
 	Keeps() bool
 	Keep(tx *Tx, result T) error
 }
-
-// txOf is the *Tx of a store writer's own transaction db, for a Keeper.
-func (s *Store) txOf(db *gorm.DB, env Env) *Tx { return &Tx{db: db, dialect: s.dialect, env: env} }
 
 func complete(db *gorm.DB, env Env, key, token string, status int, k kept) error {
 	res := scope(db.Model(&idempotencyRow{}), env).

@@ -36,11 +36,11 @@ func TestMigrateIdempotencySecretsAway(t *testing.T) {
 			}
 			env, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
 			now := time.Now().UTC()
-			ep, err := webhook.CreateEndpoint(ctx, st, env, models.WebhookEndpoint{URL: "https://a.example/h", Method: "POST", Enabled: true, Secret: "whsec_first"}, now, idempotency.EndpointReply{})
+			ep, err := webhook.CreateEndpoint(ctx, st, env, models.WebhookEndpoint{URL: "https://a.example/h", Method: "POST", Enabled: true, Secret: "whsec_first"}, now, idempotency.Reply[webhook.EndpointObject]{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ep, err = webhook.RotateSecret(ctx, st, env, ep.ID, "whsec_second", now, time.Hour, idempotency.EndpointReply{}); err != nil {
+			if ep, err = webhook.RotateSecret(ctx, st, env, ep.ID, "whsec_second", now, time.Hour, idempotency.Reply[webhook.SecretObject]{}); err != nil {
 				t.Fatal(err)
 			}
 			paths := map[string]string{"create": "/v1/webhook_endpoints", "rotate": "/v1/webhook_endpoints/" + ep.ID + "/rotate_secret",

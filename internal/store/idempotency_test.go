@@ -245,7 +245,7 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 					return err != nil || b > 0
 				}},
 				{"replay job", func(ctx context.Context, claim *store.Answer) error {
-					reply := newReply(claim, 202, func(j models.ReplayJob) ([]byte, error) {
+					reply := newReply(claim, 202, func(j replay.JobObject) ([]byte, error) {
 						return []byte(strconv.Quote(j.ID)), nil
 					})
 					j, err := replay.CreateJob(ctx, st, env, events.Filter{Status: models.EventFailed}, now, reply)

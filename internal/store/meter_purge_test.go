@@ -62,7 +62,7 @@ func createMeter(t *testing.T, db seeded, key string) (models.Meter, error) {
 	t.Helper()
 	svc := &meters.Service{Store: db.st}
 	return svc.Create(context.Background(), db.env, meters.Definition{Key: key, MetricName: "calls",
-		Aggregation: models.AggUniqueCount, ValueKey: "user"}, time.Now(), idempotency.Reply[models.Meter]{})
+		Aggregation: models.AggUniqueCount, ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 }
 
 // CONTRACT §21: deleting a meter removes it at once and records its purge, leaving its
@@ -84,7 +84,7 @@ func TestMeterPurgePagesAreBounded(t *testing.T) {
 			}
 			seedFigures(t, db.st, gone.ID)
 			seedFigures(t, db.st, kept.ID)
-			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[models.Meter]{}); err != nil {
+			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := db.st.Meter(ctx, db.env, "gone"); !errors.Is(err, apperr.ErrNotFound) {
@@ -153,7 +153,7 @@ func TestMeterPurgesCountTowardTheLimit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", idempotency.Reply[models.Meter]{})
+			gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", idempotency.Reply[meters.Deleted]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestMeterPurgeMarkedStarted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[models.Meter]{}); err != nil {
+			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(-time.Minute), 10); err != nil || len(ps) != 0 {

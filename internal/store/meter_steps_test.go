@@ -26,7 +26,7 @@ func ingestBatch(t *testing.T, st *store.Store, env store.Env, txID string, rows
 			"metric_resolution": "minute", "metadata": meta, "timestamp": now.Add(-time.Hour).Unix()}
 	}
 	body, _ := json.Marshal(map[string]any{"transaction_id": txID, "mode": "increment", "event_metrics": metrics})
-	if _, err := usage.Ingest(context.Background(), st, env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+	if _, err := usage.Ingest(context.Background(), st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -49,7 +49,7 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	if _, err := meters.Consume(ctx, st.Jobs()); err != nil { // taken before any meter: a backfill's
 		t.Fatal(err)
 	}
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[models.Meter]{})
+	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[meters.Object]{})
 	if err != nil || m.Status != models.MeterBackfilling {
 		t.Fatalf("meter %+v, %v", m, err)
 	}
@@ -63,12 +63,12 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	if _, _, err := meters.BackfillPage(ctx, st.Jobs(), m.ID, now); !errors.Is(err, meters.ErrBusy) {
 		t.Fatalf("backfill page while the environment is held: %v, want ErrBusy", err)
 	}
-	_, err = svc.Create(ctx, env, meters.Definition{Key: "other", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[models.Meter]{})
+	_, err = svc.Create(ctx, env, meters.Definition{Key: "other", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
 	var busy *apperr.BusyError
 	if !errors.As(err, &busy) || busy.Code != apperr.CodeLockTimeout {
 		t.Fatalf("create while the environment is held: %v, want lock_timeout", err)
 	}
-	_, err = svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[models.Meter]{})
+	_, err = svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
 	var conflict *apperr.ConflictError
 	if !errors.As(err, &conflict) || conflict.Code != meters.CodeMeterKeyTaken {
 		t.Fatalf("create of a taken key while the environment is held: %v, want meter_key_taken at once", err)

@@ -78,7 +78,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			var ids []string
 			for _, key := range []string{"gone", "kept"} {
 				m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
-					ValueKey: "user"}, time.Now(), idempotency.Reply[models.Meter]{})
+					ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,13 +86,13 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			}
 			body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
 				`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
-			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.Result]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := meters.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[models.Meter]{}); err != nil {
+			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).

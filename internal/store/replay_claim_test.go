@@ -25,7 +25,7 @@ func createJobsAtOnce(t *testing.T, db seeded, filter events.Filter, n int, star
 	var refused []error
 	for range n {
 		wg.Go(func() {
-			j, err := replay.CreateJob(context.Background(), db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			j, err := replay.CreateJob(context.Background(), db.st, db.env, filter, time.Now(), idempotency.Reply[replay.JobObject]{})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -14,8 +14,8 @@ import (
 
 // replayedBody answers a single-event replay as the API would, from what the replay's
 // transaction read back: the event's status and its deliveries'.
-func replayedBody(r events.Event) ([]byte, error) {
-	body := fmt.Sprintf("%s %s", r.Event.ID, r.Event.Status)
+func replayedBody(r events.Object) ([]byte, error) {
+	body := fmt.Sprintf("%s %s", r.ID, r.Status)
 	for _, d := range r.Deliveries {
 		body += fmt.Sprintf(" %s:%s", d.EndpointID, d.Status)
 	}
@@ -61,21 +61,21 @@ func TestReplayEventKeepsItsAnswerInItsTransaction(t *testing.T) {
 			if err := db.st.ReleaseIdempotencyKey(ctx, lost.Answer); err != nil {
 				t.Fatal(err)
 			}
-			_, err := replay.Event(ctx, db.st, db.env, ev.ID, "", newReply(lost.Answer, 202, replayedBody))
+			_, err := replay.Event(ctx, db.st, db.env, ev.ID, "", events.Links{}, newReply(lost.Answer, 202, replayedBody))
 			if !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				t.Fatalf("replay with its claim lost: %v, want %v", err, store.ErrIdempotencyClaimLost)
 			}
 			unchanged("a lost claim")
 
 			broken := claimReplayKey(t, db, "broken", ev.ID)
-			boom := func(events.Event) ([]byte, error) { return nil, errors.New("boom") }
-			if _, err := replay.Event(ctx, db.st, db.env, ev.ID, "", newReply(broken.Answer, 202, boom)); err == nil {
+			boom := func(events.Object) ([]byte, error) { return nil, errors.New("boom") }
+			if _, err := replay.Event(ctx, db.st, db.env, ev.ID, "", events.Links{}, newReply(broken.Answer, 202, boom)); err == nil {
 				t.Fatal("a failed render did not fail the replay")
 			}
 			unchanged("a failed render")
 
 			ok := claimReplayKey(t, db, "ok", ev.ID)
-			r, err := replay.Event(ctx, db.st, db.env, ev.ID, a.ID, newReply(ok.Answer, 202, replayedBody))
+			r, err := replay.Event(ctx, db.st, db.env, ev.ID, a.ID, events.Links{}, newReply(ok.Answer, 202, replayedBody))
 			if err != nil {
 				t.Fatal(err)
 			}

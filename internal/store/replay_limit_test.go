@@ -33,7 +33,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					j, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{})
+					j, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[replay.JobObject]{})
 					if err != nil {
 						errs <- err
 						return
@@ -62,7 +62,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := replay.CreateJob(ctx, db.st, live, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := replay.CreateJob(ctx, db.st, live, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{}); err != nil {
 				t.Fatalf("other environment: %v", err)
 			}
 
@@ -71,7 +71,7 @@ func TestReplayJobLimitPerEnvironment(t *testing.T) {
 			if err != nil || !p.Done || p.Running != 1 {
 				t.Fatalf("first job's only page = %+v, %v; want done with 1 job still running", p, err)
 			}
-			if _, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[models.ReplayJob]{}); err != nil {
+			if _, err := replay.CreateJob(ctx, db.st, db.env, filter, time.Now(), idempotency.Reply[replay.JobObject]{}); err != nil {
 				t.Fatalf("after a job ended: %v", err)
 			}
 			third, err := replay.Page(ctx, db.st, made[1].ID, "", 1)

@@ -42,7 +42,7 @@ func TestReplayPageReplaysEachDeliveryOnce(t *testing.T) {
 			a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 			b := newEndpoint(t, db, "https://b.example/hooks", nil, true)
 			evs := failedEvents(t, db, 7)
-			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID, Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
 			if err != nil || job.Matched != 7 || job.Status != models.ReplayJobRunning {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
@@ -120,7 +120,7 @@ func TestReplayPageCountsRefusedDeliveries(t *testing.T) {
 			if err := db.st.SetEventStatus(ctx, db.env, evs[1].ID, models.EventRetrying); err != nil {
 				t.Fatal(err)
 			}
-			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{EndpointID: a.ID}, time.Now(), idempotency.Reply[replay.JobObject]{})
 			if err != nil || job.Matched != 3 {
 				t.Fatalf("job = %+v, %v", job, err)
 			}
@@ -147,7 +147,7 @@ func TestReplayPageCutMidwayDoesNothing(t *testing.T) {
 	ctx := context.Background()
 	a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
 	evs := failedEvents(t, db, 4)
-	job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+	job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
 	if err != nil || job.Matched != 4 {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

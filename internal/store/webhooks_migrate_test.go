@@ -113,7 +113,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 				t.Fatalf("old run's record after migration: status %q, attempt %+v", ev.Status, a)
 			}
 			if _, err := webhook.CreateEndpoint(ctx, st, live, models.WebhookEndpoint{URL: "https://new.example/", Method: "POST",
-				Enabled: true, Secret: "whsec_new"}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+				Enabled: true, Secret: "whsec_new"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatalf("second endpoint after migration: %v", err)
 			}
 		})

@@ -84,7 +84,7 @@ func TestWebhookEndpointPutKeepsSecretAndIsPerEnvironment(t *testing.T) {
 		t.Fatal("disabled endpoint stored as enabled")
 	}
 
-	rot, err := webhook.RotateSecret(ctx, st, sandbox, first.ID, "whsec_new", now, 24*time.Hour, idempotency.EndpointReply{})
+	rot, err := webhook.RotateSecret(ctx, st, sandbox, first.ID, "whsec_new", now, 24*time.Hour, idempotency.Reply[webhook.SecretObject]{})
 	if err != nil || rot.Secret != "whsec_new" || rot.PreviousSecret != first.Secret || rot.PreviousUntil == nil {
 		t.Fatalf("rotate: %+v %v", rot, err)
 	}

@@ -96,7 +96,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := webhook.CreateEndpoint(ctx, st, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC(), idempotency.EndpointReply{})
+	ep, err := webhook.CreateEndpoint(ctx, st, env, models.WebhookEndpoint{URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 	if err != nil {
 		t.Fatal(err)
 	}

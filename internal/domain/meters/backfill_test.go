@@ -29,7 +29,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprint("b", i), "mode": "increment",
 					"event_metrics": []map[string]any{{"account_id": "a", "product": "p", "metric_name": "calls", "metric_value": 1,
 						"metric_resolution": "minute", "timestamp": at.Unix()}}})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, at, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, at, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 				received = append(received, at)
@@ -39,7 +39,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 			}
 			svc := &meters.Service{Store: db.st}
 			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-				time.Now(), idempotency.Reply[models.Meter]{})
+				time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil || m.Status != models.MeterBackfilling {
 				t.Fatalf("meter %+v, %v", m, err)
 			}
@@ -89,7 +89,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			svc := &meters.Service{Store: db.st}
 			now := time.Now().UTC()
 			before, err := svc.Create(ctx, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region"}}, now, idempotency.Reply[models.Meter]{})
+				GroupBy: []string{"region"}}, now, idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 					"metric_resolution": "minute", "metadata": map[string]any{"region": fmt.Sprint("r", i%2)}, "timestamp": now.Add(-time.Minute).Unix()}
 			}
 			body, _ := json.Marshal(map[string]any{"transaction_id": "big", "mode": "increment", "event_metrics": metrics})
-			if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+			if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
 			// One meter, 4 row-meters: the 10-row batch is counted 4 rows at a time.
@@ -108,7 +108,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 				t.Fatalf("first part: ran %v, %d rows, more %v, %v", ran, n, more, err)
 			}
 			after, err := svc.Create(ctx, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
-				now, idempotency.Reply[models.Meter]{})
+				now, idempotency.Reply[meters.Object]{})
 			if err != nil || after.Status != models.MeterBackfilling || after.BackfillPartSeq == 0 {
 				t.Fatalf("meter created between two parts: %+v, %v; want its part to backfill", after, err)
 			}

@@ -21,7 +21,6 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/models"
 )
 
 // crashChildDB names the database the child consumer of TestConsumerSIGKILLedMidTransaction
@@ -62,7 +61,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +75,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 9))
 	const batches = 30
 	for b := range batches {
-		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.Result]{}); err != nil {
+		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,7 +27,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			ctx := context.Background()
 			svc := &meters.Service{Store: db.st}
 			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[models.Meter]{})
+				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					}
 				}
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprintf("day-%d", d), "mode": "increment", "event_metrics": metrics})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -59,7 +59,7 @@ func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (mo
 		t.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[models.Meter]{})
+		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}

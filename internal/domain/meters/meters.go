@@ -74,8 +74,9 @@ const (
 	CodeMeterKeyTaken = "meter_key_taken"
 )
 
-// Create records a meter; one with rows to backfill is handed to Backfills after commit.
-func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
+// Create records a meter, with reply's answer (its Object); one with rows to backfill
+// is handed to Backfills after commit.
+func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
 	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
@@ -96,7 +97,7 @@ func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now 
 // the part of a batch it is applying in parts are the backfill's; every later row is the
 // consumer's, which sees the meter from this commit on. The checks before the lock answer
 // a refused request without waiting for it (CONTRACT §21).
-func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[models.Meter]) error {
+func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[Object]) error {
 	if err := checkRoom(tx, m.Key); err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[models.Meter]
 		}
 		return err
 	}
-	return reply.Keep(tx, *m)
+	return reply.Keep(tx, ToObject(*m))
 }
 
 // checkRoom refuses a meter over the environment's limit or with a key it has. A deleted
@@ -170,8 +171,9 @@ func (s *Service) Get(ctx context.Context, env models.Env, key string) (models.M
 	return s.Store.Meter(ctx, env, key)
 }
 
-// SetDescription changes a meter's description, the one field PATCH changes.
-func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
+// SetDescription changes a meter's description, the one field PATCH changes, with
+// reply's answer (its Object).
+func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
@@ -184,7 +186,7 @@ func (s *Service) SetDescription(ctx context.Context, env models.Env, key, descr
 				return err
 			}
 		}
-		return reply.Keep(tx, m)
+		return reply.Keep(tx, ToObject(m))
 	})
 	return m, err
 }
@@ -192,8 +194,8 @@ func (s *Service) SetDescription(ctx context.Context, env models.Env, key, descr
 // Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
 // purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
 // commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
-// off the request path.
-func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply idempotency.Reply[models.Meter]) (models.Meter, error) {
+// off the request path. reply's answer is the deleted stub (ToDeleted).
+func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply idempotency.Reply[Deleted]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
 		// Found before the lock, so an unknown key is 404 at once; found again under it,
@@ -211,7 +213,7 @@ func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply 
 		if err := tx.DeleteMeter(m); err != nil {
 			return err
 		}
-		return reply.Keep(tx, m)
+		return reply.Keep(tx, ToDeleted(m))
 	})
 	if err != nil {
 		return m, err

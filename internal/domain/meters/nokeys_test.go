@@ -27,7 +27,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 			r := rand.New(rand.NewPCG(4, 2))
 			ingestSome := func(from int) {
 				for b := from; b < from+5; b++ {
-					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, idempotency.Reply[usage.Result]{}); err != nil {
+					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -38,7 +38,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}

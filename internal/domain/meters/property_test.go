@@ -163,7 +163,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
+				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -222,7 +222,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 						if b%5 != 0 {
 							body = randomBatch(r, txID, now)
 						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
 						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
@@ -292,7 +292,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[models.Meter]{}); err != nil {
+				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -300,7 +300,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meters.Consume(ctx, stores[b%2]); err != nil {

@@ -25,11 +25,12 @@ var (
 
 // Event is a replay that answers a request (POST /v1/events/{id}/replay): the replay
 // (replayIn), then the event read back with its attempts and deliveries and reply's
-// answer (CONTRACT §14) kept from it, all in one transaction — the answer is stored with
+// answer (CONTRACT §14: its events.Object, linking by links) kept from it, all in one
+// transaction — the answer is stored with
 // the replay or not at all, so a retry with the same Idempotency-Key never replays the
 // event twice. A bulk replay, which answers once for many events, replays each in its
 // page's transaction (Page).
-func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID string, reply store.Keeper[events.Event]) (events.Event, error) {
+func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID string, links events.Links, reply store.Keeper[events.Object]) (events.Event, error) {
 	trace := tracing.TraceParent(ctx)
 	var out events.Event
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -46,7 +47,7 @@ func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID s
 			return err
 		}
 		out = events.Assemble(ev, attempts, deliveries)
-		return reply.Keep(tx, out)
+		return reply.Keep(tx, events.ToObject(out, links))
 	})
 	if err != nil {
 		return events.Event{}, err

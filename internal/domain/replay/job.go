@@ -25,8 +25,8 @@ var ErrJobLimit = errors.New("too many running replay jobs")
 const CodeJobLimit = "replay_job_limit"
 
 // CreateJob records a running job for the deliveries matching f (CONTRACT §13: bulk
-// replay matches deliveries) with how many it matches, and reply's answer (CONTRACT §14)
-// in the same transaction. CreatedBefore is frozen at now at the latest, so events
+// replay matches deliveries) with how many it matches, and reply's answer (CONTRACT §14,
+// its JobObject) in the same transaction. CreatedBefore is frozen at now at the latest, so events
 // written later never join. A job matching nothing is done at once; a running one waits
 // for its BulkReplay workflow (workflow_started_at unset until then).
 //
@@ -39,7 +39,7 @@ const CodeJobLimit = "replay_job_limit"
 // committed. The count of matched deliveries then runs under that lock, bounded by the
 // request's statement timeout: the answer's matched, and its status done when nothing
 // matches, are what an API user reads at once (§9).
-func CreateJob(ctx context.Context, st Storer, env models.Env, f events.Filter, now time.Time, reply store.Keeper[models.ReplayJob]) (models.ReplayJob, error) {
+func CreateJob(ctx context.Context, st Storer, env models.Env, f events.Filter, now time.Time, reply store.Keeper[JobObject]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
 		f.CreatedBefore = &now
@@ -65,7 +65,7 @@ func CreateJob(ctx context.Context, st Storer, env models.Env, f events.Filter, 
 		if err := tx.InsertReplayJob(&j); err != nil {
 			return err
 		}
-		return reply.Keep(tx, j)
+		return reply.Keep(tx, ToJobObject(j))
 	})
 	return j, err
 }

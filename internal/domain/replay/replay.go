@@ -56,15 +56,15 @@ type Service struct {
 // delivery is pending or retrying). It does not wait for Temporal. It keeps no answer:
 // the dashboard's buttons take no Idempotency-Key.
 func (s *Service) One(ctx context.Context, env models.Env, id, endpointID string) (models.Event, error) {
-	r, err := s.OneWith(ctx, env, id, endpointID, idempotency.Reply[events.Event]{})
+	r, err := s.OneWith(ctx, env, id, endpointID, events.Links{}, idempotency.Reply[events.Object]{})
 	return r.Event, err
 }
 
 // OneWith is One for a request (POST /v1/events/{id}/replay): the event comes back with
-// its attempts and deliveries, and reply's answer is kept in the replay's transaction
-// (CONTRACT §14).
-func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, reply store.Keeper[events.Event]) (events.Event, error) {
-	r, err := Event(ctx, s.Store, env, id, endpointID, reply)
+// its attempts and deliveries, and reply's answer, the event's object with links, is
+// kept in the replay's transaction (CONTRACT §14).
+func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, links events.Links, reply store.Keeper[events.Object]) (events.Event, error) {
+	r, err := Event(ctx, s.Store, env, id, endpointID, links, reply)
 	if err != nil {
 		return r, err
 	}
@@ -84,13 +84,13 @@ func (s *Service) Replay(ctx context.Context, env models.Env, id string) error {
 // dashboard's button, which takes no Idempotency-Key: its Reply keeps nothing) and says
 // how many events it matched.
 func (s *Service) ReplayFailed(ctx context.Context, env models.Env) (int, error) {
-	j, err := s.StartJob(ctx, env, events.Filter{Status: models.EventFailed}, idempotency.Reply[models.ReplayJob]{})
+	j, err := s.StartJob(ctx, env, events.Filter{Status: models.EventFailed}, idempotency.Reply[JobObject]{})
 	return j.Matched, err
 }
 
 // StartJob records a job for the deliveries matching f, with reply's answer, and asks
 // for its BulkReplay workflow without waiting for Temporal.
-func (s *Service) StartJob(ctx context.Context, env models.Env, f events.Filter, reply store.Keeper[models.ReplayJob]) (models.ReplayJob, error) {
+func (s *Service) StartJob(ctx context.Context, env models.Env, f events.Filter, reply store.Keeper[JobObject]) (models.ReplayJob, error) {
 	j, err := CreateJob(ctx, s.Store, env, f, time.Now(), reply)
 	if err != nil {
 		return j, err

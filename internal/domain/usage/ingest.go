@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,9 +46,17 @@ type Receipt struct {
 	Duplicate       bool   `json:"duplicate"`
 }
 
+// StoredReceipt is an accepted batch's Receipt as stored with it: the answer of its
+// first request and, kept by Save, of a retry with the same Idempotency-Key, byte for
+// byte. An alias, so that it renders as the JSON it holds.
+type StoredReceipt = json.RawMessage
+
+// StoredReceipt is the answer to the batch accepted.
+func (r Result) StoredReceipt() StoredReceipt { return StoredReceipt(r.Batch.Response) }
+
 // Ingest decodes and validates a POST /v1/usage/events body received at now (every
 // fault at once), then stores the batch, its events and their rollups (Save).
-func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply idempotency.Reply[Result]) (Result, error) {
+func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time.Time, reply idempotency.Reply[StoredReceipt]) (Result, error) {
 	b, err := Decode(body, now)
 	if err != nil {
 		return Result{}, err
@@ -62,15 +69,16 @@ func Ingest(ctx context.Context, st Store, env models.Env, body []byte, now time
 }
 
 // Save stores a batch, its events and its rollups, all or nothing, with reply's answer
-// (CONTRACT §14), or finds the batch already stored under its transaction_id (§5): same
-// body hash, a duplicate (reply keeps nothing); another, 409 transaction_id_reused.
+// (CONTRACT §14: the batch's StoredReceipt), or finds the batch already stored under its
+// transaction_id (§5): same body hash, a duplicate (reply keeps nothing); another, 409
+// transaction_id_reused.
 //
 // Ingest is the hot path (docs/benchmarks.md, "ingest"): a request without an answer to
 // keep writes through the store alone (on PostgreSQL one statement, one round trip); one
 // with an Idempotency-Key writes in a transaction that keeps the answer with the batch.
 // The transaction id is the lock: the first writer claims it, a concurrent one waits for
 // it and is refused, and then reads what the first one stored.
-func Save(ctx context.Context, st Store, env models.Env, w store.UsageWrite, reply idempotency.Reply[Result]) (Result, error) {
+func Save(ctx context.Context, st Store, env models.Env, w store.UsageWrite, reply idempotency.Reply[StoredReceipt]) (Result, error) {
 	var res Result
 	var err error
 	if !reply.Keeps() {
@@ -82,7 +90,7 @@ func Save(ctx context.Context, st Store, env models.Env, w store.UsageWrite, rep
 				return err
 			}
 			res.Batch = b
-			return reply.Keep(tx, res)
+			return reply.Keep(tx, res.StoredReceipt())
 		})
 	}
 	if errors.Is(err, store.ErrUsageBatchTaken) {
@@ -110,7 +118,9 @@ func replay(ctx context.Context, st Store, env models.Env, want models.UsageBatc
 
 // toWrite converts a valid batch into the rows the store writes.
 func toWrite(b *Batch, env models.Env, now time.Time) (store.UsageWrite, error) {
-	resp, err := marshalReceipt(Receipt{
+	// Rendered as the API renders every answer, so that the stored receipt is byte for
+	// byte what the first answer was.
+	resp, err := idempotency.Marshal(Receipt{
 		Object: "usage_event_batch", TransactionID: b.TransactionID, Mode: b.Mode, Environment: env.Name,
 		MetricsAccepted: len(b.Metrics), ReceivedAt: now.Format(time.RFC3339Nano),
 	})
@@ -139,16 +149,4 @@ func toWrite(b *Batch, env models.Env, now time.Time) (store.UsageWrite, error) 
 			Resolution: r.Resolution, PeriodStart: r.PeriodStart, Value: r.Value.String()}
 	}
 	return w, nil
-}
-
-// marshalReceipt encodes as the API renders (no HTML escaping, no trailing newline), so
-// that the stored receipt is byte for byte what the first answer was.
-func marshalReceipt(r Receipt) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

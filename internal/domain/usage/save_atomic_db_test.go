@@ -30,14 +30,14 @@ func TestUsageIngestIsAllOrNothing(t *testing.T) {
 				bads = append(bads, dupRollup)
 			}
 			for _, bad := range bads {
-				if _, err := usage.Save(ctx, st, env, bad, idempotency.Reply[usage.Result]{}); err == nil {
+				if _, err := usage.Save(ctx, st, env, bad, idempotency.Reply[usage.StoredReceipt]{}); err == nil {
 					t.Fatal("a failing batch was accepted")
 				}
 				if b, e, r, err := st.UsageCounts(ctx, env); err != nil || b+e+r != 0 {
 					t.Fatalf("after a failed batch: %d batches, %d events, %d rollups (%v)", b, e, r, err)
 				}
 			}
-			res, err := usage.Save(ctx, st, env, usageWrite("t1", "increment", "h1", "1", now), idempotency.Reply[usage.Result]{})
+			res, err := usage.Save(ctx, st, env, usageWrite("t1", "increment", "h1", "1", now), idempotency.Reply[usage.StoredReceipt]{})
 			if err != nil || res.Duplicate || res.Batch.Seq == 0 {
 				t.Fatalf("retry: %+v %v", res, err)
 			}

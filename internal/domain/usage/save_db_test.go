@@ -39,19 +39,19 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 				{usageWrite("t5", "set", "h5", "2", now), "2"},
 			}
 			for _, s := range steps {
-				if _, err := usage.Save(ctx, st, env, s.w, idempotency.Reply[usage.Result]{}); err != nil {
+				if _, err := usage.Save(ctx, st, env, s.w, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
 				if got := value(); numDiffer(got, s.want) {
 					t.Fatalf("after %s: %s, want %s", s.w.Batch.TransactionID, got, s.want)
 				}
 			}
-			res, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "h5", "2", now), idempotency.Reply[usage.Result]{})
+			res, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "h5", "2", now), idempotency.Reply[usage.StoredReceipt]{})
 			if err != nil || !res.Duplicate || res.Batch.Seq == 0 {
 				t.Fatalf("replay: %+v %v", res, err)
 			}
 			var cerr *apperr.ConflictError
-			if _, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "other", "3", now), idempotency.Reply[usage.Result]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
+			if _, err := usage.Save(ctx, st, env, usageWrite("t5", "set", "other", "3", now), idempotency.Reply[usage.StoredReceipt]{}); !errors.As(err, &cerr) || cerr.Code != "transaction_id_reused" {
 				t.Fatalf("reuse: %v", err)
 			}
 			// A set whose sequence is older than the row's last set does not apply.
@@ -59,7 +59,7 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 			if err := raw.Exec("UPDATE usage_rollups SET set_seq = 1000000").Error; err != nil {
 				t.Fatal(err)
 			}
-			if _, err := usage.Save(ctx, st, env, usageWrite("t6", "set", "h6", "99", now), idempotency.Reply[usage.Result]{}); err != nil {
+			if _, err := usage.Save(ctx, st, env, usageWrite("t6", "set", "h6", "99", now), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := value(); numDiffer(got, "2") {

@@ -245,7 +245,7 @@ type Endpoints struct {
 }
 
 // Create validates and stores a new endpoint with a new secret.
-func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -273,7 +273,7 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 }
 
 // Update applies a PATCH; a partial retry_policy completes the endpoint's own.
-func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in EndpointFields, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in EndpointFields, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	cur, err := e.Store.WebhookEndpointByID(ctx, env, id)
 	if err != nil {
 		return cur, err
@@ -306,12 +306,12 @@ func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) (
 }
 
 // Delete removes an endpoint; its unfinished deliveries end skipped.
-func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
 	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
 // Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
-func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	secret, err := signing.NewSecret()
 	if err != nil {
 		return models.WebhookEndpoint{}, err

@@ -34,7 +34,7 @@ func TestRefusedDestinationIsErrURLNotAllowed(t *testing.T) {
 	ctx, url := context.Background(), "https://127.0.0.1/hook"
 	for name, call := range map[string]func() error{
 		"create": func() error {
-			_, err := e.Create(ctx, models.Env{}, webhook.EndpointFields{URL: &url}, idempotency.EndpointReply{})
+			_, err := e.Create(ctx, models.Env{}, webhook.EndpointFields{URL: &url}, idempotency.Reply[webhook.EndpointObject]{})
 			return err
 		},
 		"put": func() error {

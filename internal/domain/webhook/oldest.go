@@ -45,7 +45,7 @@ func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) 
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
 // if it was deleted in between, the next oldest is the singular endpoint now, and is
 // rotated instead (as when both steps held one lock); ErrNotFound once none is left.
-func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	for {
 		ep, err := e.Oldest(ctx, env)
 		if err != nil {

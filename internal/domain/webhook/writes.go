@@ -14,8 +14,9 @@ import (
 )
 
 // The endpoint writes of CONTRACT §13, each one transaction that reads top to bottom:
-// lock, decide, save, keep the answer. Endpoints (endpoints.go) validates a request and
-// calls them; tests and fixtures call them with an endpoint already valid.
+// lock, decide, save, keep the answer (object.go: the API form of the result, kept
+// without the secret it shows, CONTRACT §17). Endpoints (endpoints.go) validates a
+// request and calls them; tests and fixtures call them with an endpoint already valid.
 
 // MaxEndpoints is how many webhook endpoints an environment may have (CONTRACT §13).
 const MaxEndpoints = 16
@@ -44,8 +45,9 @@ var _ Writer = (*store.Store)(nil)
 
 // CreateEndpoint stores ep as a new endpoint created at now (its ID, timestamps and
 // disabled reason are set here), refusing a 17th one of the environment even under
-// concurrent creates: the environment is locked while its endpoints are counted.
-func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+// concurrent creates: the environment is locked while its endpoints are counted. reply's
+// answer is the endpoint with its secret (ToEndpointWithSecret).
+func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		if err := tx.LockEndpoints(); err != nil {
 			return err
@@ -62,7 +64,7 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 		if err := tx.InsertEndpoint(&ep); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+		return reply.KeepSecret(tx, ToEndpointWithSecret(ep), ep.ID, ep.Secret)
 	})
 	return ep, err
 }
@@ -86,8 +88,9 @@ func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
 	return ep
 }
 
-// UpdateEndpoint applies p to endpoint id at now.
-func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+// UpdateEndpoint applies p to endpoint id at now; reply's answer is the endpoint
+// (ToEndpointObject).
+func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		cur, err := tx.LockEndpoint(id)
@@ -97,7 +100,7 @@ func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p
 		if ep, err = patch(tx, cur, p, now); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+		return reply.KeepSecret(tx, ToEndpointObject(ep), ep.ID, ep.Secret)
 	})
 	return ep, err
 }
@@ -146,8 +149,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) mode
 
 // DeleteEndpoint removes endpoint id. Its unfinished deliveries end skipped
 // (endpoint_deleted) and their events' statuses are summarised again, in the same
-// transaction; its past deliveries and attempts stay.
-func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+// transaction; its past deliveries and attempts stay. reply's answer is the deleted stub
+// (ToDeletedEndpoint).
+func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
@@ -160,14 +164,14 @@ func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, r
 		if err := tx.EndUnfinishedDeliveries(id, models.DeliveryEndpointDeleted); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+		return reply.KeepSecret(tx, ToDeletedEndpoint(ep), ep.ID, ep.Secret)
 	})
 	return ep, err
 }
 
 // RotateSecret makes newSecret endpoint id's current secret at now; the old one keeps
-// signing until now+overlap.
-func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply idempotency.EndpointReply) (models.WebhookEndpoint, error) {
+// signing until now+overlap. reply's answer is the secret (ToSecretObject).
+func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
@@ -179,7 +183,7 @@ func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret 
 		if err := tx.SaveEndpoint(&ep); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ep, ep.ID, ep.Secret)
+		return reply.KeepSecret(tx, ToSecretObject(ep), ep.ID, ep.Secret)
 	})
 	return ep, err
 }

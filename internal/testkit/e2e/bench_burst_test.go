@@ -95,7 +95,7 @@ func (r *benchRig) otherTenant(b *testing.B, nDeals int) tenantOf {
 	}
 	if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
 		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
-		time.Now(), idempotency.EndpointReply{}); err != nil {
+		time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		b.Fatal(err)
 	}
 	return tenantOf{env: env, key: k.Plain, deals: r.createDealsAs(b, k.Plain, nDeals)}

@@ -198,12 +198,12 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 	}
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
 	if r.ep, err = webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
+		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, rc := range r.rcs[1:] {
 		if _, err := webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
-			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
+			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 			b.Fatal(err)
 		}
 	}

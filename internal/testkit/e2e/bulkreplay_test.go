@@ -214,7 +214,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	job, err := replay.CreateJob(ctx, s.db.Store, s.db.Env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[models.ReplayJob]{})
+	job, err := replay.CreateJob(ctx, s.db.Store, s.db.Env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
 	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
 		t.Fatalf("job = %+v, %v", job, err)
 	}

@@ -124,7 +124,7 @@ func endpointAndKey(t *testing.T, db *webhooktest.DB, url string) keys.Created {
 	t.Helper()
 	ctx := context.Background()
 	secret, _ := signing.NewSecret()
-	if _, err := webhook.CreateEndpoint(ctx, db.Store, db.Env, models.WebhookEndpoint{URL: url, Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.CreateEndpoint(ctx, db.Store, db.Env, models.WebhookEndpoint{URL: url, Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")

@@ -56,7 +56,7 @@ func newStack(t *testing.T) *stack {
 	}
 	s := &stack{t: t, ts: ts, db: webhooktest.New(t), rc: webhooktest.NewReceiver(t)}
 	s.secret, _ = signing.NewSecret()
-	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	s.acts = &activities.Activities{Store: s.db.Store, Sender: &webhook.Sender{

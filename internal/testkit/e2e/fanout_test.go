@@ -64,7 +64,7 @@ func (tn *tenant) endpoint(types []string, policy models.RetryPolicy) *hook {
 	var err error
 	h.ep, err = webhook.CreateEndpoint(context.Background(), tn.s.db.Store, tn.env, models.WebhookEndpoint{
 		URL: h.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: h.secret, EventTypes: types, RetryPolicy: policy,
-	}, time.Now().UTC(), idempotency.EndpointReply{})
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
 	if err != nil {
 		tn.t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func fanOutOneFailing(t *testing.T, s *stack, c client.Client, st *dispatch.Star
 
 	// A retrying for an hour, B delivered: B's delivery replays at once (202), A's is 409.
 	slow := models.RetryPolicy{InitialIntervalMS: time.Hour.Milliseconds(), BackoffCoefficient: 1, MaximumIntervalMS: time.Hour.Milliseconds(), MaximumAttempts: 3}
-	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, a.ep.ID, webhook.EndpointPatch{RetryPolicy: &slow}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, a.ep.ID, webhook.EndpointPatch{RetryPolicy: &slow}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	a.failing()
@@ -396,7 +396,7 @@ func fanOutDisabled(t *testing.T, s *stack, st *dispatch.Starter) {
 	// PATCH {"enabled":true} (the API's store call) brings it back.
 	dead.rc.SetRespond(nil)
 	on := true
-	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, dead.ep.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	if _, err := webhook.UpdateEndpoint(ctx, s.db.Store, tn.env, dead.ep.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	third := tn.call("POST", "/v1/accounts", map[string]any{"name": "Third"})["id"].(string)

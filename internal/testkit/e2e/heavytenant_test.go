@@ -44,7 +44,7 @@ func heavyEnvs(t *testing.T, st *store.Store, b models.Env) models.Env {
 // ingest stores one usage batch body in env.
 func ingest(ctx context.Context, t *testing.T, st *store.Store, env models.Env, body []byte) {
 	t.Helper()
-	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.Result]{}); err != nil {
+	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 		t.Fatalf("ingest in %s: %v", env.Name, err)
 	}
 }
@@ -200,7 +200,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("a-%d", i), 1000, now)
 		ingest(ctx, t, st, envA, body)
 	}
-	bMeter, err := svc.Create(ctx, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[models.Meter]{})
+	bMeter, err := svc.Create(ctx, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 
 	var keysA []string
 	for _, d := range heavyDefinitions() {
-		m, err := svc.Create(ctx, envA, d, time.Now(), idempotency.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("meter %s of A: %+v, %v", d.Key, m, err)
 		}
@@ -327,7 +327,7 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	envA := heavyEnvs(t, st, envB)
 	svc := &meters.Service{Store: st}
 	ready := func(env models.Env, d meters.Definition) models.Meter {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[models.Meter]{})
+		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil {
 			t.Fatal(err)
 		}

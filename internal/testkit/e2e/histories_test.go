@@ -117,7 +117,7 @@ func TestRecordHistories(t *testing.T) {
 	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{
 		URL: dead.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret,
 		RetryPolicy: models.RetryPolicy{InitialIntervalMS: 1000, BackoffCoefficient: 1, MaximumIntervalMS: 1000, MaximumAttempts: 2},
-	}, time.Now().UTC(), idempotency.EndpointReply{}); err != nil {
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
 	deliver("two_endpoints_one_failing", 0, models.EventFailed)
@@ -218,12 +218,12 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 		deleted bool
 	}{{"meter_backfill", false}, {"meter_backfill_deleted", true}} {
 		m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
-			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[models.Meter]{})
+			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("%s: meter %+v, %v", sc.name, m, err)
 		}
 		if sc.deleted {
-			if _, err := svc.Delete(ctx, s.db.Env, m.Key, idempotency.Reply[models.Meter]{}); err != nil {
+			if _, err := svc.Delete(ctx, s.db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -252,7 +252,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.Result]{}); err != nil {
+		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,7 +25,7 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	s.usageTaken(3)
 	svc := &meters.Service{Store: s.db.Store} // no Backfills: left to the sweeper
 	m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-		time.Now(), idempotency.Reply[models.Meter]{})
+		time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)
 	}

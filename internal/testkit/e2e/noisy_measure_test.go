@@ -111,7 +111,7 @@ func noisyTenantA(b *testing.B, r *benchRig, hold *noisyload.HoldReceiver, n int
 	for i := range n {
 		if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
 			URL: hold.URL + "/a/" + strconv.Itoa(i), Method: "POST", Enabled: true,
-			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.EndpointReply{}); err != nil {
+			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 			b.Fatal(err)
 		}
 	}

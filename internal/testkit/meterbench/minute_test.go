@@ -44,7 +44,7 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 		b.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[models.Meter]{})
+		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		b.Fatal(err)
 	}

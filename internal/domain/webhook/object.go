@@ -1,0 +1,90 @@
+package webhook
+
+import (
+	"time"
+
+	"github.com/revops/revops/internal/platform/apiobject"
+	"github.com/revops/revops/models"
+)
+
+// The answers of the endpoint routes (CONTRACT §13), made here so that the writes keep
+// them in their own transactions (CONTRACT §14) as the API sends them.
+
+// EndpointObject is the §13 webhook_endpoint object.
+type EndpointObject struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	URL            string            `json:"url"`
+	Method         string            `json:"method"`
+	Description    *string           `json:"description"`
+	EventTypes     []string          `json:"event_types"`
+	Enabled        bool              `json:"enabled"`
+	Status         string            `json:"status"`
+	DisabledReason *string           `json:"disabled_reason"`
+	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
+	Secret         string            `json:"secret,omitempty"` // only in the answer of the create
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
+}
+
+// RetryPolicyObject is an endpoint's retry policy, its intervals as duration text.
+type RetryPolicyObject struct {
+	InitialInterval    string  `json:"initial_interval"`
+	BackoffCoefficient float64 `json:"backoff_coefficient"`
+	MaximumInterval    string  `json:"maximum_interval"`
+	MaximumAttempts    int     `json:"maximum_attempts"`
+}
+
+// ToEndpointObject converts a stored endpoint to the API form, without its secret.
+func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
+	o := EndpointObject{
+		ID: ep.ID, Object: "webhook_endpoint", URL: ep.URL, Method: ep.Method, Description: apiobject.NonEmpty(ep.Description),
+		EventTypes: ep.EventTypes, Enabled: ep.Enabled, Status: "enabled", DisabledReason: apiobject.NonEmpty(ep.DisabledReason),
+		RetryPolicy: RetryPolicyObject{
+			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
+			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
+		},
+		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+	if !ep.Enabled {
+		o.Status = "disabled"
+	}
+	if o.EventTypes == nil {
+		o.EventTypes = []string{}
+	}
+	return o
+}
+
+// ToEndpointWithSecret is the answer of the create: the object with its secret.
+func ToEndpointWithSecret(ep models.WebhookEndpoint) EndpointObject {
+	o := ToEndpointObject(ep)
+	o.Secret = ep.Secret
+	return o
+}
+
+// DeletedEndpoint is the answer of an endpoint's deletion: the endpoint is removed, so
+// the answer is the deleted stub.
+type DeletedEndpoint = apiobject.Deleted
+
+// ToDeletedEndpoint is the answer of ep's deletion.
+func ToDeletedEndpoint(ep models.WebhookEndpoint) DeletedEndpoint {
+	return apiobject.DeletedOf("webhook_endpoint", ep.ID)
+}
+
+// SecretObject is an endpoint's signing secret (CONTRACT §8, §13), with the end of the
+// previous secret's overlap while it still signs.
+type SecretObject struct {
+	Object            string  `json:"object"`
+	Secret            string  `json:"secret"`
+	PreviousExpiresAt *string `json:"previous_secret_expires_at"`
+}
+
+// ToSecretObject is ep's secret as the API shows it now.
+func ToSecretObject(ep models.WebhookEndpoint) SecretObject {
+	o := SecretObject{Object: "webhook_secret", Secret: ep.Secret}
+	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && time.Now().Before(*ep.PreviousUntil) {
+		at := ep.PreviousUntil.UTC().Format(time.RFC3339)
+		o.PreviousExpiresAt = &at
+	}
+	return o
+}
