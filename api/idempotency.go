@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -72,6 +74,14 @@ func (s *Server) runOwned(c *gin.Context, a *idempotency.Answer) {
 	defer func() {
 		c.Writer = rec.ResponseWriter
 		if r := recover(); r != nil {
+			if st := rec.Status(); rec.Written() && st >= 200 && st <= 299 {
+				// The answer went out before the panic: keep it, so that a retry gets it
+				// instead of running again, and append no error to what was sent.
+				logger(c).Error("panic after the answer was sent", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				s.keepWritten(c, bg, a, st, rec.body.Bytes())
+				c.Abort()
+				return
+			}
 			s.releaseKey(c, bg, a)
 			panic(r)
 		}
@@ -82,9 +92,17 @@ func (s *Server) runOwned(c *gin.Context, a *idempotency.Answer) {
 	case status < 200 || status > 299:
 		s.releaseKey(c, bg, a)
 	case !kept:
-		if err := s.store.CompleteIdempotencyKey(bg, a, status, rec.body.Bytes()); err != nil {
-			logger(c).Error("keep idempotent answer", "err", err)
-		}
+		s.keepWritten(c, bg, a, status, rec.body.Bytes())
+	}
+}
+
+// keepWritten keeps a 2xx answer that no transaction kept, as the handler wrote it.
+func (s *Server) keepWritten(c *gin.Context, ctx context.Context, a *idempotency.Answer, status int, body []byte) {
+	if _, _, kept := a.Kept(); kept {
+		return
+	}
+	if err := s.store.CompleteIdempotencyKey(ctx, a, status, body); err != nil {
+		logger(c).Error("keep idempotent answer", "err", err)
 	}
 }
 
