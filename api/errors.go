@@ -1,7 +1,6 @@
 package api
 
 import (
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -41,13 +40,4 @@ func fail(c *gin.Context, err error) {
 	abortJSON(c, p.Status, errorBody{Error: errorDetail{
 		Type: p.Type, Code: p.Code, Message: p.Message, Param: p.Param, RequestID: requestID(c), Errors: p.Faults,
 	}})
-}
-
-func logger(c *gin.Context) *slog.Logger {
-	if l, ok := c.Get(ctxLogger); ok {
-		if lg, ok := l.(*slog.Logger); ok {
-			return lg
-		}
-	}
-	return slog.Default()
 }

@@ -21,27 +21,11 @@ import (
 	"github.com/revops/revops/internal/platform/config"
 )
 
-const (
-	ctxRequestID = "revops.request_id"
-	ctxLogger    = "revops.logger"
-	ctxPrincipal = "revops.principal"
-)
-
-func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
-
-// principal is the authenticated caller; only routes behind authenticate call it.
-func principal(c *gin.Context) keys.Principal {
-	p, _ := c.Get(ctxPrincipal)
-	pr, _ := p.(keys.Principal)
-	return pr
-}
-
 // withRequestID gives every response an X-Request-Id and logs the request when done.
 func withRequestID(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := "req_" + rand.Text()[:20]
-		c.Set(ctxRequestID, id)
-		c.Set(ctxLogger, log.With("request_id", id))
+		withRequest(c, id, log.With("request_id", id))
 		c.Header("X-Request-Id", id)
 		start := time.Now()
 		c.Next()
@@ -140,7 +124,7 @@ func authenticate(km *keys.Manager, fails *authThrottle, trusted config.Prefixes
 			fail(c, err)
 			return
 		}
-		c.Set(ctxPrincipal, p)
+		withPrincipal(c, p)
 		c.Next()
 	}
 }
