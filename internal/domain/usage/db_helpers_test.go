@@ -3,7 +3,6 @@ package usage_test
 import (
 	"strconv"
 	"testing"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -29,17 +28,8 @@ func bothDatabases(t *testing.T, envName string) map[string]seeded {
 	return out
 }
 
-// usageWrite is a one-metric batch of account a's seats on day at.
-func usageWrite(tx, mode, hash, value string, at time.Time) store.UsageWrite {
-	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
-	return store.UsageWrite{
-		Batch: models.UsageBatch{TransactionID: tx, Mode: mode, BodyHash: hash, Response: `{}`, MetricsCount: 1, ReceivedAt: at},
-		Events: []models.UsageEvent{{ID: tx + "-0", AccountID: "a", Product: "p", MetricName: "seats",
-			MetricValue: value, MetricResolution: "day", Metadata: `{"k":1}`, Timestamp: at}},
-		Rollups: []models.UsageRollup{{AccountID: "a", Product: "p", MetricName: "seats", Resolution: "day",
-			PeriodStart: day, Value: value}},
-	}
-}
+// usageWrite is testdb.UsageWrite.
+var usageWrite = testdb.UsageWrite
 
 // numDiffer reports whether two decimal texts differ ("4" and "4.0" are equal: SQLite
 // may say either).

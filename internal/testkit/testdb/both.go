@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -63,4 +64,17 @@ func Raw(t testing.TB, dialect, url string) *gorm.DB {
 	}
 	t.Cleanup(func() { _ = sqlDB.Close() })
 	return db
+}
+
+// UsageWrite is a one-metric usage batch of account "a"'s seats on day at: transaction
+// tx in mode, with body hash hash and value value, for tests of the usage write.
+func UsageWrite(tx, mode, hash, value string, at time.Time) store.UsageWrite {
+	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	return store.UsageWrite{
+		Batch: models.UsageBatch{TransactionID: tx, Mode: mode, BodyHash: hash, Response: `{}`, MetricsCount: 1, ReceivedAt: at},
+		Events: []models.UsageEvent{{ID: tx + "-0", AccountID: "a", Product: "p", MetricName: "seats",
+			MetricValue: value, MetricResolution: "day", Metadata: `{"k":1}`, Timestamp: at}},
+		Rollups: []models.UsageRollup{{AccountID: "a", Product: "p", MetricName: "seats", Resolution: "day",
+			PeriodStart: day, Value: value}},
+	}
 }
