@@ -1,13 +1,12 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/bodyfields"
 )
 
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
@@ -25,7 +24,7 @@ var webhookEndpointsFields = fieldRules{
 type webhookEndpointsRequest struct {
 	URL         *string                   `json:"url"`
 	Method      *string                   `json:"method"`
-	Description clearableString           `json:"description"` // null clears it, as "" does
+	Description bodyfields.Field[string]  `json:"description"` // null clears it, as "" does
 	EventTypes  *[]string                 `json:"event_types"`
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
@@ -33,26 +32,11 @@ type webhookEndpointsRequest struct {
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 	var description *string
-	if r.Description.set {
-		description = &r.Description.value // "" when null
+	if r.Description.Set {
+		description = &r.Description.Value // "" when null
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
 		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
-}
-
-// clearableString is a string member that may be absent (set false) or null (set, ""):
-// absent leaves the value as it is, null clears it.
-type clearableString struct {
-	set   bool
-	value string
-}
-
-func (f *clearableString) UnmarshalJSON(b []byte) error {
-	f.set = true
-	if string(bytes.TrimSpace(b)) == "null" {
-		return nil
-	}
-	return json.Unmarshal(b, &f.value)
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/jsonnum"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/models"
@@ -27,11 +28,11 @@ const (
 
 // Input is the writable part of an account: the body of create and of PATCH.
 type Input struct {
-	Name         Field[string]         `json:"name"`
-	ExternalID   Field[string]         `json:"external_id"`
-	Domain       Field[string]         `json:"domain"`
-	BillingEmail Field[string]         `json:"billing_email"`
-	Properties   Field[map[string]any] `json:"properties"`
+	Name         bodyfields.Field[string]         `json:"name"`
+	ExternalID   bodyfields.Field[string]         `json:"external_id"`
+	Domain       bodyfields.Field[string]         `json:"domain"`
+	BillingEmail bodyfields.Field[string]         `json:"billing_email"`
+	Properties   bodyfields.Field[map[string]any] `json:"properties"`
 }
 
 // Validate lists every fault of in; creating requires a name.
@@ -61,7 +62,7 @@ func Validate(in Input, creating bool) error {
 	return fs.Err()
 }
 
-func validateProperties(fs *apperr.Faults, f Field[map[string]any]) {
+func validateProperties(fs *apperr.Faults, f bodyfields.Field[map[string]any]) {
 	if f.Null {
 		fs.Invalid("properties", "properties must be an object; remove a key by setting it to null.")
 		return
@@ -128,12 +129,12 @@ func Apply(cur models.Account, in Input) (models.Account, bool, error) {
 	if in.Name.Set {
 		next.Name = in.Name.Value
 	}
-	Assign(&next.ExternalID, in.ExternalID)
+	bodyfields.Assign(&next.ExternalID, in.ExternalID)
 	if in.Domain.Set && !in.Domain.Null {
 		in.Domain.Value = strings.ToLower(in.Domain.Value) // host names are case-insensitive
 	}
-	Assign(&next.Domain, in.Domain)
-	Assign(&next.BillingEmail, in.BillingEmail)
+	bodyfields.Assign(&next.Domain, in.Domain)
+	bodyfields.Assign(&next.BillingEmail, in.BillingEmail)
 	props, err := decodeProperties(cur.Properties)
 	if err != nil {
 		return cur, false, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/models"
 )
 
@@ -166,19 +167,19 @@ func TestValidateStrings(t *testing.T) {
 		in   Input
 		want string
 	}{
-		{"name NUL", Input{Name: Of("a\x00")}, "name:invalid_string"},
-		{"name invalid UTF-8", Input{Name: Of("a\xff")}, "name:invalid_string"},
-		{"name newline", Input{Name: Of("a\nb")}, "name:invalid_string"},
-		{"name C1", Input{Name: Of("a\u0085")}, "name:invalid_string"},
-		{"name non-ASCII", Input{Name: Of("Zürich 東京")}, ""},
-		{"external_id tab", Input{ExternalID: Of("a\tb")}, "external_id:invalid_string"},
-		{"domain escape", Input{Domain: Of("a\x1b.example")}, "domain:invalid_string"},
-		{"email DEL", Input{BillingEmail: Of("a\x7f@b.example")}, "billing_email:invalid_string"},
-		{"property value NUL", Input{Properties: Of(map[string]any{"k": "a\x00"})}, "properties.k:invalid_string"},
-		{"property value invalid UTF-8", Input{Properties: Of(map[string]any{"k": "\xc0\x80"})}, "properties.k:invalid_string"},
-		{"property value newline", Input{Properties: Of(map[string]any{"k": "line 1\nline 2\ttab"})}, ""},
-		{"property name newline", Input{Properties: Of(map[string]any{"a\nb": "x"})}, "properties.a\nb:invalid_string"},
-		{"property name NUL", Input{Properties: Of(map[string]any{"\x00": "x"})}, "properties.\x00:invalid_string"},
+		{"name NUL", Input{Name: bodyfields.Of("a\x00")}, "name:invalid_string"},
+		{"name invalid UTF-8", Input{Name: bodyfields.Of("a\xff")}, "name:invalid_string"},
+		{"name newline", Input{Name: bodyfields.Of("a\nb")}, "name:invalid_string"},
+		{"name C1", Input{Name: bodyfields.Of("a\u0085")}, "name:invalid_string"},
+		{"name non-ASCII", Input{Name: bodyfields.Of("Zürich 東京")}, ""},
+		{"external_id tab", Input{ExternalID: bodyfields.Of("a\tb")}, "external_id:invalid_string"},
+		{"domain escape", Input{Domain: bodyfields.Of("a\x1b.example")}, "domain:invalid_string"},
+		{"email DEL", Input{BillingEmail: bodyfields.Of("a\x7f@b.example")}, "billing_email:invalid_string"},
+		{"property value NUL", Input{Properties: bodyfields.Of(map[string]any{"k": "a\x00"})}, "properties.k:invalid_string"},
+		{"property value invalid UTF-8", Input{Properties: bodyfields.Of(map[string]any{"k": "\xc0\x80"})}, "properties.k:invalid_string"},
+		{"property value newline", Input{Properties: bodyfields.Of(map[string]any{"k": "line 1\nline 2\ttab"})}, ""},
+		{"property name newline", Input{Properties: bodyfields.Of(map[string]any{"a\nb": "x"})}, "properties.a\nb:invalid_string"},
+		{"property name NUL", Input{Properties: bodyfields.Of(map[string]any{"\x00": "x"})}, "properties.\x00:invalid_string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/models"
 )
 
@@ -39,15 +39,15 @@ func Apply(cur models.Deal, in Input) (models.Deal, error) {
 	if in.Customer.Set {
 		next.AccountID = in.Customer.Value.ID
 	}
-	accounts.Assign(&next.ContractActivatesDate, in.ContractActivatesDate)
-	accounts.Assign(&next.NetPrice, in.NetPrice)
-	accounts.Assign(&next.NetPriceCurrency, in.NetPriceCurrency)
-	accounts.Assign(&next.NetPricePrecision, in.NetPricePrecision)
-	accounts.Assign(&next.OriginalNetPrice, in.OriginalNetPrice)
-	accounts.Assign(&next.OriginalNetPriceCurrency, in.OriginalNetPriceCurrency)
-	accounts.Assign(&next.OriginalNetPricePrecision, in.OriginalNetPricePrecision)
-	accounts.Assign(&next.OpportunityID, in.OpportunityID)
-	accounts.Assign(&next.SignedContractURL, in.SignedContractURL)
+	bodyfields.Assign(&next.ContractActivatesDate, in.ContractActivatesDate)
+	bodyfields.Assign(&next.NetPrice, in.NetPrice)
+	bodyfields.Assign(&next.NetPriceCurrency, in.NetPriceCurrency)
+	bodyfields.Assign(&next.NetPricePrecision, in.NetPricePrecision)
+	bodyfields.Assign(&next.OriginalNetPrice, in.OriginalNetPrice)
+	bodyfields.Assign(&next.OriginalNetPriceCurrency, in.OriginalNetPriceCurrency)
+	bodyfields.Assign(&next.OriginalNetPricePrecision, in.OriginalNetPricePrecision)
+	bodyfields.Assign(&next.OpportunityID, in.OpportunityID)
+	bodyfields.Assign(&next.SignedContractURL, in.SignedContractURL)
 	var fs apperr.Faults
 	if in.Skus.Set {
 		text, err := replaceSkus(&fs, cur.Skus, in.Skus.Value)

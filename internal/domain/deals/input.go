@@ -9,13 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/textcheck"
 )
-
-// Field is an absent / null / valued member of a request body.
-type Field[T any] = accounts.Field[T]
 
 // Limits of the writable fields.
 const (
@@ -53,19 +50,19 @@ type TermInput struct {
 
 // Input is the writable part of a deal: the body of create and of PATCH.
 type Input struct {
-	Customer                  Field[CustomerRef] `json:"customer"`
-	ContractActivatesDate     Field[string]      `json:"contract_activates_date"`
-	NetPrice                  Field[string]      `json:"net_price"`
-	NetPriceCurrency          Field[string]      `json:"net_price_currency"`
-	NetPricePrecision         Field[string]      `json:"net_price_precision"`
-	OriginalNetPrice          Field[string]      `json:"original_net_price"`
-	OriginalNetPriceCurrency  Field[string]      `json:"original_net_price_currency"`
-	OriginalNetPricePrecision Field[string]      `json:"original_net_price_precision"`
-	OpportunityID             Field[string]      `json:"opportunity_id"`
-	SignedContractURL         Field[string]      `json:"signed_contract_url"`
-	Skus                      Field[[]SkuInput]  `json:"skus"`
-	Terms                     Field[[]TermInput] `json:"terms"`
-	Submit                    Field[bool]        `json:"submit"` // create only
+	Customer                  bodyfields.Field[CustomerRef] `json:"customer"`
+	ContractActivatesDate     bodyfields.Field[string]      `json:"contract_activates_date"`
+	NetPrice                  bodyfields.Field[string]      `json:"net_price"`
+	NetPriceCurrency          bodyfields.Field[string]      `json:"net_price_currency"`
+	NetPricePrecision         bodyfields.Field[string]      `json:"net_price_precision"`
+	OriginalNetPrice          bodyfields.Field[string]      `json:"original_net_price"`
+	OriginalNetPriceCurrency  bodyfields.Field[string]      `json:"original_net_price_currency"`
+	OriginalNetPricePrecision bodyfields.Field[string]      `json:"original_net_price_precision"`
+	OpportunityID             bodyfields.Field[string]      `json:"opportunity_id"`
+	SignedContractURL         bodyfields.Field[string]      `json:"signed_contract_url"`
+	Skus                      bodyfields.Field[[]SkuInput]  `json:"skus"`
+	Terms                     bodyfields.Field[[]TermInput] `json:"terms"`
+	Submit                    bodyfields.Field[bool]        `json:"submit"` // create only
 }
 
 // Validate lists every fault of the fields taken one by one; rules joining fields
@@ -109,7 +106,7 @@ func Validate(in Input, creating bool) error {
 }
 
 // prices returns the price, currency and precision fields of one price group.
-func (in Input) prices(group string) (price, currency, precision Field[string]) {
+func (in Input) prices(group string) (price, currency, precision bodyfields.Field[string]) {
 	if group == "net_price" {
 		return in.NetPrice, in.NetPriceCurrency, in.NetPricePrecision
 	}
@@ -118,7 +115,7 @@ func (in Input) prices(group string) (price, currency, precision Field[string]) 
 
 // validateItems checks a replace-wholesale list (skus, terms): absent is fine, null or too
 // long is one fault, and each item is checked by each with its param prefix.
-func validateItems[T any](fs *apperr.Faults, name string, f Field[[]T], each func(p string, item T)) {
+func validateItems[T any](fs *apperr.Faults, name string, f bodyfields.Field[[]T], each func(p string, item T)) {
 	if !f.Set {
 		return
 	}
@@ -131,7 +128,7 @@ func validateItems[T any](fs *apperr.Faults, name string, f Field[[]T], each fun
 	}
 }
 
-func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
+func validateSkus(fs *apperr.Faults, f bodyfields.Field[[]SkuInput]) {
 	validateItems(fs, "skus", f, func(p string, s SkuInput) {
 		lineOK(fs, p+".id", s.ID)
 		requireText(fs, p+".code", s.Code)
@@ -141,7 +138,7 @@ func validateSkus(fs *apperr.Faults, f Field[[]SkuInput]) {
 	})
 }
 
-func validateTerms(fs *apperr.Faults, f Field[[]TermInput]) {
+func validateTerms(fs *apperr.Faults, f bodyfields.Field[[]TermInput]) {
 	validateItems(fs, "terms", f, func(p string, t TermInput) {
 		lineOK(fs, p+".id", t.ID)
 		requireText(fs, p+".name", t.Name)

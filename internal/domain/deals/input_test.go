@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/models"
 )
 
@@ -206,33 +207,33 @@ func TestValidateStrings(t *testing.T) {
 		}{name, in, want})
 	}
 	for _, bad := range []string{"a\x00", "a\xff", "\xc0\x80", "a\nb", "a\tb", "\x1b[0m", "a\x7f", "a\u0085"} {
-		add("customer.id "+bad, Input{Customer: Field[CustomerRef]{Set: true, Value: CustomerRef{ID: bad}}}, "customer.id:invalid_string")
-		for param, f := range map[string]func(*Input) *Field[string]{
-			"contract_activates_date":      func(in *Input) *Field[string] { return &in.ContractActivatesDate },
-			"net_price":                    func(in *Input) *Field[string] { return &in.NetPrice },
-			"net_price_currency":           func(in *Input) *Field[string] { return &in.NetPriceCurrency },
-			"net_price_precision":          func(in *Input) *Field[string] { return &in.NetPricePrecision },
-			"original_net_price":           func(in *Input) *Field[string] { return &in.OriginalNetPrice },
-			"original_net_price_currency":  func(in *Input) *Field[string] { return &in.OriginalNetPriceCurrency },
-			"original_net_price_precision": func(in *Input) *Field[string] { return &in.OriginalNetPricePrecision },
-			"opportunity_id":               func(in *Input) *Field[string] { return &in.OpportunityID },
-			"signed_contract_url":          func(in *Input) *Field[string] { return &in.SignedContractURL },
+		add("customer.id "+bad, Input{Customer: bodyfields.Field[CustomerRef]{Set: true, Value: CustomerRef{ID: bad}}}, "customer.id:invalid_string")
+		for param, f := range map[string]func(*Input) *bodyfields.Field[string]{
+			"contract_activates_date":      func(in *Input) *bodyfields.Field[string] { return &in.ContractActivatesDate },
+			"net_price":                    func(in *Input) *bodyfields.Field[string] { return &in.NetPrice },
+			"net_price_currency":           func(in *Input) *bodyfields.Field[string] { return &in.NetPriceCurrency },
+			"net_price_precision":          func(in *Input) *bodyfields.Field[string] { return &in.NetPricePrecision },
+			"original_net_price":           func(in *Input) *bodyfields.Field[string] { return &in.OriginalNetPrice },
+			"original_net_price_currency":  func(in *Input) *bodyfields.Field[string] { return &in.OriginalNetPriceCurrency },
+			"original_net_price_precision": func(in *Input) *bodyfields.Field[string] { return &in.OriginalNetPricePrecision },
+			"opportunity_id":               func(in *Input) *bodyfields.Field[string] { return &in.OpportunityID },
+			"signed_contract_url":          func(in *Input) *bodyfields.Field[string] { return &in.SignedContractURL },
 		} {
 			var in Input
-			*f(&in) = Field[string]{Set: true, Value: bad}
+			*f(&in) = bodyfields.Field[string]{Set: true, Value: bad}
 			add(param+" "+bad, in, param+":invalid_string")
 		}
 		for _, k := range []string{"id", "code", "name", "quantity", "unit_price"} {
-			add("skus "+k+" "+bad, Input{Skus: Field[[]SkuInput]{Set: true, Value: []SkuInput{sku(k, bad)}}}, "skus[0]."+k+":invalid_string")
+			add("skus "+k+" "+bad, Input{Skus: bodyfields.Field[[]SkuInput]{Set: true, Value: []SkuInput{sku(k, bad)}}}, "skus[0]."+k+":invalid_string")
 		}
 		for _, k := range []string{"id", "name", "start_date", "end_date", "billing_frequency"} {
-			add("terms "+k+" "+bad, Input{Terms: Field[[]TermInput]{Set: true, Value: []TermInput{term(k, bad)}}}, "terms[0]."+k+":invalid_string")
+			add("terms "+k+" "+bad, Input{Terms: bodyfields.Field[[]TermInput]{Set: true, Value: []TermInput{term(k, bad)}}}, "terms[0]."+k+":invalid_string")
 		}
 		want := "terms[0].description:invalid_string"
 		if bad == "a\nb" || bad == "a\tb" || bad == "\x1b[0m" || bad == "a\x7f" || bad == "a\u0085" {
 			want = ""
 		}
-		add("terms description "+bad, Input{Terms: Field[[]TermInput]{Set: true, Value: []TermInput{term("description", bad)}}}, want)
+		add("terms description "+bad, Input{Terms: bodyfields.Field[[]TermInput]{Set: true, Value: []TermInput{term("description", bad)}}}, want)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
