@@ -58,6 +58,15 @@ func TestMeterAlertCRUD(t *testing.T) {
 		if fmt.Sprint(b["threshold"]) != "5000" || b["account_id"] != nil || fmt.Sprint(b["group"]) != "map[]" || b["description"] != "" {
 			t.Fatalf("alert %v", b)
 		}
+		// Kept canonically: the exact decimal's text, the group as a JSON object with sorted
+		// keys ("{}": none), "" for every account.
+		var kept []struct{ Threshold, Group, AccountID string }
+		if err := h.rawDB().Raw(`SELECT threshold, "group", account_id FROM meter_alerts ORDER BY created_at, id`).Scan(&kept).Error; err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(kept) != `[{1000.5 {"plan":"1","region":"eu"} acct_1} {5000 {} }]` {
+			t.Fatalf("kept %v", kept)
+		}
 		// null is absent for the optional members.
 		h.mustObj(http.StatusCreated, "POST", alerts, map[string]any{"threshold": 1, "window": "day", "account_id": nil, "group": nil, "description": nil})
 
