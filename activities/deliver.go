@@ -157,8 +157,10 @@ func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, 
 	att := newAttempt(ctx, ev, in, info, now)
 	att.EndpointID = ep.ID
 	status := judge(&att, ep, res, info.Attempt >= maxAttempts(in, info))
+	delay := a.nextRetryDelay(res, policy, info)
+	att.RetryDelayMS = delay.Milliseconds()
 	log.Info("webhook attempt", "event_id", ev.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt,
-		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
+		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason, "next_retry_delay", delay)
 	observe(ev.Type, &att, status)
 	describeAttempt(ctx, ev, &att)
 	var unrecorded *UnrecordedAttempt
@@ -175,7 +177,7 @@ func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, 
 	if res.OK() {
 		return unrecorded, nil
 	}
-	return nil, a.failure(res, policy, info)
+	return nil, failure(res, delay)
 }
 
 // describeAttempt names the attempt on its span (the Temporal interceptor's, when tracing

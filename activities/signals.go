@@ -21,24 +21,32 @@ const ErrTypeGone = models.DeliveryGone
 
 // failure is the error a failed attempt ends the activity with: non-retryable for a 410
 // or a permanent fault; otherwise retryable, with Temporal's NextRetryDelay when the
-// receiver asked for a longer wait than the policy's (retryDelay).
-func (a *Activities) failure(res webhook.Result, policy models.RetryPolicy, info activity.Info) error {
+// receiver asked for a longer wait than the policy's (delay, from nextRetryDelay).
+func failure(res webhook.Result, delay time.Duration) error {
 	switch {
 	case res.Gone():
 		return temporal.NewNonRetryableApplicationError(models.DeliveryGone, ErrTypeGone, nil)
 	case res.Permanent:
 		return temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
-	}
-	first := info.ScheduledTime // when the workflow scheduled the series: its first attempt
-	if first.IsZero() {
-		first = a.now()
-	}
-	delay := retryDelay(policyOf(info, policy), int(info.Attempt), res.RetryAfter, first, a.now())
-	if delay <= 0 {
+	case delay <= 0:
 		return temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
 	}
 	return temporal.NewApplicationErrorWithOptions(res.Reason, ErrTypeDeliveryFailed,
 		temporal.ApplicationErrorOptions{NextRetryDelay: delay})
+}
+
+// nextRetryDelay is the wait before the next attempt that the receiver's answer sets
+// (retryDelay), 0 when the policy's stands: after a success, a 410 or a permanent fault
+// (no next attempt) too.
+func (a *Activities) nextRetryDelay(res webhook.Result, policy models.RetryPolicy, info activity.Info) time.Duration {
+	if res.OK() || res.Gone() || res.Permanent || res.RetryAfter <= 0 {
+		return 0
+	}
+	first := info.ScheduledTime // when the workflow scheduled the series: its first attempt
+	if first.IsZero() {
+		first = a.now() // unknown: the bound counts from now
+	}
+	return retryDelay(policyOf(info, policy), int(info.Attempt), res.RetryAfter, first, a.now())
 }
 
 // retryDelay is the NextRetryDelay after attempt n failed with a receiver asking to wait

@@ -57,17 +57,21 @@ func TestFailureCarriesTheReceiversSignal(t *testing.T) {
 	a := &Activities{Now: func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }}
 	info := activity.Info{Attempt: 1, ScheduledTime: a.Now()}
 	var appErr *temporal.ApplicationError
+	attempt := func(res webhook.Result) (time.Duration, error) {
+		d := a.nextRetryDelay(res, models.DefaultRetryPolicy, info)
+		return d, failure(res, d)
+	}
 
-	err := a.failure(webhook.Result{StatusCode: 429, Reason: "status 429", RetryAfter: 2 * time.Hour}, models.DefaultRetryPolicy, info)
-	if !errors.As(err, &appErr) || appErr.NonRetryable() || appErr.NextRetryDelay() != 2*time.Hour || appErr.Type() != ErrTypeDeliveryFailed {
-		t.Fatalf("429 Retry-After 2h: %v (delay %v)", err, appErr.NextRetryDelay())
+	d, err := attempt(webhook.Result{StatusCode: 429, Reason: "status 429", RetryAfter: 2 * time.Hour})
+	if !errors.As(err, &appErr) || appErr.NonRetryable() || appErr.NextRetryDelay() != 2*time.Hour || d != 2*time.Hour || appErr.Type() != ErrTypeDeliveryFailed {
+		t.Fatalf("429 Retry-After 2h: %v (delay %v)", err, d)
 	}
-	err = a.failure(webhook.Result{StatusCode: 429, Reason: "status 429", RetryAfter: time.Minute}, models.DefaultRetryPolicy, info)
-	if !errors.As(err, &appErr) || appErr.NextRetryDelay() != 0 {
-		t.Fatalf("429 Retry-After 1m: %v (delay %v), want the policy's", err, appErr.NextRetryDelay())
+	d, err = attempt(webhook.Result{StatusCode: 429, Reason: "status 429", RetryAfter: time.Minute})
+	if !errors.As(err, &appErr) || appErr.NextRetryDelay() != 0 || d != 0 {
+		t.Fatalf("429 Retry-After 1m: %v (delay %v), want the policy's", err, d)
 	}
-	err = a.failure(webhook.Result{StatusCode: 410, Reason: "status 410"}, models.DefaultRetryPolicy, info)
-	if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != ErrTypeGone {
+	d, err = attempt(webhook.Result{StatusCode: 410, Reason: "status 410"})
+	if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != ErrTypeGone || d != 0 {
 		t.Fatalf("410: %v, want non-retryable %s", err, ErrTypeGone)
 	}
 }

@@ -71,8 +71,8 @@ func TestReceiversSignals(t *testing.T) {
 			first = &attempts[i]
 		}
 	}
-	if first == nil || first.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("busy endpoint's attempts: %+v, want one 429", attempts)
+	if first == nil || first.StatusCode != http.StatusTooManyRequests || first.RetryDelayMS != time.Hour.Milliseconds() {
+		t.Fatalf("busy endpoint's attempts: %+v, want one 429 recorded with its hour's delay (the dashboard's next attempt)", attempts)
 	}
 	if delay != time.Hour || next.Before(first.StartedAt.Add(time.Hour)) {
 		t.Fatalf("next attempt at %v with NextRetryDelay %v; first attempt at %v: want the Retry-After's hour, not the policy's %v",
