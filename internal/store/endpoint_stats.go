@@ -79,20 +79,21 @@ func statBucket(ms int64) int {
 	return len(models.LatencyBucketsMS)
 }
 
-// statArgs are the named parameters an attempt's rollup upsert adds (st_*): its hour,
-// shard and what it adds to each count. st_counted is false for an attempt that is not
-// counted (skipped).
+// attemptSent tells whether an attempt counts in the stats: it was sent (succeeded or
+// failed); a skipped attempt sent nothing.
+func attemptSent(a *models.DeliveryAttempt) bool {
+	return a.Outcome == models.AttemptSucceeded || a.Outcome == models.AttemptFailed
+}
+
+// statArgs are the named parameters an attempt's rollup upsert adds (st_*): whether it
+// counts, its hour and shard, and what it adds to each count.
 func statArgs(a *models.DeliveryAttempt) map[string]any {
+	sent, failed := attemptSent(a), a.Outcome == models.AttemptFailed
 	args := map[string]any{
-		"st_counted": false, "st_hour": a.StartedAt.UTC().Truncate(time.Hour), "st_shard": statShard(a.ID),
+		"st_counted": sent, "st_hour": a.StartedAt.UTC().Truncate(time.Hour), "st_shard": statShard(a.ID),
+		"st_attempts": b2i(sent), "st_succeeded": b2i(a.Outcome == models.AttemptSucceeded), "st_failed": b2i(failed),
+		"st_timeouts": b2i(failed && strings.HasPrefix(a.Error, models.AttemptTimeoutPrefix)),
 	}
-	sent := a.Outcome == models.AttemptSucceeded || a.Outcome == models.AttemptFailed
-	failed := a.Outcome == models.AttemptFailed
-	args["st_counted"] = sent
-	args["st_attempts"] = b2i(sent)
-	args["st_succeeded"] = b2i(a.Outcome == models.AttemptSucceeded)
-	args["st_failed"] = b2i(failed)
-	args["st_timeouts"] = b2i(failed && strings.HasPrefix(a.Error, models.AttemptTimeoutPrefix))
 	bucket := statBucket(a.DurationMS)
 	for i, c := range statBucketColumns() {
 		args["st_"+c] = b2i(sent && i == bucket)
@@ -157,10 +158,10 @@ var statUpsertSQL = sync.OnceValue(func() string {
 // record). An attempt without an endpoint (an event of the single-endpoint releases that
 // no endpoint took) has no stats to count in.
 func addAttemptStat(tx *gorm.DB, env Env, a *models.DeliveryAttempt) error {
-	args := statArgs(a)
-	if !args["st_counted"].(bool) || a.EndpointID == "" {
+	if !attemptSent(a) || a.EndpointID == "" {
 		return nil
 	}
+	args := statArgs(a)
 	args["env"], args["endpoint"] = env.ID, a.EndpointID
 	if err := tx.Exec(statUpsertSQL(), args).Error; err != nil {
 		return fmt.Errorf("add attempt %s to its endpoint's stats: %w", a.ID, err)
