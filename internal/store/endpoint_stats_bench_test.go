@@ -23,7 +23,9 @@ import (
 //
 //	go test ./internal/store -run '^$' -bench EndpointStats -benchtime 1x
 //
-// REVOPS_STATS_READS (default 500) queries per kind.
+// REVOPS_STATS_READS (default 500) queries per kind. To see what the layout costs the read
+// (the record always writes 8 shards): REVOPS_STATS_SHARDS=n seeds n shards a row-hour
+// (the same attempts), REVOPS_STATS_COVERING=1 adds an index covering every count.
 func BenchmarkEndpointStats(b *testing.B) {
 	if os.Getenv(testdb.EnvVar) == "" {
 		b.Skipf("%s is not set: this benchmark measures PostgreSQL", testdb.EnvVar)
@@ -44,11 +46,26 @@ func BenchmarkEndpointStats(b *testing.B) {
 	}
 	now := time.Now().UTC().Truncate(time.Hour)
 	seedStart := time.Now()
-	attempts := seedStatRollups(b, st, env.ID, ids, now)
+	shards := 8
+	if v := os.Getenv("REVOPS_STATS_SHARDS"); v != "" {
+		if _, err := fmt.Sscan(v, &shards); err != nil || 88%shards != 0 {
+			b.Fatalf("REVOPS_STATS_SHARDS=%q: a divisor of 88 (8 shards × 11 attempts)", v)
+		}
+	}
+	attempts := seedStatRollups(b, st, env.ID, ids, now, shards)
 	for i := range 9 { // other environments' rollups (the table has no foreign key): ten times the environment's
-		seedStatRollups(b, st, fmt.Sprintf("bench-env-%d", i), ids, now)
+		seedStatRollups(b, st, fmt.Sprintf("bench-env-%d", i), ids, now, shards)
 	}
 	seedRawAttempts(b, st, env.ID, ids[0], attempts, now)
+	if os.Getenv("REVOPS_STATS_COVERING") != "" {
+		if err := st.ExecForTest(ctx, `CREATE INDEX endpoint_stat_rollups_covering ON endpoint_stat_rollups
+			(environment_id, endpoint_id, hour_start) INCLUDE (`+strings.Join(append([]string{"attempts", "succeeded", "failed", "timeouts"}, statColumnsForBench()...), ", ")+`)`); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.ExecForTest(ctx, "VACUUM endpoint_stat_rollups"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if err := st.ExecForTest(ctx, "ANALYZE"); err != nil {
 		b.Fatal(err)
 	}
@@ -92,23 +109,34 @@ func BenchmarkEndpointStats(b *testing.B) {
 	}
 }
 
+// statColumnsForBench are the latency bucket columns.
+func statColumnsForBench() []string {
+	cols := make([]string, 0, models.LatencyBuckets)
+	for _, b := range models.LatencyBucketsMS {
+		cols = append(cols, fmt.Sprintf("le_%dms", b))
+	}
+	return append(cols, fmt.Sprintf("gt_%dms", models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]))
+}
+
 // seedStatRollups writes 30 days of hourly rollups ending with now's hour for each
-// endpoint, 8 shards of 11 attempts each, and returns how many attempts they count.
+// endpoint, 88 attempts an hour over the given shards, and returns how many attempts
+// they count.
 func seedStatRollups(b *testing.B, st interface {
 	ExecForTest(ctx context.Context, sql string, args ...any) error
-}, envID string, endpoints []string, now time.Time) int64 {
+}, envID string, endpoints []string, now time.Time, shards int) int64 {
 	b.Helper()
-	const hours, shards, perRow = 720, 8, 11
+	const hours, perHour = 720, 88
+	k := perHour / shards / 11 // each row: 11 attempts ×k
 	err := st.ExecForTest(context.Background(), `INSERT INTO endpoint_stat_rollups (environment_id, endpoint_id, hour_start, shard,
 		attempts, succeeded, failed, timeouts, le_50ms, le_100ms, le_250ms, gt_30000ms)
-		SELECT ?, ep, h, s, 11, 9 + (s % 2), 2 - (s % 2), 1 - (s % 2), 5, 3, 2, 1
+		SELECT ?, ep, h, s, 11 * ?, (9 + (s % 2)) * ?, (2 - (s % 2)) * ?, (1 - (s % 2)) * ?, 5 * ?, 3 * ?, 2 * ?, ?
 		FROM unnest(?::text[]) ep,
 			generate_series(?::timestamptz - interval '719 hours', ?::timestamptz, interval '1 hour') h,
-			generate_series(0, 7) s`, envID, "{"+strings.Join(endpoints, ",")+"}", now, now)
+			generate_series(0, ? - 1) s`, envID, k, k, k, k, k, k, k, k, "{"+strings.Join(endpoints, ",")+"}", now, now, shards)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return int64(len(endpoints)) * hours * shards * perRow
+	return int64(len(endpoints)) * hours * perHour
 }
 
 // seedRawAttempts writes n attempt rows spread over the last 30 days (their delivery and
