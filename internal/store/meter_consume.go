@@ -56,6 +56,9 @@ func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn
 		if err := fn(mt); err != nil {
 			return err
 		}
+		if err := mt.writeEmits(); err != nil {
+			return err
+		}
 		return mt.finish()
 	})
 	if err != nil || mt == nil {

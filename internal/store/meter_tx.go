@@ -22,6 +22,8 @@ type MeterTx struct {
 	cache   *figureCache
 	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
 	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
+	emits   []Emit                          // events to write before the commit (Emit)
+	at      time.Time                       // the change time (Now)
 }
 
 // meterTx starts the meter work of tx, which holds envID's cursor.
