@@ -63,6 +63,9 @@ func (t *MeterTx) writeEmits() error {
 	return err
 }
 
+// WroteFigures tells whether this transaction wrote figures.
+func (t *MeterTx) WroteFigures() bool { return len(t.wrote) > 0 }
+
 // Wrote lists the figures this transaction wrote (the last value of each), in no order.
 func (t *MeterTx) Wrote() []models.MeterFigure {
 	out := make([]models.MeterFigure, 0, len(t.wrote))

@@ -45,14 +45,14 @@ type watch struct {
 // fireAlerts records the firings of the transaction's figures and emits their events
 // (alertEvents: the environment's cap per hour; 0 is the default).
 func fireAlerts(mt *store.MeterTx, alertEvents int) error {
-	wrote := mt.Wrote()
-	if len(wrote) == 0 {
+	if !mt.WroteFigures() {
 		return nil
 	}
 	alerts, err := mt.MeterAlerts()
 	if err != nil || len(alerts) == 0 {
 		return err
 	}
+	wrote := mt.Wrote()
 	ms, err := mt.Meters() // as the transaction leaves them: a backfill's progress saved
 	if err != nil {
 		return err
