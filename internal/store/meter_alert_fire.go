@@ -34,7 +34,8 @@ CREATE TABLE meter_alert_caps (
 );`})
 }
 
-// firingChunk bounds the rows (or keys) of one statement: SQLite's parameters are bounded.
+// firingChunk bounds the rows (or keys) of one statement (at most 11 parameters each):
+// SQLite's and PostgreSQL's parameters are bounded.
 const firingChunk = 500
 
 // Emit adds events to the meter transaction: InMeterTx writes them (the outbox) before
@@ -90,19 +91,56 @@ type FiringKey struct {
 	WindowStart                time.Time
 }
 
-// Fired lists the firings recorded for alertIDs with window starts in [from, to] and
-// accounts among accounts: a superset of the candidates' keys, which the caller matches.
-func (t *MeterTx) Fired(alertIDs []string, from, to time.Time, accounts []string) ([]FiringKey, error) {
+// Fired says which of keys have a firing recorded: those this process knows of
+// (firedCache), then the others from the database, in a few statements whatever their
+// number (by alert, window range and accounts, in chunks of accounts).
+func (t *MeterTx) Fired(keys []FiringKey) ([]FiringKey, error) {
 	var out []FiringKey
+	misses := map[firedKey]bool{}
+	var alerts, accounts []string
+	var from, to time.Time
+	for _, k := range keys {
+		fk := firedKeyOf(k)
+		if t.fired.has(fk) {
+			out = append(out, k)
+			continue
+		}
+		if misses[fk] {
+			continue
+		}
+		misses[fk] = true
+		if !slices.Contains(alerts, k.AlertID) {
+			alerts = append(alerts, k.AlertID)
+		}
+		accounts = append(accounts, k.AccountID)
+		if from.IsZero() || k.WindowStart.Before(from) {
+			from = k.WindowStart
+		}
+		if k.WindowStart.After(to) {
+			to = k.WindowStart
+		}
+	}
+	if len(misses) == 0 {
+		return out, nil
+	}
+	slices.Sort(accounts)
+	accounts = slices.Compact(accounts)
+	var found []firedKey
 	for chunk := range slices.Chunk(accounts, firingChunk) {
 		var got []FiringKey
 		if err := t.db.Raw(`SELECT alert_id, account_id, groups, window_start FROM meter_alert_firings
 			WHERE alert_id IN ? AND window_start >= ? AND window_start <= ? AND account_id IN ?`,
-			alertIDs, from.UTC(), to.UTC(), chunk).Scan(&got).Error; err != nil {
+			alerts, from.UTC(), to.UTC(), chunk).Scan(&got).Error; err != nil {
 			return nil, fmt.Errorf("meter alert firings: %w", err)
 		}
-		out = append(out, got...)
+		for _, k := range got {
+			if fk := firedKeyOf(k); misses[fk] {
+				found = append(found, fk)
+				out = append(out, fk.key())
+			}
+		}
 	}
+	t.fired.add(found) // committed by another transaction: recorded for good
 	return out, nil
 }
 
@@ -133,8 +171,11 @@ func (t *MeterTx) InsertFirings(fs []models.MeterAlertFiring) error {
 	if len(fs) == 0 {
 		return nil
 	}
-	if err := t.db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, firingChunk/10).Error; err != nil {
+	if err := t.db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, firingChunk).Error; err != nil {
 		return fmt.Errorf("record meter alert firings: %w", err)
+	}
+	for _, f := range fs {
+		t.firing = append(t.firing, firedKeyOf(FiringKey{AlertID: f.AlertID, AccountID: f.AccountID, Groups: f.Groups, WindowStart: f.WindowStart}))
 	}
 	return nil
 }

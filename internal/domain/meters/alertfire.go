@@ -30,7 +30,7 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	cs, err := notFired(mt, ws, cs)
+	cs, err := notFired(mt, cs)
 	if err != nil || len(cs) == 0 {
 		return nil, err
 	}
@@ -51,22 +51,12 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 }
 
 // notFired drops the candidates whose firing is recorded already.
-func notFired(mt *store.MeterTx, ws []*watch, cs []candidate) ([]candidate, error) {
-	ids := make([]string, len(ws))
-	for i, w := range ws {
-		ids[i] = w.ID
+func notFired(mt *store.MeterTx, cs []candidate) ([]candidate, error) {
+	keys := make([]store.FiringKey, len(cs))
+	for i, c := range cs {
+		keys[i] = c.key()
 	}
-	from, to := cs[0].start, cs[0].start
-	var accounts []string
-	seenAcct := map[string]bool{}
-	for _, c := range cs {
-		from, to = minTime(from, c.start), maxTime(to, c.start)
-		if !seenAcct[c.accountID] {
-			seenAcct[c.accountID] = true
-			accounts = append(accounts, c.accountID)
-		}
-	}
-	got, err := mt.Fired(ids, from, to, accounts)
+	got, err := mt.Fired(keys)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +65,12 @@ func notFired(mt *store.MeterTx, ws []*watch, cs []candidate) ([]candidate, erro
 		k.WindowStart = k.WindowStart.UTC()
 		fired[k] = true
 	}
-	return slices.DeleteFunc(cs, func(c candidate) bool {
-		return fired[store.FiringKey{AlertID: c.alert.ID, AccountID: c.accountID, Groups: c.groups, WindowStart: c.start}]
-	}), nil
+	return slices.DeleteFunc(cs, func(c candidate) bool { return fired[c.key()] }), nil
+}
+
+// key names the candidate's firing.
+func (c *candidate) key() store.FiringKey {
+	return store.FiringKey{AlertID: c.alert.ID, AccountID: c.accountID, Groups: c.groups, WindowStart: c.start}
 }
 
 // monthValues fills in the month values of sum, count and max candidates (value ""),
@@ -216,13 +209,6 @@ func crossedEmit(id string, fs []firing, heldBack int) store.Emit {
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
 
 func maxTime(a, b time.Time) time.Time {
 	if b.After(a) {
