@@ -1,7 +1,6 @@
 package meters
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -39,7 +38,7 @@ type watch struct {
 	meter     *models.Meter
 	threshold usage.Decimal
 	keys      []int
-	values    []string
+	values    []*string // canonical text, as the series' group values (nil: absent)
 }
 
 // fireAlerts records the firings of the transaction's figures and emits their events
@@ -57,9 +56,9 @@ func fireAlerts(mt *store.MeterTx, alertEvents int) error {
 	if err != nil {
 		return err
 	}
-	watches, err := watchesOf(ms, alerts)
-	if err != nil || len(watches) == 0 {
-		return err
+	watches := watchesOf(ms, alerts)
+	if len(watches) == 0 {
+		return nil
 	}
 	oldest, err := mt.OldestWaitingBatch()
 	if err != nil {
@@ -97,7 +96,7 @@ func asOfFigures(m *models.Meter, oldest *time.Time, now time.Time) time.Time {
 
 // watchesOf parses the alerts of the meters that may fire (sum, count, max and
 // unique_count: the API refuses the others), by meter id.
-func watchesOf(ms []models.Meter, alerts []models.MeterAlert) (map[string][]*watch, error) {
+func watchesOf(ms []models.Meter, alerts []models.MeterAlert) map[string][]*watch {
 	byID := map[string]*models.Meter{}
 	for i := range ms {
 		byID[ms[i].ID] = &ms[i]
@@ -108,29 +107,36 @@ func watchesOf(ms []models.Meter, alerts []models.MeterAlert) (map[string][]*wat
 		if m == nil || m.Aggregation == models.AggMin || m.Aggregation == models.AggLatest {
 			continue
 		}
-		w := &watch{MeterAlert: a, meter: m}
-		var err error
-		if w.threshold, err = usage.ParseStored(a.Threshold); err != nil {
-			return nil, fmt.Errorf("alert %s: threshold %q: %w", a.ID, a.Threshold, err)
-		}
-		var group map[string]string
-		if err := json.Unmarshal([]byte(a.Group), &group); err != nil {
-			return nil, fmt.Errorf("alert %s: group %q: %w", a.ID, a.Group, err)
-		}
-		watchable := true
-		for k, v := range group {
-			i := slices.Index(m.GroupBy, k)
-			if i < 0 {
-				watchable = false // no series of the meter has it
-				break
-			}
-			w.keys, w.values = append(w.keys, i), append(w.values, v)
-		}
-		if watchable {
+		w, ok := watchOf(a, m)
+		if ok {
 			out[m.ID] = append(out[m.ID], w)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// watchOf parses an alert of m. An alert it cannot read (the API checks threshold and
+// group before storing them) watches nothing, rather than failing the transaction and
+// stopping its environment's figures with it. The group's values are compared as the
+// series' are kept: by canonical text (1, 1.0 and "1" are one value).
+func watchOf(a models.MeterAlert, m *models.Meter) (*watch, bool) {
+	w := &watch{MeterAlert: a, meter: m}
+	var err error
+	if w.threshold, err = usage.ParseStored(a.Threshold); err != nil {
+		return nil, false
+	}
+	group := parseDims(a.Group)
+	if group == nil && a.Group != "{}" && a.Group != "" {
+		return nil, false
+	}
+	for k := range group {
+		i := slices.Index(m.GroupBy, k)
+		if i < 0 {
+			return nil, false // no series of the meter has it
+		}
+		w.keys, w.values = append(w.keys, i), append(w.values, group.value(k))
+	}
+	return w, true
 }
 
 // watches tells whether the series (account, group values) is one w watches.
@@ -139,7 +145,11 @@ func (w *watch) watches(accountID string, vals []*string) bool {
 		return false
 	}
 	for i, k := range w.keys {
-		if k >= len(vals) || vals[k] == nil || *vals[k] != w.values[i] {
+		var v *string
+		if k < len(vals) {
+			v = vals[k]
+		}
+		if (v == nil) != (w.values[i] == nil) || (v != nil && *v != *w.values[i]) {
 			return false
 		}
 	}
