@@ -22,6 +22,7 @@ type MeterTx struct {
 	cache   *figureCache
 	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
 	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
+	meters  []models.Meter                  // the environment's meters as last read (Meters; nil: read them)
 	emits   []Emit                          // events to write before the commit (Emit)
 	fired   *firedCache
 	firing  []firedKey // firings this transaction recorded: known to fired once committed

@@ -14,7 +14,8 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// firing is a candidate found at or over its threshold, not fired before.
+// firing is a candidate found at or over its threshold, not fired before; asOf is the
+// figures' as_of (asOfFigures).
 type firing struct {
 	candidate
 	value string
@@ -25,7 +26,7 @@ type firing struct {
 // not recorded yet whose window's value reaches the threshold. Two statements at most,
 // whatever the number of series: the firings recorded, and (for month alerts of sum,
 // count and max meters) the days the months add up.
-func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []models.MeterFigure, asOf time.Time) ([]firing, error) {
+func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []models.MeterFigure) ([]firing, error) {
 	cs := candidates(m, ws, wrote)
 	if len(cs) == 0 {
 		return nil, nil
@@ -44,7 +45,7 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 			return nil, err
 		}
 		if v.Cmp(&c.alert.threshold) >= 0 {
-			out = append(out, firing{candidate: c, value: v.String(), asOf: asOf})
+			out = append(out, firing{candidate: c, value: v.String()})
 		}
 	}
 	return out, nil

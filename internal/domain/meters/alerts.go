@@ -60,22 +60,27 @@ func fireAlerts(mt *store.MeterTx, alertEvents int) error {
 	if len(watches) == 0 {
 		return nil
 	}
-	oldest, err := mt.OldestWaitingBatch()
-	if err != nil {
-		return err
-	}
-	now := mt.Now()
 	var fired []firing
 	for mi := range ms {
 		m := &ms[mi]
 		if len(watches[m.ID]) == 0 {
 			continue
 		}
-		got, err := meterFirings(mt, m, watches[m.ID], wrote, asOfFigures(m, oldest, now))
+		got, err := meterFirings(mt, m, watches[m.ID], wrote)
 		if err != nil {
 			return fmt.Errorf("alerts of meter %s: %w", m.Key, err)
 		}
 		fired = append(fired, got...)
+	}
+	if len(fired) == 0 {
+		return nil
+	}
+	oldest, err := mt.OldestWaitingBatch()
+	if err != nil {
+		return err
+	}
+	for i := range fired {
+		fired[i].asOf = asOfFigures(fired[i].alert.meter, oldest, mt.Now())
 	}
 	return record(mt, fired, alertEvents)
 }
