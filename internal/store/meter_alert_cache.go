@@ -44,6 +44,20 @@ func (c *firedCache) has(k firedKey) bool {
 	return ok
 }
 
+// known tells, for each of keys, whether it is known recorded (one lock for all).
+func (c *firedCache) known(keys []FiringKey) []bool {
+	out := make([]bool, len(keys))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.keys) == 0 {
+		return out
+	}
+	for i, k := range keys {
+		_, out[i] = c.keys[firedKeyOf(k)]
+	}
+	return out
+}
+
 // add records that keys are recorded (committed).
 func (c *firedCache) add(keys []firedKey) {
 	if len(keys) == 0 {

@@ -91,6 +91,10 @@ type FiringKey struct {
 	WindowStart                time.Time
 }
 
+// KnownFired tells, for each of keys, whether this process knows its firing recorded
+// (firedCache): no statement, and a key it does not know may be recorded still (Fired).
+func (t *MeterTx) KnownFired(keys []FiringKey) []bool { return t.fired.known(keys) }
+
 // Fired says which of keys have a firing recorded: those this process knows of
 // (firedCache), then the others from the database, in a few statements whatever their
 // number (by alert, window range and accounts, in chunks of accounts).

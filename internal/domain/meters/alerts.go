@@ -196,11 +196,18 @@ func candidates(m *models.Meter, ws []*watch, wrote []models.MeterFigure) []cand
 			}
 			start := windowStart(f.WindowStart, w.Window)
 			end := windowEnd(start, w.Window)
-			k := key{w.ID, f.AccountID, f.Groups, start.UnixNano()}
-			if !end.After(w.CreatedAt) || seen[k] {
+			if !end.After(w.CreatedAt) {
 				continue
 			}
-			seen[k] = true
+			// The transaction wrote each figure once: only a month made of days can come
+			// up more than once.
+			if w.Window == models.AlertWindowMonth && f.Kind == WindowDay {
+				k := key{w.ID, f.AccountID, f.Groups, start.UnixNano()}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
 			c := candidate{alert: w, accountID: f.AccountID, groups: f.Groups, start: start, end: end}
 			if w.Window == models.AlertWindowDay || f.Kind == WindowMonth {
 				c.value = f.Value
