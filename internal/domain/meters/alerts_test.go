@@ -170,6 +170,29 @@ func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
 			if len(next) != 1 || next[0].HeldBack != 10 {
 				t.Fatalf("events after the cap was raised: %+v", next)
 			}
+			// The count is per clock hour: once the hour has turned (the recorded hour
+			// moved back one), a cap of 3 sends 3 events again.
+			if _, err := db.st.InMeterTx(context.Background(), db.env.ID, store.Wait, func(mt *store.MeterTx) error {
+				c, err := mt.AlertCap()
+				if err != nil || c.Sent != 3 || c.HeldBack != 3 {
+					return fmt.Errorf("cap %+v, %v; want 3 sent, 3 held back", c, err)
+				}
+				c.HourStart = c.HourStart.Add(-time.Hour)
+				return mt.SaveAlertCap(c)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ingestCalls(t, db, "next-hour", []string{"f"}, time.Now())
+			turn(t, db, 3)
+			var heldBack []int
+			for _, a := range alerts {
+				if evs := eventsOf(t, db, a); len(evs) > 0 && evs[len(evs)-1].Crossings[0].AccountID == "f" {
+					heldBack = append(heldBack, evs[len(evs)-1].HeldBack)
+				}
+			}
+			if len(heldBack) != 3 || heldBack[0]+heldBack[1]+heldBack[2] != 3 {
+				t.Fatalf("events of the next hour, held_back %v: want 3 events reporting the 3 held back", heldBack)
+			}
 		})
 	}
 }
