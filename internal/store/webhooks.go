@@ -88,14 +88,14 @@ func (tx *Tx) CountEndpoints() (int64, error) {
 }
 
 // InsertEndpoint writes a new endpoint in the transaction's environment, every column
-// as given (its ID and timestamps set by the caller).
+// as given (its ID and timestamps set by the caller), with its health row (CONTRACT §23).
 func (tx *Tx) InsertEndpoint(ep *models.WebhookEndpoint) error {
 	ep.OrganizationID, ep.EnvironmentID = tx.env.OrganizationID, tx.env.ID
 	// Select("*") writes Enabled=false too (GORM skips zero values otherwise).
 	if err := tx.db.Select("*").Create(ep).Error; err != nil {
 		return fmt.Errorf("create webhook endpoint: %w", err)
 	}
-	return nil
+	return insertHealth(tx.db, ep)
 }
 
 // LockEndpoint loads endpoint id for update (ErrNotFound in another environment).

@@ -41,7 +41,7 @@ type DisabledEndpoint struct {
 }
 
 // types is the catalog in the order it is shown: the seed's types, then the operational ones.
-var types = []EventType{
+var types = append([]EventType{
 	seedType("deal-created", "A deal was created (sent once per deal, ever).", "deal", []string{"draft", "pending_approval"}),
 	seedType("deal-updated", "A deal changed: an edit, or any move of its status (submit, approve, sign, activate, void).", "deal", dealStatuses),
 	seedType("deal-signed", "All parties signed the deal (sent once per deal, ever).", "deal", []string{"signed"}),
@@ -51,7 +51,7 @@ var types = []EventType{
 	seedType("account-deleted", "An account was deprovisioned (a soft delete: the object stays readable).", "account", []string{"deprovisioned"}),
 	endpointDisabledType("Operational: a webhook endpoint was disabled because its attempts kept failing " +
 		"(REVOPS_WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it: \"*\" does not match it."),
-}
+}, healthTypes()...)
 
 // All returns the catalog, seed types first; the caller may modify what it gets.
 func All() []EventType {
