@@ -46,6 +46,16 @@ type Activities struct {
 	// DisableAfter disables an endpoint whose attempts have all failed for this long
 	// (REVOPS_WEBHOOK_DISABLE_AFTER; 0: never), judged when one of its deliveries fails.
 	DisableAfter time.Duration
+	// FailingAfter: an endpoint whose attempts have all failed this long is failing
+	// (REVOPS_WEBHOOK_FAILING_AFTER; 0: webhook.DefaultFailingAfter), judged at each record.
+	FailingAfter time.Duration
+}
+
+func (a *Activities) failingAfter() time.Duration {
+	if a.FailingAfter > 0 {
+		return a.FailingAfter
+	}
+	return webhook.DefaultFailingAfter
 }
 
 // DeliverInput names the delivery to make: ids only, never the body or a secret, since

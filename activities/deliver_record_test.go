@@ -104,20 +104,22 @@ type flakyStore struct {
 	calls    int
 }
 
-func (s *flakyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
+// InTx is the attempt's record (webhook.RecordAttempt writes it in one change): it
+// fails failures times (always when negative), after committing when commit is set.
+func (s *flakyStore) InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error) {
 	s.mu.Lock()
 	s.calls++
 	fail := s.failures < 0 || s.calls <= s.failures
 	s.mu.Unlock()
 	if !fail {
-		return s.Store.RecordDeliveryAttempt(ctx, env, a, status)
+		return s.Store.InTx(ctx, env, fn)
 	}
 	if s.commit {
-		if err := s.Store.RecordDeliveryAttempt(ctx, env, a, status); err != nil {
-			return err
+		if _, err := s.Store.InTx(ctx, env, fn); err != nil {
+			return nil, err
 		}
 	}
-	return errors.New("connection reset by peer")
+	return nil, errors.New("connection reset by peer")
 }
 
 // The record is retried, never the send: a failed write is tried again (without doubling
