@@ -27,7 +27,11 @@ type EndpointHealth struct {
 	// only such a spell is announced (operational deliveries never cause an operational
 	// event, CONTRACT §23).
 	SpellFailedAt *time.Time
-	// FailingAnnounced: endpoint-failing was emitted for the current spell.
+	// TurnedFailing: the spell has lasted REVOPS_WEBHOOK_FAILING_AFTER, judged at a failed
+	// attempt's record or by the minute check — the endpoint is "failing" from then, and
+	// endpoint-failing was emitted then if the spell had a non-operational failure.
+	TurnedFailing bool
+	// FailingAnnounced: endpoint-failing was emitted for the spell (once per spell).
 	FailingAnnounced bool
 	// RecoveryPending: the next success of a non-operational delivery emits
 	// endpoint-recovered (set by endpoint-failing and by re-enabling); RecoveryFrom is the

@@ -163,6 +163,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		acts := workflows.Activities{
 			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter, FailingAfter: cfg.WebhookFailingAfter},
 			Retention:     &activities.Retention{Store: st},
+			Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
 			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).

@@ -57,7 +57,7 @@ func countsForHealth(a *models.DeliveryAttempt) bool {
 // healthColumns lists the health row's columns but its key, of table alias t.
 func healthColumns(t string) string {
 	cols := []string{"environment_id", "last_attempt_at", "last_success_at", "failing_since", "spell_failed_at",
-		"failing_announced", "recovery_pending", "recovery_from", "exhausted_until", "exhausted_suppressed", "exhausted_delivery_id"}
+		"turned_failing", "failing_announced", "recovery_pending", "recovery_from", "exhausted_until", "exhausted_suppressed", "exhausted_delivery_id"}
 	for i, c := range cols {
 		cols[i] = t + "." + c
 	}
@@ -159,14 +159,14 @@ type HealthDue struct {
 }
 
 // HealthDue lists, across environments, at most limit endpoints whose failing spell
-// began at or before failingBefore and is not announced yet, or whose delivery-exhausted
+// began at or before failingBefore and has not turned failing yet, or whose delivery-exhausted
 // minute ended at or before now with deliveries held back (CONTRACT §23). The domain
 // judges each again under its lock.
 func (s *Store) HealthDue(ctx context.Context, now, failingBefore time.Time, limit int) ([]HealthDue, error) {
 	var rows []struct{ OrganizationID, EnvironmentID, Name, EndpointID string }
 	err := s.db.WithContext(ctx).Raw(`SELECT env.organization_id, env.id AS environment_id, env.name, h.endpoint_id
 FROM endpoint_health h JOIN environments env ON env.id = h.environment_id
-WHERE (h.failing_since <= ? AND NOT h.failing_announced AND h.spell_failed_at IS NOT NULL)
+WHERE (h.failing_since <= ? AND NOT h.turned_failing)
 	OR (h.exhausted_until <= ? AND h.exhausted_suppressed > 0)
 ORDER BY h.endpoint_id LIMIT ?`, failingBefore, now, limit).Scan(&rows).Error
 	if err != nil {
@@ -191,18 +191,34 @@ func (s *Store) PurgeOrphanHealth(ctx context.Context, limit int) (int64, error)
 	return res.RowsAffected, nil
 }
 
-// EndpointHealths loads the health rows of endpoints of the environment, by endpoint id.
-func (s *Store) EndpointHealths(ctx context.Context, env Env, endpointIDs []string) (map[string]models.EndpointHealth, error) {
-	out := make(map[string]models.EndpointHealth, len(endpointIDs))
-	if len(endpointIDs) == 0 {
-		return out, nil
+// withHealth loads the health rows of endpoints of environment envID onto them (one
+// query). An endpoint without one keeps Health nil.
+func withHealth(db *gorm.DB, envID string, eps ...*models.WebhookEndpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ID
 	}
 	var hs []models.EndpointHealth
-	if err := s.in(ctx, env).Where("endpoint_id IN ?", endpointIDs).Find(&hs).Error; err != nil {
-		return nil, fmt.Errorf("health of endpoints: %w", err)
+	if err := db.Where("environment_id = ? AND endpoint_id IN ?", envID, ids).Find(&hs).Error; err != nil {
+		return fmt.Errorf("health of endpoints: %w", err)
 	}
-	for _, h := range hs {
-		out[h.EndpointID] = h
+	for i := range hs {
+		for _, ep := range eps {
+			if ep.ID == hs[i].EndpointID {
+				ep.Health = &hs[i]
+			}
+		}
 	}
-	return out, nil
+	return nil
+}
+
+func ptrs[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
 }

@@ -12,6 +12,7 @@ CREATE TABLE endpoint_health (
 	last_success_at {{ts}},
 	failing_since {{ts}},
 	spell_failed_at {{ts}},
+	turned_failing BOOLEAN NOT NULL DEFAULT FALSE,
 	failing_announced BOOLEAN NOT NULL DEFAULT FALSE,
 	recovery_pending BOOLEAN NOT NULL DEFAULT FALSE,
 	recovery_from {{ts}},

@@ -29,13 +29,14 @@ const ExhaustedWindow = time.Minute
 // idleAfter: an endpoint without an attempt for this long is idle.
 const idleAfter = 24 * time.Hour
 
-// HealthStatus is the endpoint's status at now: disabled, failing (failing for
-// failingAfter), idle (no attempt in 24 h, or never), else healthy.
-func HealthStatus(ep models.WebhookEndpoint, h models.EndpointHealth, now time.Time, failingAfter time.Duration) string {
+// HealthStatus is the endpoint's status at now: disabled, failing (its spell turned
+// failing: it had lasted REVOPS_WEBHOOK_FAILING_AFTER when an attempt's record or the
+// minute check judged it), idle (no attempt in 24 h, or never), else healthy.
+func HealthStatus(ep models.WebhookEndpoint, h models.EndpointHealth, now time.Time) string {
 	switch {
 	case !ep.Enabled:
 		return models.HealthDisabled
-	case h.FailingSince != nil && now.Sub(*h.FailingSince) >= failingAfter:
+	case h.FailingSince != nil && h.TurnedFailing:
 		return models.HealthFailing
 	case h.LastAttemptAt == nil || now.Sub(*h.LastAttemptAt) >= idleAfter:
 		return models.HealthIdle
@@ -97,15 +98,15 @@ func needsJudging(h models.EndpointHealth, t attemptTurn, failingAfter time.Dura
 	case t.succeeded:
 		return h.FailingSince != nil || (h.RecoveryPending && !t.operational)
 	case t.failed:
-		return h.FailingSince == nil || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, t.at, failingAfter)
+		return h.FailingSince == nil || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, t.at, failingAfter) ||
+			(!t.operational && h.TurnedFailing && !h.FailingAnnounced)
 	}
 	return false
 }
 
-// failingDue: the spell has lasted failingAfter, has a failed non-operational attempt,
-// and is not announced yet.
+// failingDue: the spell has lasted failingAfter and has not turned failing yet.
 func failingDue(h models.EndpointHealth, now time.Time, failingAfter time.Duration) bool {
-	return h.FailingSince != nil && h.SpellFailedAt != nil && !h.FailingAnnounced && now.Sub(*h.FailingSince) >= failingAfter
+	return h.FailingSince != nil && !h.TurnedFailing && now.Sub(*h.FailingSince) >= failingAfter
 }
 
 // judgeAttempt makes the health transitions of an attempt under the row's lock (taken
@@ -127,7 +128,7 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 			}
 			h.RecoveryPending, h.RecoveryFrom = false, nil
 		}
-		h.FailingSince, h.SpellFailedAt, h.FailingAnnounced = nil, nil, false
+		h.FailingSince, h.SpellFailedAt, h.TurnedFailing, h.FailingAnnounced = nil, nil, false, false
 	case t.failed:
 		if h.FailingSince == nil {
 			h.FailingSince = &t.at
@@ -148,20 +149,28 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 	return tx.SaveHealth(&h)
 }
 
-// announceFailing emits endpoint-failing when the spell is due it and the endpoint is
-// still there and enabled (a disabled one is "disabled", announced as such).
+// announceFailing turns the spell failing once it has lasted failingAfter, and emits
+// endpoint-failing then if the spell had a failed attempt of a non-operational delivery
+// and the endpoint is enabled (a disabled one is "disabled", announced as such).
 func announceFailing(tx *store.Tx, h *models.EndpointHealth, now time.Time, failingAfter time.Duration) error {
-	if !failingDue(*h, now, failingAfter) {
-		return nil
+	if failingDue(*h, now, failingAfter) {
+		h.TurnedFailing = true
+	}
+	if !h.TurnedFailing || h.FailingAnnounced || h.SpellFailedAt == nil {
+		return nil // not failing, announced, or operational deliveries only (no storms)
 	}
 	ep, err := tx.Endpoint(h.EndpointID)
 	if isNotFound(err) {
 		return nil
 	}
-	if err != nil || !ep.Enabled {
+	if err != nil {
 		return err
 	}
-	h.FailingAnnounced, h.RecoveryPending, h.RecoveryFrom = true, true, h.FailingSince
+	h.FailingAnnounced = true
+	if !ep.Enabled {
+		return nil // disabled: announced as such (endpoint-disabled), not as failing
+	}
+	h.RecoveryPending, h.RecoveryFrom = true, h.FailingSince
 	tx.Emit(store.Emit{Type: catalog.EndpointFailing, ObjectType: "webhook_endpoint", ObjectID: ep.ID,
 		Object: catalog.FailingEndpoint{HealthEndpoint: healthEndpoint(ep), FailingSince: stamp(*h.FailingSince)}})
 	return nil

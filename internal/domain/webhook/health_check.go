@@ -62,10 +62,6 @@ func checkEndpoint(ctx context.Context, st Writer, d store.HealthDue, now time.T
 				return err
 			}
 		}
-		if failingDue(h, now, failingAfter) {
-			// Not announced (disabled meanwhile): the spell is over for announcing.
-			h.FailingAnnounced = true
-		}
 		return tx.SaveHealth(&h)
 	})
 	return err
@@ -119,6 +115,6 @@ func reenabled(tx *store.Tx, ep models.WebhookEndpoint) error {
 		from = ep.FailingSince
 	}
 	h.RecoveryPending, h.RecoveryFrom = true, from
-	h.FailingSince, h.SpellFailedAt, h.FailingAnnounced = nil, nil, false
+	h.FailingSince, h.SpellFailedAt, h.TurnedFailing, h.FailingAnnounced = nil, nil, false, false
 	return tx.SaveHealth(&h)
 }
