@@ -364,3 +364,35 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 		t.Fatalf("check: %+v %v, want 3 orphan rows purged", res, err)
 	}
 }
+
+// On PostgreSQL the record of a success of a healthy endpoint is the record's two
+// statements (the attempt with its delivery's status and the health row's times in one,
+// the event's summary in the other): health adds no round trip to the common path, and
+// writes its row at most once a second. A failure that starts a spell adds the row's
+// lock and its save.
+func TestHealthSuccessPathStatements(t *testing.T) {
+	db := bothDatabases(t, models.EnvLive)["postgres"]
+	a := newEndpoint(t, db, "https://a.example/", nil, true)
+	take, err := db.st.StatementsForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	record := func(outcome, status string, at time.Time) []string {
+		d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		take()
+		recordHealth(t, db, d, outcome, status, 1, at)
+		return take()
+	}
+	for i, at := range []time.Time{now, now.Add(100 * time.Millisecond), now.Add(5 * time.Second)} {
+		if got := record(models.AttemptSucceeded, models.EventDelivered, at); len(got) != 2 {
+			t.Errorf("success %d: %d statements, want 2:\n%s", i, len(got), strings.Join(got, "\n---\n"))
+		}
+	}
+	if got := record(models.AttemptFailed, models.EventRetrying, now.Add(6*time.Second)); len(got) != 4 {
+		t.Errorf("first failure: %d statements, want 4 (the record's 2, the row's lock and save):\n%s", len(got), strings.Join(got, "\n---\n"))
+	}
+	if h := healthStatus(t, db, a.ID); h.LastSuccessAt == nil || *h.LastSuccessAt != now.Add(5*time.Second).Format(time.RFC3339) {
+		t.Errorf("last_success_at %v, want the 5 s later success's (the one 100 ms later not written)", h.LastSuccessAt)
+	}
+}
