@@ -34,7 +34,7 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 	if err != nil {
 		return false, err
 	}
-	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		d, moved, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
 		if err != nil {
 			return err
@@ -52,6 +52,7 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 		}
 		return exhaustOnMark(tx, d, reason) // after the endpoint's lock: the health row's
 	})
+	countHealthEvents(evs)
 	return disabled, err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -50,14 +51,26 @@ func HealthStatus(ep models.WebhookEndpoint, h models.EndpointHealth, now time.T
 // health row is locked and changed only when the snapshot the record read shows a
 // transition to make.
 func RecordAttempt(ctx context.Context, st Writer, env models.Env, a *models.DeliveryAttempt, status string, failingAfter time.Duration) error {
-	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		rec, err := tx.RecordDeliveryAttempt(a, status)
 		if err != nil || !rec.Written || !rec.HealthFound {
 			return err
 		}
 		return judgeAttempt(tx, rec, a, status, failingAfter)
 	})
+	countHealthEvents(evs)
 	return err
+}
+
+// countHealthEvents feeds the metric of the health events a committed change wrote (by
+// type only: no endpoint or tenant label, CONTRACT §23).
+func countHealthEvents(evs []models.Event) {
+	for _, ev := range evs {
+		switch ev.Type {
+		case catalog.EndpointFailing, catalog.EndpointRecovered, catalog.DeliveryExhausted:
+			metrics.OperationalEvent(ev.Type)
+		}
+	}
 }
 
 // attemptTurn is what one attempt may change.

@@ -46,7 +46,7 @@ func CheckHealth(ctx context.Context, st HealthCheckStore, now time.Time, failin
 
 // checkEndpoint judges one endpoint's row again under its lock.
 func checkEndpoint(ctx context.Context, st Writer, d store.HealthDue, now time.Time, failingAfter time.Duration) error {
-	_, err := st.InTx(ctx, d.Env, func(tx *store.Tx) error {
+	evs, err := st.InTx(ctx, d.Env, func(tx *store.Tx) error {
 		h, found, err := tx.LockHealth(d.EndpointID)
 		if err != nil || !found {
 			return err
@@ -64,6 +64,7 @@ func checkEndpoint(ctx context.Context, st Writer, d store.HealthDue, now time.T
 		}
 		return tx.SaveHealth(&h)
 	})
+	countHealthEvents(evs)
 	return err
 }
 
