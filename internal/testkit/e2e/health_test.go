@@ -9,11 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows"
 )
 
 // Endpoint health end to end (CONTRACT §23), through Temporal and HTTPS: an endpoint
@@ -124,6 +127,23 @@ func TestEndpointHealthEvents(t *testing.T) {
 	}
 	if h := endpointHealth(t, s, a.ID); h.Status != models.HealthHealthy {
 		t.Errorf("A's health at the end %+v, want healthy", h)
+	}
+
+	// The minute check, as its Schedule starts it, runs on the system worker and, with
+	// every spell judged and no minute owed a summary, announces nothing more.
+	run, err := s.ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.HealthCheckWorkflowID + "-test", TaskQueue: workflows.SystemTaskQueue,
+	}, workflows.HealthCheckWorkflowName, workflows.HealthCheckInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("health check run: %v", err)
+	}
+	for _, typ := range health {
+		if evs, _, err := s.db.Store.Events(ctx, s.db.Env, store.EventFilter{Type: typ}, store.Page{Limit: 100}); err != nil || len(evs) != 1 {
+			t.Errorf("after the check: %d %s events (%v), want 1", len(evs), typ, err)
+		}
 	}
 }
 
