@@ -159,9 +159,20 @@ func TestHealthFailingAndRecoveredOncePerSpell(t *testing.T) {
 				t.Fatalf("after recovering: %+v", h)
 			}
 
-			// A new spell, judged at a failed attempt's record this time: announced again.
-			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 5, now.Add(-20*time.Minute))
+			// A failure that began before the last success, recorded late, starts no spell.
+			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 5, now.Add(15*time.Second))
+			if h := healthStatus(t, db, a.ID); h.FailingSince != nil {
+				t.Fatalf("a late failure started a spell: %+v", h)
+			}
+
+			// A new spell, judged at a failed attempt's record this time (failing after 5
+			// minutes): announced again.
 			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 6, now.Add(30*time.Second))
+			later := models.DeliveryAttempt{EventID: d1.EventID, DeliveryID: d1.ID, RunID: "run-1", Number: 7, Trigger: models.TriggerScheduled,
+				StartedAt: now.Add(6 * time.Minute), Outcome: models.AttemptFailed, Error: "status 500"}
+			if err := webhook.RecordAttempt(ctx, db.st, db.env, &later, models.EventRetrying, 5*time.Minute); err != nil {
+				t.Fatal(err)
+			}
 			wantCounts(t, db, 2, 1, 0)
 		})
 	}

@@ -104,14 +104,14 @@ func exhaustible(lastError string) bool {
 
 // needsJudging tells from the record's snapshot of the row whether the attempt may
 // change anything but the row's times.
-func needsJudging(h models.EndpointHealth, t attemptTurn, failingAfter time.Duration) bool {
+func needsJudging(h models.EndpointHealth, t attemptTurn, now time.Time, failingAfter time.Duration) bool {
 	switch {
 	case t.exhausted:
 		return true
 	case t.succeeded:
 		return h.FailingSince != nil || (h.RecoveryPending && !t.operational)
 	case t.failed:
-		return h.FailingSince == nil || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, t.at, failingAfter) ||
+		return h.FailingSince == nil || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, now, failingAfter) ||
 			(!t.operational && h.TurnedFailing && !h.FailingAnnounced)
 	}
 	return false
@@ -126,7 +126,9 @@ func failingDue(h models.EndpointHealth, now time.Time, failingAfter time.Durati
 // after the event the record locked).
 func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttempt, status string, failingAfter time.Duration) error {
 	t := turnOf(rec, a, status)
-	if !needsJudging(rec.Health, t, failingAfter) {
+	// Judged now, or at the attempt's start if a clock behind the worker's says earlier.
+	now := laterOf(tx.Now(), t.at)
+	if !needsJudging(rec.Health, t, now, failingAfter) {
 		return nil
 	}
 	h, found, err := tx.LockHealth(rec.EndpointID)
@@ -134,6 +136,9 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 		return err
 	}
 	switch {
+	case t.succeeded && h.FailingSince != nil && t.at.Before(*h.FailingSince):
+		// An attempt that began before the spell's first failure, recorded late (a slow
+		// receiver): the spell stands.
 	case t.succeeded:
 		if h.RecoveryPending && !t.operational {
 			if err := emitRecovered(tx, h, t.at); err != nil {
@@ -142,6 +147,9 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 			h.RecoveryPending, h.RecoveryFrom = false, nil
 		}
 		h.FailingSince, h.SpellFailedAt, h.TurnedFailing, h.FailingAnnounced = nil, nil, false, false
+	case t.failed && h.FailingSince == nil && h.LastSuccessAt != nil && t.at.Before(*h.LastSuccessAt):
+		// It began before the last success (recorded late, behind a faster success): no
+		// spell starts — failing_since is the first failure since the last success.
 	case t.failed:
 		if h.FailingSince == nil {
 			h.FailingSince = &t.at
@@ -149,7 +157,7 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 		if !t.operational && h.SpellFailedAt == nil {
 			h.SpellFailedAt = &t.at
 		}
-		if err := announceFailing(tx, &h, tx.Now(), failingAfter); err != nil {
+		if err := announceFailing(tx, &h, now, failingAfter); err != nil {
 			return err
 		}
 	}
@@ -246,6 +254,13 @@ func healthEndpoint(ep models.WebhookEndpoint) catalog.HealthEndpoint {
 		out.Host = u.Host
 	}
 	return out
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
