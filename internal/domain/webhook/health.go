@@ -96,7 +96,7 @@ func turnOf(rec store.AttemptRecord, a *models.DeliveryAttempt, status string) a
 // receiver's 410 Gone, nor an endpoint disabled or deleted under it).
 func exhaustible(lastError string) bool {
 	switch lastError {
-	case "gone", models.DeliveryEndpointDisabled, models.DeliveryEndpointDeleted:
+	case models.DeliveryGone, models.DeliveryEndpointDisabled, models.DeliveryEndpointDeleted:
 		return false
 	}
 	return true
