@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -94,7 +95,7 @@ func TestAttemptAfterDeliveryInItsRunDoesNotSend(t *testing.T) {
 	}
 }
 
-// flakyStore fails RecordDeliveryAttempt: `failures` times (-1: always); when commit is set the
+// flakyStore fails the attempt's record: `failures` times (-1: always); when commit is set the
 // failed calls write first, as a commit whose answer was lost.
 type flakyStore struct {
 	*store.Store
@@ -104,22 +105,23 @@ type flakyStore struct {
 	calls    int
 }
 
-// InTx is the attempt's record (webhook.RecordAttempt writes it in one change): it
-// fails failures times (always when negative), after committing when commit is set.
-func (s *flakyStore) InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error) {
+// RecordAttempt is the activity's record (activities.AttemptRecorder): it fails
+// failures times (always when negative), after committing when commit is set.
+func (s *flakyStore) RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
 	s.mu.Lock()
 	s.calls++
 	fail := s.failures < 0 || s.calls <= s.failures
 	s.mu.Unlock()
+	real := webhook.Recorder{Store: s.Store}
 	if !fail {
-		return s.Store.InTx(ctx, env, fn)
+		return real.RecordAttempt(ctx, env, a, status)
 	}
 	if s.commit {
-		if _, err := s.Store.InTx(ctx, env, fn); err != nil {
-			return nil, err
+		if err := real.RecordAttempt(ctx, env, a, status); err != nil {
+			return err
 		}
 	}
-	return nil, errors.New("connection reset by peer")
+	return errors.New("connection reset by peer")
 }
 
 // The record is retried, never the send: a failed write is tried again (without doubling
@@ -144,7 +146,7 @@ func TestRecordFailuresNeverResend(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			fs := &flakyStore{Store: f.db.Store, failures: tt.failures, commit: tt.commit}
-			f.acts.Store = fs
+			f.acts.Store, f.acts.Recorder = fs, fs
 			f.rc.SetRespond(func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(tt.respond)
 				_, _ = io.WriteString(w, webhooktest.AckSentence)

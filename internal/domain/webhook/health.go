@@ -73,6 +73,22 @@ func countHealthEvents(evs []models.Event) {
 	}
 }
 
+// Recorder writes attempts' records with their endpoints' health (RecordAttempt): what
+// the delivery activity records through.
+type Recorder struct {
+	Store        Writer
+	FailingAfter time.Duration // REVOPS_WEBHOOK_FAILING_AFTER; 0: DefaultFailingAfter
+}
+
+// RecordAttempt is RecordAttempt with the recorder's store and setting.
+func (r Recorder) RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
+	failingAfter := r.FailingAfter
+	if failingAfter <= 0 {
+		failingAfter = DefaultFailingAfter
+	}
+	return RecordAttempt(ctx, r.Store, env, a, status, failingAfter)
+}
+
 // attemptTurn is what one attempt may change.
 type attemptTurn struct {
 	succeeded, failed, operational, exhausted bool
