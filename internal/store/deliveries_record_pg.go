@@ -64,7 +64,10 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, delive
 // rolled back with the ErrNotFound the caller returns. The update of the delivery is
 // checked again on its latest version when it changed after the statement began (the
 // deletion of its endpoint, committed while this waited for the event), so a delivery
-// skipped by that deletion stays skipped.
+// skipped by that deletion stays skipped. health_times moves the endpoint's health times
+// forward only when stale (healthTimesSQL), after the event's lock (lock order: event,
+// then health row); h is the row as the statement's snapshot shows it, which the webhook
+// domain reads to decide whether the attempt changes anything else (store.AttemptRecord).
 var recordFanOutSQL = sync.OnceValue(func() string {
 	cols, vals := attemptInsertLists()
 	return `WITH ev AS MATERIALIZED (
