@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -207,4 +208,55 @@ func bucketBound(ms int64) int64 {
 		}
 	}
 	return models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]
+}
+
+// TestEndpointReadsCarryTheSuccessRate: the endpoint reads fill health.success_rate_24h
+// from the rollups of the last 24 hours (store.SuccessRateSince), and an endpoint with no
+// attempt sent in them shows null.
+func TestEndpointReadsCarryTheSuccessRate(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			ep := newEndpoint(t, db, "https://rate.example/", nil, true)
+			idle := newEndpoint(t, db, "https://idle.example/", nil, true)
+			ev := newAccountEvent(t, db)
+			d := deliveriesByEndpoint(t, db, ev.ID)[ep.ID]
+			now := time.Now().UTC()
+			for i, outcome := range []string{models.AttemptSucceeded, models.AttemptFailed, models.AttemptSucceeded, models.AttemptSucceeded, models.AttemptFailed} {
+				at := now
+				if i == 4 { // before the 24 hours: not counted
+					at = store.SuccessRateSince(now).Add(-time.Minute)
+				}
+				att := models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "run-1", Number: i + 1,
+					Trigger: models.TriggerScheduled, DurationMS: 12, StartedAt: at, Outcome: outcome}
+				status := models.EventDelivered
+				if outcome == models.AttemptFailed {
+					att.Error, att.StatusCode, status = "status 500", 500, models.EventRetrying
+				}
+				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, status); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.st.WebhookEndpointByID(ctx, db.env, ep.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := webhook.ToHealthObject(got, now); h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75 {
+				t.Fatalf("success_rate_24h of 3 successes in 4 recent attempts: %v", h.SuccessRate24h)
+			}
+			all, err := db.st.AllWebhookEndpoints(ctx, db.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range all {
+				h := webhook.ToHealthObject(e, now)
+				switch {
+				case e.ID == idle.ID && h.SuccessRate24h != nil:
+					t.Errorf("an endpoint without attempts has success_rate_24h %v", *h.SuccessRate24h)
+				case e.ID == ep.ID && (h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75):
+					t.Errorf("the list's success_rate_24h: %v", h.SuccessRate24h)
+				}
+			}
+		})
+	}
 }
