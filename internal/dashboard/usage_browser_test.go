@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -49,7 +50,8 @@ func demoUsage(daysBack int) [][]usageRow {
 }
 
 func TestBrowserUsage(t *testing.T) {
-	s := newSite(t)
+	url := testdb.URL(t)
+	s := newSiteOn(t, testdb.Open(t, url))
 	u := s.newUser("Acme Corp", "owner@acme.test")
 	env := s.sandbox(u.orgID)
 	ctx := newBrowser(t)
@@ -58,8 +60,14 @@ func TestBrowserUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.createMeter(env, meters.Definition{Key: "api-calls", Description: "API calls, billed per thousand", MetricName: "api_calls",
+	calls := s.createMeter(env, meters.Definition{Key: "api-calls", Description: "API calls, billed per thousand", MetricName: "api_calls",
 		Aggregation: models.AggSum, GroupBy: []string{"region"}})
+	// A usage alert (CONTRACT §24), and the firing its crossing recorded today.
+	db := testdb.Raw(t, "postgres", url)
+	alert := seedAlert(t, db, env, calls, "1000", models.AlertWindowDay, "acct_globex", `{"region":"eu"}`, "Globex EU daily budget")
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	seedFirings(t, db, env, models.MeterAlertFiring{AlertID: alert.ID, AccountID: "acct_globex", Groups: `["eu"]`,
+		WindowStart: today, WindowEnd: today.AddDate(0, 0, 1), Value: "1042", AsOf: time.Now().UTC()})
 	s.createMeter(env, meters.Definition{Key: "active-users", Description: "Distinct users a day", MetricName: "api_calls",
 		Product: "api", Aggregation: models.AggUniqueCount, ValueKey: "user_id", GroupBy: []string{"region"}})
 	batches := demoUsage(29)
@@ -77,6 +85,7 @@ func TestBrowserUsage(t *testing.T) {
 		chromedp.Click(css(`nav.menu a[href="/dashboard/usage"]`)),
 		chromedp.WaitVisible(css(`section[data-meter-key="api-calls"] svg.usage-chart rect.seg.rest`)),
 		chromedp.WaitVisible(css(`section[data-meter-key="requests"] .state-backfilling`)),
+		chromedp.WaitVisible(css(`section[data-meter-key="api-calls"] .over-account[data-account-id="acct_globex"]`)),
 		screenshot("usage"),
 	)
 	legend := value(t, ctx, "api-calls' legend", chromedp.Text(css(`section[data-meter-key="api-calls"] ul.legend`)))
@@ -85,6 +94,12 @@ func TestBrowserUsage(t *testing.T) {
 	}
 	if n := value(t, ctx, "series", chromedp.Evaluate[int](`document.querySelectorAll('section[data-meter-key="api-calls"] ul.legend li').length`)); n != 6 {
 		t.Fatalf("%d series in api-calls' legend, want 6", n)
+	}
+	over := value(t, ctx, "the alert", chromedp.Text(css(`section[data-meter-key="api-calls"] tr.alert[data-alert-id="`+alert.ID+`"]`)))
+	for _, want := range []string{"1000", "day", "acct_globex", "region=eu", "Globex EU daily budget", "over", "1042"} {
+		if !strings.Contains(over, want) {
+			t.Fatalf("the alert's row %q misses %q", over, want)
+		}
 	}
 	if cur := value(t, ctx, "menu", chromedp.Text(css(`nav.menu a[aria-current="page"]`))); cur != "Usage" {
 		t.Fatalf("current menu entry %q", cur)
