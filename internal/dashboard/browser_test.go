@@ -297,8 +297,29 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 		t.Fatal("CRM is still disabled")
 	}
 
+	run(t, ctx, "Billing's deliveries alone: the endpoint filter without a status",
+		chromedp.Navigate(base+"/dashboard/deliveries"),
+		chromedp.SetValue(css(`#endpoint-filter`), billing.ID),
+		chromedp.Click(css(`#filter-deliveries`)),
+		chromedp.WaitReady(css(`#endpoint-filter option[value="`+billing.ID+`"][selected]`)),
+		chromedp.WaitVisible(css(`tr[data-event-id="`+events[2].ID+`"]`)),
+	)
+	if n := value(t, ctx, "rows", chromedp.Evaluate[int](`document.querySelectorAll('tr[data-event-id]').length`)); n != len(events) {
+		t.Fatalf("%d events listed for Billing, want %d", n, len(events))
+	}
 	seeAndReplayDelivery(t, ctx, base, events[0], crm)
 	deleteEndpoint(t, ctx, base, s, env, crm)
+	// A deleted endpoint's id in the filter (a bookmark): the page says so, keeps the
+	// filter, and lists the deliveries it left.
+	run(t, ctx, "filter by the deleted endpoint",
+		chromedp.Navigate(base+"/dashboard/deliveries?endpoint_id="+crm.ID),
+		chromedp.WaitVisible(css(`p.error`)),
+		chromedp.WaitReady(css(`#endpoint-filter option[value="`+crm.ID+`"][selected]`)),
+		chromedp.WaitVisible(css(`tr[data-event-id="`+events[0].ID+`"]`)),
+	)
+	if msg := value(t, ctx, "the message", chromedp.Text(css(`p.error`))); !strings.Contains(msg, "No endpoint "+crm.ID+" in sandbox") {
+		t.Fatalf("message %q", msg)
+	}
 }
 
 // seeAndReplayDelivery filters the list by the endpoint whose delivery of e failed,
