@@ -24,6 +24,7 @@ func (s hostileSeed) bodyRoutes() []bodyRoute {
 		{"POST", "/v1/events/replay", map[string]any{"status": "failed"}},
 		{"POST", "/v1/meters", map[string]any{"key": "hostile", "filter": map[string]any{"metric_name": "calls"}, "aggregation": "sum"}},
 		{"PATCH", "/v1/meters/" + s.meter, map[string]any{"description": "x"}},
+		{"POST", "/v1/meters/" + s.meter + "/alerts", map[string]any{"threshold": 10, "window": "day"}},
 	}
 }
 
@@ -99,6 +100,10 @@ func (s hostileSeed) typedFields() map[string][]typedField {
 		"/v1/events/replay":         {str("status", "status"), str("type", "type")},
 		"/v1/meters":                meter,
 		"/v1/meters/" + s.meter:     {str("description", "description")},
+		"/v1/meters/" + s.meter + "/alerts": {
+			str("window", "window"), str("account_id", "account_id"), str("description", "description"),
+			{[]any{"group"}, "object", "group"}, str("group.region", "group", "region"),
+		},
 	}
 }
 
@@ -219,6 +224,17 @@ func moreHostileCases(s hostileSeed) []hostileCase {
 			add(hostileCase{name: "POST /v1/events/replay " + k + " " + n, method: "POST", path: "/v1/events/replay",
 				body: []byte(`{"` + k + `":` + n + `}`), status: 400, code: "parameter_invalid", param: k})
 		}
+	}
+	// A usage alert's threshold: a number or a decimal string, within §15's bounds either way.
+	for _, n := range hostileNumbers {
+		for _, lit := range []string{n, `"` + n + `"`} {
+			add(hostileCase{name: "POST alerts threshold " + lit, method: "POST", path: "/v1/meters/" + s.meter + "/alerts",
+				body: []byte(`{"threshold":` + lit + `,"window":"day"}`), status: 400, code: "invalid_number", param: "threshold"})
+		}
+	}
+	for _, v := range []string{`true`, `{}`, `[]`, `[1]`, `""`, `"1e"`, `"0x10"`, `"NaN"`, `"Infinity"`, `"-1"`, `0`, `-0.0`} {
+		add(hostileCase{name: "POST alerts threshold " + v, method: "POST", path: "/v1/meters/" + s.meter + "/alerts",
+			body: []byte(`{"threshold":` + v + `,"window":"day"}`), status: 400, code: "parameter_invalid", param: "threshold"})
 	}
 	// Decimal strings given as numbers, hostile or not, are the wrong type.
 	for _, n := range append([]string{"1", "1.5"}, hostileNumbers...) {

@@ -121,6 +121,7 @@ func hostileCases(s hostileSeed) []hostileCase {
 		{"POST", "/v1/deals/%s/submit"}, {"POST", "/v1/deals/%s/approve"}, {"POST", "/v1/deals/%s/sign"},
 		{"POST", "/v1/deals/%s/activate"}, {"POST", "/v1/deals/%s/void"},
 		{"GET", "/v1/events/%s"}, {"POST", "/v1/events/%s/replay"}, {"GET", "/v1/events/replay/%s"},
+		{"GET", "/v1/meters/" + s.meter + "/alerts/%s"}, {"DELETE", "/v1/meters/" + s.meter + "/alerts/%s"},
 	}
 	for _, r := range idRoutes {
 		var body []byte
@@ -145,6 +146,8 @@ func hostileCases(s hostileSeed) []hostileCase {
 	}{
 		{"GET", "/v1/meters/%s", nil}, {"PATCH", "/v1/meters/%s", []byte(`{"description":"x"}`)}, {"DELETE", "/v1/meters/%s", nil},
 		{"GET", "/v1/meters/%s/values?" + meterValuesQuery, nil},
+		{"POST", "/v1/meters/%s/alerts", []byte(`{"threshold":1,"window":"day"}`)}, {"GET", "/v1/meters/%s/alerts", nil},
+		{"GET", "/v1/meters/%s/alerts/00000000-0000-4000-8000-000000000000", nil},
 	} {
 		for _, id := range hostileIDs {
 			add(hostileCase{name: fmt.Sprintf("%s %s key %.24s", r.method, r.path, id), method: r.method,
@@ -164,6 +167,7 @@ func hostileCases(s hostileSeed) []hostileCase {
 		{"/v1/usage/events", []string{"starting_after"}, []string{"account_id", "product", "metric_name", "transaction_id", "from", "to"}},
 		{"/v1/usage/summary?resolution=day", nil, []string{"account_id", "product", "metric_name", "from", "to", "limit"}},
 		{"/v1/meters", []string{"starting_after"}, []string{"limit"}},
+		{"/v1/meters/" + s.meter + "/alerts", []string{"starting_after"}, []string{"limit"}},
 		{"/v1/meters/" + s.meter + "/values?" + meterValuesQuery, nil,
 			[]string{"from", "to", "window", "account_id", "group_by", "filter[region]", "limit", "page", "unknown"}},
 	}
@@ -257,6 +261,9 @@ func hostileCases(s hostileSeed) []hostileCase {
 			{"group_by[0]", base("group_by", []any{x}), false},
 		}
 	}
+	alert := func(kv ...any) map[string]any {
+		return obj(append([]any{"threshold", 10, "window", "day"}, kv...)...)
+	}
 	targets := []struct {
 		method, path string
 		fields       []field
@@ -278,6 +285,14 @@ func hostileCases(s hostileSeed) []hostileCase {
 		}},
 		{"POST", "/v1/meters", meter()},
 		{"PATCH", "/v1/meters/" + s.meter, []field{{"description", obj("description", x), true}}},
+		{"POST", "/v1/meters/" + s.meter + "/alerts", []field{
+			{"threshold", alert("threshold", x), false},
+			{"window", alert("window", x), false},
+			{"account_id", alert("account_id", x), false},
+			{"description", alert("description", x), true},
+			{"group.region", alert("group", obj("region", x)), true},
+			{"group.", alert("group", obj(x, "eu")), false},
+		}},
 	}
 	for _, tg := range targets {
 		for _, f := range tg.fields {
@@ -376,7 +391,7 @@ func (h *harness) fingerprint() string {
 		"SELECT COUNT(*) FROM accounts", "SELECT COUNT(*) FROM deals", "SELECT COUNT(*) FROM events",
 		"SELECT COUNT(*) FROM webhook_endpoints", "SELECT COUNT(*) FROM replay_jobs", "SELECT COUNT(*) FROM usage_events",
 		"SELECT COUNT(*) FROM delivery_attempts", "SELECT COUNT(*) FROM meters", "SELECT MAX(updated_at) FROM meters",
-		"SELECT MAX(updated_at) FROM accounts",
+		"SELECT MAX(updated_at) FROM accounts", "SELECT COUNT(*) FROM meter_alerts",
 		"SELECT MAX(updated_at) FROM deals", "SELECT MAX(updated_at) FROM webhook_endpoints",
 		"SELECT MAX(url) FROM webhook_endpoints", "SELECT COUNT(*) FROM events WHERE status = 'pending'",
 	} {

@@ -89,4 +89,10 @@ func (s *Server) routes(r *gin.Engine) {
 	v1.PATCH("/meters/:key", s.updateMeter)
 	v1.DELETE("/meters/:key", s.deleteMeter)
 	v1.GET("/meters/:key/values", s.meterValues)
+
+	// §24 Usage alerts, under their meter.
+	v1.POST("/meters/:key/alerts", s.createMeterAlert)
+	v1.GET("/meters/:key/alerts", s.listMeterAlerts)
+	v1.GET("/meters/:key/alerts/:id", s.getMeterAlert)
+	v1.DELETE("/meters/:key/alerts/:id", s.deleteMeterAlert)
 }

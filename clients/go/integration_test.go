@@ -388,6 +388,7 @@ func TestIntegrationUsageAndMeters(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	testMeterAlerts(t, c, key, acct)
 	del, err := c.DeleteMeter(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -396,5 +397,55 @@ func TestIntegrationUsageAndMeters(t *testing.T) {
 		t.Fatalf("deleted %+v", del)
 	}
 	_, err = c.GetMeter(ctx, key)
+	wantAPIError(t, err, 404, "resource_missing")
+}
+
+// testMeterAlerts defines, reads, lists and deletes alerts of the meter key (CONTRACT §24).
+func testMeterAlerts(t *testing.T, c *Client, key, acct string) {
+	ctx := testCtx(t)
+	a, err := c.CreateMeterAlert(ctx, key, &MeterAlertCreate{
+		Threshold: "1000.50", Window: MeterAlertWindowMonth, AccountID: Value(acct),
+		Group: map[string]string{"region": "eu"}, Description: Value("EU spend"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Meter != key || a.Threshold != 1000.5 || a.AccountID == nil || *a.AccountID != acct || a.Group["region"] != "eu" {
+		t.Fatalf("created %+v", a)
+	}
+	b, err := c.CreateMeterAlert(ctx, key, &MeterAlertCreate{Threshold: 10, Window: MeterAlertWindowDay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.AccountID != nil || len(b.Group) != 0 {
+		t.Fatalf("created %+v", b)
+	}
+	got, err := c.GetMeterAlert(ctx, key, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != a.ID || got.Window != MeterAlertWindowMonth {
+		t.Fatalf("read %+v", got)
+	}
+	var ids []string
+	for al, err := range c.ListMeterAlertsAll(ctx, key, &ListMeterAlertsParams{Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, al.ID)
+	}
+	if len(ids) != 2 || ids[0] != b.ID || ids[1] != a.ID {
+		t.Fatalf("listed %v, want [%s %s]", ids, b.ID, a.ID)
+	}
+	_, err = c.CreateMeterAlert(ctx, key, &MeterAlertCreate{Threshold: 0, Window: MeterAlertWindowDay})
+	wantAPIError(t, err, 400, "parameter_invalid")
+	del, err := c.DeleteMeterAlert(ctx, key, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !del.Deleted || del.ID != a.ID {
+		t.Fatalf("deleted %+v", del)
+	}
+	_, err = c.GetMeterAlert(ctx, key, a.ID)
 	wantAPIError(t, err, 404, "resource_missing")
 }

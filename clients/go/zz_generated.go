@@ -190,6 +190,15 @@ type DeletedMeter struct {
 	Object string `json:"object"`
 }
 
+// DeletedMeterAlert is generated from the OpenAPI document.
+type DeletedMeterAlert struct {
+	// Always true.
+	Deleted bool   `json:"deleted"`
+	ID      string `json:"id"`
+	// Always "meter_alert".
+	Object string `json:"object"`
+}
+
 // Delivery: The event's delivery to one endpoint (CONTRACT §13).
 type Delivery struct {
 	// Oldest first.
@@ -626,6 +635,28 @@ func (p *ListEventsParams) values() url.Values {
 	return q
 }
 
+// ListMeterAlertsParams holds the query parameters of ListMeterAlerts. A zero field is left out of the query.
+type ListMeterAlertsParams struct {
+	// Page size, 1 to 100.
+	Limit int64
+	// Id of the last object of the previous page: the page after it.
+	StartingAfter string
+}
+
+func (p *ListMeterAlertsParams) values() url.Values {
+	if p == nil {
+		return nil
+	}
+	q := url.Values{}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.FormatInt(p.Limit, 10))
+	}
+	if p.StartingAfter != "" {
+		q.Set("starting_after", p.StartingAfter)
+	}
+	return q
+}
+
 // ListMetersParams holds the query parameters of ListMeters. A zero field is left out of the query.
 type ListMetersParams struct {
 	// Page size, 1 to 100.
@@ -756,6 +787,56 @@ const (
 	MeterAggregationMin         MeterAggregation = "min"
 	MeterAggregationLatest      MeterAggregation = "latest"
 	MeterAggregationUniqueCount MeterAggregation = "unique_count"
+)
+
+// MeterAlert: A usage alert (CONTRACT §24): warns, through a meter-threshold-crossed event, the first time a series of its meter (one account, and one group when the meter groups) reaches threshold within a window. A meter has at most 32.
+type MeterAlert struct {
+	// null: every account, each its own series.
+	AccountID *string `json:"account_id"`
+	// RFC 3339, UTC.
+	CreatedAt time.Time `json:"created_at"`
+	// Free text; "" when unset.
+	Description string `json:"description"`
+	// Values of some of the meter's group_by keys, each the canonical text of a group value (CONTRACT §18: a string its content, a number its canonical decimal, true or false): only series of that group are watched. {}: every group.
+	Group map[string]string `json:"group"`
+	ID    string            `json:"id"`
+	// The meter's key.
+	Meter   string `json:"meter"`
+	MeterID string `json:"meter_id"`
+	// Always "meter_alert".
+	Object string `json:"object"`
+	// Exact decimal.
+	Threshold float64 `json:"threshold"`
+	// The calendar window, in UTC, whose value is compared with threshold.
+	Window MeterAlertWindow `json:"window"`
+}
+
+// MeterAlertCreate: Every fault of the body is listed at once. id, object, meter, meter_id and created_at are read-only (parameter_read_only).
+type MeterAlertCreate struct {
+	// Absent or null: every account.
+	AccountID   Nullable[string] `json:"account_id,omitzero"`
+	Description Nullable[string] `json:"description,omitzero"`
+	// Values of some of the meter's group_by keys, each the canonical text of a group value (CONTRACT §18: a string its content, a number its canonical decimal, true or false): only series of that group are watched. A key that is not one of the meter's group_by is 400 parameter_invalid with param group.<key>. Absent, null or {}: every group.
+	Group map[string]string `json:"group,omitzero"`
+	// Greater than 0: a JSON number, or a string holding one ("1000.50") to keep digits a float would lose. At most 34 significant digits and 64 characters written out in plain decimal (CONTRACT §15; else 400 invalid_number).
+	Threshold any              `json:"threshold"`
+	Window    MeterAlertWindow `json:"window"`
+}
+
+// MeterAlertList: A meter's alerts, newest first.
+type MeterAlertList struct {
+	Data    []MeterAlert `json:"data"`
+	HasMore bool         `json:"has_more"`
+	// Always "list".
+	Object string `json:"object"`
+}
+
+// MeterAlertWindow is one of the constants below (used by MeterAlert.window, MeterAlertCreate.window).
+type MeterAlertWindow string
+
+const (
+	MeterAlertWindowDay   MeterAlertWindow = "day"
+	MeterAlertWindowMonth MeterAlertWindow = "month"
 )
 
 // MeterCreate: Every fault of the body is listed at once. id, object, status, created_at and updated_at are read-only (parameter_read_only).
@@ -1356,6 +1437,22 @@ func (c *Client) CreateMeter(ctx context.Context, body *MeterCreate, opts ...Req
 	return &out, nil
 }
 
+// CreateMeterAlert calls POST /v1/meters/{key}/alerts: Create a usage alert on a meter.
+func (c *Client) CreateMeterAlert(ctx context.Context, key string, body *MeterAlertCreate, opts ...RequestOption) (*MeterAlert, error) {
+	if key == "" {
+		return nil, missingArgument("CreateMeterAlert", "key")
+	}
+	if body == nil {
+		return nil, missingArgument("CreateMeterAlert", "body")
+	}
+	path := "/v1/meters/" + url.PathEscape(key) + "/alerts"
+	var out MeterAlert
+	if err := c.call(ctx, "POST", path, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // CreateWebhookEndpoint calls POST /v1/webhook_endpoints: Create a webhook endpoint.
 func (c *Client) CreateWebhookEndpoint(ctx context.Context, body *EndpointCreate, opts ...RequestOption) (*Endpoint, error) {
 	if body == nil {
@@ -1376,6 +1473,22 @@ func (c *Client) DeleteMeter(ctx context.Context, key string, opts ...RequestOpt
 	}
 	path := "/v1/meters/" + url.PathEscape(key)
 	var out DeletedMeter
+	if err := c.call(ctx, "DELETE", path, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteMeterAlert calls DELETE /v1/meters/{key}/alerts/{id}: Delete a meter's alert.
+func (c *Client) DeleteMeterAlert(ctx context.Context, key string, id string, opts ...RequestOption) (*DeletedMeterAlert, error) {
+	if key == "" {
+		return nil, missingArgument("DeleteMeterAlert", "key")
+	}
+	if id == "" {
+		return nil, missingArgument("DeleteMeterAlert", "id")
+	}
+	path := "/v1/meters/" + url.PathEscape(key) + "/alerts/" + url.PathEscape(id)
+	var out DeletedMeterAlert
 	if err := c.call(ctx, "DELETE", path, nil, nil, &out, opts); err != nil {
 		return nil, err
 	}
@@ -1454,6 +1567,22 @@ func (c *Client) GetMeter(ctx context.Context, key string, opts ...RequestOption
 	}
 	path := "/v1/meters/" + url.PathEscape(key)
 	var out Meter
+	if err := c.call(ctx, "GET", path, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetMeterAlert calls GET /v1/meters/{key}/alerts/{id}: A meter's alert.
+func (c *Client) GetMeterAlert(ctx context.Context, key string, id string, opts ...RequestOption) (*MeterAlert, error) {
+	if key == "" {
+		return nil, missingArgument("GetMeterAlert", "key")
+	}
+	if id == "" {
+		return nil, missingArgument("GetMeterAlert", "id")
+	}
+	path := "/v1/meters/" + url.PathEscape(key) + "/alerts/" + url.PathEscape(id)
+	var out MeterAlert
 	if err := c.call(ctx, "GET", path, nil, nil, &out, opts); err != nil {
 		return nil, err
 	}
@@ -1640,6 +1769,39 @@ func (c *Client) ListEventsAll(ctx context.Context, params *ListEventsParams, op
 		}
 		return page.Data, page.HasMore, nil
 	}, func(item *Event) string { return item.ID })
+}
+
+// ListMeterAlerts calls GET /v1/meters/{key}/alerts: List a meter's alerts.
+func (c *Client) ListMeterAlerts(ctx context.Context, key string, params *ListMeterAlertsParams, opts ...RequestOption) (*MeterAlertList, error) {
+	if key == "" {
+		return nil, missingArgument("ListMeterAlerts", "key")
+	}
+	path := "/v1/meters/" + url.PathEscape(key) + "/alerts"
+	var out MeterAlertList
+	if err := c.call(ctx, "GET", path, params.values(), nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListMeterAlertsAll iterates over every item ListMeterAlerts lists, fetching each next page (starting
+// after the last item's id) as the loop reaches it. An error ends the loop: it is yielded
+// with a nil item.
+func (c *Client) ListMeterAlertsAll(ctx context.Context, key string, params *ListMeterAlertsParams, opts ...RequestOption) iter.Seq2[*MeterAlert, error] {
+	return listAll(func(after string) ([]MeterAlert, bool, error) {
+		var p ListMeterAlertsParams
+		if params != nil {
+			p = *params
+		}
+		if after != "" {
+			p.StartingAfter = after
+		}
+		page, err := c.ListMeterAlerts(ctx, key, &p, opts...)
+		if err != nil {
+			return nil, false, err
+		}
+		return page.Data, page.HasMore, nil
+	}, func(item *MeterAlert) string { return item.ID })
 }
 
 // ListMeters calls GET /v1/meters: List meters.

@@ -114,7 +114,7 @@ describe("against a running Revops", { skip }, () => {
     assert.deepEqual(summary.data.map((r) => Number(r.value)), [3]);
   });
 
-  test("meters: create, read, list, update, values (both pages styles), delete", async (t) => {
+  test("meters: create, read, list, update, values (both pages styles), alerts, delete", async (t) => {
     const key = tag(), metric = `m_${key}`, accountId = tag();
     // Yesterday's window, with rows stamped at its noon: no race with midnight.
     const day = new Date(); day.setUTCHours(0, 0, 0, 0); day.setUTCDate(day.getUTCDate() - 1);
@@ -141,6 +141,23 @@ describe("against a running Revops", { skip }, () => {
       if (rows.length === 3) break;
     }
     assert.deepEqual(rows.map((r) => Number(r.value)).sort(), [1, 2, 3], "three accounts, one row a page");
+
+    // Usage alerts of the meter (CONTRACT §24).
+    const alert = await revops.createMeterAlert(key, { threshold: "1000.50", window: "month", account_id: `${accountId}-0`, description: "TS" });
+    assert.equal(alert.object, "meter_alert");
+    assert.equal(alert.meter, key);
+    assert.equal(alert.threshold, 1000.5);
+    assert.deepEqual(alert.group, {});
+    const daily = await revops.createMeterAlert(key, { threshold: 10, window: "day" });
+    assert.equal(daily.account_id, null);
+    assert.equal((await revops.getMeterAlert(key, alert.id)).window, "month");
+    const listed = [];
+    for await (const a of revops.listMeterAlertsAll(key, { limit: 1 })) listed.push(a.id);
+    assert.deepEqual(listed, [daily.id, alert.id]);
+    await assert.rejects(revops.createMeterAlert(key, { threshold: 0, window: "day" }), (e) => e instanceof RevopsError && e.code === "parameter_invalid");
+    assert.equal((await revops.deleteMeterAlert(key, alert.id)).deleted, true);
+    await assert.rejects(revops.getMeterAlert(key, alert.id), (e) => e instanceof RevopsError && e.status === 404);
+
     const deleted = await revops.deleteMeter(key);
     assert.equal(deleted.deleted, true);
   });

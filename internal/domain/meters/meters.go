@@ -27,6 +27,8 @@ type Store interface {
 	WaitingUsageEnvironments(ctx context.Context, except []string, limit int) ([]string, error)
 	MeterAsOf(ctx context.Context, m models.Meter, now time.Time) (time.Time, error)
 	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
+	MeterAlerts(ctx context.Context, env models.Env, meterID string, page store.Page) ([]models.MeterAlert, bool, error)
+	MeterAlert(ctx context.Context, env models.Env, meterID, id string) (models.MeterAlert, error)
 }
 
 var _ Store = (*store.Store)(nil)

@@ -56,3 +56,7 @@ export type MeterList = components["schemas"]["MeterList"];
 export type DeletedMeter = components["schemas"]["DeletedMeter"];
 export type MeterValue = components["schemas"]["MeterValue"];
 export type MeterValues = components["schemas"]["MeterValues"];
+export type MeterAlert = components["schemas"]["MeterAlert"];
+export type MeterAlertCreate = components["schemas"]["MeterAlertCreate"];
+export type MeterAlertList = components["schemas"]["MeterAlertList"];
+export type DeletedMeterAlert = components["schemas"]["DeletedMeterAlert"];

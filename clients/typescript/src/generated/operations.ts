@@ -516,6 +516,53 @@ export abstract class RevopsOperations {
   meterValuesAll(key: PathParams<"meterValues">["key"], query: Query<"meterValues">, options?: RequestOptions): AsyncIterableIterator<Item<"meterValues">> {
     return this.paginateByPage((page) => this.meterValues(key, { ...query, page }, options), query.page);
   }
+
+  /**
+   * List a meter's alerts
+   *
+   * `GET /v1/meters/{key}/alerts`
+   */
+  listMeterAlerts(key: PathParams<"listMeterAlerts">["key"], query?: Query<"listMeterAlerts">, options?: RequestOptions): Promise<Result<"listMeterAlerts">> {
+    return this.request({ method: "GET", path: "/v1/meters/{key}/alerts", pathParams: { key }, query, options });
+  }
+
+  /** Every item of {@link listMeterAlerts}, page after page (`starting_after`), newest first. */
+  listMeterAlertsAll(key: PathParams<"listMeterAlerts">["key"], query?: Query<"listMeterAlerts">, options?: RequestOptions): AsyncIterableIterator<Item<"listMeterAlerts">> {
+    return this.paginateByCursor((starting_after) => this.listMeterAlerts(key, { ...query, starting_after }, options), query?.starting_after);
+  }
+
+  /**
+   * Create a usage alert on a meter
+   *
+   * An alert fires, once per series (account, and group when the meter groups) and window, the first time that series' value in the window reaches threshold: a meter-threshold-crossed event (CONTRACT §24). Only sum, count, max and unique_count meters take alerts: a latest or min meter is 400 parameter_invalid with param key (the path's meter key). 400 too_many_alerts for a meter's 33rd alert.
+   *
+   * `POST /v1/meters/{key}/alerts`
+   */
+  createMeterAlert(key: PathParams<"createMeterAlert">["key"], body: Body<"createMeterAlert">, options?: RequestOptions): Promise<Result<"createMeterAlert">> {
+    return this.request({ method: "POST", path: "/v1/meters/{key}/alerts", pathParams: { key }, body, options });
+  }
+
+  /**
+   * A meter's alert
+   *
+   * An alert of another meter or environment is 404.
+   *
+   * `GET /v1/meters/{key}/alerts/{id}`
+   */
+  getMeterAlert(key: PathParams<"getMeterAlert">["key"], id: PathParams<"getMeterAlert">["id"], options?: RequestOptions): Promise<Result<"getMeterAlert">> {
+    return this.request({ method: "GET", path: "/v1/meters/{key}/alerts/{id}", pathParams: { key, id }, options });
+  }
+
+  /**
+   * Delete a meter's alert
+   *
+   * Takes no body (or an empty JSON object). The alert stops firing at once.
+   *
+   * `DELETE /v1/meters/{key}/alerts/{id}`
+   */
+  deleteMeterAlert(key: PathParams<"deleteMeterAlert">["key"], id: PathParams<"deleteMeterAlert">["id"], options?: RequestOptions): Promise<Result<"deleteMeterAlert">> {
+    return this.request({ method: "DELETE", path: "/v1/meters/{key}/alerts/{id}", pathParams: { key, id }, options });
+  }
 }
 
 /** Every operationId, in the document's order. */
@@ -565,4 +612,8 @@ export const operationIds = [
   "updateMeter",
   "deleteMeter",
   "meterValues",
+  "listMeterAlerts",
+  "createMeterAlert",
+  "getMeterAlert",
+  "deleteMeterAlert",
 ] as const;

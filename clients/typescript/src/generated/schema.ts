@@ -698,6 +698,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/meters/{key}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+            };
+            cookie?: never;
+        };
+        /** List a meter's alerts */
+        get: operations["listMeterAlerts"];
+        put?: never;
+        /**
+         * Create a usage alert on a meter
+         * @description An alert fires, once per series (account, and group when the meter groups) and window, the first time that series' value in the window reaches threshold: a meter-threshold-crossed event (CONTRACT §24). Only sum, count, max and unique_count meters take alerts: a latest or min meter is 400 parameter_invalid with param key (the path's meter key). 400 too_many_alerts for a meter's 33rd alert.
+         */
+        post: operations["createMeterAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/meters/{key}/alerts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+                /** @description Object id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A meter's alert
+         * @description An alert of another meter or environment is 404.
+         */
+        get: operations["getMeterAlert"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a meter's alert
+         * @description Takes no body (or an empty JSON object). The alert stops firing at once.
+         */
+        delete: operations["deleteMeterAlert"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "account-created": {
@@ -1630,9 +1683,69 @@ export interface components {
             /** @description Send back as page for the next page; null on the last. */
             next_page: string | null;
         };
+        /** @description A usage alert (CONTRACT §24): warns, through a meter-threshold-crossed event, the first time a series of its meter (one account, and one group when the meter groups) reaches threshold within a window. A meter has at most 32. */
+        MeterAlert: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "meter_alert";
+            /** @description The meter's key. */
+            meter: string;
+            /** Format: uuid */
+            meter_id: string;
+            /** @description Exact decimal. */
+            threshold: number;
+            /**
+             * @description The calendar window, in UTC, whose value is compared with threshold.
+             * @enum {string}
+             */
+            window: "day" | "month";
+            /** @description null: every account, each its own series. */
+            account_id: string | null;
+            /** @description Values of some of the meter's group_by keys, each the canonical text of a group value (CONTRACT §18: a string its content, a number its canonical decimal, true or false): only series of that group are watched. {}: every group. */
+            group: {
+                [key: string]: string;
+            };
+            /** @description Free text; "" when unset. */
+            description: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             */
+            created_at: string;
+        };
+        /** @description Every fault of the body is listed at once. id, object, meter, meter_id and created_at are read-only (parameter_read_only). */
+        MeterAlertCreate: {
+            /** @description Greater than 0: a JSON number, or a string holding one ("1000.50") to keep digits a float would lose. At most 34 significant digits and 64 characters written out in plain decimal (CONTRACT §15; else 400 invalid_number). */
+            threshold: number | string;
+            /** @enum {string} */
+            window: "day" | "month";
+            /** @description Absent or null: every account. */
+            account_id?: string | null;
+            /** @description Values of some of the meter's group_by keys, each the canonical text of a group value (CONTRACT §18: a string its content, a number its canonical decimal, true or false): only series of that group are watched. A key that is not one of the meter's group_by is 400 parameter_invalid with param group.<key>. Absent, null or {}: every group. */
+            group?: {
+                [key: string]: string;
+            } | null;
+            description?: string | null;
+        };
+        /** @description A meter's alerts, newest first. */
+        MeterAlertList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["MeterAlert"][];
+            has_more: boolean;
+        };
+        DeletedMeterAlert: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "meter_alert";
+            /** @constant */
+            deleted: true;
+        };
     };
     responses: {
-        /** @description Invalid JSON or fields (invalid_json, parameter_missing, parameter_invalid, unknown_parameter, parameter_read_only, invalid_string, invalid_number) or too_many_meters (a 33rd meter of the environment); every fault is listed in error.errors. */
+        /** @description Invalid JSON or fields (invalid_json, parameter_missing, parameter_invalid, unknown_parameter, parameter_read_only, invalid_string, invalid_number) or too_many_meters (a 33rd meter of the environment) or too_many_alerts (a 33rd alert of a meter); every fault is listed in error.errors. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3373,6 +3486,154 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMeterAlerts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Id of the last object of the previous page: the page after it. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The meter's alerts, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeterAlertList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createMeterAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (CONTRACT §14). The same key within 24 h with the same method, path and body (compared by value) gets the first 2xx answer again, with Idempotent-Replayed: true, and nothing is done twice; another method, path or body → 409 idempotency_key_reused; while the first request runs → 409 idempotency_key_in_use (a claim lapses after 60 s). Only 2xx answers are kept. Scoped to the environment. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeterAlertCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeterAlert"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMeterAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+                /** @description Object id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The alert. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeterAlert"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteMeterAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (CONTRACT §14). The same key within 24 h with the same method, path and body (compared by value) gets the first 2xx answer again, with Idempotent-Replayed: true, and nothing is done twice; another method, path or body → 409 idempotency_key_reused; while the first request runs → 409 idempotency_key_in_use (a claim lapses after 60 s). Only 2xx answers are kept. Scoped to the environment. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The meter's key. A path that cannot be a key answers 404, as an unknown key does. */
+                key: components["parameters"]["MeterKey"];
+                /** @description Object id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedMeterAlert"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };
