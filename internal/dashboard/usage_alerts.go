@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 
@@ -28,7 +29,7 @@ type overRow struct {
 }
 
 // meterAlerts reads the alerts of the listed meters and the series over them now: at
-// most store.MaxAlertsPerMeter alerts a meter and usageMaxFirings series in all (more:
+// most meters.MaxAlerts alerts a meter and usageMaxFirings series in all (more:
 // there were others).
 func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models.Meter, now time.Time) (map[string][]alertRow, bool, error) {
 	ids := make([]string, len(list))
@@ -36,7 +37,7 @@ func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models
 	for i, m := range list {
 		ids[i], groupBy[m.ID] = m.ID, m.GroupBy
 	}
-	alerts, err := h.store.AlertsOfMeters(ctx, env, ids)
+	alerts, err := h.store.AlertsOfMeters(ctx, env, ids, meters.MaxAlerts)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,7 +1,9 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -26,6 +28,26 @@ func seedAlert(t *testing.T, db *gorm.DB, env models.Env, m models.Meter, thresh
 		t.Fatal(err)
 	}
 	return a
+}
+
+// createAlert defines a usage alert through the API (POST /v1/meters/{key}/alerts) and
+// returns it as kept.
+func (s *site) createAlert(key, meter string, body map[string]any) models.MeterAlert {
+	s.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", s.srv.URL+"/v1/meters/"+meter+"/alerts", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var obj map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&obj); err != nil || res.StatusCode != http.StatusCreated {
+		s.t.Fatalf("create alert: %d %v %v", res.StatusCode, obj, err)
+	}
+	return models.MeterAlert{ID: obj["id"].(string), MeterID: obj["meter_id"].(string)}
 }
 
 // seedFirings writes firings of alert a, as the figures' writers record them.

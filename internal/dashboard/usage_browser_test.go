@@ -64,7 +64,8 @@ func TestBrowserUsage(t *testing.T) {
 		Aggregation: models.AggSum, GroupBy: []string{"region"}})
 	// A usage alert (CONTRACT §24), and the firing its crossing recorded today.
 	db := testdb.Raw(t, "postgres", url)
-	alert := seedAlert(t, db, env, calls, "1000", models.AlertWindowDay, "acct_globex", `{"region":"eu"}`, "Globex EU daily budget")
+	alert := s.createAlert(key.Plain, calls.Key, map[string]any{"threshold": "1000", "window": "day", "account_id": "acct_globex",
+		"group": map[string]any{"region": "eu"}, "description": "Globex EU daily budget"})
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	seedFirings(t, db, env, models.MeterAlertFiring{AlertID: alert.ID, AccountID: "acct_globex", Groups: `["eu"]`,
 		WindowStart: today, WindowEnd: today.AddDate(0, 0, 1), Value: "1042", AsOf: time.Now().UTC()})

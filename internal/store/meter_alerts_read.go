@@ -8,20 +8,16 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// MaxAlertsPerMeter is how many alerts a meter may have (CONTRACT §24): the bound of
-// AlertsOfMeters' read.
-const MaxAlertsPerMeter = 32
-
-// AlertsOfMeters returns the alerts of each listed meter of the environment, oldest first
-// (at most MaxAlertsPerMeter each: the API refuses more).
-func (s *Store) AlertsOfMeters(ctx context.Context, env Env, meterIDs []string) (map[string][]models.MeterAlert, error) {
+// AlertsOfMeters returns the alerts of each listed meter of the environment, oldest first:
+// at most perMeter × the meters (the API keeps perMeter, meters.MaxAlerts, a meter).
+func (s *Store) AlertsOfMeters(ctx context.Context, env Env, meterIDs []string, perMeter int) (map[string][]models.MeterAlert, error) {
 	out := make(map[string][]models.MeterAlert, len(meterIDs))
 	if len(meterIDs) == 0 {
 		return out, nil
 	}
 	var rows []models.MeterAlert
 	if err := s.in(ctx, env).Where("meter_id IN ?", meterIDs).Order("created_at, id").
-		Limit(MaxAlertsPerMeter * len(meterIDs)).Find(&rows).Error; err != nil {
+		Limit(perMeter * len(meterIDs)).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("alerts of meters: %w", err)
 	}
 	for _, a := range rows {
