@@ -46,6 +46,9 @@ type Activities struct {
 	// DisableAfter disables an endpoint whose attempts have all failed for this long
 	// (REVOPS_WEBHOOK_DISABLE_AFTER; 0: never), judged when one of its deliveries fails.
 	DisableAfter time.Duration
+	// RetryInterval is REVOPS_WEBHOOK_RETRY_INTERVAL (0: the default policy's hour): the
+	// default policy's interval when the server reports no retry policy (policyOf).
+	RetryInterval time.Duration
 }
 
 // DeliverInput names the delivery to make: ids only, never the body or a secret, since
@@ -122,7 +125,7 @@ func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*Unreco
 	if err != nil {
 		return nil, fmt.Errorf("load webhook endpoint: %w", err)
 	}
-	return a.send(ctx, env, ev, ep, in, info)
+	return a.send(ctx, env, ev, ep, models.DefaultRetryPolicy.Effective(a.RetryInterval), in, info)
 }
 
 // event loads the event of an attempt or record. One that is gone ends the activity's
@@ -139,8 +142,9 @@ func (a *Activities) event(ctx context.Context, id string) (models.Event, models
 }
 
 // send makes the HTTP exchange of an attempt to ep and records it. The exchange gets the
-// attempt's remaining time less the record's reserve (CONTRACT §10).
-func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, ep models.WebhookEndpoint, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
+// attempt's remaining time less the record's reserve (CONTRACT §10). policy is the
+// delivery's retry policy as the workflow runs it, for when the server reports none.
+func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, ep models.WebhookEndpoint, policy models.RetryPolicy, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
 	log := activity.GetLogger(ctx)
 	reserve := recordReserve(ctx)
 	sendCtx, cancel := withReserve(ctx, reserve)
@@ -153,8 +157,10 @@ func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, 
 	att := newAttempt(ctx, ev, in, info, now)
 	att.EndpointID = ep.ID
 	status := judge(&att, ep, res, info.Attempt >= maxAttempts(in, info))
+	delay := a.nextRetryDelay(res, policy, info)
+	att.RetryDelayMS = delay.Milliseconds()
 	log.Info("webhook attempt", "event_id", ev.ID, "delivery_id", in.DeliveryID, "attempt", info.Attempt,
-		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason)
+		"status_code", res.StatusCode, "outcome", att.Outcome, "reason", res.Reason, "next_retry_delay", delay)
 	observe(ev.Type, &att, status)
 	describeAttempt(ctx, ev, &att)
 	var unrecorded *UnrecordedAttempt
@@ -168,14 +174,10 @@ func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, 
 			unrecorded = unrecordedOf(&att)
 		}
 	}
-	switch {
-	case res.OK():
+	if res.OK() {
 		return unrecorded, nil
-	case res.Permanent:
-		return nil, temporal.NewNonRetryableApplicationError(res.Reason, res.Reason, nil)
-	default:
-		return nil, temporal.NewApplicationError(res.Reason, ErrTypeDeliveryFailed)
 	}
+	return nil, failure(res, delay)
 }
 
 // describeAttempt names the attempt on its span (the Temporal interceptor's, when tracing
@@ -221,6 +223,9 @@ func judge(att *models.DeliveryAttempt, ep models.WebhookEndpoint, res webhook.R
 	switch {
 	case res.OK():
 		return models.EventDelivered
+	case res.Gone():
+		att.Outcome, att.Error = models.AttemptFailed, models.DeliveryGone // the delivery's last_error too
+		return models.EventFailed
 	case res.Permanent || last:
 		att.Outcome = models.AttemptFailed
 		return models.EventFailed

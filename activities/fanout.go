@@ -56,7 +56,7 @@ func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*Unrecord
 	case !t.Endpoint.Enabled:
 		return nil, a.endpointDisabled(ctx, t, in, info)
 	}
-	return a.send(ctx, t.Env, t.Event, *t.Endpoint, in, info)
+	return a.send(ctx, t.Env, t.Event, *t.Endpoint, t.Delivery.RetryPolicy.Effective(a.RetryInterval), in, info)
 }
 
 // endpointDisabled records that the attempt fell due while its endpoint was disabled:

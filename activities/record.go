@@ -104,7 +104,7 @@ func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput)
 	}
 	if disabled {
 		metrics.EndpointDisabled()
-		activity.GetLogger(ctx).Warn("webhook endpoint disabled: its attempts have failed for too long",
+		activity.GetLogger(ctx).Warn("webhook endpoint disabled: its attempts have failed for too long, or it answered 410 Gone",
 			"event_id", in.EventID, "delivery_id", in.DeliveryID, "disable_after", a.DisableAfter)
 	}
 	return nil

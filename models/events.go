@@ -95,5 +95,8 @@ type DeliveryAttempt struct {
 	Error           string
 	Outcome         string
 	TraceID         string // the trace the attempt ran in ("" when tracing was off)
-	CreatedAt       time.Time
+	// RetryDelayMS is the wait before the next attempt that the receiver's Retry-After set
+	// (Temporal's NextRetryDelay, CONTRACT §23); 0: the retry policy's.
+	RetryDelayMS int64
+	CreatedAt    time.Time
 }

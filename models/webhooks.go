@@ -6,6 +6,7 @@ import "time"
 const (
 	DisabledManual  = "manual"  // PATCH {"enabled":false}, PUT or the dashboard
 	DisabledFailing = "failing" // automatically, after REVOPS_WEBHOOK_DISABLE_AFTER of failures
+	DisabledGone    = "gone"    // automatically, when the receiver answered 410 Gone (CONTRACT §23)
 )
 
 // RetryPolicy is the schedule of one delivery's attempts, mirroring Temporal's
@@ -82,7 +83,7 @@ type WebhookEndpoint struct {
 	EventTypes     []string `gorm:"serializer:json"` // ["*"] or known types (internal/platform/catalog)
 	RetryPolicy    `gorm:"embedded"`
 	Enabled        bool
-	DisabledReason string     // "" when enabled, else DisabledManual or DisabledFailing
+	DisabledReason string     // "" when enabled, else DisabledManual, DisabledFailing or DisabledGone
 	FailingSince   *time.Time // set when disabled for failing: the first failed attempt since the last success
 	EnabledAt      *time.Time // last (re-)enabled: failures before it do not count towards disabling
 	Secret         string     // whsec_…; never logged, never in workflow history
@@ -113,4 +114,7 @@ type WebhookDelivery struct {
 const (
 	DeliveryEndpointDeleted  = "endpoint_deleted"
 	DeliveryEndpointDisabled = "endpoint_disabled"
+	// DeliveryGone is the error of the attempt answered 410 Gone, and so of its delivery,
+	// which ends failed at once and disables its endpoint (CONTRACT §23).
+	DeliveryGone = "gone"
 )

@@ -254,7 +254,8 @@ const (
 
 // DisabledEndpoint is generated from the OpenAPI document.
 type DisabledEndpoint struct {
-	Description    *string                        `json:"description"`
+	Description *string `json:"description"`
+	// failing: its attempts failed for REVOPS_WEBHOOK_DISABLE_AFTER; gone: its receiver answered 410 Gone.
 	DisabledReason DisabledEndpointDisabledReason `json:"disabled_reason"`
 	// The endpoint's first failed attempt since its last success. RFC 3339, UTC.
 	FailingSince time.Time `json:"failing_since"`
@@ -269,6 +270,7 @@ type DisabledEndpointDisabledReason string
 
 const (
 	DisabledEndpointDisabledReasonFailing DisabledEndpointDisabledReason = "failing"
+	DisabledEndpointDisabledReasonGone    DisabledEndpointDisabledReason = "gone"
 )
 
 // EmptyObject: An empty JSON object.
@@ -279,7 +281,7 @@ type Endpoint struct {
 	// RFC 3339, UTC.
 	CreatedAt   time.Time `json:"created_at"`
 	Description *string   `json:"description"`
-	// manual: disabled by PATCH, PUT or the dashboard; failing: disabled automatically after REVOPS_WEBHOOK_DISABLE_AFTER of failed attempts.
+	// manual: disabled by PATCH, PUT or the dashboard; failing: disabled automatically after REVOPS_WEBHOOK_DISABLE_AFTER of failed attempts; gone: disabled automatically when its receiver answered 410 Gone (CONTRACT §23).
 	DisabledReason *EndpointDisabledReason `json:"disabled_reason"`
 	Enabled        bool                    `json:"enabled"`
 	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
@@ -315,6 +317,7 @@ type EndpointDisabledReason string
 const (
 	EndpointDisabledReasonManual  EndpointDisabledReason = "manual"
 	EndpointDisabledReasonFailing EndpointDisabledReason = "failing"
+	EndpointDisabledReasonGone    EndpointDisabledReason = "gone"
 )
 
 // EndpointEventType is one of the constants below (used by Endpoint.event_types[], EndpointCreate.event_types[], EndpointUpdate.event_types[]).

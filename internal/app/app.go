@@ -161,7 +161,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	}
 	if p.Worker {
 		acts := workflows.Activities{
-			Delivery:      &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter},
+			Delivery: &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
+				RetryInterval: cfg.WebhookRetryInterval},
 			Retention:     &activities.Retention{Store: st},
 			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},

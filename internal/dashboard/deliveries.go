@@ -165,24 +165,28 @@ func (h *handler) toEventRow(e events.Event, byID map[string]endpointRef) eventR
 			}
 			if n := len(dl.Attempts); n > 0 {
 				last := dl.Attempts[n-1]
-				row.NextAttempt = h.nextAttempt(dl.RetryPolicy, last.StartedAt, last.DurationMS, last.Number)
+				row.NextAttempt = h.nextAttempt(dl.RetryPolicy, last)
 			}
 		}
 		r.Deliveries = append(r.Deliveries, row)
 	}
 	if e.Status == models.EventRetrying && len(e.Attempts) > 0 {
 		last := e.Attempts[len(e.Attempts)-1]
-		r.NextRetry = h.nextAttempt(policy, last.StartedAt, last.DurationMS, last.Number)
+		r.NextRetry = h.nextAttempt(policy, last)
 	}
 	return r
 }
 
-// nextAttempt estimates when Temporal starts the attempt after attempt number n (started
-// at `started`, lasting ms): the policy's wait after the attempt ends. The policy runs
-// as the workflow runs it (retryPolicyOf): the default one at
+// nextAttempt estimates when Temporal starts the attempt after `last`: the policy's wait
+// after it ends, or the longer wait its receiver's Retry-After set (RetryDelayMS, CONTRACT
+// §23). The policy runs as the workflow runs it (retryPolicyOf): the default one at
 // REVOPS_WEBHOOK_RETRY_INTERVAL.
-func (h *handler) nextAttempt(p models.RetryPolicy, started time.Time, ms int64, n int) *time.Time {
-	next := started.Add(time.Duration(ms)*time.Millisecond + p.Effective(h.cfg.WebhookRetryInterval).Wait(n))
+func (h *handler) nextAttempt(p models.RetryPolicy, last models.DeliveryAttempt) *time.Time {
+	wait := p.Effective(h.cfg.WebhookRetryInterval).Wait(last.Number)
+	if last.RetryDelayMS > 0 {
+		wait = time.Duration(last.RetryDelayMS) * time.Millisecond
+	}
+	next := last.StartedAt.Add(time.Duration(last.DurationMS)*time.Millisecond + wait)
 	return &next
 }
 

@@ -395,3 +395,46 @@ func card(t *testing.T, page, id string) string {
 	j := strings.Index(page[i:], "</section>")
 	return page[i : i+j]
 }
+
+// An endpoint disabled because its receiver answered 410 Gone says so on its card, with
+// "Re-enable" (CONTRACT §23) — on both databases.
+func TestWebhookListGoneBanner(t *testing.T) {
+	for name, s := range bothSites(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			u := s.newUser("Acme", "owner@acme.test")
+			env := s.sandbox(u.orgID)
+			ep, err := webhook.CreateEndpoint(ctx, s.store, env, models.WebhookEndpoint{URL: "https://gone.example/hook", Method: "POST",
+				EventTypes: []string{"*"}, Enabled: true, Secret: "whsec_g"}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, err := s.keys.Create(ctx, u.orgID, "sandbox", "secret")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := s.createAccount(key.Plain, "Globex")
+			d := s.deliveryTo(e, ep.ID)
+			a := models.DeliveryAttempt{EventID: e.ID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+				URL: "https://gone.example/hook", Method: "POST", StartedAt: time.Now().UTC(), StatusCode: 410,
+				Outcome: models.AttemptFailed, Error: models.DeliveryGone}
+			if err := s.store.RecordDeliveryAttempt(ctx, store.EnvOf(e), &a, models.EventFailed); err != nil {
+				t.Fatal(err)
+			}
+			if disabled, err := webhook.MarkDeliveryFailed(ctx, s.store, d.ID, "", nil, 0); err != nil || !disabled {
+				t.Fatalf("disabled=%v %v", disabled, err)
+			}
+			c := s.client()
+			c.mustLogin(u)
+			got := card(t, c.get("/dashboard/webhooks").body, ep.ID)
+			for _, want := range []string{"gone-banner", "410 Gone", "disabled (gone)", `action="/dashboard/webhooks/` + ep.ID + `/enable"`} {
+				if !strings.Contains(got, want) {
+					t.Fatalf("card misses %q: %s", want, got)
+				}
+			}
+			if strings.Contains(got, `<button class="link">Enable</button>`) {
+				t.Fatalf("card offers Enable twice: %s", got)
+			}
+		})
+	}
+}

@@ -332,7 +332,7 @@ func TestRecordDeliveryAttemptStoresEveryField(t *testing.T) {
 				return models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 2, Trigger: models.TriggerManual,
 					URL: "https://a.example/", Method: "POST", StartedAt: at, DurationMS: 12, StatusCode: 500,
 					ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
-					CreatedAt: at}
+					RetryDelayMS: 3_600_000, CreatedAt: at}
 			}
 			want, got := full(ds[0]), full(ds[1])
 			if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, models.EventRetrying); err != nil {

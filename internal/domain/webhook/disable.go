@@ -13,7 +13,8 @@ import (
 // Automatic disabling (CONTRACT §13): an endpoint whose attempts have all failed for
 // disableAfter — from its first failed attempt since its last success, or since it was
 // last enabled — is disabled (failing) when one of its deliveries ends failed, and an
-// endpoint-disabled event says so.
+// endpoint-disabled event says so. An endpoint whose receiver answered 410 Gone is
+// disabled (gone) at once, when the delivery that got it ends failed (CONTRACT §23).
 
 // FailureStore is what MarkDeliveryFailed needs of the database.
 type FailureStore interface {
@@ -37,6 +38,10 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
 		d, err := tx.MarkDeliveryFailed(deliveryID, reason, replays)
 		if err != nil {
+			return err
+		}
+		if d.Status == models.EventFailed && d.LastError == models.DeliveryGone {
+			disabled, err = disableGone(tx, d)
 			return err
 		}
 		if d.Status != models.EventFailed || disableAfter <= 0 {
@@ -67,6 +72,40 @@ func disableIfFailing(tx *store.Tx, endpointID string, disableAfter time.Duratio
 		return false, err
 	}
 	ep.Enabled, ep.DisabledReason, ep.FailingSince, ep.UpdatedAt = false, models.DisabledFailing, firstFail, tx.Now()
+	if err := tx.SaveEndpoint(&ep); err != nil {
+		return false, err
+	}
+	tx.Emit(disabledEmit(ep))
+	return true, nil
+}
+
+// disableGone disables the endpoint whose receiver answered the delivery 410 Gone
+// (CONTRACT §23: at once, whatever disableAfter), and emits endpoint-disabled. Only an
+// endpoint still enabled, and not re-enabled since the delivery ended: a retried call, or
+// one after the integrator turned the endpoint back on, changes nothing.
+func disableGone(tx *store.Tx, d models.WebhookDelivery) (bool, error) {
+	ep, enabled, err := tx.LockEnabledEndpoint(d.EndpointID)
+	if err != nil || !enabled || (ep.EnabledAt != nil && ep.EnabledAt.After(d.UpdatedAt)) {
+		return false, err
+	}
+	// failing_since as for failing: the first failed attempt since the last success (or
+	// re-enabling); the 410 itself when it was the first.
+	since, err := tx.LastAttemptAt(ep.ID, models.AttemptSucceeded)
+	if err != nil {
+		return false, err
+	}
+	if ep.EnabledAt != nil && (since == nil || ep.EnabledAt.After(*since)) {
+		since = ep.EnabledAt
+	}
+	firstFail, err := tx.FirstAttemptAfter(ep.ID, models.AttemptFailed, since)
+	if err != nil {
+		return false, err
+	}
+	if firstFail == nil {
+		now := tx.Now()
+		firstFail = &now
+	}
+	ep.Enabled, ep.DisabledReason, ep.FailingSince, ep.UpdatedAt = false, models.DisabledGone, firstFail, tx.Now()
 	if err := tx.SaveEndpoint(&ep); err != nil {
 		return false, err
 	}

@@ -79,7 +79,14 @@ type Result struct {
 	Duration   time.Duration
 	Reason     string
 	Permanent  bool // no retry can succeed
+	// RetryAfter is the wait a 429 or 503 asked for in its Retry-After header (0: none,
+	// or none usable); the delivery activity judges it against its retry policy.
+	RetryAfter time.Duration
 }
+
+// Gone tells whether the receiver answered 410 Gone: it wants no more deliveries, so the
+// delivery activity ends the delivery and its endpoint is disabled (CONTRACT §23).
+func (r Result) Gone() bool { return r.StatusCode == http.StatusGone }
 
 // OK tells whether the receiver acknowledged the message.
 func (r Result) OK() bool { return r.Reason == "" }
@@ -223,6 +230,9 @@ func (s *Sender) exchange(req *http.Request, timeout time.Duration) Result {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	res := Result{StatusCode: resp.StatusCode}
+	if asksToWait(resp.StatusCode) {
+		res.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	res.Excerpt = excerpt(body)
 	switch {

@@ -36,7 +36,7 @@ type DisabledEndpoint struct {
 	ID             string  `json:"id"`
 	Description    *string `json:"description"`
 	Host           string  `json:"host"`            // url.URL.Host: host and port, if any
-	DisabledReason string  `json:"disabled_reason"` // "failing"
+	DisabledReason string  `json:"disabled_reason"` // "failing" or "gone"
 	FailingSince   string  `json:"failing_since"`   // RFC 3339, UTC
 }
 

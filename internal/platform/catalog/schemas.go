@@ -53,8 +53,11 @@ func endpointDisabledType(description string) EventType {
 			"type": "string", "minLength": 1, "pattern": `^[^/?#@\s]+$`,
 			"description": "The host (and port, if any) of the endpoint's URL: never its path, query or credentials.",
 		},
-		"disabled_reason": schema{"type": "string", "enum": []string{"failing"}},
-		"failing_since":   timestamp("The endpoint's first failed attempt since its last success."),
+		"disabled_reason": schema{
+			"type": "string", "enum": []string{"failing", "gone"},
+			"description": "failing: its attempts failed for REVOPS_WEBHOOK_DISABLE_AFTER; gone: its receiver answered 410 Gone.",
+		},
+		"failing_since": timestamp("The endpoint's first failed attempt since its last success."),
 	})
 	return EventType{
 		Name: EndpointDisabled, Description: description, Operational: true,

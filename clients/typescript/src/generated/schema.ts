@@ -1490,10 +1490,10 @@ export interface components {
             /** @enum {string} */
             status: "enabled" | "disabled";
             /**
-             * @description manual: disabled by PATCH, PUT or the dashboard; failing: disabled automatically after REVOPS_WEBHOOK_DISABLE_AFTER of failed attempts.
+             * @description manual: disabled by PATCH, PUT or the dashboard; failing: disabled automatically after REVOPS_WEBHOOK_DISABLE_AFTER of failed attempts; gone: disabled automatically when its receiver answered 410 Gone (CONTRACT §23).
              * @enum {string|null}
              */
-            disabled_reason: "manual" | "failing" | null;
+            disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
             /** @description Only in the answer of the create. */
             secret?: string;
@@ -4588,8 +4588,11 @@ export interface operations {
                     };
                     webhook_endpoint: {
                         description: string | null;
-                        /** @enum {string} */
-                        disabled_reason: "failing";
+                        /**
+                         * @description failing: its attempts failed for REVOPS_WEBHOOK_DISABLE_AFTER; gone: its receiver answered 410 Gone.
+                         * @enum {string}
+                         */
+                        disabled_reason: "failing" | "gone";
                         /**
                          * Format: date-time
                          * @description The endpoint's first failed attempt since its last success. RFC 3339, UTC.
