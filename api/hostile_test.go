@@ -96,6 +96,9 @@ type hostileSeed struct{ account, deal, meter string }
 // meterValuesQuery is a valid values query without limit, for cases to add to.
 const meterValuesQuery = "window=day&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z"
 
+// endpointStatsQuery is a valid stats query, for cases to add to.
+const endpointStatsQuery = "window=hour&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z"
+
 func hostileCases(s hostileSeed) []hostileCase {
 	var cs []hostileCase
 	add := func(c hostileCase) { cs = append(cs, c) }
@@ -122,6 +125,7 @@ func hostileCases(s hostileSeed) []hostileCase {
 		{"POST", "/v1/deals/%s/activate"}, {"POST", "/v1/deals/%s/void"},
 		{"GET", "/v1/events/%s"}, {"POST", "/v1/events/%s/replay"}, {"GET", "/v1/events/replay/%s"},
 		{"GET", "/v1/meters/" + s.meter + "/alerts/%s"}, {"DELETE", "/v1/meters/" + s.meter + "/alerts/%s"},
+		{"GET", "/v1/webhook_endpoints/%s/stats?" + endpointStatsQuery},
 	}
 	for _, r := range idRoutes {
 		var body []byte
@@ -170,6 +174,7 @@ func hostileCases(s hostileSeed) []hostileCase {
 		{"/v1/meters/" + s.meter + "/alerts", []string{"starting_after"}, []string{"limit"}},
 		{"/v1/meters/" + s.meter + "/values?" + meterValuesQuery, nil,
 			[]string{"from", "to", "window", "account_id", "group_by", "filter[region]", "limit", "page", "unknown"}},
+		{"/v1/webhook_endpoints/00000000-0000-4000-8000-000000000000/stats?" + endpointStatsQuery, nil, []string{"from", "to", "window", "unknown"}},
 	}
 	for _, l := range lists {
 		sep := "?"

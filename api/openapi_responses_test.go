@@ -130,6 +130,12 @@ func openapiScenario(hookURL string) []call {
 		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/secret", route: "/v1/webhook_endpoints/{id}/secret", key: sk, status: 200},
 		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
 		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/stats?window=hour&from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z",
+			route: "/v1/webhook_endpoints/{id}/stats", key: sk, status: 200, before: endpointStatRollups},
+		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/stats?window=week&from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z",
+			route: "/v1/webhook_endpoints/{id}/stats", key: sk, status: 400},
+		{method: "GET", path: "/v1/webhook_endpoints/00000000-0000-4000-8000-000000000000/stats?window=day&from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z",
+			route: "/v1/webhook_endpoints/{id}/stats", key: sk, status: 404},
 		{method: "DELETE", path: "/v1/webhook_endpoints/{endpoint2}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200},
 		{method: "DELETE", path: "/v1/webhook_endpoints/{endpoint2}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 404},
 		// The newest event, read by the events scenario, has a delivery to the endpoint.
@@ -337,6 +343,19 @@ func dispatchedWithAttempts(h *harness, ids map[string]string) {
 	// Its delivery has ended, so that it can be replayed.
 	if err := h.store.SetEventStatus(ctx, env, id, models.EventFailed); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// endpointStatRollups gives the saved endpoint rollups of two hours, so that the stats
+// answer's windows are checked too.
+func endpointStatRollups(h *harness, ids map[string]string) {
+	for i, hour := range []string{"2026-11-02T10:00:00Z", "2026-11-02T13:00:00Z"} {
+		at, _ := time.Parse(time.RFC3339, hour)
+		if err := h.rawDB().Exec(`INSERT INTO endpoint_stat_rollups (environment_id, endpoint_id, hour_start, shard,
+			attempts, succeeded, failed, timeouts, le_50ms, gt_30000ms) VALUES (?, ?, ?, ?, 3, 2, 1, 1, 2, 1)`,
+			h.objEnv("sandbox").ID, ids["endpoint"], at, i).Error; err != nil {
+			h.t.Fatal(err)
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ func (s *Server) routes(r *gin.Engine) {
 	v1.GET("/webhook_endpoints/:id/secret", s.endpointSecret)
 	v1.POST("/webhook_endpoints/:id/rotate_secret", s.rotateEndpointSecret)
 	v1.POST("/webhook_endpoints/:id/test", s.testEndpoint)
+	v1.GET("/webhook_endpoints/:id/stats", s.endpointStats)
 	v1.GET("/event_types", s.listEventTypes)
 
 	// §18 Usage meters, addressed by key.

@@ -198,6 +198,20 @@ func TestIntegrationWebhookReceivedAndVerified(t *testing.T) {
 	if payload, err := stored.WebhookEvent(); err != nil || payload.Account == nil || payload.Account.ID != acct.ID {
 		t.Fatalf("stored payload %+v %v", payload, err)
 	}
+	// Its attempt counts in the endpoint's stats, written with the attempt's record.
+	hour := time.Now().UTC().Truncate(time.Hour)
+	stats, err := c.GetWebhookEndpointStats(ctx, ep.ID, &GetWebhookEndpointStatsParams{
+		From: hour.Add(-time.Hour), To: hour.Add(time.Hour), Window: EndpointStatsWindowHour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var succeeded int64
+	for _, w := range stats.Data {
+		succeeded += w.Succeeded
+	}
+	if stats.EndpointID != ep.ID || succeeded < 1 {
+		t.Fatalf("stats %+v: want the delivered attempt counted", stats)
+	}
 
 	// A replay to our endpoint comes again with the same event id.
 	if _, err := c.ReplayEvent(ctx, ev.Event.ID, &EventReplayOne{EndpointID: &ep.ID}); err != nil {

@@ -343,6 +343,24 @@ type EndpointList struct {
 	Object string `json:"object"`
 }
 
+// EndpointStats is generated from the OpenAPI document.
+type EndpointStats struct {
+	// Ordered by window_start; windows with no attempt are not listed.
+	Data       []EndpointWindowStats `json:"data"`
+	EndpointID string                `json:"endpoint_id"`
+	// Always "endpoint_stats".
+	Object string              `json:"object"`
+	Window EndpointStatsWindow `json:"window"`
+}
+
+// EndpointStatsWindow is one of the constants below (used by EndpointStats.window, getWebhookEndpointStats?window).
+type EndpointStatsWindow string
+
+const (
+	EndpointStatsWindowHour EndpointStatsWindow = "hour"
+	EndpointStatsWindowDay  EndpointStatsWindow = "day"
+)
+
 // EndpointStatus is one of the constants below (used by Endpoint.status).
 type EndpointStatus string
 
@@ -362,6 +380,24 @@ type EndpointUpdate struct {
 	Method      *WebhookMethod      `json:"method,omitempty"`
 	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
 	URL         *string             `json:"url,omitempty"`
+}
+
+// EndpointWindowStats is generated from the OpenAPI document.
+type EndpointWindowStats struct {
+	// Attempts sent in the window: succeeded + failed.
+	Attempts int64 `json:"attempts"`
+	// The upper bound of the latency bucket holding the median attempt: the ⌈0.5·attempts⌉-th shortest. An attempt above 30 s reports 30000.
+	DurationMSP50 int64 `json:"duration_ms_p50"`
+	// The upper bound of the latency bucket holding the ⌈0.95·attempts⌉-th shortest attempt. An attempt above 30 s reports 30000.
+	DurationMSP95 int64 `json:"duration_ms_p95"`
+	Failed        int64 `json:"failed"`
+	Succeeded     int64 `json:"succeeded"`
+	// succeeded / attempts.
+	SuccessRate float64 `json:"success_rate"`
+	// Failed attempts whose exchange was cut by its 30 s deadline (a subset of failed).
+	Timeouts    int64     `json:"timeouts"`
+	WindowEnd   time.Time `json:"window_end"`
+	WindowStart time.Time `json:"window_start"`
 }
 
 // Environment is one of the constants below (used by Event.environment, UsageEventBatch.environment, WhoAmI.environment).
@@ -513,6 +549,33 @@ const (
 	FaultCodeURLNotAllowed     FaultCode = "url_not_allowed"
 	FaultCodeInvalidEventType  FaultCode = "invalid_event_type"
 )
+
+// GetWebhookEndpointStatsParams holds the query parameters of GetWebhookEndpointStats. A zero field is left out of the query.
+type GetWebhookEndpointStatsParams struct {
+	// First window's start (inclusive), on a window boundary (UTC). Required.
+	From time.Time
+	// Last window's end (exclusive), on a window boundary (UTC); at most 1,000 windows after from. Required.
+	To time.Time
+	// Window size, in UTC. Required.
+	Window EndpointStatsWindow
+}
+
+func (p *GetWebhookEndpointStatsParams) values() url.Values {
+	if p == nil {
+		return nil
+	}
+	q := url.Values{}
+	if !p.From.IsZero() {
+		q.Set("from", p.From.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.To.IsZero() {
+		q.Set("to", p.To.UTC().Format(time.RFC3339Nano))
+	}
+	if p.Window != "" {
+		q.Set("window", string(p.Window))
+	}
+	return q
+}
 
 // KeyType is one of the constants below (used by WhoAmI.type).
 type KeyType string
@@ -1646,6 +1709,22 @@ func (c *Client) GetWebhookEndpointSecret(ctx context.Context, id string, opts .
 	path := "/v1/webhook_endpoints/" + url.PathEscape(id) + "/secret"
 	var out WebhookSecret
 	if err := c.call(ctx, "GET", path, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetWebhookEndpointStats calls GET /v1/webhook_endpoints/{id}/stats: A webhook endpoint's delivery stats per window.
+func (c *Client) GetWebhookEndpointStats(ctx context.Context, id string, params *GetWebhookEndpointStatsParams, opts ...RequestOption) (*EndpointStats, error) {
+	if id == "" {
+		return nil, missingArgument("GetWebhookEndpointStats", "id")
+	}
+	if params == nil {
+		return nil, missingArgument("GetWebhookEndpointStats", "params")
+	}
+	path := "/v1/webhook_endpoints/" + url.PathEscape(id) + "/stats"
+	var out EndpointStats
+	if err := c.call(ctx, "GET", path, params.values(), nil, &out, opts); err != nil {
 		return nil, err
 	}
 	return &out, nil

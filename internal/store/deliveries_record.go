@@ -55,6 +55,9 @@ func (s *Store) recordAttemptStepByStep(ctx context.Context, env Env, a *models.
 			// replay may have put the delivery back to pending since.
 			return nil
 		}
+		if err := addAttemptStat(tx, env, a); err != nil {
+			return err
+		}
 		if !found {
 			return setEventStatus(tx, env, a.EventID, deliveryStatus, now)
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -70,7 +71,7 @@ var recordFanOutSQL = sync.OnceValue(func() string {
 	UPDATE webhook_deliveries w SET status = @status, last_error = @last_error, updated_at = @now
 	FROM d WHERE w.id = d.id AND EXISTS (SELECT 1 FROM attempt)
 	AND NOT (w.status = @skipped AND w.last_error = @deleted)
-)
+), ` + statRollupCTE() + `
 SELECT (SELECT count(*) FROM ev) AS events,
 	EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @delivery AND event_id = @event AND environment_id = @env) AS delivery_exists,
 	COALESCE((SELECT endpoint_id FROM d), '') AS endpoint_id`
@@ -102,6 +103,7 @@ func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, d
 		"status": deliveryStatus, "last_error": attemptLastError(a), "now": now,
 		"skipped": models.EventSkipped, "deleted": models.DeliveryEndpointDeleted,
 	}
+	maps.Copy(args, statArgs(a)) // the rollup's (statRollupCTE)
 	rv := reflect.ValueOf(a).Elem()
 	for _, f := range attemptSchema().Fields {
 		if f.DBName == "" {

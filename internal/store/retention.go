@@ -34,13 +34,27 @@ type Purged struct {
 // and attempts, in one short transaction: the primary keys are picked first by the
 // created_at index, then each table is deleted by those keys, so no statement scans or
 // locks more than one batch. Usage is billing data and is never purged.
+//
+// The endpoints' stats rollups of the hours before before's go with the attempts they
+// count (CONTRACT §23), up to limit rows in a second short transaction; Rows is the
+// larger of the two batches, so the retention run keeps calling while either has more.
 func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (Purged, error) {
-	return s.purge(ctx, "SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", before, limit,
+	p, err := s.purge(ctx, "SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", before, limit,
 		[]purgeStep{
 			{"delivery_attempts", "DELETE FROM delivery_attempts WHERE event_id IN ?"},
 			{"webhook_deliveries", "DELETE FROM webhook_deliveries WHERE event_id IN ?"},
 			{"events", "DELETE FROM events WHERE id IN ?"},
 		})
+	if err != nil {
+		return p, err
+	}
+	n, err := s.purgeStatRollups(ctx, before, limit)
+	if err != nil {
+		return Purged{}, err
+	}
+	p.Deleted["endpoint_stat_rollups"] = n
+	p.Rows = max(p.Rows, int(n))
+	return p, nil
 }
 
 // PurgeReplayJobs deletes up to limit finished replay jobs created before before. A job

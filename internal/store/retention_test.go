@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Retention deletes, in batches, events older than the cutoff with their deliveries and
-// attempts, finished replay jobs as old, and expired idempotency records; newer rows, a
+// Retention deletes, in batches, events older than the cutoff with their deliveries,
+// attempts and stats rollups, finished replay jobs as old, and expired idempotency records; newer rows, a
 // replay job still running, and usage of any age stay.
 func TestPurgeInBatches(t *testing.T) {
 	now := time.Now().UTC()
@@ -40,6 +40,17 @@ func TestPurgeInBatches(t *testing.T) {
 			}
 			event("evt_new0", recent)
 			event("evt_new1", cutoff.Add(time.Minute))
+			// Stats rollups go with the attempts they count: the hours that ended before
+			// the cutoff's hour began; the cutoff's own hour may count newer attempts.
+			rollup := func(hour time.Time) {
+				exec(`INSERT INTO endpoint_stat_rollups (environment_id, endpoint_id, hour_start, shard, attempts, succeeded)
+					VALUES (?, 'we_1', ?, 0, 1, 1)`, env.ID, hour.UTC().Truncate(time.Hour))
+			}
+			for i := range 3 {
+				rollup(old.Add(time.Duration(i) * time.Hour))
+			}
+			rollup(cutoff)
+			rollup(recent)
 			job := func(id, status string, at time.Time) {
 				exec(`INSERT INTO replay_jobs (id, organization_id, environment_id, status, created_before, heartbeat_at, created_at, updated_at)
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, env.OrganizationID, env.ID, status, at, at, at, at)
@@ -77,7 +88,7 @@ func TestPurgeInBatches(t *testing.T) {
 			if fmt.Sprint(batches) != "[2 2 1]" {
 				t.Errorf("batches %v, want [2 2 1]", batches)
 			}
-			if fmt.Sprint(deleted) != "map[delivery_attempts:5 events:5 webhook_deliveries:5]" {
+			if fmt.Sprint(deleted) != "map[delivery_attempts:5 endpoint_stat_rollups:3 events:5 webhook_deliveries:5]" {
 				t.Errorf("deleted %v", deleted)
 			}
 			p, err := st.PurgeReplayJobs(ctx, cutoff, 1000)
@@ -105,6 +116,7 @@ func TestPurgeInBatches(t *testing.T) {
 				{"replay jobs", "SELECT COUNT(*) FROM replay_jobs", 2},
 				{"idempotency keys left", "SELECT COUNT(*) FROM idempotency_keys WHERE idempotency_key = 'k_live'", 1},
 				{"idempotency keys", "SELECT COUNT(*) FROM idempotency_keys", 1},
+				{"stats rollups left", "SELECT COUNT(*) FROM endpoint_stat_rollups", 2},
 				{"usage (never purged)", "SELECT COUNT(*) FROM usage_events", 1},
 			} {
 				if n, err := st.TestCount(ctx, c.sql); err != nil || n != c.want {

@@ -197,6 +197,13 @@ describe("against a running Revops", { skip }, () => {
       return e.deliveries?.find((d) => d.endpoint_id === created.id && d.status === "failed");
     });
     assert.equal(failed.attempts.at(-1).error, "endpoint_disabled");
+    // That attempt sent nothing (skipped): the endpoint's stats count no window.
+    const hour = Math.floor(Date.now() / 3600000) * 3600000;
+    const stats = await revops.getWebhookEndpointStats(created.id, {
+      from: new Date(hour - 3600000).toISOString(), to: new Date(hour + 3600000).toISOString(), window: "hour",
+    });
+    assert.equal(stats.object, "endpoint_stats");
+    assert.deepEqual(stats.data, []);
 
     const job = await revops.replayEvents({ endpoint_id: created.id, status: "failed", created_after: Math.floor(Date.now() / 1000) - 300 });
     assert.equal(job.object, "replay_job");

@@ -48,6 +48,7 @@ type EndpointsStore interface {
 	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
+	StatsStore
 }
 
 var _ EndpointsStore = (*store.Store)(nil)

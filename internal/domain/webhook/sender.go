@@ -265,7 +265,7 @@ func transportReason(err error, timeout time.Duration) string {
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "timeout after " + timeout.Round(time.Millisecond).String()
+		return models.AttemptTimeoutPrefix + timeout.Round(time.Millisecond).String()
 	case errors.Is(err, ssrf.ErrNotAllowed):
 		return "destination not allowed"
 	case errors.Is(err, syscall.ECONNREFUSED):

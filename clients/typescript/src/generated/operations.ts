@@ -383,6 +383,17 @@ export abstract class RevopsOperations {
   }
 
   /**
+   * A webhook endpoint's delivery stats per window
+   *
+   * Read from hourly rollups written with each attempt record, never from the attempts; kept for the retention period. Counted are the attempts that were sent (succeeded or failed); skipped attempts sent nothing and are left out. Durations are counted in fixed latency buckets with upper bounds 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10 and 30 s, and one above 30 s. Every parameter fault of its form is listed at once; unknown parameters are ignored. Secret keys only.
+   *
+   * `GET /v1/webhook_endpoints/{id}/stats`
+   */
+  getWebhookEndpointStats(id: PathParams<"getWebhookEndpointStats">["id"], query: Query<"getWebhookEndpointStats">, options?: RequestOptions): Promise<Result<"getWebhookEndpointStats">> {
+    return this.request({ method: "GET", path: "/v1/webhook_endpoints/{id}/stats", pathParams: { id }, query, options });
+  }
+
+  /**
    * List webhook events
    *
    * `GET /v1/events`
@@ -600,6 +611,7 @@ export const operationIds = [
   "getWebhookEndpointSecret",
   "rotateWebhookEndpointSecret",
   "testWebhookEndpointById",
+  "getWebhookEndpointStats",
   "listEvents",
   "getEvent",
   "replayEvent",

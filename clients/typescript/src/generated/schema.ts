@@ -509,6 +509,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook_endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Object id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's delivery stats per window
+         * @description Read from hourly rollups written with each attempt record, never from the attempts; kept for the retention period. Counted are the attempts that were sent (succeeded or failed); skipped attempts sent nothing and are left out. Durations are counted in fixed latency buckets with upper bounds 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10 and 30 s, and one above 30 s. Every parameter fault of its form is listed at once; unknown parameters are ignored. Secret keys only.
+         */
+        get: operations["getWebhookEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1279,6 +1302,33 @@ export interface components {
              * @description Until when the previous secret still signs.
              */
             previous_secret_expires_at: string | null;
+        };
+        EndpointStats: {
+            /** @constant */
+            object: "endpoint_stats";
+            endpoint_id: string;
+            /** @enum {string} */
+            window: "hour" | "day";
+            /** @description Ordered by window_start; windows with no attempt are not listed. */
+            data: components["schemas"]["EndpointWindowStats"][];
+        };
+        EndpointWindowStats: {
+            /** Format: date-time */
+            window_start: string;
+            /** Format: date-time */
+            window_end: string;
+            /** @description Attempts sent in the window: succeeded + failed. */
+            attempts: number;
+            succeeded: number;
+            failed: number;
+            /** @description Failed attempts whose exchange was cut by its 30 s deadline (a subset of failed). */
+            timeouts: number;
+            /** @description succeeded / attempts. */
+            success_rate: number;
+            /** @description The upper bound of the latency bucket holding the median attempt: the ⌈0.5·attempts⌉-th shortest. An attempt above 30 s reports 30000. */
+            duration_ms_p50: number;
+            /** @description The upper bound of the latency bucket holding the ⌈0.95·attempts⌉-th shortest attempt. An attempt above 30 s reports 30000. */
+            duration_ms_p95: number;
         };
         WebhookTestRequest: {
             /** @enum {string} */
@@ -3055,6 +3105,43 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookEndpointStats: {
+        parameters: {
+            query: {
+                /** @description First window's start (inclusive), on a window boundary (UTC). */
+                from: string;
+                /** @description Last window's end (exclusive), on a window boundary (UTC); at most 1,000 windows after from. */
+                to: string;
+                /** @description Window size, in UTC. */
+                window: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                /** @description Object id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stats, oldest window first; windows without an attempt are not listed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

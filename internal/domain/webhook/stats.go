@@ -1,0 +1,171 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// An endpoint's stats (CONTRACT §23): GET /v1/webhook_endpoints/{id}/stats, read from the
+// hourly rollups each attempt record writes (store.EndpointStatHours), never from the
+// attempts. Counted are the attempts that were sent, succeeded or failed; a skipped
+// attempt (no enabled endpoint, endpoint disabled) sent nothing and is left out.
+// timeouts are the failed attempts whose exchange was cut by its deadline.
+
+// Stats windows and bounds, as §18's values queries have them.
+const (
+	StatsWindowHour = usage.Hour
+	StatsWindowDay  = usage.Day
+	MaxStatsWindows = 1000
+)
+
+// StatsStore is what the stats need of the database.
+type StatsStore interface {
+	EndpointStatHours(ctx context.Context, env models.Env, endpointID string, from, to time.Time) ([]store.StatHour, error)
+	EndpointSuccessRates(ctx context.Context, env models.Env, endpointIDs []string, since time.Time) (map[string]float64, error)
+}
+
+// StatsQuery is a stats query, its parameters parsed by the API (types); Stats checks
+// the window, the boundaries and the window bound.
+type StatsQuery struct {
+	From, To time.Time
+	Window   string
+}
+
+// StatsWindow is one window of an endpoint's stats. P50MS and P95MS are the upper bounds
+// of the fixed latency buckets (models.LatencyBucketsMS) holding the window's 50th and
+// 95th percentile attempt (statQuantileMS).
+type StatsWindow struct {
+	Start, End                            time.Time
+	Attempts, Succeeded, Failed, Timeouts int64
+	SuccessRate                           float64
+	P50MS, P95MS                          int64
+}
+
+// errStatsQuery is the cause of every refused stats query.
+var errStatsQuery = errors.New("invalid stats query")
+
+func invalidStats(param, format string, args ...any) error {
+	return apperr.Invalid(errStatsQuery, apperr.CodeParameterInvalid, param, format, args...)
+}
+
+// Stats answers a stats query for endpoint id of env: its windows with at least one
+// attempt, oldest first. An endpoint of another environment, or none, is ErrNotFound.
+func (e *Endpoints) Stats(ctx context.Context, env models.Env, id string, q StatsQuery) ([]StatsWindow, error) {
+	if err := CheckStatsQuery(&q); err != nil {
+		return nil, err
+	}
+	if _, err := e.Store.WebhookEndpointByID(ctx, env, id); err != nil {
+		return nil, err
+	}
+	hours, err := e.Store.EndpointStatHours(ctx, env, id, q.From, q.To)
+	if err != nil {
+		return nil, err
+	}
+	return statsWindows(hours, q.Window), nil
+}
+
+// CheckStatsQuery checks the window, that from and to fall on its boundaries (UTC) with
+// to after from, and that they span at most MaxStatsWindows windows (CONTRACT §18's rules).
+func CheckStatsQuery(q *StatsQuery) error {
+	if q.Window != StatsWindowHour && q.Window != StatsWindowDay {
+		return invalidStats("window", "window must be hour or day.")
+	}
+	q.From, q.To = q.From.UTC(), q.To.UTC()
+	if start := usage.PeriodStart(q.From, q.Window); !start.Equal(q.From) {
+		return invalidStats("from", "from must be on a %s boundary (UTC), such as %s.", q.Window, start.Format(time.RFC3339))
+	}
+	if start := usage.PeriodStart(q.To, q.Window); !start.Equal(q.To) {
+		return invalidStats("to", "to must be on a %s boundary (UTC), such as %s.", q.Window, statsWindowEnd(start, q.Window).Format(time.RFC3339))
+	}
+	if !q.To.After(q.From) {
+		return invalidStats("to", "to must be after from.")
+	}
+	n := 0
+	for t := q.From; t.Before(q.To); t = statsWindowEnd(t, q.Window) {
+		if n++; n > MaxStatsWindows {
+			return invalidStats("to", "A query covers at most %d windows; this one covers more. Use a larger window or a shorter range.", MaxStatsWindows)
+		}
+	}
+	return nil
+}
+
+func statsWindowEnd(start time.Time, window string) time.Time {
+	if window == StatsWindowDay {
+		return start.AddDate(0, 0, 1)
+	}
+	return start.Add(time.Hour)
+}
+
+// statsWindows adds the hours (oldest first) up into windows.
+func statsWindows(hours []store.StatHour, window string) []StatsWindow {
+	var out []StatsWindow
+	var buckets [models.LatencyBuckets]int64
+	flush := func() {
+		if n := len(out); n > 0 {
+			w := &out[n-1]
+			w.SuccessRate = float64(w.Succeeded) / float64(w.Attempts)
+			w.P50MS, w.P95MS = statQuantileMS(buckets, 50), statQuantileMS(buckets, 95)
+		}
+	}
+	for _, h := range hours {
+		if h.Attempts == 0 {
+			continue
+		}
+		start := usage.PeriodStart(h.HourStart, window)
+		if n := len(out); n == 0 || !out[n-1].Start.Equal(start) {
+			flush()
+			out = append(out, StatsWindow{Start: start, End: statsWindowEnd(start, window)})
+			buckets = [models.LatencyBuckets]int64{}
+		}
+		w := &out[len(out)-1]
+		w.Attempts += h.Attempts
+		w.Succeeded += h.Succeeded
+		w.Failed += h.Failed
+		w.Timeouts += h.Timeouts
+		for i, c := range h.Buckets {
+			buckets[i] += c
+		}
+	}
+	flush()
+	return out
+}
+
+// statQuantileMS is the pct-th percentile of the counted durations as the upper bound of
+// the bucket holding it. The rank is the nearest rank: the ⌈pct/100 · n⌉-th smallest of
+// the n durations (at least the first). The open bucket above the last bound (30 s)
+// reports that last bound, as Prometheus's histogram_quantile does: an exchange is cut at
+// 30 s (CONTRACT §8), so what lies above it is that cut's last milliseconds.
+func statQuantileMS(buckets [models.LatencyBuckets]int64, pct int64) int64 {
+	var n int64
+	for _, c := range buckets {
+		n += c
+	}
+	rank := max(1, (pct*n+99)/100)
+	var seen int64
+	for i, c := range buckets {
+		if seen += c; seen >= rank && i < len(models.LatencyBucketsMS) {
+			return models.LatencyBucketsMS[i]
+		}
+	}
+	return models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]
+}
+
+// SuccessRateSince is where the rollups of an endpoint's health success_rate_24h begin,
+// at now: the 24 hourly rollups ending with the current hour's (the current hour so far
+// and the 23 whole hours before it), so between 23 and 24 hours of attempts. Read with
+// store.EndpointSuccessRates(ctx, env, ids, SuccessRateSince(now)).
+func SuccessRateSince(now time.Time) time.Time {
+	return now.UTC().Truncate(time.Hour).Add(-23 * time.Hour)
+}
+
+// SuccessRates are the endpoints' 24 h success rates (SuccessRateSince); an endpoint with
+// no sent attempt in those hours is absent (null).
+func (e *Endpoints) SuccessRates(ctx context.Context, env models.Env, ids []string, now time.Time) (map[string]float64, error) {
+	return e.Store.EndpointSuccessRates(ctx, env, ids, SuccessRateSince(now))
+}
