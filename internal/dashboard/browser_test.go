@@ -277,14 +277,15 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	run(t, ctx, "see the charts and the disabled banner",
 		chromedp.Navigate(base+"/dashboard/webhooks"),
 		chromedp.WaitVisible(css(crmCard+` .failing-banner`)),
-		chromedp.WaitVisible(css(`section[data-endpoint-id="`+billing.ID+`"] svg.week-chart rect.bar-delivered`)),
+		chromedp.WaitVisible(css(`section[data-endpoint-id="`+billing.ID+`"] svg.week-chart rect.bar-succeeded`)),
 		chromedp.WaitVisible(css(crmCard+` svg.week-chart rect.bar-failed`)),
 		screenshot("webhooks"),
 	)
 	rate := value(t, ctx, "Billing's success rate", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .success-rate`)))
 	banner := value(t, ctx, "CRM's banner", chromedp.Text(css(crmCard+` .failing-banner`)))
-	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") {
-		t.Fatalf("rate %q, banner %q", rate, banner)
+	p95 := value(t, ctx, "Billing's p95", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .p95`)))
+	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") || p95 != "≤ 100 ms" {
+		t.Fatalf("rate %q, banner %q, p95 %q", rate, banner, p95)
 	}
 	run(t, ctx, "re-enable CRM",
 		chromedp.Click(css(crmCard+` .failing-banner button.reenable`)),

@@ -117,9 +117,7 @@ func formatMS(ms int64) string {
 
 // drawOutcomes lays out three bars a day over axis, scaled to the week's largest count.
 func drawOutcomes(c [][3]int64, axis []time.Time) outcomeChart {
-	const barW = 7
-	dayW := 3*barW + 6
-	ch := outcomeChart{Width: len(c) * dayW, Height: chartHeight, LabelY: chartHeight - 2, BaseLine: chartBarsTop + chartBarsH}
+	ch := outcomeChart{Width: len(c) * chartDayWidth, Height: chartHeight, LabelY: chartHeight - 2, BaseLine: chartBarsTop + chartBarsH}
 	var peak int64
 	for _, d := range c {
 		ch.Succeeded += d[0]
@@ -128,11 +126,11 @@ func drawOutcomes(c [][3]int64, axis []time.Time) outcomeChart {
 		peak = max(peak, d[0], d[1], d[2])
 	}
 	for i, d := range c {
-		day := outcomeDay{Label: axis[i].Format("Mon"), Date: axis[i].Format("2006-01-02"), LabelX: i*dayW + dayW/2}
+		day := outcomeDay{Label: axis[i].Format("Mon"), Date: axis[i].Format("2006-01-02"), LabelX: i*chartDayWidth + chartDayWidth/2}
 		for j, n := range d {
 			h := barHeight(float64(n), float64(peak), chartBarsH)
-			x := i*dayW + 3 + j*(barW+1)
-			day.Bars = append(day.Bars, outcomeBar{chartBar: chartBar{X: x, Y: chartBarsTop + chartBarsH - h, W: barW, H: h, N: int(n)},
+			x := i*chartDayWidth + 3 + j*(chartBarWidth+1)
+			day.Bars = append(day.Bars, outcomeBar{chartBar: chartBar{X: x, Y: chartBarsTop + chartBarsH - h, W: chartBarWidth, H: h, N: int(n)},
 				Class: outcomes[j].Class, Name: outcomes[j].Name})
 		}
 		ch.Days = append(ch.Days, day)

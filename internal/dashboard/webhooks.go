@@ -21,8 +21,8 @@ type endpointRow struct {
 	Enabled                      bool
 	DisabledReason               string
 	FailingSince                 *time.Time
-	Retry                        string // "6 attempts, 1h apart"
-	Chart                        endpointChart
+	Retry                        string          // "6 attempts, 1h apart"
+	Figures                      endpointFigures // 24 h success rate and p95, the week's attempts by outcome
 }
 
 type webhooksData struct {
@@ -49,20 +49,15 @@ func (h *handler) webhookPage(c *gin.Context) {
 		return
 	}
 	now := h.now()
-	counts, err := h.store.EndpointDeliveryDays(c.Request.Context(), env, now, chartDays)
+	figures, err := h.endpointFiguresOf(c.Request.Context(), env, eps, now)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	ids := make([]string, len(eps))
-	for i, ep := range eps {
-		ids[i] = ep.ID
-	}
-	charts := buildCharts(counts, ids, now, chartDays)
 	d := webhooksData{Max: webhook.MaxEndpoints, CanAdd: len(eps) < webhook.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
 	for _, ep := range eps {
 		r := toEndpointRow(ep)
-		r.Chart = charts[ep.ID]
+		r.Figures = figures[ep.ID]
 		d.Endpoints = append(d.Endpoints, r)
 	}
 	h.render(c, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Notice: webhookNotices[c.Query("notice")], Data: d})
