@@ -26,6 +26,9 @@ const busyRetry = time.Second
 // MeterBackfill holds the meter backfill activity's dependencies.
 type MeterBackfill struct {
 	Store meters.Store
+	// AlertEventsPerHour caps the environment's meter-threshold-crossed events (the
+	// pages' figures fire usage alerts too); 0 is the default.
+	AlertEventsPerHour int
 }
 
 // MeterBackfillPageInput names the meter whose next page to count.
@@ -46,7 +49,7 @@ type MeterBackfillPageOutput struct {
 // each row once. The page is decided in the database, not in the workflow: its input
 // carries no cursor, and a retry never depends on what the previous attempt said.
 func (b *MeterBackfill) BackfillMeterPage(ctx context.Context, in MeterBackfillPageInput) (MeterBackfillPageOutput, error) {
-	done, rows, err := meters.BackfillPage(ctx, b.Store, in.MeterID, time.Now())
+	done, rows, err := meters.BackfillPageAlerting(ctx, b.Store, in.MeterID, time.Now(), b.AlertEventsPerHour)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return MeterBackfillPageOutput{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("meter %s not found", in.MeterID), ErrTypeMeterMissing, err)

@@ -35,6 +35,7 @@ type MeterAlertFiring struct {
 	Groups        string    `gorm:"primaryKey"` // the series' group values, as MeterFigure.Groups
 	WindowStart   time.Time `gorm:"primaryKey"`
 	EnvironmentID string
+	MeterID       string // the alert's meter: a deleted meter's purge removes its firings
 	WindowEnd     time.Time
 	Value         string
 	AsOf          time.Time

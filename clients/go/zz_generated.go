@@ -324,15 +324,16 @@ const (
 type EndpointEventType string
 
 const (
-	EndpointEventTypeAll              EndpointEventType = "*"
-	EndpointEventTypeDealCreated      EndpointEventType = "deal-created"
-	EndpointEventTypeDealUpdated      EndpointEventType = "deal-updated"
-	EndpointEventTypeDealSigned       EndpointEventType = "deal-signed"
-	EndpointEventTypeDealActive       EndpointEventType = "deal-active"
-	EndpointEventTypeAccountCreated   EndpointEventType = "account-created"
-	EndpointEventTypeAccountUpdated   EndpointEventType = "account-updated"
-	EndpointEventTypeAccountDeleted   EndpointEventType = "account-deleted"
-	EndpointEventTypeEndpointDisabled EndpointEventType = "endpoint-disabled"
+	EndpointEventTypeAll                   EndpointEventType = "*"
+	EndpointEventTypeDealCreated           EndpointEventType = "deal-created"
+	EndpointEventTypeDealUpdated           EndpointEventType = "deal-updated"
+	EndpointEventTypeDealSigned            EndpointEventType = "deal-signed"
+	EndpointEventTypeDealActive            EndpointEventType = "deal-active"
+	EndpointEventTypeAccountCreated        EndpointEventType = "account-created"
+	EndpointEventTypeAccountUpdated        EndpointEventType = "account-updated"
+	EndpointEventTypeAccountDeleted        EndpointEventType = "account-deleted"
+	EndpointEventTypeEndpointDisabled      EndpointEventType = "endpoint-disabled"
+	EndpointEventTypeMeterThresholdCrossed EndpointEventType = "meter-threshold-crossed"
 )
 
 // EndpointList: Endpoints, newest first.
@@ -498,14 +499,15 @@ const (
 type EventType string
 
 const (
-	EventTypeDealCreated      EventType = "deal-created"
-	EventTypeDealUpdated      EventType = "deal-updated"
-	EventTypeDealSigned       EventType = "deal-signed"
-	EventTypeDealActive       EventType = "deal-active"
-	EventTypeAccountCreated   EventType = "account-created"
-	EventTypeAccountUpdated   EventType = "account-updated"
-	EventTypeAccountDeleted   EventType = "account-deleted"
-	EventTypeEndpointDisabled EventType = "endpoint-disabled"
+	EventTypeDealCreated           EventType = "deal-created"
+	EventTypeDealUpdated           EventType = "deal-updated"
+	EventTypeDealSigned            EventType = "deal-signed"
+	EventTypeDealActive            EventType = "deal-active"
+	EventTypeAccountCreated        EventType = "account-created"
+	EventTypeAccountUpdated        EventType = "account-updated"
+	EventTypeAccountDeleted        EventType = "account-deleted"
+	EventTypeEndpointDisabled      EventType = "endpoint-disabled"
+	EventTypeMeterThresholdCrossed EventType = "meter-threshold-crossed"
 )
 
 // EventTypeInfo is generated from the OpenAPI document.
@@ -897,7 +899,7 @@ type MeterAlertList struct {
 	Object string `json:"object"`
 }
 
-// MeterAlertWindow is one of the constants below (used by MeterAlert.window, MeterAlertCreate.window).
+// MeterAlertWindow is one of the constants below (used by MeterAlert.window, MeterAlertCreate.window, WebhookEventMeterAlert.window).
 type MeterAlertWindow string
 
 const (
@@ -1345,10 +1347,11 @@ type WebhookEndpointPut struct {
 // member named by the type's object is set (Account for account-*, Deal for deal-*,
 // WebhookEndpoint for endpoint-disabled). Webhooks.Verify returns it.
 type WebhookEvent struct {
-	Account         *Account           `json:"account,omitempty"`
-	Deal            *Deal              `json:"deal,omitempty"`
-	Event           WebhookEventHeader `json:"event"`
-	WebhookEndpoint *DisabledEndpoint  `json:"webhook_endpoint,omitempty"`
+	Account         *Account                `json:"account,omitempty"`
+	Deal            *Deal                   `json:"deal,omitempty"`
+	Event           WebhookEventHeader      `json:"event"`
+	MeterAlert      *WebhookEventMeterAlert `json:"meter_alert,omitempty"`
+	WebhookEndpoint *DisabledEndpoint       `json:"webhook_endpoint,omitempty"`
 }
 
 // WebhookEventHeader is generated from the OpenAPI document.
@@ -1358,6 +1361,38 @@ type WebhookEventHeader struct {
 	// When the change happened, in Unix seconds, written as a string.
 	Time string    `json:"time"`
 	Type EventType `json:"type"`
+}
+
+// WebhookEventMeterAlert is generated from the OpenAPI document.
+type WebhookEventMeterAlert struct {
+	// The alert (the event's object_id).
+	AlertID   string                                `json:"alert_id"`
+	Crossings []WebhookEventMeterAlertCrossingsItem `json:"crossings"`
+	// Firings of the environment recorded but not sent since its last meter-threshold-crossed event (past REVOPS_ALERT_EVENTS_PER_HOUR).
+	HeldBack int64  `json:"held_back"`
+	Meter    string `json:"meter"`
+	// The alert's meter.
+	MeterID string `json:"meter_id"`
+	// Crossings of the same transaction not listed (past the first 100).
+	More int64 `json:"more"`
+	// The alert's threshold. Exact decimal (the meter's figures are kept as exact decimals).
+	Threshold float64          `json:"threshold"`
+	Window    MeterAlertWindow `json:"window"`
+}
+
+// WebhookEventMeterAlertCrossingsItem is generated from the OpenAPI document.
+type WebhookEventMeterAlertCrossingsItem struct {
+	AccountID string `json:"account_id"`
+	// The figures' as_of (CONTRACT §18): every usage accepted before it is counted in value. RFC 3339, UTC.
+	AsOf time.Time `json:"as_of"`
+	// The series' value of each of the meter's group_by keys (null: absent); {} when it does not group.
+	Group map[string]*string `json:"group"`
+	// The series' value in the window when the crossing was found. Exact decimal (the meter's figures are kept as exact decimals).
+	Value float64 `json:"value"`
+	// The window's end. RFC 3339, UTC.
+	WindowEnd time.Time `json:"window_end"`
+	// The window's start (a day, or a calendar month, UTC). RFC 3339, UTC.
+	WindowStart time.Time `json:"window_start"`
 }
 
 // WebhookMethod is one of the constants below (used by DeliveryAttempt.method, Endpoint.method, EndpointCreate.method, EndpointUpdate.method, WebhookEndpoint.method, WebhookEndpointPut.method).

@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 				RetryInterval: cfg.WebhookRetryInterval},
 			Retention:     &activities.Retention{Store: st},
 			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
-			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs()},
+			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
 			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
 		}
@@ -184,7 +184,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		// Meters count usage rows in the processes that run the worker (`revops dev`,
 		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 		// under its cursor lock, so they share the work without counting a row twice.
-		goRun(func() { (&meters.Consumer{Store: st.Jobs(), Consumers: cfg.MeterConsumers, Log: log}).Run(ctx) })
+		goRun(func() {
+			(&meters.Consumer{Store: st.Jobs(), Consumers: cfg.MeterConsumers, AlertEventsPerHour: cfg.AlertEventsPerHour, Log: log}).Run(ctx)
+		})
 	}
 	if p.API {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)

@@ -52,6 +52,9 @@ ALTER TABLE events ADD COLUMN redispatch_trace_parent TEXT NOT NULL DEFAULT ''`}
 // Emit is an event a change asks for: its type and the snapshot of the object after the
 // change, which becomes the webhook body under the key ObjectType ("deal" or "account").
 type Emit struct {
+	// ID is the event's id when the change needs it before the event is written (a
+	// meter alert's firings name their event); "" = a new one.
+	ID         string
 	Type       string
 	ObjectType string
 	ObjectID   string
@@ -72,8 +75,12 @@ type webhookEvent struct {
 func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent string) ([]models.Event, error) {
 	events := make([]models.Event, 0, len(emits))
 	for i, e := range emits {
+		id := e.ID
+		if id == "" {
+			id = uuid.NewString()
+		}
 		ev := models.Event{
-			ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
+			ID: id, OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
 			Environment: env.Name, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID,
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
 			TraceParent: traceParent, CreatedAt: now, UpdatedAt: now,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -54,6 +55,9 @@ func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn
 		}
 		mt = s.meterTx(tx, envID, cursor)
 		if err := fn(mt); err != nil {
+			return err
+		}
+		if err := mt.writeEmits(); err != nil {
 			return err
 		}
 		return mt.finish()
@@ -114,13 +118,18 @@ func (t *MeterTx) Cursor() UsageCursor { return t.cursor }
 func (t *MeterTx) EnvironmentID() string { return t.envID }
 
 // Meters lists the environment's meters as of the lock: a meter created or deleted
-// takes the same lock, so the list cannot change before the transaction ends.
+// takes the same lock, so the list cannot change before the transaction ends but by the
+// transaction's own progress (SaveBackfill, MarkMeterReady), which reads it again. The
+// caller gets its own copy.
 func (t *MeterTx) Meters() ([]models.Meter, error) {
-	var ms []models.Meter
-	if err := t.db.Where("environment_id = ?", t.envID).Order("created_at, id").Find(&ms).Error; err != nil {
-		return nil, fmt.Errorf("meters: %w", err)
+	if t.meters == nil {
+		var ms []models.Meter
+		if err := t.db.Where("environment_id = ?", t.envID).Order("created_at, id").Find(&ms).Error; err != nil {
+			return nil, fmt.Errorf("meters: %w", err)
+		}
+		t.meters = ms
 	}
-	return ms, nil
+	return slices.Clone(t.meters), nil
 }
 
 // Meter reads one of the environment's meters as of the lock.
@@ -281,6 +290,7 @@ func (t *MeterTx) SaveBackfill(m models.Meter) error {
 	if err != nil {
 		return fmt.Errorf("save backfill progress of meter %s: %w", m.ID, err)
 	}
+	t.meters = nil
 	return nil
 }
 
@@ -291,6 +301,7 @@ func (t *MeterTx) MarkMeterReady(m models.Meter, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("mark meter %s ready: %w", m.ID, err)
 	}
+	t.meters = nil
 	return nil
 }
 

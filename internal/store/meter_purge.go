@@ -84,6 +84,7 @@ var purgeStatementsPostgres = []string{
 	`DELETE FROM meter_series WHERE ctid = ANY(ARRAY(SELECT ctid FROM meter_series WHERE meter_id = ? LIMIT ?))`,
 	`DELETE FROM meter_values WHERE ctid = ANY(ARRAY(SELECT ctid FROM meter_values WHERE meter_id = ? LIMIT ?))`,
 	`DELETE FROM meter_figures WHERE ctid = ANY(ARRAY(SELECT ctid FROM meter_figures WHERE meter_id = ? LIMIT ?))`,
+	`DELETE FROM meter_alert_firings WHERE ctid = ANY(ARRAY(SELECT ctid FROM meter_alert_firings WHERE meter_id = ? LIMIT ?))`,
 }
 
 var purgeStatementsSQLite = []string{
@@ -91,6 +92,7 @@ var purgeStatementsSQLite = []string{
 	`DELETE FROM meter_series WHERE rowid IN (SELECT rowid FROM meter_series WHERE meter_id = ? LIMIT ?)`,
 	`DELETE FROM meter_values WHERE rowid IN (SELECT rowid FROM meter_values WHERE meter_id = ? LIMIT ?)`,
 	`DELETE FROM meter_figures WHERE rowid IN (SELECT rowid FROM meter_figures WHERE meter_id = ? LIMIT ?)`,
+	`DELETE FROM meter_alert_firings WHERE rowid IN (SELECT rowid FROM meter_alert_firings WHERE meter_id = ? LIMIT ?)`,
 }
 
 // EndMeterPurge removes a purged meter's purge row: its slot among the environment's 32

@@ -22,11 +22,16 @@ type MeterTx struct {
 	cache   *figureCache
 	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
 	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
+	meters  []models.Meter                  // the environment's meters as last read (Meters; nil: read them)
+	emits   []Emit                          // events to write before the commit (Emit)
+	fired   *firedCache
+	firing  []firedKey // firings this transaction recorded: known to fired once committed
+	at      time.Time  // the change time (Now)
 }
 
 // meterTx starts the meter work of tx, which holds envID's cursor.
 func (s *Store) meterTx(tx *gorm.DB, envID string, cursor UsageCursor) *MeterTx {
-	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures,
+	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures, fired: s.fired,
 		view: s.figures.view(envID, cursor.Writes)}
 }
 
@@ -43,6 +48,7 @@ func (t *MeterTx) finish() error {
 
 // committed keeps what the committed transaction wrote in the figure cache.
 func (t *MeterTx) committed() {
+	t.fired.add(t.firing)
 	if len(t.wrote) > 0 {
 		t.cache.committed(t.envID, t.cursor.Writes, t.view, t.wrote)
 	}

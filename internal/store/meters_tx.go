@@ -122,5 +122,8 @@ func (tx *Tx) DeleteMeter(m models.Meter) error {
 	if err := tx.db.Exec("DELETE FROM meters WHERE id = ? AND environment_id = ?", m.ID, tx.env.ID).Error; err != nil {
 		return fmt.Errorf("delete meter: %w", err)
 	}
+	if err := deleteMeterAlerts(tx.db, m.ID); err != nil {
+		return err
+	}
 	return recordMeterPurge(tx.db, m, tx.Now())
 }

@@ -27,6 +27,7 @@ type Store struct {
 	db      *gorm.DB
 	dialect string       // "postgres" or "sqlite"
 	figures *figureCache // meter figures this process wrote (nil: none kept)
+	fired   *firedCache  // usage alert firings this process knows are recorded
 	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 }
@@ -78,7 +79,7 @@ func openPostgres(url string, o Options) (*Store, error) {
 		closeDB(db)
 		return nil, err
 	}
-	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, url: url}
+	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, fired: &firedCache{}, url: url}
 	jobs := *s // everything shared (figure cache…) but the pool
 	jobs.db = jobDB
 	s.jobs = &jobs
@@ -124,7 +125,7 @@ func openSQLite(url string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
 	sizePool(sqlDB, 1)
-	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}}, nil
+	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}}, nil
 }
 
 func gormConfig() *gorm.Config {

@@ -30,7 +30,14 @@ var ErrBusy = errors.New("another meter step holds the environment")
 // stand still for every meter of the environment. A deleted meter gives
 // apperr.ErrNotFound; an environment held by another step, ErrBusy.
 func BackfillPage(ctx context.Context, st Store, meterID string, now time.Time) (done bool, rows int, err error) {
-	return backfillPage(ctx, st, meterID, now, Budget{RowMeters: BackfillRows, Bytes: stepBytes})
+	return BackfillPageAlerting(ctx, st, meterID, now, 0)
+}
+
+// BackfillPageAlerting is BackfillPage with the environment's cap of alert events per
+// hour (REVOPS_ALERT_EVENTS_PER_HOUR; 0 is DefaultAlertEventsPerHour): the page's
+// figures fire usage alerts as the consumer's do (CONTRACT §24).
+func BackfillPageAlerting(ctx context.Context, st Store, meterID string, now time.Time, alertEvents int) (done bool, rows int, err error) {
+	return backfillPage(ctx, st, meterID, now, Budget{RowMeters: BackfillRows, Bytes: stepBytes, AlertEvents: alertEvents})
 }
 
 // backfillPage is BackfillPage with pages within b.
@@ -49,11 +56,16 @@ func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, 
 			return err
 		}
 		var finished bool
-		if rows, finished, err = backfillStep(mt, m, b); err != nil || !finished {
+		if rows, finished, err = backfillStep(mt, m, b); err != nil {
 			return err
 		}
-		done = true
-		return mt.MarkMeterReady(m, now)
+		if finished {
+			done = true
+			if err := mt.MarkMeterReady(m, now); err != nil {
+				return err
+			}
+		}
+		return fireAlerts(mt, b.AlertEvents)
 	})
 	if err == nil && !ran {
 		return false, 0, ErrBusy

@@ -65,8 +65,10 @@ func Consume(ctx context.Context, st Store) (int, error) {
 func Turn(ctx context.Context, st Store, envID string, b Budget) (ran bool, n int, more bool, err error) {
 	ran, err = st.InMeterTx(ctx, envID, store.SkipBusy, func(mt *store.MeterTx) error {
 		var err error
-		n, more, err = consumeStep(mt, b)
-		return err
+		if n, more, err = consumeStep(mt, b); err != nil {
+			return err
+		}
+		return fireAlerts(mt, b.AlertEvents)
 	})
 	return ran, n, more, err
 }
@@ -82,6 +84,9 @@ type Consumer struct {
 	Consumers int           // goroutines taking turns; default 1
 	Every     time.Duration // how often to look for environments with waiting batches; default 200ms
 	Log       *slog.Logger
+	// AlertEventsPerHour caps each environment's meter-threshold-crossed events per hour
+	// (REVOPS_ALERT_EVENTS_PER_HOUR); 0 is DefaultAlertEventsPerHour.
+	AlertEventsPerHour int
 	// Turned, when set, is told of each turn that ran, once it committed and before the
 	// consumer takes its next one: its environment, its budget, the rows it read and
 	// whether more waits. The heavy-tenant tests observe CONTRACT §21's bounds through it.
@@ -141,6 +146,7 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 			return
 		}
 		start := time.Now()
+		b.AlertEvents = c.AlertEventsPerHour
 		ran, n, more, err := Turn(ctx, c.Store, env, b)
 		took := time.Since(start)
 		if err != nil && ctx.Err() == nil {

@@ -11,3 +11,6 @@ func SetReadBudget(t interface{ Cleanup(func()) }, n int) {
 	readBudget = n
 	t.Cleanup(func() { readBudget = old })
 }
+
+// GroupsText is the kept key of a group: the JSON array of its values in group_by order.
+var GroupsText = groupsText

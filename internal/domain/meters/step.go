@@ -21,6 +21,10 @@ type Budget struct {
 	// Bytes bounds the bytes of usage rows a step reads (metadata only for the keys its
 	// meters use).
 	Bytes int
+	// AlertEvents is the environment's cap of meter-threshold-crossed events per hour
+	// (REVOPS_ALERT_EVENTS_PER_HOUR, CONTRACT §24) the step's firings count against; 0 is
+	// DefaultAlertEventsPerHour.
+	AlertEvents int
 }
 
 // Budgets of a step. A consumer turn starts at DefaultBudget (a full batch of 1,000

@@ -19,6 +19,38 @@ const Wildcard = "*"
 // automatically (CONTRACT §13).
 const EndpointDisabled = "endpoint-disabled"
 
+// MeterThresholdCrossed is the operational event sent when series of a meter reach one
+// of its usage alerts' threshold (CONTRACT §24).
+const MeterThresholdCrossed = "meter-threshold-crossed"
+
+// MaxCrossings bounds the crossings one meter-threshold-crossed event lists.
+const MaxCrossings = 100
+
+// ThresholdCrossed is the "meter_alert" member of a meter-threshold-crossed body: the
+// crossings one transaction of the alert's meter found, at most MaxCrossings listed and
+// the rest counted in More; HeldBack counts the environment's firings recorded but not
+// sent (past REVOPS_ALERT_EVENTS_PER_HOUR) since its last event.
+type ThresholdCrossed struct {
+	AlertID   string      `json:"alert_id"`
+	Meter     string      `json:"meter"`
+	MeterID   string      `json:"meter_id"`
+	Threshold json.Number `json:"threshold"`
+	Window    string      `json:"window"`
+	Crossings []Crossing  `json:"crossings"`
+	More      int         `json:"more"`
+	HeldBack  int         `json:"held_back"`
+}
+
+// Crossing is one series' crossing of a threshold in one window.
+type Crossing struct {
+	AccountID   string             `json:"account_id"`
+	Group       map[string]*string `json:"group"`
+	WindowStart string             `json:"window_start"` // RFC 3339, UTC
+	WindowEnd   string             `json:"window_end"`
+	Value       json.Number        `json:"value"`
+	AsOf        string             `json:"as_of"`
+}
+
 // EventType is one entry of the catalog.
 type EventType struct {
 	Name        string
@@ -51,6 +83,10 @@ var types = []EventType{
 	seedType("account-deleted", "An account was deprovisioned (a soft delete: the object stays readable).", "account", []string{"deprovisioned"}),
 	endpointDisabledType("Operational: a webhook endpoint was disabled because its attempts kept failing " +
 		"(REVOPS_WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it: \"*\" does not match it."),
+	thresholdCrossedType("Operational: series of a meter reached one of its usage alerts' threshold within the alert's window " +
+		"(day or calendar month, UTC); each series and window is listed once, ever. At most REVOPS_ALERT_EVENTS_PER_HOUR per " +
+		"environment and clock hour; firings past it are counted in the next event's held_back. Sent only to endpoints that " +
+		"list it: \"*\" does not match it."),
 }
 
 // All returns the catalog, seed types first; the caller may modify what it gets.

@@ -21,7 +21,7 @@ func TestCatalogLists(t *testing.T) {
 	if got := catalog.SeedTypes(); !slices.Equal(got, seed) {
 		t.Errorf("SeedTypes() = %v, want the seed's %v", got, seed)
 	}
-	if got, want := catalog.Names(), append(slices.Clone(seed), "endpoint-disabled"); !slices.Equal(got, want) {
+	if got, want := catalog.Names(), append(slices.Clone(seed), "endpoint-disabled", "meter-threshold-crossed"); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 	if !slices.Equal(webhook.EventTypes, seed) {
@@ -146,6 +146,15 @@ func bodies(t *testing.T) map[string][]byte {
 		"endpoint-disabled": frame(t, "endpoint-disabled", "webhook_endpoint", catalog.DisabledEndpoint{
 			ID: "5a6b7c8d-9e0f-4a1b-8c2d-4e5f6a7b8c9d", Description: ptr("billing"), Host: "hooks.example.com:8443",
 			DisabledReason: "failing", FailingSince: at.Add(-120 * time.Hour).Format(time.RFC3339Nano),
+		}),
+		"meter-threshold-crossed": frame(t, "meter-threshold-crossed", "meter_alert", catalog.ThresholdCrossed{
+			AlertID: "6b7c8d9e-0f1a-4b2c-9d3e-5f6a7b8c9d0e", Meter: "api_calls", MeterID: "7c8d9e0f-1a2b-4c3d-8e4f-6a7b8c9d0e1f",
+			Threshold: "1000.5", Window: "month", More: 3, HeldBack: 2,
+			Crossings: []catalog.Crossing{{
+				AccountID: bare.ID, Group: map[string]*string{"region": ptr("eu"), "tier": nil},
+				WindowStart: "2026-11-01T00:00:00Z", WindowEnd: "2026-12-01T00:00:00Z", Value: "1200.25",
+				AsOf: at.Format(time.RFC3339Nano),
+			}},
 		}),
 	}
 }

@@ -65,6 +65,39 @@ func endpointDisabledType(description string) EventType {
 	}
 }
 
+// thresholdCrossedType is the operational notice of CONTRACT §24.
+func thresholdCrossedType(description string) EventType {
+	number := func(d string) schema {
+		return schema{"type": "number", "description": d + " Exact decimal (the meter's figures are kept as exact decimals)."}
+	}
+	count := func(d string) schema { return schema{"type": "integer", "minimum": 0, "description": d} }
+	crossing := closed(schema{
+		"account_id": text(maxTextLen),
+		"group": schema{
+			"type": "object", "maxProperties": 3, "additionalProperties": schema{"type": []any{"string", "null"}},
+			"description": "The series' value of each of the meter's group_by keys (null: absent); {} when it does not group.",
+		},
+		"window_start": timestamp("The window's start (a day, or a calendar month, UTC)."),
+		"window_end":   timestamp("The window's end."),
+		"value":        number("The series' value in the window when the crossing was found."),
+		"as_of":        timestamp("The figures' as_of (CONTRACT §18): every usage accepted before it is counted in value."),
+	})
+	alert := closed(schema{
+		"alert_id":  uuid("The alert (the event's object_id)."),
+		"meter":     text(maxTextLen),
+		"meter_id":  uuid("The alert's meter."),
+		"threshold": number("The alert's threshold."),
+		"window":    schema{"type": "string", "enum": []string{"day", "month"}},
+		"crossings": schema{"type": "array", "minItems": 0, "maxItems": MaxCrossings, "items": crossing},
+		"more":      count("Crossings of the same transaction not listed (past the first 100)."),
+		"held_back": count("Firings of the environment recorded but not sent since its last meter-threshold-crossed event (past REVOPS_ALERT_EVENTS_PER_HOUR)."),
+	})
+	return EventType{
+		Name: MeterThresholdCrossed, Description: description, Operational: true,
+		Schema: mustJSON(body(MeterThresholdCrossed, description, "meter_alert", alert)),
+	}
+}
+
 // body is the delivered JSON: {"event":{id,time,type},"<key>":{…}} (CONTRACT §8).
 func body(name, description, key string, object schema) schema {
 	s := closed(schema{

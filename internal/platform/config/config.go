@@ -80,6 +80,9 @@ type Config struct {
 	// replica; MeterConsumers how many meter consumers a worker process runs.
 	MeterQueries   int
 	MeterConsumers int
+	// AlertEventsPerHour caps an environment's meter-threshold-crossed events per clock
+	// hour (CONTRACT §24): firings past it are recorded, and counted in the next event.
+	AlertEventsPerHour int
 
 	// Pprof adds Go's profiler (/debug/pprof/) to the metrics listener when PprofEnv is
 	// "1": how the delivery benchmark on the production shape profiles the api and worker
@@ -97,6 +100,8 @@ const (
 	DefaultDBJobConnections = 8
 	DefaultMeterQueries     = 4
 	DefaultMeterConsumers   = 2
+	// DefaultAlertEventsPerHour is CONTRACT §24's REVOPS_ALERT_EVENTS_PER_HOUR.
+	DefaultAlertEventsPerHour = 1000
 )
 
 // DefaultWorkerActivitySlots is REVOPS_WORKER_ACTIVITY_SLOTS' default, chosen by
@@ -142,6 +147,7 @@ var envOf = map[string]string{
 	"db-statement-timeout":   "REVOPS_DB_STATEMENT_TIMEOUT",
 	"meter-queries":          "REVOPS_METER_QUERIES",
 	"meter-consumers":        "REVOPS_METER_CONSUMERS",
+	"alert-events-per-hour":  "REVOPS_ALERT_EVENTS_PER_HOUR",
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -195,6 +201,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.DurationVar(&c.DBStatementTimeout, "db-statement-timeout", 30*time.Second, "longest database statement of a request")
 	fs.IntVar(&c.MeterQueries, "meter-queries", DefaultMeterQueries, "meter values queries of one environment at once in this replica")
 	fs.IntVar(&c.MeterConsumers, "meter-consumers", DefaultMeterConsumers, "meter consumers per worker process")
+	fs.IntVar(&c.AlertEventsPerHour, "alert-events-per-hour", DefaultAlertEventsPerHour, "meter-threshold-crossed events per environment and clock hour (UTC); firings past it are held back")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -261,7 +268,8 @@ func (c Config) validate() error {
 		name string
 		n    int
 	}{{"REVOPS_DB_CONNECTIONS (--db-connections)", c.DBConnections}, {"REVOPS_DB_JOB_CONNECTIONS (--db-job-connections)", c.DBJobConnections},
-		{"REVOPS_METER_QUERIES (--meter-queries)", c.MeterQueries}, {"REVOPS_METER_CONSUMERS (--meter-consumers)", c.MeterConsumers}} {
+		{"REVOPS_METER_QUERIES (--meter-queries)", c.MeterQueries}, {"REVOPS_METER_CONSUMERS (--meter-consumers)", c.MeterConsumers},
+		{"REVOPS_ALERT_EVENTS_PER_HOUR (--alert-events-per-hour)", c.AlertEventsPerHour}} {
 		if b.n < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", b.name, b.n))
 		}

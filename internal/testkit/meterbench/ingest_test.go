@@ -26,13 +26,17 @@ import (
 // tables growing. Each arm ingests for REVOPS_METER_INGEST_SECONDS (default 20). During
 // the metered arms the as_of lag — the time the latest batch's 201 arrived minus the
 // as_of of GET /v1/meters/{key}/values, floored at 0 — is sampled every 250 ms; after
-// each arm, drain is how long after the last 201 as_of passed it.
+// each arm, drain is how long after the last 201 as_of passed it. With
+// REVOPS_METER_ALERTS set, arm "alerted" is the metered environment with 32 usage alerts
+// on its meters (alerts.go), the arms going plain, metered, alerted, alerted, metered,
+// plain.
 func BenchmarkMeterIngest(b *testing.B) {
 	if os.Getenv("REVOPS_METER_INGEST") == "" {
 		b.Skip("REVOPS_METER_INGEST is not set: the meter ingest benchmark runs for minutes")
 	}
 	dur := time.Duration(usagebench.AtoiEnv("REVOPS_METER_INGEST_SECONDS", 20)) * time.Second
 	rounds := usagebench.AtoiEnv("REVOPS_METER_ROUNDS", 1)
+	alerted := os.Getenv("REVOPS_METER_ALERTS") != ""
 	plain := usagebench.Setup(b)
 	metered := plain.WithKey(b, "live")
 	createMeters(b, metered)
@@ -50,18 +54,35 @@ func BenchmarkMeterIngest(b *testing.B) {
 		fmt.Printf("\n== ingest, batch %d × %d clients, %s per arm, consumer running\n", batchSize, clients, dur)
 		fmt.Printf("%-8s %10s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s  load\n", "arm", "metrics/s", "p50 ms", "p99 ms",
 			"lag p50", "lag p99", "lag max", "drain s", "ms/1k go", "ms/1k pg", "wait max", "wait end")
+		order := []string{"plain", "metered", "metered", "plain"}
+		if alerted {
+			order = []string{"plain", "metered", "alerted", "alerted", "metered", "plain"}
+		}
+		var withAlerts []armResult
 		for range rounds {
-			for _, withMeters := range []bool{false, true, true, false} {
+			for _, arm := range order {
 				s := plain
-				if withMeters {
+				if arm != "plain" {
 					s = metered
 				}
-				r := runArm(b, s, withMeters, dur, &seq)
-				arms[withMeters] = append(arms[withMeters], r)
+				if arm == "alerted" {
+					putAlerts(b, s)
+				}
+				r := runArm(b, s, arm != "plain", dur, &seq)
+				if arm == "alerted" {
+					r.name = arm
+					withAlerts = append(withAlerts, r)
+					dropAlerts(b, s)
+				} else {
+					arms[arm != "plain"] = append(arms[arm != "plain"], r)
+				}
 				r.print()
 			}
 		}
 		summarize(b, arms[false], arms[true])
+		if alerted {
+			summarizeAlerts(b, arms[false], arms[true], withAlerts)
+		}
 	}
 }
 

@@ -11,12 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/models"
@@ -84,6 +88,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wid := workflows.MeterBackfillWorkflowID(m.ID)
+	alerts := putKillAlerts(ctx, t, st, env, m)
 	step = time.Now()
 
 	victim := killBackfillMidPage(ctx, t, st, tc, m.ID, workers)
@@ -157,8 +162,114 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Fatalf("%d stored rows of %s, the feed had %d accepted", len(rows), meterstest.Metric, feed.Matching())
 	}
 	n := meterstest.Check(t, values, m, rows, now, last)
+	checkFiredOnce(ctx, t, st, env, m, alerts, rows)
 	t.Logf("%d rows of %s in %d batches; backfill %d pages (%d page attempts after the first) over %d rows; "+
 		"%d values at every window size equal the reference", len(rows), meterstest.Metric, feed.Batches(), res.Pages, retried, res.Rows, n)
+}
+
+// putKillAlerts gives the meter usage alerts (CONTRACT §24) as it starts backfilling:
+// thresholds some series reach (during the backfill, from its pages or the consumer's
+// turns, on either side of the kill) and one none does.
+func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env models.Env, m models.Meter) []models.MeterAlert {
+	t.Helper()
+	var out []models.MeterAlert
+	for _, a := range []struct{ window, threshold, account, group string }{
+		{"day", "1000000", "", "{}"}, {"day", "4000000", "", `{"region":"eu"}`}, {"month", "20000000", "acct_1", "{}"},
+		{"month", "1000000000000", "", "{}"},
+	} {
+		al := models.MeterAlert{ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID, MeterID: m.ID,
+			Threshold: a.threshold, Window: a.window, AccountID: a.account, Group: a.group, CreatedAt: time.Now().UTC()}
+		if err := st.PutMeterAlert(ctx, al); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, al)
+	}
+	return out
+}
+
+// checkFiredOnce holds the alerts' firings to the stored rows: every (alert, series,
+// window) whose value reaches the threshold (the rows' values are positive: a value
+// that reaches it at the end did at some transaction) fired exactly once, none other did,
+// and the events list each firing once, in the event the firing names — whatever the
+// SIGKILLed worker's transactions had done when they died.
+func checkFiredOnce(ctx context.Context, t *testing.T, st *store.Store, env models.Env, m models.Meter, alerts []models.MeterAlert, rows []store.UsageRow) {
+	t.Helper()
+	type key struct{ alert, account, groups, start string }
+	want := map[key]bool{}
+	for _, a := range alerts {
+		vals, err := meters.Reference(m, rows, a.Window, a.CreatedAt.AddDate(0, -2, 0), time.Now().AddDate(0, 1, 0), m.GroupBy, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var group map[string]string
+		_ = json.Unmarshal([]byte(a.Group), &group)
+		threshold, _ := usage.ParseStored(a.Threshold)
+	values:
+		for _, v := range vals {
+			if (a.AccountID != "" && a.AccountID != v.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
+				continue
+			}
+			for k, g := range group {
+				if v.Group[k] == nil || *v.Group[k] != g {
+					continue values
+				}
+			}
+			if got, _ := usage.ParseStored(v.Value); got.Cmp(&threshold) >= 0 {
+				gv := make([]*string, len(m.GroupBy))
+				for i, k := range m.GroupBy {
+					gv[i] = v.Group[k]
+				}
+				groups, _ := json.Marshal(gv)
+				want[key{a.ID, v.AccountID, string(groups), v.WindowStart.UTC().Format(time.RFC3339)}] = true
+			}
+		}
+	}
+	fired, err := st.MeterAlertFirings(ctx, env.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := map[string]string{}
+	for _, f := range fired {
+		k := key{f.AlertID, f.AccountID, f.Groups, f.WindowStart.UTC().Format(time.RFC3339)}
+		if !want[k] {
+			t.Errorf("firing %+v: its series never reaches the threshold", k)
+		}
+		delete(want, k)
+		events[k.alert+"/"+k.account+"/"+k.groups+"/"+k.start] = f.EventID
+	}
+	for k := range want {
+		t.Errorf("no firing of %+v", k)
+	}
+	listed := 0
+	for _, a := range alerts {
+		evs, err := st.EventsForObject(ctx, env, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			var body struct {
+				MeterAlert catalog.ThresholdCrossed `json:"meter_alert"`
+			}
+			if err := json.Unmarshal([]byte(ev.Payload), &body); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range body.MeterAlert.Crossings {
+				gv := make([]*string, len(m.GroupBy))
+				for i, k := range m.GroupBy {
+					gv[i] = c.Group[k]
+				}
+				groups, _ := json.Marshal(gv)
+				if id := events[a.ID+"/"+c.AccountID+"/"+string(groups)+"/"+c.WindowStart]; id != ev.ID {
+					t.Errorf("event %s lists %s %s %s: its firing names event %q", ev.ID, c.AccountID, groups, c.WindowStart, id)
+				}
+				listed++
+			}
+		}
+	}
+	if listed != len(fired) || len(fired) == 0 {
+		t.Errorf("%d crossings listed by the events, %d firings", listed, len(fired))
+	}
+	t.Logf("%d alerts: %d firings, each listed once", len(alerts), len(fired))
 }
 
 // sandboxOf finds the sandbox environment of the organization name in the stack's database.

@@ -936,6 +936,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "meter-threshold-crossed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational: series of a meter reached one of its usage alerts' threshold within the alert's window (day or calendar month, UTC); each series and window is listed once, ever. At most REVOPS_ALERT_EVENTS_PER_HOUR per environment and clock hour; firings past it are counted in the next event's held_back. Sent only to endpoints that list it: "*" does not match it.
+         * @description Operational: sent only to endpoints whose event_types list it; "*" does not match it. An endpoint whose method is GET receives the same JSON in the query parameter payload. The schema is GET /v1/event_types's for meter-threshold-crossed.
+         */
+        post: operations["webhook_meter_threshold_crossed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1385,7 +1405,7 @@ export interface components {
             /** @constant */
             object: "event";
             /** @enum {string} */
-            type: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled";
+            type: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
             /** @enum {string} */
             status: "pending" | "delivered" | "retrying" | "failed" | "skipped";
             object_id: string;
@@ -1428,7 +1448,7 @@ export interface components {
             /** @enum {string} */
             status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
             /** @enum {string} */
-            type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled";
+            type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
             /** @description Only the deliveries to this webhook endpoint; status then applies to that delivery. */
             endpoint_id?: string;
             /** @description created_at ≥ this time. RFC 3339, or integer Unix seconds (a number or a string of digits); null means no bound. */
@@ -1458,7 +1478,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
                 /** @enum {string} */
-                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled";
+                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
                 endpoint_id?: string;
                 /**
                  * Format: date-time
@@ -1535,7 +1555,7 @@ export interface components {
             method: "POST" | "GET";
             description: string | null;
             /** @description "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
-            event_types: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled")[];
+            event_types: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
             enabled: boolean;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1574,7 +1594,7 @@ export interface components {
              *       "*"
              *     ]
              */
-            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled")[];
+            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
             /** @default true */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
@@ -1588,7 +1608,7 @@ export interface components {
             /** @description Free text; null or "" clears it. */
             description?: string | null;
             /** @description "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
-            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled")[];
+            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
@@ -3154,7 +3174,7 @@ export interface operations {
                 /** @description Id of the last object of the previous page: the page after it. */
                 starting_after?: components["parameters"]["StartingAfter"];
                 /** @description Only this event type. */
-                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled";
+                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
                 /** @description Only this status. */
                 status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
                 /** @description Only events of this deal or account. */
@@ -4692,6 +4712,92 @@ export interface operations {
                          * @description The disabled endpoint.
                          */
                         id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: status 200 and a body containing "<service name> API Event Received.". Anything else, or no answer within 30 s, is a failed attempt, retried under the endpoint's retry_policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_meter_threshold_crossed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt and replay, so receivers can deduplicate. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
+                "webhook-timestamp": string;
+                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /**
+                         * Format: uuid
+                         * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
+                         */
+                        id: string;
+                        /** @description When the change happened, in Unix seconds, written as a string. */
+                        time: string;
+                        /** @constant */
+                        type: "meter-threshold-crossed";
+                    };
+                    meter_alert: {
+                        /**
+                         * Format: uuid
+                         * @description The alert (the event's object_id).
+                         */
+                        alert_id: string;
+                        crossings: {
+                            account_id: string;
+                            /**
+                             * Format: date-time
+                             * @description The figures' as_of (CONTRACT §18): every usage accepted before it is counted in value. RFC 3339, UTC.
+                             */
+                            as_of: string;
+                            /** @description The series' value of each of the meter's group_by keys (null: absent); {} when it does not group. */
+                            group: {
+                                [key: string]: string | null;
+                            };
+                            /** @description The series' value in the window when the crossing was found. Exact decimal (the meter's figures are kept as exact decimals). */
+                            value: number;
+                            /**
+                             * Format: date-time
+                             * @description The window's end. RFC 3339, UTC.
+                             */
+                            window_end: string;
+                            /**
+                             * Format: date-time
+                             * @description The window's start (a day, or a calendar month, UTC). RFC 3339, UTC.
+                             */
+                            window_start: string;
+                        }[];
+                        /** @description Firings of the environment recorded but not sent since its last meter-threshold-crossed event (past REVOPS_ALERT_EVENTS_PER_HOUR). */
+                        held_back: number;
+                        meter: string;
+                        /**
+                         * Format: uuid
+                         * @description The alert's meter.
+                         */
+                        meter_id: string;
+                        /** @description Crossings of the same transaction not listed (past the first 100). */
+                        more: number;
+                        /** @description The alert's threshold. Exact decimal (the meter's figures are kept as exact decimals). */
+                        threshold: number;
+                        /** @enum {string} */
+                        window: "day" | "month";
                     };
                 };
             };
