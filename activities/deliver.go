@@ -26,9 +26,6 @@ type Store interface {
 	EventByID(ctx context.Context, id string) (models.Event, models.Env, error)
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error)
 	DeliveredInRun(ctx context.Context, env models.Env, eventID, runID string) (bool, error)
-	// RecordDeliveryAttempt writes an attempt and its delivery's status (the attempt's
-	// DeliveryID, or the event's only delivery when it has none).
-	RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error
 	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
@@ -49,6 +46,25 @@ type Activities struct {
 	// RetryInterval is REVOPS_WEBHOOK_RETRY_INTERVAL (0: the default policy's hour): the
 	// default policy's interval when the server reports no retry policy (policyOf).
 	RetryInterval time.Duration
+	// FailingAfter: an endpoint whose attempts have all failed this long is failing
+	// (REVOPS_WEBHOOK_FAILING_AFTER; 0: webhook.DefaultFailingAfter), judged at each record.
+	FailingAfter time.Duration
+	// Recorder writes each attempt's record; nil: webhook.Recorder over Store with
+	// FailingAfter (tests put faults here).
+	Recorder AttemptRecorder
+}
+
+// AttemptRecorder writes an attempt, its delivery's status and its endpoint's health in
+// one transaction (webhook.Recorder).
+type AttemptRecorder interface {
+	RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error
+}
+
+func (a *Activities) recorder() AttemptRecorder {
+	if a.Recorder != nil {
+		return a.Recorder
+	}
+	return webhook.Recorder{Store: a.Store, FailingAfter: a.FailingAfter}
 }
 
 // DeliverInput names the delivery to make: ids only, never the body or a secret, since

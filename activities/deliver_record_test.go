@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -94,7 +95,7 @@ func TestAttemptAfterDeliveryInItsRunDoesNotSend(t *testing.T) {
 	}
 }
 
-// flakyStore fails RecordDeliveryAttempt: `failures` times (-1: always); when commit is set the
+// flakyStore fails the attempt's record: `failures` times (-1: always); when commit is set the
 // failed calls write first, as a commit whose answer was lost.
 type flakyStore struct {
 	*store.Store
@@ -104,16 +105,19 @@ type flakyStore struct {
 	calls    int
 }
 
-func (s *flakyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
+// RecordAttempt is the activity's record (activities.AttemptRecorder): it fails
+// failures times (always when negative), after committing when commit is set.
+func (s *flakyStore) RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
 	s.mu.Lock()
 	s.calls++
 	fail := s.failures < 0 || s.calls <= s.failures
 	s.mu.Unlock()
+	real := webhook.Recorder{Store: s.Store}
 	if !fail {
-		return s.Store.RecordDeliveryAttempt(ctx, env, a, status)
+		return real.RecordAttempt(ctx, env, a, status)
 	}
 	if s.commit {
-		if err := s.Store.RecordDeliveryAttempt(ctx, env, a, status); err != nil {
+		if err := real.RecordAttempt(ctx, env, a, status); err != nil {
 			return err
 		}
 	}
@@ -142,7 +146,7 @@ func TestRecordFailuresNeverResend(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			fs := &flakyStore{Store: f.db.Store, failures: tt.failures, commit: tt.commit}
-			f.acts.Store = fs
+			f.acts.Store, f.acts.Recorder = fs, fs
 			f.rc.SetRespond(func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(tt.respond)
 				_, _ = io.WriteString(w, webhooktest.AckSentence)

@@ -56,7 +56,7 @@ func (a *Activities) record(ctx context.Context, env models.Env, att *models.Del
 	}
 	backoff := recordBackoff
 	for tries := 1; ; tries++ {
-		err := a.Store.RecordDeliveryAttempt(ctx, env, att, status)
+		err := a.recorder().RecordAttempt(ctx, env, att, status)
 		if err == nil {
 			return nil
 		}
@@ -154,7 +154,7 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 	if ep, err := a.endpointOf(ctx, env, in.DeliveryID); err == nil {
 		att.EndpointID, att.URL = ep.ID, redact(ep.URL)
 	}
-	return a.Store.RecordDeliveryAttempt(ctx, env, &att, models.EventDelivered)
+	return a.recorder().RecordAttempt(ctx, env, &att, models.EventDelivered)
 }
 
 // endpointOf is the endpoint of a delivery, or the environment's oldest for "".

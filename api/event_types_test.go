@@ -83,7 +83,8 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 	h.mustObj(http.StatusOK, "POST", "/v1/deals/"+empty+"/void", nil)
 	h.mustObj(http.StatusOK, "DELETE", "/v1/accounts/"+bare, nil)
 
-	endpoint := disableEndpoint(h, h.objEvents(acc)[0].ID)
+	dealEvents := h.objEvents(priced)
+	endpoint := disableEndpoint(h, dealEvents[0].ID, dealEvents[1].ID, dealEvents[2].ID, h.objEvents(acc)[0].ID)
 
 	seen := map[string]int{}
 	for _, obj := range []string{acc, bare, priced, empty, endpoint} {
@@ -135,24 +136,51 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 	}
 }
 
-// disableEndpoint fails the environment's endpoint's delivery of an event and ends it
-// failed as the worker does (MarkDeliveryFailed), allowing failures to last only 1 ns
-// (REVOPS_WEBHOOK_DISABLE_AFTER): the store disables the endpoint and writes its
-// endpoint-disabled event. It returns the endpoint id.
-func disableEndpoint(h *harness, eventID string) string {
+// disableEndpoint has the environment's endpoint fail, recover and exhaust a delivery
+// (the deliveries of failing, recovering and exhausted: its health events), then fails
+// its delivery of eventID and ends it failed as the worker does (MarkDeliveryFailed),
+// allowing failures to last only 1 ns (REVOPS_WEBHOOK_DISABLE_AFTER): the store disables
+// the endpoint and writes its endpoint-disabled event. It returns the endpoint id.
+func disableEndpoint(h *harness, failing, recovering, exhausted, eventID string) string {
 	h.t.Helper()
 	ctx, env := context.Background(), h.objEnv("sandbox")
-	ds, err := h.store.EventDeliveries(ctx, env, eventID)
-	if err != nil || len(ds) != 1 {
-		h.t.Fatalf("deliveries of %s: %v %v", eventID, ds, err)
+	delivery := func(eventID string) models.WebhookDelivery {
+		ds, err := h.store.EventDeliveries(ctx, env, eventID)
+		if err != nil || len(ds) != 1 {
+			h.t.Fatalf("deliveries of %s: %v %v", eventID, ds, err)
+		}
+		return ds[0]
 	}
-	a := models.DeliveryAttempt{EventID: eventID, DeliveryID: ds[0].ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+	// Its health events (CONTRACT §23), as the delivery activity's records make them: a
+	// failure an hour old turns it failing, a success recovers it, a last attempt failed
+	// exhausts a delivery.
+	for _, r := range []struct {
+		eventID, outcome, status string
+		number                   int
+		at                       time.Time
+	}{
+		{failing, models.AttemptFailed, models.EventRetrying, 1, time.Now().UTC().Add(-time.Hour)},
+		{recovering, models.AttemptSucceeded, models.EventDelivered, 1, time.Now().UTC()},
+		{exhausted, models.AttemptFailed, models.EventFailed, models.DefaultRetryPolicy.MaximumAttempts, time.Now().UTC()},
+	} {
+		d := delivery(r.eventID)
+		a := models.DeliveryAttempt{EventID: r.eventID, DeliveryID: d.ID, RunID: "run-1", Number: r.number, Trigger: models.TriggerScheduled,
+			StartedAt: r.at, Outcome: r.outcome}
+		if r.outcome == models.AttemptFailed {
+			a.StatusCode, a.Error = 500, "status 500"
+		}
+		if err := webhook.RecordAttempt(ctx, h.store, env, &a, r.status, webhook.DefaultFailingAfter); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	d := delivery(eventID)
+	a := models.DeliveryAttempt{EventID: eventID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), StatusCode: 500, Error: "status 500", Outcome: models.AttemptFailed}
 	if err := h.store.RecordDeliveryAttempt(ctx, env, &a, models.EventFailed); err != nil {
 		h.t.Fatal(err)
 	}
-	if disabled, err := webhook.MarkDeliveryFailed(ctx, h.store, ds[0].ID, "", nil, time.Nanosecond); err != nil || !disabled {
+	if disabled, err := webhook.MarkDeliveryFailed(ctx, h.store, d.ID, "", nil, time.Nanosecond); err != nil || !disabled {
 		h.t.Fatalf("endpoint not disabled (%v): %v", disabled, err)
 	}
-	return ds[0].EndpointID
+	return d.EndpointID
 }

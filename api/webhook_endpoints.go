@@ -13,7 +13,7 @@ import (
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
 	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
-	ReadOnly: []string{"id", "object", "status", "disabled_reason", "secret", "created_at", "updated_at"},
+	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
 	}},

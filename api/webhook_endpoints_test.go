@@ -112,7 +112,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,id,method,object,retry_policy,secret,status,updated_at,url" {
+	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,health,id,method,object,retry_policy,secret,status,updated_at,url" {
 		t.Fatalf("object members %v", keys)
 	}
 	wantPolicy := map[string]any{"initial_interval": "1h", "backoff_coefficient": 1.0, "maximum_interval": "1h", "maximum_attempts": 6.0}
@@ -120,6 +120,10 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		ep["enabled"] != true || ep["status"] != "enabled" || ep["disabled_reason"] != nil || fmt.Sprint(ep["retry_policy"]) != fmt.Sprint(wantPolicy) ||
 		!strings.HasPrefix(ep["secret"].(string), "whsec_") {
 		t.Fatalf("created %v", ep)
+	}
+	// A new endpoint is idle, with no success rate yet (CONTRACT §23).
+	if fmt.Sprint(ep["health"]) != fmt.Sprint(map[string]any{"status": "idle", "success_rate_24h": nil, "last_success_at": nil, "failing_since": nil}) {
+		t.Fatalf("health of a new endpoint %v", ep["health"])
 	}
 	id, secret := ep["id"].(string), ep["secret"].(string)
 	// A keyed retry answers the same endpoint, secret included, and creates nothing.
@@ -138,7 +142,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 
 	off := h.mustObj(http.StatusOK, "PATCH", "/v1/webhook_endpoints/"+id, map[string]any{"enabled": false, "description": "CRM",
 		"event_types": []any{"account-created", "endpoint-disabled"}, "retry_policy": map[string]any{"initial_interval": "90s", "backoff_coefficient": 2, "maximum_interval": "2h30m"}})
-	if off["enabled"] != false || off["status"] != "disabled" || off["disabled_reason"] != "manual" || off["description"] != "CRM" ||
+	if off["enabled"] != false || off["status"] != "disabled" || off["health"].(map[string]any)["status"] != "disabled" || off["disabled_reason"] != "manual" || off["description"] != "CRM" ||
 		fmt.Sprint(off["event_types"]) != "[account-created endpoint-disabled]" ||
 		fmt.Sprint(off["retry_policy"]) != fmt.Sprint(map[string]any{"initial_interval": "1m30s", "backoff_coefficient": 2.0, "maximum_interval": "2h30m", "maximum_attempts": 6.0}) {
 		t.Fatalf("patched %v", off)

@@ -91,6 +91,9 @@ type WebhookEndpoint struct {
 	PreviousUntil  *time.Time //
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// Health is the endpoint's health row as the read that loaded it found it (nil: not
+	// loaded, or none yet): not a column (CONTRACT §23).
+	Health *EndpointHealth `gorm:"-"`
 }
 
 // WebhookDelivery is one (event, endpoint) pair: the event is sent to that endpoint under

@@ -37,6 +37,9 @@ const (
 	// MeterPurgeWorkflowName is the workflow that purges a deleted meter's figures
 	// (CONTRACT §21).
 	MeterPurgeWorkflowName = "MeterPurge"
+	// HealthCheckWorkflowName is the workflow the endpoint health Schedule runs every
+	// minute (CONTRACT §23).
+	HealthCheckWorkflowName = "EndpointHealthCheck"
 )
 
 // SignalReplay is the signal the dispatcher sends with SignalWithStart after a replay
@@ -60,6 +63,10 @@ const (
 	RetentionScheduleID = "revops-retention"
 	// RetentionWorkflowID is the id of each scheduled run (the Schedule appends the time).
 	RetentionWorkflowID = "revops-retention"
+	// HealthCheckScheduleID runs the endpoint health check every minute (CONTRACT §23).
+	HealthCheckScheduleID = "revops-endpoint-health"
+	// HealthCheckWorkflowID is the id of each scheduled run (the Schedule appends the time).
+	HealthCheckWorkflowID = "revops-endpoint-health"
 )
 
 // Search attributes set on every delivery run (CONTRACT §10), all of Keyword type.

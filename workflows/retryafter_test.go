@@ -30,7 +30,8 @@ func (s *retryAfterStore) DeliveryForAttempt(context.Context, string) (store.Del
 	return s.target, nil
 }
 
-func (s *retryAfterStore) RecordDeliveryAttempt(_ context.Context, _ models.Env, a *models.DeliveryAttempt, _ string) error {
+// RecordAttempt is the activity's record (activities.AttemptRecorder).
+func (s *retryAfterStore) RecordAttempt(_ context.Context, _ models.Env, a *models.DeliveryAttempt, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.starts = append(s.starts, a.StartedAt)
@@ -77,7 +78,7 @@ func TestRetryAfterDelaysTheNextAttempt(t *testing.T) {
 				Event:    models.Event{ID: input().EventID, Type: "deal-signed", Payload: `{}`},
 				Endpoint: &models.WebhookEndpoint{ID: "ep-A", URL: rc.URL, Method: http.MethodPost, Enabled: true, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 			}}
-			Register(env, &activities.Activities{Store: st, Now: env.Now,
+			Register(env, &activities.Activities{Store: st, Recorder: st, Now: env.Now,
 				Sender: &webhook.Sender{Client: rc.Client(), AckSentence: "ok", Timeout: 5 * time.Second}})
 
 			env.ExecuteWorkflow(WebhookDelivery, inputWith(d))

@@ -30,6 +30,7 @@ type Activities struct {
 	BulkReplay    *activities.BulkReplay
 	MeterBackfill *activities.MeterBackfill
 	MeterPurge    *activities.MeterPurge
+	Health        *activities.Health // nil: no health check on this worker (tests)
 }
 
 // Workers are the workers of one process, one per task queue (CONTRACT §17).
@@ -64,6 +65,9 @@ func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker
 	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
 	sw := worker.New(c, SystemTaskQueue, system)
 	RegisterRetention(sw, acts.Retention)
+	if acts.Health != nil {
+		RegisterHealthCheck(sw, acts.Health)
+	}
 	// Only MarkDeliveryFailed and RecordDelivered are scheduled here (systemBookkeeping);
 	// the struct registers them under the names the workflow uses.
 	sw.RegisterActivity(acts.Delivery)

@@ -255,23 +255,11 @@ const (
 // DisabledEndpoint is generated from the OpenAPI document.
 type DisabledEndpoint struct {
 	Description *string `json:"description"`
-	// failing: its attempts failed for REVOPS_WEBHOOK_DISABLE_AFTER; gone: its receiver answered 410 Gone.
-	DisabledReason DisabledEndpointDisabledReason `json:"disabled_reason"`
-	// The endpoint's first failed attempt since its last success. RFC 3339, UTC.
-	FailingSince time.Time `json:"failing_since"`
 	// The host (and port, if any) of the endpoint's URL: never its path, query or credentials.
 	Host string `json:"host"`
-	// The disabled endpoint.
+	// The endpoint.
 	ID string `json:"id"`
 }
-
-// DisabledEndpointDisabledReason is one of the constants below (used by DisabledEndpoint.disabled_reason).
-type DisabledEndpointDisabledReason string
-
-const (
-	DisabledEndpointDisabledReasonFailing DisabledEndpointDisabledReason = "failing"
-	DisabledEndpointDisabledReasonGone    DisabledEndpointDisabledReason = "gone"
-)
 
 // EmptyObject: An empty JSON object.
 type EmptyObject map[string]any
@@ -284,8 +272,9 @@ type Endpoint struct {
 	// manual: disabled by PATCH, PUT or the dashboard; failing: disabled automatically after REVOPS_WEBHOOK_DISABLE_AFTER of failed attempts; gone: disabled automatically when its receiver answered 410 Gone (CONTRACT §23).
 	DisabledReason *EndpointDisabledReason `json:"disabled_reason"`
 	Enabled        bool                    `json:"enabled"`
-	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
+	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types"`
+	Health     EndpointHealth      `json:"health"`
 	ID         string              `json:"id"`
 	Method     WebhookMethod       `json:"method"`
 	// Always "webhook_endpoint".
@@ -304,7 +293,7 @@ type EndpointCreate struct {
 	// Free text; null or "" clears it.
 	Description Nullable[string] `json:"description,omitzero"`
 	Enabled     *bool            `json:"enabled,omitempty"`
-	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
+	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
 	Method      *WebhookMethod      `json:"method,omitempty"`
 	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
@@ -334,6 +323,31 @@ const (
 	EndpointEventTypeAccountDeleted        EndpointEventType = "account-deleted"
 	EndpointEventTypeEndpointDisabled      EndpointEventType = "endpoint-disabled"
 	EndpointEventTypeMeterThresholdCrossed EndpointEventType = "meter-threshold-crossed"
+	EndpointEventTypeEndpointFailing       EndpointEventType = "endpoint-failing"
+	EndpointEventTypeEndpointRecovered     EndpointEventType = "endpoint-recovered"
+	EndpointEventTypeDeliveryExhausted     EndpointEventType = "delivery-exhausted"
+)
+
+// EndpointHealth: The endpoint's health (CONTRACT §23).
+type EndpointHealth struct {
+	// The first failed attempt since the last success (re-enabling clears it). RFC 3339, UTC.
+	FailingSince *time.Time `json:"failing_since"`
+	// RFC 3339, UTC.
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	// disabled: the endpoint is not enabled; failing: its attempts have all failed for REVOPS_WEBHOOK_FAILING_AFTER since failing_since (judged at each failed attempt and every minute); idle: no attempt in 24 h, or never; else healthy.
+	Status EndpointHealthStatus `json:"status"`
+	// Succeeded attempts over attempts in the last 24 h; null without attempts.
+	SuccessRate24h *float64 `json:"success_rate_24h"`
+}
+
+// EndpointHealthStatus is one of the constants below (used by EndpointHealth.status).
+type EndpointHealthStatus string
+
+const (
+	EndpointHealthStatusHealthy  EndpointHealthStatus = "healthy"
+	EndpointHealthStatusFailing  EndpointHealthStatus = "failing"
+	EndpointHealthStatusDisabled EndpointHealthStatus = "disabled"
+	EndpointHealthStatusIdle     EndpointHealthStatus = "idle"
 )
 
 // EndpointList: Endpoints, newest first.
@@ -376,7 +390,7 @@ type EndpointUpdate struct {
 	Description Nullable[string] `json:"description,omitzero"`
 	// false disables (disabled_reason manual); true re-enables and clears disabled_reason.
 	Enabled *bool `json:"enabled,omitempty"`
-	// "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
+	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
 	Method      *WebhookMethod      `json:"method,omitempty"`
 	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
@@ -508,6 +522,9 @@ const (
 	EventTypeAccountDeleted        EventType = "account-deleted"
 	EventTypeEndpointDisabled      EventType = "endpoint-disabled"
 	EventTypeMeterThresholdCrossed EventType = "meter-threshold-crossed"
+	EventTypeEndpointFailing       EventType = "endpoint-failing"
+	EventTypeEndpointRecovered     EventType = "endpoint-recovered"
+	EventTypeDeliveryExhausted     EventType = "delivery-exhausted"
 )
 
 // EventTypeInfo is generated from the OpenAPI document.
@@ -1349,9 +1366,22 @@ type WebhookEndpointPut struct {
 type WebhookEvent struct {
 	Account         *Account                `json:"account,omitempty"`
 	Deal            *Deal                   `json:"deal,omitempty"`
+	Delivery        *WebhookEventDelivery   `json:"delivery,omitempty"`
 	Event           WebhookEventHeader      `json:"event"`
 	MeterAlert      *WebhookEventMeterAlert `json:"meter_alert,omitempty"`
+	Suppressed      *int64                  `json:"suppressed,omitempty"`
 	WebhookEndpoint *DisabledEndpoint       `json:"webhook_endpoint,omitempty"`
+}
+
+// WebhookEventDelivery is generated from the OpenAPI document.
+type WebhookEventDelivery struct {
+	Attempts int64 `json:"attempts"`
+	// The event it delivered.
+	EventID   string `json:"event_id"`
+	EventType string `json:"event_type"`
+	// The delivery (the latest, in a summary).
+	ID        string `json:"id"`
+	LastError string `json:"last_error"`
 }
 
 // WebhookEventHeader is generated from the OpenAPI document.

@@ -162,8 +162,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if p.Worker {
 		acts := workflows.Activities{
 			Delivery: &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
-				RetryInterval: cfg.WebhookRetryInterval},
+				RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 			Retention:     &activities.Retention{Store: st},
+			Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
 			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).

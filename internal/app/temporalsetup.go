@@ -15,8 +15,8 @@ import (
 const ServerNamespaceRefresh = 10 * time.Second
 
 // TemporalSetup is what `revops temporal-setup` and `revops dev` bring the namespace to
-// (CONTRACT §16): its retention, the search attributes with their types, and the daily
-// retention Schedule.
+// (CONTRACT §16): its retention, the search attributes with their types, the daily
+// retention Schedule and the endpoint health check's every minute.
 func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) temporalsetup.Options {
 	return temporalsetup.Options{
 		Namespace:        cfg.TemporalNamespace,
@@ -29,6 +29,14 @@ func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) te
 			TaskQueue:  workflows.SystemTaskQueue, // CONTRACT §17; an older Schedule is updated
 			WorkflowID: workflows.RetentionWorkflowID,
 			Args:       []any{workflows.RetentionInput{Retention: cfg.Retention}},
+		}, {
+			// CONTRACT §23: failing spells and delivery-exhausted minutes, every minute.
+			ID:         workflows.HealthCheckScheduleID,
+			Every:      workflows.HealthCheckEvery,
+			Workflow:   workflows.HealthCheckWorkflowName,
+			TaskQueue:  workflows.SystemTaskQueue,
+			WorkflowID: workflows.HealthCheckWorkflowID,
+			Args:       []any{workflows.HealthCheckInput{}},
 		}},
 		Settle: settle,
 		Log:    log,

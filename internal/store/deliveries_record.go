@@ -24,51 +24,73 @@ import (
 // deletion of its endpoint keeps that status. An event without deliveries (old runs of
 // events no endpoint took) takes the status as given.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
-	stampAttempt(a, env)
-	now := time.Now().UTC()
-	if s.dialect == "postgres" && a.DeliveryID != "" {
-		return s.recordFanOutAttempt(ctx, env, a, deliveryStatus, now)
+	_, err := s.InTx(ctx, env, func(tx *Tx) error {
+		_, err := tx.RecordDeliveryAttempt(a, deliveryStatus)
+		return err
+	})
+	return err
+}
+
+// RecordDeliveryAttempt is Store.RecordDeliveryAttempt inside a change, which the
+// webhook domain continues with the endpoint's health (what it returns). On PostgreSQL,
+// an attempt naming its delivery is recorded in two statements (recordFanOutAttempt).
+func (tx *Tx) RecordDeliveryAttempt(a *models.DeliveryAttempt, deliveryStatus string) (AttemptRecord, error) {
+	stampAttempt(a, tx.env)
+	now := tx.Now()
+	if tx.dialect == "postgres" && a.DeliveryID != "" {
+		return recordFanOutAttempt(tx.db, tx.env, a, deliveryStatus, now)
 	}
-	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, now)
+	return recordAttemptStepByStep(tx.db, tx.dialect, tx.env, a, deliveryStatus, now)
 }
 
 // recordAttemptStepByStep is RecordDeliveryAttempt one statement per step: SQLite, and
 // the attempts of the single-endpoint releases, which must find their delivery first.
-func (s *Store) recordAttemptStepByStep(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.lockEvents(tx, a.EventID); err != nil {
-			return err
-		}
-		d, found, err := attemptDelivery(tx, env, a)
-		if err != nil {
-			return err
-		}
-		if found {
-			a.DeliveryID, a.EndpointID = d.ID, d.EndpointID
-		}
-		ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
-		if ins.Error != nil {
-			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, ins.Error)
-		}
-		if ins.RowsAffected == 0 {
-			// Stored by an earlier write of this attempt, which set the status then; a
-			// replay may have put the delivery back to pending since.
-			return nil
-		}
-		if err := addAttemptStat(tx, env, a); err != nil {
-			return err
-		}
-		if !found {
-			return setEventStatus(tx, env, a.EventID, deliveryStatus, now)
-		}
-		res := scope(tx.Model(&models.WebhookDelivery{}), env).
-			Where("id = ? AND NOT (status = ? AND last_error = ?)", d.ID, models.EventSkipped, models.DeliveryEndpointDeleted).
-			Updates(map[string]any{"status": deliveryStatus, "last_error": attemptLastError(a), "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("set status of delivery %s: %w", d.ID, res.Error)
-		}
-		return summarizeEvent(tx, a.EventID, now)
-	})
+func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) (AttemptRecord, error) {
+	var rec AttemptRecord
+	if err := lockEventRows(tx, dialect, a.EventID); err != nil {
+		return rec, err
+	}
+	var types []string
+	if err := tx.Model(&models.Event{}).Where("id = ?", a.EventID).Pluck("type", &types).Error; err != nil {
+		return rec, fmt.Errorf("event %s: %w", a.EventID, err)
+	}
+	if len(types) > 0 {
+		rec.EventType = types[0]
+	}
+	d, found, err := attemptDelivery(tx, env, a)
+	if err != nil {
+		return rec, err
+	}
+	if found {
+		a.DeliveryID, a.EndpointID = d.ID, d.EndpointID
+		rec.EndpointID, rec.MaxAttempts = d.EndpointID, d.MaximumAttempts
+	}
+	ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
+	if ins.Error != nil {
+		return rec, fmt.Errorf("record delivery attempt of %s: %w", a.EventID, ins.Error)
+	}
+	if ins.RowsAffected == 0 {
+		// Stored by an earlier write of this attempt, which set the status then; a
+		// replay may have put the delivery back to pending since.
+		return rec, nil
+	}
+	rec.Written = true
+	if err := addAttemptStat(tx, env, a); err != nil {
+		return rec, err
+	}
+	if !found {
+		return rec, setEventStatus(tx, env, a.EventID, deliveryStatus, now)
+	}
+	res := scope(tx.Model(&models.WebhookDelivery{}), env).
+		Where("id = ? AND NOT (status = ? AND last_error = ?)", d.ID, models.EventSkipped, models.DeliveryEndpointDeleted).
+		Updates(map[string]any{"status": deliveryStatus, "last_error": attemptLastError(a), "updated_at": now})
+	if res.Error != nil {
+		return rec, fmt.Errorf("set status of delivery %s: %w", d.ID, res.Error)
+	}
+	if rec.Health, rec.HealthFound, err = touchHealth(tx, a); err != nil {
+		return rec, err
+	}
+	return rec, summarizeEvent(tx, a.EventID, now)
 }
 
 // attemptLastError is the delivery's last_error after the attempt: its error when it
@@ -156,12 +178,18 @@ func (s *Store) DeliveryEnv(ctx context.Context, deliveryID string) (Env, error)
 // since (a higher count) is left pending: its replay is for a new series, which the run
 // starts once this one has settled; ending it failed would lose the replay.
 func (tx *Tx) MarkDeliveryFailed(deliveryID, reason string, replays *int) (models.WebhookDelivery, error) {
-	var d models.WebhookDelivery
+	d, _, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
+	return d, err
+}
+
+// EndDeliveryFailed is MarkDeliveryFailed telling whether this call is the one that
+// ended the delivery failed (moved): a retried call finds it ended already.
+func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d models.WebhookDelivery, moved bool, err error) {
 	if err := scope(tx.db, tx.env).Where("id = ?", deliveryID).Take(&d).Error; err != nil {
-		return d, notFound(err, "delivery "+deliveryID)
+		return d, false, notFound(err, "delivery "+deliveryID)
 	}
 	if err := lockEventRows(tx.db, tx.dialect, d.EventID); err != nil {
-		return d, err
+		return d, false, err
 	}
 	now := tx.Now()
 	set := map[string]any{"status": models.EventFailed, "updated_at": now}
@@ -172,16 +200,17 @@ func (tx *Tx) MarkDeliveryFailed(deliveryID, reason string, replays *int) (model
 	if replays != nil {
 		q = q.Where("replays = ?", *replays)
 	}
-	if res := q.Updates(set); res.Error != nil {
-		return d, fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
+	res := q.Updates(set)
+	if res.Error != nil {
+		return d, false, fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
 	}
 	if err := summarizeEvent(tx.db, d.EventID, now); err != nil {
-		return d, err
+		return d, false, err
 	}
 	if err := scope(tx.db, tx.env).Where("id = ?", d.ID).Take(&d).Error; err != nil {
-		return d, fmt.Errorf("reload delivery %s: %w", d.ID, err)
+		return d, false, fmt.Errorf("reload delivery %s: %w", d.ID, err)
 	}
-	return d, nil
+	return d, res.RowsAffected == 1, nil
 }
 
 // MarkEventFailed is the single-endpoint releases' MarkDeliveryFailed: it ends the

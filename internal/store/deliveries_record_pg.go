@@ -19,30 +19,41 @@ import (
 // recordFanOutAttempt is RecordDeliveryAttempt for a delivery named by the attempt, on
 // PostgreSQL, in two statements instead of five (it runs once per attempt, and the
 // records of one event's deliveries queue on its row): the first locks the event and
-// writes the attempt and the delivery's status, the second summarises the event. The
+// writes the attempt, the delivery's status and the endpoint's health times (when more
+// than a second stale: a healthy endpoint's attempts rarely write its health row), and
+// reads the health row for the webhook domain; the second summarises the event. The
 // summary must be a statement of its own: a statement's snapshot is taken when it
 // begins, before the lock it waits for, so only a statement begun after the lock sees
 // what the sibling records it waited for committed (READ COMMITTED).
-func (s *Store) recordFanOutAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) error {
-	args := recordFanOutArgs(ctx, env, a, deliveryStatus, now)
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var got struct {
-			Events         int64
-			DeliveryExists bool
-			EndpointID     string
-		}
-		if err := tx.Raw(recordFanOutSQL(), args).Scan(&got).Error; err != nil {
-			return fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
-		}
-		switch {
-		case !got.DeliveryExists:
-			return fmt.Errorf("delivery %s: %w", a.DeliveryID, apperr.ErrNotFound)
-		case got.Events == 0:
-			return fmt.Errorf("event %s: %w", a.EventID, apperr.ErrNotFound)
-		}
-		a.EndpointID = got.EndpointID
-		return summarizeEvent(tx, a.EventID, now)
-	})
+func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) (AttemptRecord, error) {
+	args := recordFanOutArgs(tx.Statement.Context, env, a, deliveryStatus, now)
+	var got struct {
+		Events         int64
+		DeliveryExists bool
+		EndpointID     string
+		EventType      string
+		MaxAttempts    int
+		Written        bool
+		models.EndpointHealth
+		HealthFound bool
+	}
+	if err := tx.Raw(recordFanOutSQL(), args).Scan(&got).Error; err != nil {
+		return AttemptRecord{}, fmt.Errorf("record delivery attempt of %s: %w", a.EventID, err)
+	}
+	switch {
+	case !got.DeliveryExists:
+		return AttemptRecord{}, fmt.Errorf("delivery %s: %w", a.DeliveryID, apperr.ErrNotFound)
+	case got.Events == 0:
+		return AttemptRecord{}, fmt.Errorf("event %s: %w", a.EventID, apperr.ErrNotFound)
+	}
+	a.EndpointID = got.EndpointID
+	rec := AttemptRecord{EndpointID: got.EndpointID, EventType: got.EventType, Written: got.Written,
+		MaxAttempts: got.MaxAttempts, HealthFound: got.HealthFound}
+	if got.HealthFound {
+		rec.Health = got.EndpointHealth
+		rec.Health.EndpointID = got.EndpointID
+	}
+	return rec, summarizeEvent(tx, a.EventID, now)
 }
 
 // recordFanOutSQL locks the event (ev) before it touches the delivery (d): every change
@@ -54,13 +65,16 @@ func (s *Store) recordFanOutAttempt(ctx context.Context, env Env, a *models.Deli
 // rolled back with the ErrNotFound the caller returns. The update of the delivery is
 // checked again on its latest version when it changed after the statement began (the
 // deletion of its endpoint, committed while this waited for the event), so a delivery
-// skipped by that deletion stays skipped.
+// skipped by that deletion stays skipped. health_times moves the endpoint's health times
+// forward only when stale (healthTimesSQL), after the event's lock (lock order: event,
+// then health row); h is the row as the statement's snapshot shows it, which the webhook
+// domain reads to decide whether the attempt changes anything else (store.AttemptRecord).
 var recordFanOutSQL = sync.OnceValue(func() string {
 	cols, vals := attemptInsertLists()
 	return `WITH ev AS MATERIALIZED (
-	SELECT id FROM events WHERE id = @event FOR UPDATE
+	SELECT id, type FROM events WHERE id = @event FOR UPDATE
 ), d AS MATERIALIZED (
-	SELECT id, endpoint_id FROM webhook_deliveries
+	SELECT id, endpoint_id, retry_maximum_attempts FROM webhook_deliveries
 	WHERE id = @delivery AND event_id = (SELECT id FROM ev) AND environment_id = @env
 ), attempt AS (
 	INSERT INTO delivery_attempts (` + cols + `)
@@ -71,10 +85,20 @@ var recordFanOutSQL = sync.OnceValue(func() string {
 	UPDATE webhook_deliveries w SET status = @status, last_error = @last_error, updated_at = @now
 	FROM d WHERE w.id = d.id AND EXISTS (SELECT 1 FROM attempt)
 	AND NOT (w.status = @skipped AND w.last_error = @deleted)
-), ` + statRollupCTE() + `
+), ` + statRollupCTE() + `, health_times AS (
+	` + healthTimesSQL + ` AND h.endpoint_id = (SELECT endpoint_id FROM d) AND EXISTS (SELECT 1 FROM attempt)
+	AND (SELECT count(*) FROM rollup) >= 0 -- the rollup's row first: one lock order, rollup then health
+), h AS (
+	SELECT * FROM endpoint_health WHERE endpoint_id = (SELECT endpoint_id FROM d)
+)
 SELECT (SELECT count(*) FROM ev) AS events,
 	EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = @delivery AND event_id = @event AND environment_id = @env) AS delivery_exists,
-	COALESCE((SELECT endpoint_id FROM d), '') AS endpoint_id`
+	COALESCE((SELECT endpoint_id FROM d), '') AS endpoint_id,
+	COALESCE((SELECT type FROM ev), '') AS event_type,
+	COALESCE((SELECT retry_maximum_attempts FROM d), 0) AS max_attempts,
+	EXISTS (SELECT 1 FROM attempt) AS written,
+	` + healthColumns("h") + `, h.endpoint_id IS NOT NULL AS health_found
+FROM (SELECT 1) AS one LEFT JOIN h ON TRUE`
 })
 
 // attemptInsertLists are the column and value lists of an attempt's INSERT, from its
@@ -102,6 +126,8 @@ func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, d
 		"event": a.EventID, "delivery": a.DeliveryID, "env": env.ID,
 		"status": deliveryStatus, "last_error": attemptLastError(a), "now": now,
 		"skipped": models.EventSkipped, "deleted": models.DeliveryEndpointDeleted,
+		"attempt_at": a.StartedAt, "succeeded": a.Outcome == models.AttemptSucceeded,
+		"stale": a.StartedAt.Add(-healthTimesSlack), "counts": countsForHealth(a),
 	}
 	maps.Copy(args, statArgs(a)) // the rollup's (statRollupCTE)
 	rv := reflect.ValueOf(a).Elem()

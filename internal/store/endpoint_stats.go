@@ -148,6 +148,7 @@ var statRollupCTE = sync.OnceValue(func() string {
 	SELECT ` + strings.Join(vals, ", ") + ` FROM d
 	WHERE CAST(@st_counted AS BOOLEAN) AND EXISTS (SELECT 1 FROM attempt)
 	` + statUpsertTail() + `
+	RETURNING 1
 )`
 })
 
@@ -212,9 +213,22 @@ func (s *Store) EndpointStatHours(ctx context.Context, env Env, endpointID strin
 
 // EndpointSuccessRates are the success rates (succeeded / sent attempts) of the given
 // endpoints over the rollup hours starting at or after since (an hour boundary: the
-// caller picks the hours, see webhook.SuccessRateSince). An endpoint with no sent attempt
+// caller picks the hours, see SuccessRateSince). An endpoint with no sent attempt
 // in them is absent (its rate is null).
 func (s *Store) EndpointSuccessRates(ctx context.Context, env Env, endpointIDs []string, since time.Time) (map[string]float64, error) {
+	return successRates(s.db.WithContext(ctx), env.ID, endpointIDs, since)
+}
+
+// SuccessRateSince is where the rollups of an endpoint's health success_rate_24h begin,
+// at now: the 24 hourly rollups ending with the current hour's (the current hour so far
+// and the 23 whole hours before it), so between 23 and 24 hours of attempts.
+func SuccessRateSince(now time.Time) time.Time {
+	return now.UTC().Truncate(time.Hour).Add(-23 * time.Hour)
+}
+
+// successRates is EndpointSuccessRates on db (a transaction's, for the endpoint reads
+// of the writes).
+func successRates(db *gorm.DB, envID string, endpointIDs []string, since time.Time) (map[string]float64, error) {
 	out := map[string]float64{}
 	if len(endpointIDs) == 0 {
 		return out, nil
@@ -223,9 +237,9 @@ func (s *Store) EndpointSuccessRates(ctx context.Context, env Env, endpointIDs [
 		EndpointID          string
 		Succeeded, Attempts int64
 	}
-	err := s.in(ctx, env).Table("endpoint_stat_rollups").
+	err := db.Table("endpoint_stat_rollups").
 		Select("endpoint_id, CAST(SUM(succeeded) AS BIGINT) AS succeeded, CAST(SUM(attempts) AS BIGINT) AS attempts").
-		Where("endpoint_id IN ? AND hour_start >= ?", endpointIDs, since.UTC()).
+		Where("environment_id = ? AND endpoint_id IN ? AND hour_start >= ?", envID, endpointIDs, since.UTC()).
 		Group("endpoint_id").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("success rates of endpoints: %w", err)

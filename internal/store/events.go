@@ -59,6 +59,15 @@ type Emit struct {
 	ObjectType string
 	ObjectID   string
 	Object     any
+	// More are members of the body after the object, in order (delivery-exhausted's
+	// "delivery" and "suppressed", CONTRACT §23).
+	More []BodyMember
+}
+
+// BodyMember is one more member of a webhook body.
+type BodyMember struct {
+	Key   string
+	Value any
 }
 
 // webhookEvent is the "event" member of a webhook body (CONTRACT §8).
@@ -85,7 +94,7 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent 
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
 			TraceParent: traceParent, CreatedAt: now, UpdatedAt: now,
 		}
-		payload, err := webhookBody(ev, e.Object)
+		payload, err := webhookBody(ev, e.Object, e.More...)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +120,7 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent 
 }
 
 // webhookBody is {"event":{id,time,type},"<object type>":{…}}, event first.
-func webhookBody(ev models.Event, object any) (string, error) {
+func webhookBody(ev models.Event, object any, more ...BodyMember) (string, error) {
 	head, err := json.Marshal(webhookEvent{ID: ev.ID, Time: ev.Time, Type: ev.Type})
 	if err != nil {
 		return "", fmt.Errorf("encode event: %w", err)
@@ -124,7 +133,19 @@ func webhookBody(ev models.Event, object any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode object key: %w", err)
 	}
-	return `{"event":` + string(head) + `,` + string(key) + `:` + string(obj) + `}`, nil
+	body := `{"event":` + string(head) + `,` + string(key) + `:` + string(obj)
+	for _, m := range more {
+		k, err := json.Marshal(m.Key)
+		if err != nil {
+			return "", fmt.Errorf("encode member key: %w", err)
+		}
+		v, err := json.Marshal(m.Value)
+		if err != nil {
+			return "", fmt.Errorf("encode member %s: %w", m.Key, err)
+		}
+		body += `,` + string(k) + `:` + string(v)
+	}
+	return body + `}`, nil
 }
 
 // EventsForObject lists the events of one object, oldest first, in the order written.

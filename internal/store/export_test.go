@@ -43,7 +43,10 @@ func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, 
 // before recordFanOutAttempt: the baseline of its benchmark.
 func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
 	stampAttempt(a, env)
-	return s.recordAttemptStepByStep(ctx, env, a, deliveryStatus, time.Now().UTC())
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		_, err := recordAttemptStepByStep(tx, s.dialect, env, a, deliveryStatus, time.Now().UTC())
+		return err
+	})
 }
 
 // CountEvents counts an environment's events matching f.

@@ -88,14 +88,14 @@ func (tx *Tx) CountEndpoints() (int64, error) {
 }
 
 // InsertEndpoint writes a new endpoint in the transaction's environment, every column
-// as given (its ID and timestamps set by the caller).
+// as given (its ID and timestamps set by the caller), with its health row (CONTRACT §23).
 func (tx *Tx) InsertEndpoint(ep *models.WebhookEndpoint) error {
 	ep.OrganizationID, ep.EnvironmentID = tx.env.OrganizationID, tx.env.ID
 	// Select("*") writes Enabled=false too (GORM skips zero values otherwise).
 	if err := tx.db.Select("*").Create(ep).Error; err != nil {
 		return fmt.Errorf("create webhook endpoint: %w", err)
 	}
-	return nil
+	return insertHealth(tx.db, ep)
 }
 
 // LockEndpoint loads endpoint id for update (ErrNotFound in another environment).
@@ -115,7 +115,7 @@ func (tx *Tx) Endpoint(id string) (models.WebhookEndpoint, error) {
 	if err := scope(tx.db, tx.env).Where("id = ?", id).Take(&ep).Error; err != nil {
 		return ep, notFound(err, "webhook endpoint "+id)
 	}
-	return ep, nil
+	return ep, withHealth(tx.db, ep.EnvironmentID, &ep)
 }
 
 // SaveEndpoint writes every column of a locked endpoint but its identity and creation
@@ -167,7 +167,7 @@ func (s *Store) WebhookEndpoints(ctx context.Context, env Env, page Page) ([]mod
 	if err != nil {
 		return nil, false, fmt.Errorf("webhook endpoints: %w", err)
 	}
-	return rows, more, nil
+	return rows, more, withHealth(s.db.WithContext(ctx), env.ID, ptrs(rows)...)
 }
 
 // AllWebhookEndpoints lists every endpoint of the environment, oldest first (at most
@@ -177,7 +177,7 @@ func (s *Store) AllWebhookEndpoints(ctx context.Context, env Env) ([]models.Webh
 	if err := s.in(ctx, env).Order("created_at, id").Find(&eps).Error; err != nil {
 		return nil, fmt.Errorf("webhook endpoints: %w", err)
 	}
-	return eps, nil
+	return eps, withHealth(s.db.WithContext(ctx), env.ID, ptrs(eps)...)
 }
 
 // WebhookEndpointByID loads one endpoint of the environment.
@@ -186,7 +186,7 @@ func (s *Store) WebhookEndpointByID(ctx context.Context, env Env, id string) (mo
 	if err := s.in(ctx, env).Where("id = ?", id).Take(&ep).Error; err != nil {
 		return ep, notFound(err, "webhook endpoint "+id)
 	}
-	return ep, nil
+	return ep, withHealth(s.db.WithContext(ctx), env.ID, &ep)
 }
 
 // WebhookEndpoint loads the environment's oldest endpoint, the one the §8 singular routes

@@ -35,21 +35,29 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 	if err != nil {
 		return false, err
 	}
-	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
-		d, err := tx.MarkDeliveryFailed(deliveryID, reason, replays)
+	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		d, moved, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
 		if err != nil {
 			return err
 		}
 		if d.Status == models.EventFailed && d.LastError == models.DeliveryGone {
 			disabled, err = disableGone(tx, d)
-			return err
+			return err // a gone ending is announced as endpoint-disabled, never delivery-exhausted
 		}
-		if d.Status != models.EventFailed || disableAfter <= 0 {
+		if d.Status != models.EventFailed {
 			return nil // delivered, skipped or replayed meanwhile: nothing failed
 		}
-		disabled, err = disableIfFailing(tx, d.EndpointID, disableAfter)
-		return err
+		if disableAfter > 0 {
+			if disabled, err = disableIfFailing(tx, d.EndpointID, disableAfter); err != nil {
+				return err
+			}
+		}
+		if !moved {
+			return nil // ended by its last attempt's record, or by an earlier try of this call
+		}
+		return exhaustOnMark(tx, d, reason) // after the endpoint's lock: the health row's
 	})
+	countHealthEvents(evs)
 	return disabled, err
 }
 

@@ -22,9 +22,37 @@ type EndpointObject struct {
 	Status         string            `json:"status"`
 	DisabledReason *string           `json:"disabled_reason"`
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
+	Health         HealthObject      `json:"health"`
 	Secret         string            `json:"secret,omitempty"` // only in the answer of the create
 	CreatedAt      string            `json:"created_at"`
 	UpdatedAt      string            `json:"updated_at"`
+}
+
+// HealthObject is an endpoint's health (CONTRACT §23).
+type HealthObject struct {
+	Status         string   `json:"status"` // healthy, failing, disabled, idle
+	SuccessRate24h *float64 `json:"success_rate_24h"`
+	LastSuccessAt  *string  `json:"last_success_at"`
+	FailingSince   *string  `json:"failing_since"`
+}
+
+// ToHealthObject is ep's health at now, from the health row its read loaded (none: a
+// new endpoint's, idle).
+func ToHealthObject(ep models.WebhookEndpoint, now time.Time) HealthObject {
+	var h models.EndpointHealth
+	if ep.Health != nil {
+		h = *ep.Health
+	}
+	return HealthObject{Status: HealthStatus(ep, h, now), SuccessRate24h: h.SuccessRate24h,
+		LastSuccessAt: stampOrNil(h.LastSuccessAt), FailingSince: stampOrNil(h.FailingSince)}
+}
+
+func stampOrNil(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
 }
 
 // RetryPolicyObject is an endpoint's retry policy, its intervals as duration text.
@@ -44,6 +72,7 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
 			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
 		},
+		Health:    ToHealthObject(ep, time.Now()),
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
 	if !ep.Enabled {

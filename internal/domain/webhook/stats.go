@@ -156,16 +156,8 @@ func statQuantileMS(buckets [models.LatencyBuckets]int64, pct int64) int64 {
 	return models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]
 }
 
-// SuccessRateSince is where the rollups of an endpoint's health success_rate_24h begin,
-// at now: the 24 hourly rollups ending with the current hour's (the current hour so far
-// and the 23 whole hours before it), so between 23 and 24 hours of attempts. Read with
-// store.EndpointSuccessRates(ctx, env, ids, SuccessRateSince(now)).
-func SuccessRateSince(now time.Time) time.Time {
-	return now.UTC().Truncate(time.Hour).Add(-23 * time.Hour)
-}
-
-// SuccessRates are the endpoints' 24 h success rates (SuccessRateSince); an endpoint with
+// SuccessRates are the endpoints' 24 h success rates (store.SuccessRateSince); an endpoint with
 // no sent attempt in those hours is absent (null).
 func (e *Endpoints) SuccessRates(ctx context.Context, env models.Env, ids []string, now time.Time) (map[string]float64, error) {
-	return e.Store.EndpointSuccessRates(ctx, env, ids, SuccessRateSince(now))
+	return e.Store.EndpointSuccessRates(ctx, env, ids, store.SuccessRateSince(now))
 }

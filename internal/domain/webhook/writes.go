@@ -111,6 +111,11 @@ func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.T
 	if err := tx.SaveEndpoint(&next); err != nil {
 		return cur, err
 	}
+	if next.Enabled && !cur.Enabled {
+		if err := reenabled(tx, cur); err != nil { // CONTRACT §23: after the endpoint's lock
+			return cur, err
+		}
+	}
 	return tx.Endpoint(cur.ID)
 }
 

@@ -73,7 +73,7 @@ type DisabledEndpoint struct {
 }
 
 // types is the catalog in the order it is shown: the seed's types, then the operational ones.
-var types = []EventType{
+var types = append([]EventType{
 	seedType("deal-created", "A deal was created (sent once per deal, ever).", "deal", []string{"draft", "pending_approval"}),
 	seedType("deal-updated", "A deal changed: an edit, or any move of its status (submit, approve, sign, activate, void).", "deal", dealStatuses),
 	seedType("deal-signed", "All parties signed the deal (sent once per deal, ever).", "deal", []string{"signed"}),
@@ -82,12 +82,12 @@ var types = []EventType{
 	seedType("account-updated", "An account's fields, properties or status changed (activation included: deprovisioning sends account-deleted).", "account", []string{"draft", "active"}),
 	seedType("account-deleted", "An account was deprovisioned (a soft delete: the object stays readable).", "account", []string{"deprovisioned"}),
 	endpointDisabledType("Operational: a webhook endpoint was disabled because its attempts kept failing " +
-		"(REVOPS_WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it: \"*\" does not match it."),
+		"(REVOPS_WEBHOOK_DISABLE_AFTER), or at once when its receiver answered 410 Gone. Sent only to endpoints that list it: \"*\" does not match it."),
 	thresholdCrossedType("Operational: series of a meter reached one of its usage alerts' threshold within the alert's window " +
 		"(day or calendar month, UTC); each series and window is listed once, ever. At most REVOPS_ALERT_EVENTS_PER_HOUR per " +
 		"environment and clock hour; firings past it are counted in the next event's held_back. Sent only to endpoints that " +
 		"list it: \"*\" does not match it."),
-}
+}, healthTypes()...)
 
 // All returns the catalog, seed types first; the caller may modify what it gets.
 func All() []EventType {

@@ -21,7 +21,7 @@ func TestCatalogLists(t *testing.T) {
 	if got := catalog.SeedTypes(); !slices.Equal(got, seed) {
 		t.Errorf("SeedTypes() = %v, want the seed's %v", got, seed)
 	}
-	if got, want := catalog.Names(), append(slices.Clone(seed), "endpoint-disabled", "meter-threshold-crossed"); !slices.Equal(got, want) {
+	if got, want := catalog.Names(), append(slices.Clone(seed), "endpoint-disabled", "meter-threshold-crossed", "endpoint-failing", "endpoint-recovered", "delivery-exhausted"); !slices.Equal(got, want) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 	if !slices.Equal(webhook.EventTypes, seed) {
@@ -156,7 +156,29 @@ func bodies(t *testing.T) map[string][]byte {
 				AsOf: at.Format(time.RFC3339Nano),
 			}},
 		}),
+		"endpoint-failing": frame(t, "endpoint-failing", "webhook_endpoint", catalog.FailingEndpoint{
+			HealthEndpoint: healthEndpoint, FailingSince: at.Add(-time.Hour).Format(time.RFC3339Nano),
+		}),
+		"endpoint-recovered": frame(t, "endpoint-recovered", "webhook_endpoint", catalog.RecoveredEndpoint{
+			HealthEndpoint: healthEndpoint, FailingSince: ptr(at.Add(-time.Hour).Format(time.RFC3339Nano)), RecoveredAt: at.Format(time.RFC3339Nano),
+		}),
+		"delivery-exhausted": exhaustedBody(t, healthEndpoint),
 	}
+}
+
+var healthEndpoint = catalog.HealthEndpoint{ID: "5a6b7c8d-9e0f-4a1b-8c2d-4e5f6a7b8c9d", Description: nil, Host: "hooks.example.com"}
+
+// exhaustedBody is a delivery-exhausted body: the endpoint, then the delivery and the count.
+func exhaustedBody(t *testing.T, ep catalog.HealthEndpoint) []byte {
+	b := frame(t, "delivery-exhausted", "webhook_endpoint", ep)
+	more, err := json.Marshal(catalog.ExhaustedDelivery{
+		ID: "6b7c8d9e-0f1a-4b2c-9d3e-5f6a7b8c9d0e", EventID: "7c8d9e0f-1a2b-4c3d-8e4f-6a7b8c9d0e1f",
+		EventType: "deal-updated", Attempts: 6, LastError: "status 500",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b[:len(b)-1], []byte(`,"delivery":`+string(more)+`,"suppressed":3}`)...)
 }
 
 func TestSchemasAcceptRealBodies(t *testing.T) {

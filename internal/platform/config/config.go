@@ -44,6 +44,9 @@ type Config struct {
 	// WebhookDisableAfter disables an endpoint whose attempts have all failed for this
 	// long (CONTRACT §13); 0 never does.
 	WebhookDisableAfter time.Duration
+	// WebhookFailingAfter: an endpoint whose attempts have all failed for this long is
+	// failing and announced so (CONTRACT §23).
+	WebhookFailingAfter time.Duration
 	WebhookCAFile       string
 	WebhookAllowPrivate bool
 
@@ -131,6 +134,7 @@ var envOf = map[string]string{
 	"tls-key":                "REVOPS_TLS_KEY",
 	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
 	"webhook-disable-after":  "REVOPS_WEBHOOK_DISABLE_AFTER",
+	"webhook-failing-after":  "REVOPS_WEBHOOK_FAILING_AFTER",
 	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
 	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
 	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
@@ -185,6 +189,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.StringVar(&c.TLSKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.DurationVar(&c.WebhookRetryInterval, "webhook-retry-interval", time.Hour, "interval between webhook delivery attempts (shorten only for demos and tests)")
 	fs.DurationVar(&c.WebhookDisableAfter, "webhook-disable-after", 120*time.Hour, "disable a webhook endpoint whose attempts have all failed for this long (0: never)")
+	fs.DurationVar(&c.WebhookFailingAfter, "webhook-failing-after", 15*time.Minute, "call a webhook endpoint failing when its attempts have all failed for this long")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", "", "extra PEM roots trusted for webhook TLS")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations (default true in dev only)")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client address")
@@ -282,6 +287,9 @@ func (c Config) validate() error {
 	}
 	if c.WebhookRetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("webhook retry interval %v: must be positive", c.WebhookRetryInterval))
+	}
+	if c.WebhookFailingAfter <= 0 {
+		errs = append(errs, fmt.Errorf("webhook failing after %v: must be positive", c.WebhookFailingAfter))
 	}
 	if c.WebhookDisableAfter < 0 {
 		errs = append(errs, fmt.Errorf("webhook disable after %v: must be 0 (never) or positive", c.WebhookDisableAfter))

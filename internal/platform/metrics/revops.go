@@ -49,6 +49,10 @@ var (
 		Name: "revops_webhook_events_final_total",
 		Help: "Webhook events that reached a final status (delivered, failed, skipped), by type and status.",
 	}, []string{"type", "status"})
+	operationalEvents = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "revops_webhook_operational_events_total",
+		Help: "Operational events of endpoint health committed (endpoint-failing, endpoint-recovered, delivery-exhausted; CONTRACT §23), by type.",
+	}, []string{"type"})
 	endpointsDisabled = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "revops_webhook_endpoints_disabled",
 		Help: "Webhook endpoints disabled automatically because their attempts kept failing (CONTRACT §13).",
@@ -81,6 +85,11 @@ func DeliveryAttempt(outcome string, d time.Duration) {
 // EventFinal counts an event reaching its final status.
 func EventFinal(eventType, status string) {
 	eventsFinal.WithLabelValues(eventType, status).Inc()
+}
+
+// OperationalEvent counts one committed operational event of endpoint health.
+func OperationalEvent(eventType string) {
+	operationalEvents.WithLabelValues(eventType).Inc()
 }
 
 // EndpointDisabled counts one endpoint disabled automatically.

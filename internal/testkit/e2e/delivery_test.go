@@ -142,6 +142,7 @@ func (s *stack) workerWith(bulk *activities.BulkReplay) workflows.Workers {
 func (s *stack) workers(c client.Client, bulk *activities.BulkReplay) workflows.Workers {
 	ws := workflows.NewWorkers(c, workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
+		Health:        &activities.Health{Store: s.db.Store, FailingAfter: s.acts.FailingAfter},
 		MeterBackfill: &activities.MeterBackfill{Store: s.db.Store},
 		MeterPurge:    &activities.MeterPurge{Store: s.db.Store},
 	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})

@@ -12,13 +12,14 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
 
-// faultyStore fails RecordDeliveryAttempt for the attempts `fail` picks (CONTRACT §10 faults).
+// faultyStore fails the attempts' records for the attempts `fail` picks (CONTRACT §10 faults).
 type faultyStore struct {
 	*store.Store
 	mu      sync.Mutex
@@ -27,14 +28,16 @@ type faultyStore struct {
 	marking string                        // the delivery of the last MarkDeliveryFailed
 }
 
-func (f *faultyStore) RecordDeliveryAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
+// RecordAttempt is the activity's record (activities.AttemptRecorder), through the real
+// store.
+func (f *faultyStore) RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error {
 	f.mu.Lock()
 	fail := f.fail != nil && f.fail(a)
 	f.mu.Unlock()
 	if fail {
 		return errors.New("database unreachable")
 	}
-	return f.Store.RecordDeliveryAttempt(ctx, env, a, status)
+	return webhook.Recorder{Store: f.Store}.RecordAttempt(ctx, env, a, status)
 }
 
 // DeliveryEnv notes the delivery the activity's MarkDeliveryFailed is about to mark
@@ -81,7 +84,7 @@ func (f *faultyStore) set(fail func(a *models.DeliveryAttempt) bool) {
 func TestDeliveryRecordedAsItHappened(t *testing.T) {
 	s := newStack(t)
 	faults := &faultyStore{Store: s.db.Store}
-	s.acts.Store = faults
+	s.acts.Store, s.acts.Recorder = faults, faults
 	w := s.worker()
 	defer w.Stop()
 	c := s.ts.GetDefaultClient()

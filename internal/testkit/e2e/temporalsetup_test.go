@@ -61,8 +61,8 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	}
 
 	first := setup(720 * time.Hour)
-	if len(first) != 3 {
-		t.Errorf("first run changed %q, want the namespace, the search attributes and the schedule", first)
+	if len(first) != 4 {
+		t.Errorf("first run changed %q, want the namespace, the search attributes and the two schedules", first)
 	}
 	check(ctx, t, tc, ns, 720*time.Hour)
 	updatedAt := scheduleUpdatedAt(ctx, t, tc)

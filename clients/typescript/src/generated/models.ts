@@ -46,6 +46,7 @@ export type EmptyObject = components["schemas"]["EmptyObject"];
 export type RetryPolicy = components["schemas"]["RetryPolicy"];
 export type RetryPolicyInput = components["schemas"]["RetryPolicyInput"];
 export type Endpoint = components["schemas"]["Endpoint"];
+export type EndpointHealth = components["schemas"]["EndpointHealth"];
 export type EndpointCreate = components["schemas"]["EndpointCreate"];
 export type EndpointUpdate = components["schemas"]["EndpointUpdate"];
 export type EndpointList = components["schemas"]["EndpointList"];

@@ -916,6 +916,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "delivery-exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational: a delivery ended failed because its attempts were used up; at most one per endpoint per minute, the others summed ("suppressed"). Sent only to endpoints that list it: "*" does not match it.
+         * @description Operational: sent only to endpoints whose event_types list it; "*" does not match it. An endpoint whose method is GET receives the same JSON in the query parameter payload. The schema is GET /v1/event_types's for delivery-exhausted.
+         */
+        post: operations["webhook_delivery_exhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "endpoint-disabled": {
         parameters: {
             query?: never;
@@ -926,10 +946,50 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Operational: a webhook endpoint was disabled because its attempts kept failing (REVOPS_WEBHOOK_DISABLE_AFTER). Sent only to endpoints that list it: "*" does not match it.
+         * Operational: a webhook endpoint was disabled because its attempts kept failing (REVOPS_WEBHOOK_DISABLE_AFTER), or at once when its receiver answered 410 Gone. Sent only to endpoints that list it: "*" does not match it.
          * @description Operational: sent only to endpoints whose event_types list it; "*" does not match it. An endpoint whose method is GET receives the same JSON in the query parameter payload. The schema is GET /v1/event_types's for endpoint-disabled.
          */
         post: operations["webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint-failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational: a webhook endpoint's attempts have all failed for REVOPS_WEBHOOK_FAILING_AFTER (once per failing spell). Sent only to endpoints that list it: "*" does not match it.
+         * @description Operational: sent only to endpoints whose event_types list it; "*" does not match it. An endpoint whose method is GET receives the same JSON in the query parameter payload. The schema is GET /v1/event_types's for endpoint-failing.
+         */
+        post: operations["webhook_endpoint_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint-recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operational: the first successful attempt of an endpoint after endpoint-failing, or after it was re-enabled. Sent only to endpoints that list it: "*" does not match it.
+         * @description Operational: sent only to endpoints whose event_types list it; "*" does not match it. An endpoint whose method is GET receives the same JSON in the query parameter payload. The schema is GET /v1/event_types's for endpoint-recovered.
+         */
+        post: operations["webhook_endpoint_recovered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1405,7 +1465,7 @@ export interface components {
             /** @constant */
             object: "event";
             /** @enum {string} */
-            type: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
+            type: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted";
             /** @enum {string} */
             status: "pending" | "delivered" | "retrying" | "failed" | "skipped";
             object_id: string;
@@ -1448,7 +1508,7 @@ export interface components {
             /** @enum {string} */
             status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
             /** @enum {string} */
-            type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
+            type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted";
             /** @description Only the deliveries to this webhook endpoint; status then applies to that delivery. */
             endpoint_id?: string;
             /** @description created_at ≥ this time. RFC 3339, or integer Unix seconds (a number or a string of digits); null means no bound. */
@@ -1478,7 +1538,7 @@ export interface components {
                 /** @enum {string} */
                 status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
                 /** @enum {string} */
-                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
+                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted";
                 endpoint_id?: string;
                 /**
                  * Format: date-time
@@ -1554,8 +1614,8 @@ export interface components {
             /** @enum {string} */
             method: "POST" | "GET";
             description: string | null;
-            /** @description "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
-            event_types: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
+            /** @description "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
+            event_types: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted")[];
             enabled: boolean;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1565,6 +1625,7 @@ export interface components {
              */
             disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
+            health: components["schemas"]["EndpointHealth"];
             /** @description Only in the answer of the create. */
             secret?: string;
             /**
@@ -1578,6 +1639,26 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description The endpoint's health (CONTRACT §23). */
+        EndpointHealth: {
+            /**
+             * @description disabled: the endpoint is not enabled; failing: its attempts have all failed for REVOPS_WEBHOOK_FAILING_AFTER since failing_since (judged at each failed attempt and every minute); idle: no attempt in 24 h, or never; else healthy.
+             * @enum {string}
+             */
+            status: "healthy" | "failing" | "disabled" | "idle";
+            /** @description Succeeded attempts over attempts in the last 24 h; null without attempts. */
+            success_rate_24h: number | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC.
+             */
+            last_success_at: string | null;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the last success (re-enabling clears it). RFC 3339, UTC.
+             */
+            failing_since: string | null;
+        };
         EndpointCreate: {
             /** Format: uri */
             url: string;
@@ -1589,12 +1670,12 @@ export interface components {
             /** @description Free text; null or "" clears it. */
             description?: string | null;
             /**
-             * @description "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
+             * @description "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
              * @default [
              *       "*"
              *     ]
              */
-            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
+            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted")[];
             /** @default true */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
@@ -1607,8 +1688,8 @@ export interface components {
             method?: "POST" | "GET";
             /** @description Free text; null or "" clears it. */
             description?: string | null;
-            /** @description "*" (every type of the seed and types added later, never the operational endpoint-disabled) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
-            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed")[];
+            /** @description "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i]. */
+            event_types?: ("*" | "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted")[];
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
@@ -3174,7 +3255,7 @@ export interface operations {
                 /** @description Id of the last object of the previous page: the page after it. */
                 starting_after?: components["parameters"]["StartingAfter"];
                 /** @description Only this event type. */
-                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed";
+                type?: "deal-created" | "deal-updated" | "deal-signed" | "deal-active" | "account-created" | "account-updated" | "account-deleted" | "endpoint-disabled" | "meter-threshold-crossed" | "endpoint-failing" | "endpoint-recovered" | "delivery-exhausted";
                 /** @description Only this status. */
                 status?: "pending" | "delivered" | "retrying" | "failed" | "skipped";
                 /** @description Only events of this deal or account. */
@@ -4665,6 +4746,74 @@ export interface operations {
             };
         };
     };
+    webhook_delivery_exhausted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt and replay, so receivers can deduplicate. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
+                "webhook-timestamp": string;
+                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    delivery: {
+                        attempts: number;
+                        /**
+                         * Format: uuid
+                         * @description The event it delivered.
+                         */
+                        event_id: string;
+                        event_type: string;
+                        /**
+                         * Format: uuid
+                         * @description The delivery (the latest, in a summary).
+                         */
+                        id: string;
+                        last_error: string;
+                    };
+                    event: {
+                        /**
+                         * Format: uuid
+                         * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
+                         */
+                        id: string;
+                        /** @description When the change happened, in Unix seconds, written as a string. */
+                        time: string;
+                        /** @constant */
+                        type: "delivery-exhausted";
+                    };
+                    /** @description How many other deliveries of the endpoint ended so within the minute, summed into this event. */
+                    suppressed: number;
+                    webhook_endpoint: {
+                        description: string | null;
+                        /** @description The host (and port, if any) of the endpoint's URL: never its path, query or credentials. */
+                        host: string;
+                        /**
+                         * Format: uuid
+                         * @description The endpoint.
+                         */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: status 200 and a body containing "<service name> API Event Received.". Anything else, or no answer within 30 s, is a failed attempt, retried under the endpoint's retry_policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_endpoint_disabled: {
         parameters: {
             query?: never;
@@ -4712,6 +4861,123 @@ export interface operations {
                          * @description The disabled endpoint.
                          */
                         id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: status 200 and a body containing "<service name> API Event Received.". Anything else, or no answer within 30 s, is a failed attempt, retried under the endpoint's retry_policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_endpoint_failing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt and replay, so receivers can deduplicate. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
+                "webhook-timestamp": string;
+                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /**
+                         * Format: uuid
+                         * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
+                         */
+                        id: string;
+                        /** @description When the change happened, in Unix seconds, written as a string. */
+                        time: string;
+                        /** @constant */
+                        type: "endpoint-failing";
+                    };
+                    webhook_endpoint: {
+                        description: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The endpoint's first failed attempt since its last success. RFC 3339, UTC.
+                         */
+                        failing_since: string;
+                        /** @description The host (and port, if any) of the endpoint's URL: never its path, query or credentials. */
+                        host: string;
+                        /**
+                         * Format: uuid
+                         * @description The endpoint.
+                         */
+                        id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received: status 200 and a body containing "<service name> API Event Received.". Anything else, or no answer within 30 s, is a failed attempt, retried under the endpoint's retry_policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_endpoint_recovered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt and replay, so receivers can deduplicate. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
+                "webhook-timestamp": string;
+                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /**
+                         * Format: uuid
+                         * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
+                         */
+                        id: string;
+                        /** @description When the change happened, in Unix seconds, written as a string. */
+                        time: string;
+                        /** @constant */
+                        type: "endpoint-recovered";
+                    };
+                    webhook_endpoint: {
+                        description: string | null;
+                        /**
+                         * Format: date-time
+                         * @description The start of the failing spell it recovered from (null: none recorded). RFC 3339, UTC.
+                         */
+                        failing_since: string | null;
+                        /** @description The host (and port, if any) of the endpoint's URL: never its path, query or credentials. */
+                        host: string;
+                        /**
+                         * Format: uuid
+                         * @description The endpoint.
+                         */
+                        id: string;
+                        /**
+                         * Format: date-time
+                         * @description The successful attempt's start. RFC 3339, UTC.
+                         */
+                        recovered_at: string;
                     };
                 };
             };

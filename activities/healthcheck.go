@@ -1,0 +1,43 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/revops/revops/internal/domain/webhook"
+)
+
+// Health holds the endpoint health check's dependencies (CONTRACT §23).
+type Health struct {
+	Store webhook.HealthCheckStore
+	// FailingAfter is REVOPS_WEBHOOK_FAILING_AFTER (0: webhook.DefaultFailingAfter).
+	FailingAfter time.Duration
+}
+
+// HealthCheckPass bounds one pass.
+type HealthCheckPass struct{ Limit int }
+
+// HealthCheckResult counts what a pass did.
+type HealthCheckResult struct {
+	Endpoints int
+	Purged    int64
+}
+
+// CheckHealth runs one bounded pass of the health check (webhook.CheckHealth).
+func (h *Health) CheckHealth(ctx context.Context, in HealthCheckPass) (HealthCheckResult, error) {
+	failingAfter := h.FailingAfter
+	if failingAfter <= 0 {
+		failingAfter = webhook.DefaultFailingAfter
+	}
+	res, err := webhook.CheckHealth(ctx, h.Store, time.Now().UTC(), failingAfter, max(in.Limit, 1))
+	if err != nil {
+		return HealthCheckResult{}, fmt.Errorf("health check: %w", err)
+	}
+	if res.Endpoints > 0 || res.Purged > 0 {
+		activity.GetLogger(ctx).Info("endpoint health checked", "endpoints", res.Endpoints, "purged", res.Purged)
+	}
+	return HealthCheckResult{Endpoints: res.Endpoints, Purged: res.Purged}, nil
+}

@@ -1,0 +1,45 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/revops/revops/activities"
+)
+
+// A run of the health check takes passes until one comes back short, and stops after
+// healthPassesPerRun however much is due: the rest waits for the next minute (§21).
+func TestHealthCheckPassesAreBounded(t *testing.T) {
+	for _, tt := range []struct {
+		due, wantPasses, wantChecked int
+	}{
+		{0, 1, 0},
+		{2*HealthCheckBatch + 5, 3, 2*HealthCheckBatch + 5},
+		{100 * HealthCheckBatch, healthPassesPerRun, healthPassesPerRun * HealthCheckBatch},
+	} {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		env.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: HealthCheckWorkflowName})
+		left, passes := tt.due, 0
+		var h *activities.Health
+		env.OnActivity(h.CheckHealth, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, in activities.HealthCheckPass) (activities.HealthCheckResult, error) {
+				passes++
+				n := min(in.Limit, left)
+				left -= n
+				return activities.HealthCheckResult{Endpoints: n}, nil
+			})
+		env.ExecuteWorkflow(HealthCheckWorkflowName, HealthCheckInput{})
+		var checked int
+		if err := env.GetWorkflowResult(&checked); err != nil {
+			t.Fatal(err)
+		}
+		if passes != tt.wantPasses || checked != tt.wantChecked {
+			t.Errorf("%d due: %d passes, %d checked; want %d, %d", tt.due, passes, checked, tt.wantPasses, tt.wantChecked)
+		}
+	}
+}
