@@ -284,8 +284,12 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	rate := value(t, ctx, "Billing's success rate", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .success-rate`)))
 	banner := value(t, ctx, "CRM's banner", chromedp.Text(css(crmCard+` .failing-banner`)))
 	p95 := value(t, ctx, "Billing's p95", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .p95`)))
-	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") || p95 != "≤ 100 ms" {
-		t.Fatalf("rate %q, banner %q, p95 %q", rate, banner, p95)
+	health := value(t, ctx, "Billing's health", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .health`)))
+	crmHealth := value(t, ctx, "CRM's health", chromedp.Text(css(crmCard+` .health`)))
+	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") || p95 != "≤ 100 ms" ||
+		!strings.HasPrefix(health, "healthy") || !strings.Contains(health, "last success") ||
+		!strings.HasPrefix(crmHealth, "disabled") || !strings.Contains(crmHealth, "failing since") {
+		t.Fatalf("rate %q, banner %q, p95 %q, health %q and %q", rate, banner, p95, health, crmHealth)
 	}
 	run(t, ctx, "re-enable CRM",
 		chromedp.Click(css(crmCard+` .failing-banner button.reenable`)),
