@@ -78,23 +78,12 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// Health is the endpoint's "health" object (CONTRACT §23), decoded here until the
-// generated client carries it.
+// Health is the endpoint's health as the table shows it (CONTRACT §23).
 type Health struct {
-	Status         string     `json:"status"` // healthy, failing, disabled or idle
-	SuccessRate24h *float64   `json:"success_rate_24h"`
-	LastSuccessAt  *time.Time `json:"last_success_at"`
-	FailingSince   *time.Time `json:"failing_since"`
-}
-
-// endpoint is what the table needs of a webhook endpoint object.
-type endpoint struct {
-	ID             string  `json:"id"`
-	URL            string  `json:"url"`
-	Description    *string `json:"description"`
-	Enabled        bool    `json:"enabled"`
-	DisabledReason *string `json:"disabled_reason"`
-	Health         *Health `json:"health"`
+	Status         string // healthy, failing, disabled or idle
+	SuccessRate24h *float64
+	LastSuccessAt  *time.Time
+	FailingSince   *time.Time
 }
 
 // Row is one endpoint as the table shows it.
@@ -109,48 +98,37 @@ type Row struct {
 	P95 *time.Duration
 }
 
-// maxPages bounds the listing (100 endpoints a page; an environment has far fewer).
-const maxPages = 10
+// maxEndpoints bounds the listing: far above what an environment may have (16).
+const maxEndpoints = 1000
 
 // Read lists every endpoint of the key's environment with its health and, with latency,
 // its p95 of the last 24 hours before now.
 func Read(ctx context.Context, c *revops.Client, now time.Time, latency bool) ([]Row, error) {
 	var rows []Row
-	after := ""
-	for range maxPages {
-		var page struct {
-			Data    []endpoint `json:"data"`
-			HasMore bool       `json:"has_more"`
-		}
-		path := "/v1/webhook_endpoints?limit=100"
-		if after != "" {
-			path += "&starting_after=" + url.QueryEscape(after)
-		}
-		if err := c.Do(ctx, http.MethodGet, path, nil, &page); err != nil {
+	for ep, err := range c.ListWebhookEndpointsAll(ctx, &revops.ListWebhookEndpointsParams{Limit: 100}) {
+		if err != nil {
 			return nil, fmt.Errorf("list webhook endpoints: %w", cliapi.Err(err))
 		}
-		for _, ep := range page.Data {
-			r := toRow(ep)
-			if latency {
-				p95, err := p95Of(ctx, c, ep.ID, now)
-				if err != nil {
-					return nil, err
-				}
-				r.P95 = p95
+		r := toRow(ep)
+		if latency {
+			p95, err := p95Of(ctx, c, ep.ID, now)
+			if err != nil {
+				return nil, err
 			}
-			rows = append(rows, r)
+			r.P95 = p95
 		}
-		if !page.HasMore || len(page.Data) == 0 {
-			return rows, nil
+		if rows = append(rows, r); len(rows) == maxEndpoints {
+			break
 		}
-		after = page.Data[len(page.Data)-1].ID
 	}
 	return rows, nil
 }
 
-func toRow(ep endpoint) Row {
+func toRow(ep *revops.Endpoint) Row {
 	r := Row{ID: ep.ID, Description: cliapi.Value(ep.Description), Enabled: ep.Enabled,
-		DisabledReason: cliapi.Value(ep.DisabledReason), Health: ep.Health}
+		DisabledReason: string(cliapi.Value(ep.DisabledReason)),
+		Health: &Health{Status: string(ep.Health.Status), SuccessRate24h: ep.Health.SuccessRate24h,
+			LastSuccessAt: ep.Health.LastSuccessAt, FailingSince: ep.Health.FailingSince}}
 	if u, err := url.Parse(ep.URL); err == nil {
 		r.Host = u.Host
 	}
@@ -159,17 +137,11 @@ func toRow(ep endpoint) Row {
 
 // p95Of reads the endpoint's hourly stats of the 24 whole hours up to the next hour
 // boundary after now (GET /v1/webhook_endpoints/{id}/stats) and returns the highest p95.
-// An endpoint deleted meanwhile, or an API without the stats, leaves the column empty.
+// An endpoint deleted meanwhile leaves the column empty.
 func p95Of(ctx context.Context, c *revops.Client, id string, now time.Time) (*time.Duration, error) {
 	to := now.UTC().Truncate(time.Hour).Add(time.Hour)
-	q := url.Values{"from": {to.Add(-24 * time.Hour).Format(time.RFC3339)}, "to": {to.Format(time.RFC3339)}, "window": {"hour"}}
-	var stats struct {
-		Data []struct {
-			Attempts int64    `json:"attempts"`
-			P95      *float64 `json:"duration_ms_p95"`
-		} `json:"data"`
-	}
-	err := c.Do(ctx, http.MethodGet, "/v1/webhook_endpoints/"+url.PathEscape(id)+"/stats?"+q.Encode(), nil, &stats)
+	stats, err := c.GetWebhookEndpointStats(ctx, id, &revops.GetWebhookEndpointStatsParams{
+		From: to.Add(-24 * time.Hour), To: to, Window: revops.EndpointStatsWindowHour})
 	var apiErr *revops.Error
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
 		return nil, nil
@@ -179,10 +151,10 @@ func p95Of(ctx context.Context, c *revops.Client, id string, now time.Time) (*ti
 	}
 	var worst *time.Duration
 	for _, w := range stats.Data {
-		if w.Attempts == 0 || w.P95 == nil {
+		if w.Attempts == 0 {
 			continue
 		}
-		if d := time.Duration(*w.P95 * float64(time.Millisecond)); worst == nil || d > *worst {
+		if d := time.Duration(w.DurationMSP95) * time.Millisecond; worst == nil || d > *worst {
 			worst = &d
 		}
 	}
