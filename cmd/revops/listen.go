@@ -27,7 +27,7 @@ func runListen(ctx context.Context, args []string) error {
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
 	apiKey := fs.String("api-key", config.ClientEnv().APIKey, "secret sandbox key (default: the one `revops dev` saved)")
 	method := fs.String("method", "POST", "delivery method of the temporary endpoint: POST or GET")
-	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created (default: every type, *)")
+	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created, or operational ones such as endpoint-disabled, which * never includes (default: *; GET /v1/event_types lists them)")
 	verify := fs.String("verify-secret", "", "also accept signatures of this secret (an endpoint of yours pointed at this receiver)")
 	fail := fs.Bool("fail", false, "refuse every delivery (answer 500) to watch retries")
 	forwardTo := fs.String("forward-to", "", "relay each delivery to this URL and answer with its response")

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/revops/revops/internal/cli/replaycli"
+	"github.com/revops/revops/internal/cli/webhookstatus"
 	"github.com/revops/revops/internal/platform/buildinfo"
 )
 
@@ -29,7 +30,7 @@ var commands = []command{
 	{"temporal-setup", "register the Temporal namespace, search attributes and retention Schedule (idempotent)", runTemporalSetup},
 	{"orgs", "manage organizations: create, list, reset-password", runOrgs},
 	{"keys", "manage API keys: create, list, roll, revoke", runKeys},
-	{"webhooks", "webhook tools: revops webhooks replay ID… | --failed --since 24h [--type T] [--env E] [--dry-run]", runWebhooks},
+	{"webhooks", "webhook tools: revops webhooks replay ID… | --failed --since 24h [--type T] [--env E] [--dry-run]; revops webhooks status", runWebhooks},
 	{"listen", "local HTTPS webhook receiver on its own temporary sandbox endpoint (--events to choose types), prints deliveries", runListen},
 	{"trigger", "emit one event type in sandbox (creates the objects and transitions it needs)", runTrigger},
 	{"healthcheck", "probe a URL (container health checks)", runHealthcheck},
@@ -81,8 +82,12 @@ func runVersion(_ context.Context, _ []string) error {
 }
 
 func runWebhooks(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "replay" {
-		return errors.New("usage: revops webhooks replay ID… | revops webhooks replay --failed --since 24h [--type T] [--env sandbox|live] [--dry-run]")
+	switch {
+	case len(args) > 0 && args[0] == "replay":
+		return replaycli.Run(ctx, args[1:], os.Stdout, os.Stderr)
+	case len(args) > 0 && args[0] == "status":
+		return webhookstatus.Run(ctx, args[1:], os.Stdout, os.Stderr)
 	}
-	return replaycli.Run(ctx, args[1:], os.Stdout, os.Stderr)
+	return errors.New("usage: revops webhooks replay ID… | revops webhooks replay --failed --since 24h [--type T] [--env sandbox|live] [--dry-run]\n" +
+		"       revops webhooks status [--env sandbox|live] [--latency=false]")
 }

@@ -277,14 +277,19 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 	run(t, ctx, "see the charts and the disabled banner",
 		chromedp.Navigate(base+"/dashboard/webhooks"),
 		chromedp.WaitVisible(css(crmCard+` .failing-banner`)),
-		chromedp.WaitVisible(css(`section[data-endpoint-id="`+billing.ID+`"] svg.week-chart rect.bar-delivered`)),
+		chromedp.WaitVisible(css(`section[data-endpoint-id="`+billing.ID+`"] svg.week-chart rect.bar-succeeded`)),
 		chromedp.WaitVisible(css(crmCard+` svg.week-chart rect.bar-failed`)),
 		screenshot("webhooks"),
 	)
 	rate := value(t, ctx, "Billing's success rate", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .success-rate`)))
 	banner := value(t, ctx, "CRM's banner", chromedp.Text(css(crmCard+` .failing-banner`)))
-	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") {
-		t.Fatalf("rate %q, banner %q", rate, banner)
+	p95 := value(t, ctx, "Billing's p95", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .p95`)))
+	health := value(t, ctx, "Billing's health", chromedp.Text(css(`section[data-endpoint-id="`+billing.ID+`"] .health`)))
+	crmHealth := value(t, ctx, "CRM's health", chromedp.Text(css(crmCard+` .health`)))
+	if !strings.HasPrefix(rate, "100 %") || !strings.Contains(banner, "Disabled (failing since ") || p95 != "≤ 100 ms" ||
+		!strings.HasPrefix(health, "healthy") || !strings.Contains(health, "last success") ||
+		!strings.HasPrefix(crmHealth, "disabled") || !strings.Contains(crmHealth, "failing since") {
+		t.Fatalf("rate %q, banner %q, p95 %q, health %q and %q", rate, banner, p95, health, crmHealth)
 	}
 	run(t, ctx, "re-enable CRM",
 		chromedp.Click(css(crmCard+` .failing-banner button.reenable`)),
@@ -297,8 +302,29 @@ func TestBrowserWebhooksAndDeliveries(t *testing.T) {
 		t.Fatal("CRM is still disabled")
 	}
 
+	run(t, ctx, "Billing's deliveries alone: the endpoint filter without a status",
+		chromedp.Navigate(base+"/dashboard/deliveries"),
+		chromedp.SetValue(css(`#endpoint-filter`), billing.ID),
+		chromedp.Click(css(`#filter-deliveries`)),
+		chromedp.WaitReady(css(`#endpoint-filter option[value="`+billing.ID+`"][selected]`)),
+		chromedp.WaitVisible(css(`tr[data-event-id="`+events[2].ID+`"]`)),
+	)
+	if n := value(t, ctx, "rows", chromedp.Evaluate[int](`document.querySelectorAll('tr[data-event-id]').length`)); n != len(events) {
+		t.Fatalf("%d events listed for Billing, want %d", n, len(events))
+	}
 	seeAndReplayDelivery(t, ctx, base, events[0], crm)
 	deleteEndpoint(t, ctx, base, s, env, crm)
+	// A deleted endpoint's id in the filter (a bookmark): the page says so, keeps the
+	// filter, and lists the deliveries it left.
+	run(t, ctx, "filter by the deleted endpoint",
+		chromedp.Navigate(base+"/dashboard/deliveries?endpoint_id="+crm.ID),
+		chromedp.WaitVisible(css(`p.error`)),
+		chromedp.WaitReady(css(`#endpoint-filter option[value="`+crm.ID+`"][selected]`)),
+		chromedp.WaitVisible(css(`tr[data-event-id="`+events[0].ID+`"]`)),
+	)
+	if msg := value(t, ctx, "the message", chromedp.Text(css(`p.error`))); !strings.Contains(msg, "No endpoint "+crm.ID+" in sandbox") {
+		t.Fatalf("message %q", msg)
+	}
 }
 
 // seeAndReplayDelivery filters the list by the endpoint whose delivery of e failed,

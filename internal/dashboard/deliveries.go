@@ -112,8 +112,28 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		return
 	}
 	d.Endpoints = refs
-	f := events.Filter{Status: d.Status, EndpointID: d.Endpoint}
-	list, more, err := events.List(c.Request.Context(), h.store, env, f, store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")})
+	var notFound string
+	if _, ok := byID[d.Endpoint]; d.Endpoint != "" && !ok {
+		// Well formed (checkInput) but not an endpoint of this environment: deleted,
+		// another environment's, or made up. The list stays filtered (a deleted endpoint's
+		// deliveries remain) and the selector says so instead of showing "all".
+		d.Endpoints = append(d.Endpoints, refOf(byID, d.Endpoint))
+		notFound = "No endpoint " + d.Endpoint + " in " + env.Name + " (deleted, or another environment's): only deliveries it left here are listed."
+	}
+	page := store.Page{Limit: deliveriesPerPage, StartingAfter: c.Query("starting_after")}
+	var list []events.Event
+	var cursor string // the next page's starting_after
+	var more bool
+	if d.Endpoint != "" {
+		// One endpoint's deliveries, newest first, paged by delivery: an index range each
+		// page (store.DeliveriesTo), however rare the endpoint.
+		list, cursor, more, err = events.ListTo(c.Request.Context(), h.store, env, d.Endpoint, d.Status, page)
+	} else {
+		list, more, err = events.List(c.Request.Context(), h.store, env, events.Filter{Status: d.Status}, page)
+		if len(list) > 0 {
+			cursor = list[len(list)-1].ID
+		}
+	}
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -123,9 +143,9 @@ func (h *handler) listDeliveries(c *gin.Context) {
 	}
 	if more {
 		d.NextPage = "/dashboard/deliveries?" + url.Values{"status": {d.Status}, "endpoint_id": {d.Endpoint},
-			"starting_after": {list[len(list)-1].ID}}.Encode()
+			"starting_after": {cursor}}.Encode()
 	}
-	h.render(c, http.StatusOK, "deliveries", view{Title: "Deliveries", Nav: "deliveries", Notice: replayNotice(c), Data: d})
+	h.render(c, http.StatusOK, "deliveries", view{Title: "Deliveries", Nav: "deliveries", Notice: replayNotice(c), Error: notFound, Data: d})
 }
 
 // toEventRow converts an event read with its deliveries and attempts. While a

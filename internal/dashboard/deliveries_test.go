@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
@@ -173,8 +176,18 @@ func TestDeliveriesListAndDetail(t *testing.T) {
 	if p := other.get("/dashboard/deliveries/" + e.ID); p.status != http.StatusNotFound {
 		t.Fatalf("other organization: %d", p.status)
 	}
-	if p := other.get("/dashboard/deliveries?endpoint_id=" + eps[0].ID); strings.Contains(p.body, e.ID) {
-		t.Fatal("other organization lists the event")
+	// Another organization's endpoint, or an id no endpoint has: a page that says so (never
+	// a 5xx), the selector showing the filter, nothing listed.
+	for _, id := range []string{eps[0].ID, uuid.NewString()} {
+		p := other.get("/dashboard/deliveries?endpoint_id=" + id)
+		if p.status != http.StatusOK || strings.Contains(p.body, e.ID) {
+			t.Fatalf("other organization's endpoint %s: %d, event listed %v", id, p.status, strings.Contains(p.body, e.ID))
+		}
+		for _, want := range []string{"No endpoint " + id + " in sandbox", `<option value="` + id + `" selected>deleted endpoint</option>`} {
+			if !strings.Contains(p.body, want) {
+				t.Errorf("unknown endpoint %s: the page misses %q", id, want)
+			}
+		}
 	}
 	tok := c.csrf("/dashboard/deliveries")
 	c.post("/dashboard/environment", url.Values{"csrf_token": {tok}, "environment": {"live"}})
@@ -280,6 +293,64 @@ func deliveryStatuses(t *testing.T, s *site, e models.Event) map[string]string {
 	out := map[string]string{}
 	for _, d := range ds {
 		out[d.EndpointID] = d.Status
+	}
+	return out
+}
+
+// The endpoint filter pages by that endpoint's deliveries: every event delivered to it
+// once across the pages, none of another endpoint's, and a cursor that is not one of its
+// deliveries answers 400 (CONTRACT §15), never a 5xx.
+func TestDeliveriesOfOneEndpointPage(t *testing.T) {
+	s := newSite(t)
+	u := s.newUser("Acme", "owner@acme.test")
+	key, err := s.keys.Create(context.Background(), u.orgID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := s.newEndpoints(s.sandbox(u.orgID), []string{"account-created"}, []string{"deal-signed"})
+	want := map[string]bool{}
+	for i := range 27 {
+		want[s.createAccount(key.Plain, fmt.Sprint("Account ", i)).ID] = true
+	}
+	c := s.client()
+	c.mustLogin(u)
+	seen, path, pages := map[string]bool{}, "/dashboard/deliveries?endpoint_id="+eps[0].ID, 0
+	for path != "" {
+		p := c.get(path)
+		if p.status != http.StatusOK {
+			t.Fatalf("%s: %d", path, p.status)
+		}
+		pages++
+		for _, id := range regexpAll(`data-event-id="([^"]+)"`, p.body) {
+			if seen[id] || !want[id] {
+				t.Fatalf("page %d lists %s again or not delivered to the endpoint", pages, id)
+			}
+			seen[id] = true
+		}
+		path = ""
+		if m := regexpAll(`<a href="([^"]+)">Older events`, p.body); len(m) == 1 {
+			path = strings.ReplaceAll(m[0], "&amp;", "&")
+		}
+	}
+	if len(seen) != len(want) || pages != 2 {
+		t.Fatalf("%d of %d events over %d pages", len(seen), len(want), pages)
+	}
+	if p := c.get("/dashboard/deliveries?endpoint_id=" + eps[1].ID); strings.Contains(p.body, "data-event-id") {
+		t.Fatal("the other endpoint lists events it was not sent")
+	}
+	// An event id is no delivery of the endpoint's: not a cursor of this list.
+	for id := range want {
+		if p := c.get("/dashboard/deliveries?endpoint_id=" + eps[0].ID + "&starting_after=" + id); p.status != http.StatusBadRequest {
+			t.Fatalf("a cursor that is not one of the endpoint's deliveries: %d", p.status)
+		}
+		break
+	}
+}
+
+func regexpAll(expr, s string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(expr).FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
 	}
 	return out
 }

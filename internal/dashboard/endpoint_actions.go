@@ -85,7 +85,7 @@ func (h *handler) showDeleteEndpoint(c *gin.Context, status int, msg string) {
 		h.fail(c, err)
 		return
 	}
-	h.render(c, status, "endpoint_delete", view{Title: "Delete endpoint", Nav: "webhooks", Error: msg, Data: toEndpointRow(ep)})
+	h.render(c, status, "endpoint_delete", view{Title: "Delete endpoint", Nav: "webhooks", Error: msg, Data: toEndpointRow(ep, h.now())})
 }
 
 // deleteEndpoint needs the confirmation box ticked.

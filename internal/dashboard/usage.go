@@ -30,6 +30,7 @@ type meterCard struct {
 	Partial                                         bool   // usageMaxRows figures were read and more remained
 	Empty                                           bool   // no figure in the 30 days
 	Chart                                           usageChart
+	Alerts                                          []alertRow // CONTRACT §24
 }
 
 type usageData struct {
@@ -38,6 +39,8 @@ type usageData struct {
 	From, Until string // the days shown, "2026-10-26" … "2026-11-24"
 	MaxMeters   int
 	MaxRows     string // usageMaxRows, written for people
+	OverMore    bool   // more than usageMaxFirings series are over a threshold: not all are listed
+	MaxFirings  int
 }
 
 // usagePage lists the environment's meters, each with its last 30 days by day (UTC):
@@ -58,8 +61,15 @@ func (h *handler) usagePage(c *gin.Context) {
 	days := dayAxis(now, usageChartDays)
 	d := usageData{Days: usageChartDays, From: days[0].Format("2006-01-02"), Until: days[len(days)-1].Format("2006-01-02"), MaxMeters: meters.MaxMeters,
 		MaxRows: groupDigits(strconv.Itoa(usageMaxRows))}
+	alerts, overMore, err := h.meterAlerts(ctx, env, list, now)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	d.OverMore, d.MaxFirings = overMore, usageMaxFirings
 	for _, m := range list {
 		card := toMeterCard(m)
+		card.Alerts = alerts[m.ID]
 		rows, asOf, partial, err := h.meterDays(ctx, env, m, days, now, usageMaxRows)
 		if errors.Is(err, apperr.ErrNotFound) {
 			continue // deleted since it was listed

@@ -58,8 +58,12 @@ func TestBrowserUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.createMeter(env, meters.Definition{Key: "api-calls", Description: "API calls, billed per thousand", MetricName: "api_calls",
+	calls := s.createMeter(env, meters.Definition{Key: "api-calls", Description: "API calls, billed per thousand", MetricName: "api_calls",
 		Aggregation: models.AggSum, GroupBy: []string{"region"}})
+	// A usage alert (CONTRACT §24), defined before the usage: today's batch crosses it and
+	// the consumer's transaction records the firing.
+	alert := s.createAlert(key.Plain, calls.Key, map[string]any{"threshold": "1000", "window": "day", "account_id": "acct_globex",
+		"group": map[string]any{"region": "eu"}, "description": "Globex EU daily budget"})
 	s.createMeter(env, meters.Definition{Key: "active-users", Description: "Distinct users a day", MetricName: "api_calls",
 		Product: "api", Aggregation: models.AggUniqueCount, ValueKey: "user_id", GroupBy: []string{"region"}})
 	batches := demoUsage(29)
@@ -77,6 +81,7 @@ func TestBrowserUsage(t *testing.T) {
 		chromedp.Click(css(`nav.menu a[href="/dashboard/usage"]`)),
 		chromedp.WaitVisible(css(`section[data-meter-key="api-calls"] svg.usage-chart rect.seg.rest`)),
 		chromedp.WaitVisible(css(`section[data-meter-key="requests"] .state-backfilling`)),
+		chromedp.WaitVisible(css(`section[data-meter-key="api-calls"] .over-account[data-account-id="acct_globex"]`)),
 		screenshot("usage"),
 	)
 	legend := value(t, ctx, "api-calls' legend", chromedp.Text(css(`section[data-meter-key="api-calls"] ul.legend`)))
@@ -85,6 +90,12 @@ func TestBrowserUsage(t *testing.T) {
 	}
 	if n := value(t, ctx, "series", chromedp.Evaluate[int](`document.querySelectorAll('section[data-meter-key="api-calls"] ul.legend li').length`)); n != 6 {
 		t.Fatalf("%d series in api-calls' legend, want 6", n)
+	}
+	over := value(t, ctx, "the alert", chromedp.Text(css(`section[data-meter-key="api-calls"] tr.alert[data-alert-id="`+alert.ID+`"]`)))
+	for _, want := range []string{"1000", "day", "acct_globex", "region=eu", "Globex EU daily budget", "over"} {
+		if !strings.Contains(over, want) {
+			t.Fatalf("the alert's row %q misses %q", over, want)
+		}
 	}
 	if cur := value(t, ctx, "menu", chromedp.Text(css(`nav.menu a[aria-current="page"]`))); cur != "Usage" {
 		t.Fatalf("current menu entry %q", cur)

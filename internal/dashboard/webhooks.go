@@ -22,7 +22,11 @@ type endpointRow struct {
 	DisabledReason               string
 	FailingSince                 *time.Time
 	Retry                        string // "6 attempts, 1h apart"
-	Chart                        endpointChart
+	// Health (CONTRACT §23): healthy, failing, disabled or idle, with the last success and
+	// the first failed attempt since (its failing spell).
+	Health                   string
+	LastSuccess, FailingFrom *time.Time
+	Figures                  endpointFigures // 24 h success rate and p95, the week's attempts by outcome
 }
 
 type webhooksData struct {
@@ -49,29 +53,28 @@ func (h *handler) webhookPage(c *gin.Context) {
 		return
 	}
 	now := h.now()
-	counts, err := h.store.EndpointDeliveryDays(c.Request.Context(), env, now, chartDays)
+	figures, err := h.endpointFiguresOf(c.Request.Context(), env, eps, now)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	ids := make([]string, len(eps))
-	for i, ep := range eps {
-		ids[i] = ep.ID
-	}
-	charts := buildCharts(counts, ids, now, chartDays)
 	d := webhooksData{Max: webhook.MaxEndpoints, CanAdd: len(eps) < webhook.MaxEndpoints, AckSentence: h.cfg.AckSentence()}
 	for _, ep := range eps {
-		r := toEndpointRow(ep)
-		r.Chart = charts[ep.ID]
+		r := toEndpointRow(ep, now)
+		r.Figures = figures[ep.ID]
 		d.Endpoints = append(d.Endpoints, r)
 	}
 	h.render(c, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Notice: webhookNotices[c.Query("notice")], Data: d})
 }
 
-func toEndpointRow(ep models.WebhookEndpoint) endpointRow {
-	return endpointRow{ID: ep.ID, URL: ep.URL, Method: ep.Method, Description: ep.Description,
+func toEndpointRow(ep models.WebhookEndpoint, now time.Time) endpointRow {
+	r := endpointRow{ID: ep.ID, URL: ep.URL, Method: ep.Method, Description: ep.Description,
 		Subscriptions: ep.EventTypes, Enabled: ep.Enabled, DisabledReason: ep.DisabledReason,
-		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy)}
+		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy), Health: webhook.ToHealthObject(ep, now).Status}
+	if ep.Health != nil {
+		r.LastSuccess, r.FailingFrom = ep.Health.LastSuccessAt, ep.Health.FailingSince
+	}
+	return r
 }
 
 // retryText describes a retry policy in a few words.

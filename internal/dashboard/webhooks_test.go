@@ -307,7 +307,8 @@ func (s *site) endDelivery(e models.Event, d models.WebhookDelivery, outcome str
 	} else {
 		a.StatusCode = 200
 	}
-	if err := s.store.RecordDeliveryAttempt(ctx, store.EnvOf(e), &a, status); err != nil {
+	// Through the worker's own path, which carries the endpoint's health (CONTRACT §23).
+	if err := webhook.RecordAttempt(ctx, s.store, store.EnvOf(e), &a, status, webhook.DefaultFailingAfter); err != nil {
 		s.t.Fatal(err)
 	}
 	if outcome == models.AttemptFailed {
@@ -317,7 +318,7 @@ func (s *site) endDelivery(e models.Event, d models.WebhookDelivery, outcome str
 	}
 }
 
-var rect = regexp.MustCompile(`<rect class="bar-(delivered|failed)" x="\d+" y="\d+" width="\d+" height="(\d+)">`)
+var rect = regexp.MustCompile(`<rect class="bar-(succeeded|failed|timeout)" x="\d+" y="\d+" width="\d+" height="(\d+)" data-n="\d+">`)
 
 // The Webhooks page draws each endpoint's week from the database, with its success rate;
 // an endpoint disabled for failing shows the red banner until "Re-enable" — on both databases.
@@ -355,17 +356,21 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 			list := c.get("/dashboard/webhooks").body
 			cardA, cardB := card(t, list, a.ID), card(t, list, b.ID)
 			since := a.CreatedAt.Add(time.Hour).Format("2006-01-02") // the failed attempt's day
-			for _, want := range []string{"failing-banner", "Disabled (failing since " + since, "66.6 %", "2 delivered, 1 failed",
-				`action="/dashboard/webhooks/` + a.ID + `/enable"`, "disabled (failing)"} {
+			for _, want := range []string{"failing-banner", "Disabled (failing since " + since, "66.6 %", "(3 attempts)",
+				"2 succeeded, 1 failed, 0 of them timed out", "≤ 100 ms", `class="state health-disabled">disabled`,
+				`class="last-success">last success 20`, `class="failing-from">failing since 20`, `action="/dashboard/webhooks/` + a.ID + `/enable"`, "disabled (failing)"} {
 				if !strings.Contains(cardA, want) {
 					t.Fatalf("Billing's card misses %q: %s", want, cardA)
 				}
 			}
+			// The bars are the attempts' days: all today unless the test runs in the first
+			// 100 minutes of a UTC day (the totals above hold either way).
 			bars := rect.FindAllStringSubmatch(cardA, -1)
-			if len(bars) != 2 || bars[0][1] != "delivered" || bars[0][2] != "40" || bars[1][1] != "failed" || bars[1][2] != "20" {
-				t.Fatalf("Billing's bars %v, want today's delivered 40 high and failed 20", bars)
+			sameDay := store.DayStart(now.Add(-100 * time.Minute)).Equal(store.DayStart(now))
+			if sameDay && (len(bars) != 2 || bars[0][1] != "succeeded" || bars[0][2] != "40" || bars[1][1] != "failed" || bars[1][2] != "20") {
+				t.Fatalf("Billing's bars %v, want today's succeeded 40 high and failed 20", bars)
 			}
-			if strings.Contains(cardB, "failing-banner") || !strings.Contains(cardB, "—") || rect.MatchString(cardB) ||
+			if strings.Contains(cardB, "failing-banner") || !strings.Contains(cardB, "—") || rect.MatchString(cardB) || !strings.Contains(cardB, `health-idle">idle`) ||
 				!strings.Contains(cardB, "deal-signed") {
 				t.Fatalf("CRM's card: %s", cardB)
 			}
@@ -375,7 +380,9 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 				t.Fatalf("re-enable: %d %.500s", p.status, p.body)
 			}
 			list = c.get(p.location).body
-			if strings.Contains(list, "failing-banner") || !strings.Contains(list, "Endpoint enabled") {
+			// Re-enabled, its spell is over: healthy (an attempt within 24 h), no failing since.
+			if cardA = card(t, list, a.ID); strings.Contains(list, "failing-banner") || !strings.Contains(list, "Endpoint enabled") ||
+				!strings.Contains(cardA, `health-healthy">healthy`) || strings.Contains(cardA, "failing since") {
 				t.Fatalf("after re-enabling: %.3000s", list)
 			}
 			if ep, _ := s.store.WebhookEndpointByID(ctx, env, a.ID); !ep.Enabled || ep.DisabledReason != "" || ep.FailingSince != nil {

@@ -10,6 +10,7 @@ import (
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/listener"
+	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/testkit/cliapitest"
 )
 
@@ -127,5 +128,41 @@ func TestLeftOverRule(t *testing.T) {
 		if got := listener.IsLeftOver(o, ep); got != tc.leftOver {
 			t.Errorf("%q: left over %v, want %v", tc.description, got, tc.leftOver)
 		}
+	}
+}
+
+// `revops listen --events` takes every type the API's catalog has, operational ones
+// included (listed by name: "*" never matches them), and no list of its own: each
+// operational type of the catalog makes a listen endpoint subscribed to it, with the
+// seed's types beside it, and a name the catalog lacks is the API's invalid_event_type.
+func TestListenEventsFromTheCatalog(t *testing.T) {
+	ctx := context.Background()
+	c := sandboxAPI(t)
+	me := listener.Owner{PID: 100, Host: "devbox", Alive: func(int) bool { return true }}
+	var operational []string
+	for _, et := range catalog.All() {
+		if et.Operational {
+			operational = append(operational, et.Name)
+		}
+	}
+	if !slices.Contains(operational, catalog.EndpointDisabled) {
+		t.Fatalf("the catalog's operational types %v lack endpoint-disabled", operational)
+	}
+	for _, name := range operational {
+		types := listener.ParseEvents(name + ", deal-signed")
+		ep, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", types)
+		if err != nil {
+			t.Fatalf("--events %s: %v", name, err)
+		}
+		if !slices.Equal(ep.EventTypes, []string{name, "deal-signed"}) {
+			t.Errorf("--events %s: the endpoint lists %v", name, ep.EventTypes)
+		}
+		if err := listener.Close(ctx, c, ep.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", []string{"endpoint-nope"})
+	if err == nil || !strings.Contains(err.Error(), "invalid_event_type") || !strings.Contains(err.Error(), "endpoint-nope") {
+		t.Fatalf("an unknown type: %v", err)
 	}
 }

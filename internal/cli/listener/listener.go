@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,13 +85,7 @@ func (h *Handler) inspect(hdr http.Header, body []byte) Received {
 		ev.ID = "(test)"
 	}
 	rec.ID, rec.Type = ev.ID, ev.Type
-	for _, kind := range []string{"deal", "account"} {
-		if raw, ok := msg[kind]; ok {
-			var obj struct{ ID string }
-			_ = json.Unmarshal(raw, &obj)
-			rec.ObjectKind, rec.ObjectID = kind, obj.ID
-		}
-	}
+	rec.ObjectKind, rec.ObjectID = objectOf(msg)
 	rec.TraceID = tracing.TraceID(hdr.Get("traceparent"))
 	id, ts, sigs := hdr.Get("webhook-id"), hdr.Get("webhook-timestamp"), hdr.Get("webhook-signature")
 	if sigs == "" {
@@ -108,6 +104,49 @@ func (h *Handler) inspect(hdr http.Header, body []byte) Received {
 		}
 	}
 	return rec
+}
+
+// objectKinds are the body members that carry what an event is about, in the order they
+// are looked for: the seed's objects, then the operational types' (CONTRACT §13, §23,
+// §24; delivery-exhausted's is its endpoint, not its "delivery").
+var objectKinds = []string{"deal", "account", "webhook_endpoint", "meter_alert"}
+
+// objectOf names what a delivered body is about: the first member of objectKinds it has,
+// else (a type added to the catalog later) the first other member, by name, that is an
+// object with an id, so that every event type prints like the others.
+func objectOf(msg map[string]json.RawMessage) (kind, id string) {
+	idOf := func(raw json.RawMessage) (string, bool) {
+		var obj struct {
+			ID      *string `json:"id"`
+			AlertID *string `json:"alert_id"` // meter-threshold-crossed's meter_alert
+		}
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", false
+		}
+		switch {
+		case obj.ID != nil:
+			return *obj.ID, true
+		case obj.AlertID != nil:
+			return *obj.AlertID, true
+		}
+		return "", false
+	}
+	for _, k := range objectKinds {
+		if raw, ok := msg[k]; ok {
+			id, _ := idOf(raw)
+			return k, id
+		}
+	}
+	names := slices.Sorted(maps.Keys(msg))
+	for _, k := range names {
+		if k == "event" {
+			continue
+		}
+		if id, ok := idOf(msg[k]); ok {
+			return k, id
+		}
+	}
+	return "", ""
 }
 
 func (h *Handler) forward(ctx context.Context, r *http.Request, body []byte) (int, string) {

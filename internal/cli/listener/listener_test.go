@@ -98,3 +98,33 @@ func TestListener(t *testing.T) {
 		})
 	}
 }
+
+// Operational events print like the seed's: their type and what they are about — the
+// endpoint (delivery-exhausted's too, not its delivery), the meter alert — and a type the
+// catalog gains later its object with an id.
+func TestListenerShowsOperationalEvents(t *testing.T) {
+	secret, _ := signing.NewSecret()
+	for _, tc := range []struct{ body, printed string }{
+		{`{"event":{"id":"e1","time":"1","type":"endpoint-disabled"},"webhook_endpoint":{"id":"ep-9","host":"h.example","disabled_reason":"failing"}}`,
+			"webhook_endpoint ep-9"},
+		{`{"event":{"id":"e2","time":"1","type":"endpoint-failing"},"webhook_endpoint":{"id":"ep-9","host":"h.example"}}`,
+			"webhook_endpoint ep-9"},
+		{`{"event":{"id":"e3","time":"1","type":"delivery-exhausted"},"delivery":{"id":"dl-1"},"suppressed":2,"webhook_endpoint":{"id":"ep-9"}}`,
+			"webhook_endpoint ep-9"},
+		{`{"event":{"id":"e4","time":"1","type":"meter-threshold-crossed"},"meter_alert":{"alert_id":"al-5","meter":"api_calls"}}`,
+			"meter_alert al-5"},
+		{`{"event":{"id":"e5","time":"1","type":"widget-made"},"count":3,"widget":{"id":"w-1"}}`,
+			"widget w-1"},
+	} {
+		out := &syncBuffer{}
+		h := &Handler{Secrets: func() []string { return []string{secret} }, Ack: "ok", Out: out}
+		srv := httptest.NewTLSServer(h)
+		if status, _ := send(t, srv, http.MethodPost, secret, tc.body); status != http.StatusOK {
+			t.Errorf("%s: %d", tc.body, status)
+		}
+		srv.Close()
+		if line := out.String(); !strings.Contains(line, tc.printed) || !strings.Contains(line, "signature ok") {
+			t.Errorf("printed %q, want %q", line, tc.printed)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+// Package webhookstatus is `revops webhooks status`: every webhook endpoint of the
+// environment with its health (CONTRACT §23) in one table, read through the API with a
+// secret key.
+package webhookstatus
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cli/cliapi"
+	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/platform/config"
+)
+
+const usage = "usage: revops webhooks status [--env sandbox|live] [--latency=false]"
+
+// options are the command's flags.
+type options struct {
+	api, key, env, dataDir string
+	latency                bool
+}
+
+// Run runs `revops webhooks status` with args (what follows "status"): the table goes
+// to stdout.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	c, err := cliapi.New(o.api, o.key)
+	if err != nil {
+		return err
+	}
+	rows, err := Read(ctx, c, time.Now(), o.latency)
+	if err != nil {
+		return err
+	}
+	return Print(stdout, rows)
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	var o options
+	env := config.ClientEnv()
+	fs := flag.NewFlagSet("revops webhooks status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
+	fs.StringVar(&o.api, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
+	fs.StringVar(&o.key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
+	fs.StringVar(&o.env, "env", "sandbox", "environment of the dev key: sandbox or live")
+	fs.StringVar(&o.dataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
+	fs.BoolVar(&o.latency, "latency", true, "read each endpoint's stats for the p95 column (one request per endpoint)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
+	}
+	if o.env != "sandbox" && o.env != "live" {
+		return o, fmt.Errorf("--env %q: want sandbox or live", o.env)
+	}
+	if o.key == "" {
+		var err error
+		if o.key, err = demo.SavedKey(o.dataDir, "secret", o.env); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// Health is the endpoint's health as the table shows it (CONTRACT §23).
+type Health struct {
+	Status         string // healthy, failing, disabled or idle
+	SuccessRate24h *float64
+	LastSuccessAt  *time.Time
+	FailingSince   *time.Time
+}
+
+// Row is one endpoint as the table shows it.
+type Row struct {
+	ID, Description string
+	Host            string // the URL's host only: paths and queries may hold tokens (§13)
+	Enabled         bool
+	DisabledReason  string
+	Health          *Health // nil: the API sent none
+	// P95 is the highest hourly p95 of the last 24 hours (an upper bound of the day's,
+	// the hourly ones being bucket upper bounds already); nil: no attempt, or not read.
+	P95 *time.Duration
+}
+
+// maxEndpoints bounds the listing: far above what an environment may have (16).
+const maxEndpoints = 1000
+
+// Read lists every endpoint of the key's environment with its health and, with latency,
+// its p95 of the last 24 hours before now.
+func Read(ctx context.Context, c *revops.Client, now time.Time, latency bool) ([]Row, error) {
+	var rows []Row
+	for ep, err := range c.ListWebhookEndpointsAll(ctx, &revops.ListWebhookEndpointsParams{Limit: 100}) {
+		if err != nil {
+			return nil, fmt.Errorf("list webhook endpoints: %w", cliapi.Err(err))
+		}
+		r := toRow(ep)
+		if latency {
+			p95, err := p95Of(ctx, c, ep.ID, now)
+			if err != nil {
+				return nil, err
+			}
+			r.P95 = p95
+		}
+		if rows = append(rows, r); len(rows) == maxEndpoints {
+			break
+		}
+	}
+	return rows, nil
+}
+
+func toRow(ep *revops.Endpoint) Row {
+	r := Row{ID: ep.ID, Description: cliapi.Value(ep.Description), Enabled: ep.Enabled,
+		DisabledReason: string(cliapi.Value(ep.DisabledReason)),
+		Health: &Health{Status: string(ep.Health.Status), SuccessRate24h: ep.Health.SuccessRate24h,
+			LastSuccessAt: ep.Health.LastSuccessAt, FailingSince: ep.Health.FailingSince}}
+	if u, err := url.Parse(ep.URL); err == nil {
+		r.Host = u.Host
+	}
+	return r
+}
+
+// p95Of reads the endpoint's hourly stats of the 24 whole hours up to the next hour
+// boundary after now (GET /v1/webhook_endpoints/{id}/stats) and returns the highest p95.
+// An endpoint deleted meanwhile leaves the column empty.
+func p95Of(ctx context.Context, c *revops.Client, id string, now time.Time) (*time.Duration, error) {
+	to := now.UTC().Truncate(time.Hour).Add(time.Hour)
+	stats, err := c.GetWebhookEndpointStats(ctx, id, &revops.GetWebhookEndpointStatsParams{
+		From: to.Add(-24 * time.Hour), To: to, Window: revops.EndpointStatsWindowHour})
+	var apiErr *revops.Error
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stats of webhook endpoint %s: %w", id, cliapi.Err(err))
+	}
+	var worst *time.Duration
+	for _, w := range stats.Data {
+		if w.Attempts == 0 {
+			continue
+		}
+		if d := time.Duration(w.DurationMSP95) * time.Millisecond; worst == nil || d > *worst {
+			worst = &d
+		}
+	}
+	return worst, nil
+}
+
+// Print writes the table: one line per endpoint, "—" where there is nothing to show.
+func Print(w io.Writer, rows []Row) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "No webhook endpoint in this environment.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDESCRIPTION\tHOST\tENABLED\tHEALTH\tSUCCESS 24H\tLAST SUCCESS\tFAILING SINCE\tP95 24H")
+	for _, r := range rows {
+		enabled := "yes"
+		if !r.Enabled {
+			enabled = "no"
+			if r.DisabledReason != "" {
+				enabled += " (" + r.DisabledReason + ")"
+			}
+		}
+		health, rate, last, failing := "—", "—", "—", "—"
+		if h := r.Health; h != nil {
+			health = printable(h.Status, 12)
+			if h.SuccessRate24h != nil {
+				rate = strconv.FormatFloat(*h.SuccessRate24h*100, 'f', 1, 64) + "%"
+			}
+			last, failing = when(h.LastSuccessAt), when(h.FailingSince)
+		}
+		p95 := "—"
+		if r.P95 != nil {
+			p95 = r.P95.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(printable(r.Description, 40)),
+			orDash(printable(r.Host, 60)), enabled, health, rate, last, failing, p95)
+	}
+	return tw.Flush()
+}
+
+func when(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// printable keeps a field from the API on one cell of the terminal: control characters
+// (escape sequences included) and tabs become "?", and it is cut to max runes.
+func printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/models"
+)
+
+// usageMaxFirings bounds the series over a threshold one Usage page lists (CONTRACT §21):
+// past it the page says more are over.
+const usageMaxFirings = 200
+
+// alertRow is one usage alert of a meter (CONTRACT §24) with the series over its
+// threshold in the current window.
+type alertRow struct {
+	ID, Threshold, Window, Account, Group, Description string
+	Over                                               []overRow
+}
+
+// overRow is one series over its alert's threshold in the window that contains now.
+type overRow struct {
+	AccountID, Group, Value string
+	From, Until, Crossed    time.Time // the window, and the figures' as_of that crossed it
+}
+
+// meterAlerts reads the alerts of the listed meters and the series over them now: at
+// most meters.MaxAlerts alerts a meter and usageMaxFirings series in all (more:
+// there were others).
+func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models.Meter, now time.Time) (map[string][]alertRow, bool, error) {
+	ids := make([]string, len(list))
+	groupBy := make(map[string][]string, len(list))
+	for i, m := range list {
+		ids[i], groupBy[m.ID] = m.ID, m.GroupBy
+	}
+	alerts, err := h.store.AlertsOfMeters(ctx, env, ids, meters.MaxAlerts)
+	if err != nil {
+		return nil, false, err
+	}
+	var alertIDs []string
+	meterOf := map[string]string{}
+	for meterID, as := range alerts {
+		for _, a := range as {
+			alertIDs = append(alertIDs, a.ID)
+			meterOf[a.ID] = meterID
+		}
+	}
+	firings, more, err := h.store.FiringsNow(ctx, env, alertIDs, now, usageMaxFirings)
+	if err != nil {
+		return nil, false, err
+	}
+	over := map[string][]overRow{}
+	for _, f := range firings {
+		over[f.AlertID] = append(over[f.AlertID], overRow{AccountID: f.AccountID, Group: firingGroupText(f.Groups, groupBy[meterOf[f.AlertID]]),
+			Value: f.Value, From: f.WindowStart, Until: f.WindowEnd, Crossed: f.AsOf})
+	}
+	out := make(map[string][]alertRow, len(alerts))
+	for meterID, as := range alerts {
+		for _, a := range as {
+			r := alertRow{ID: a.ID, Threshold: a.Threshold, Window: a.Window, Account: a.AccountID, Group: alertGroupText(a.Group),
+				Description: a.Description, Over: over[a.ID]}
+			sort.SliceStable(r.Over, func(i, j int) bool { return r.Over[i].AccountID < r.Over[j].AccountID })
+			out[meterID] = append(out[meterID], r)
+		}
+	}
+	return out, more, nil
+}
+
+// alertGroupText shows an alert's group ({"region":"eu"}) as "region=eu", keys in order;
+// "" for any group.
+func alertGroupText(group string) string {
+	var g map[string]any
+	if json.Unmarshal([]byte(group), &g) != nil {
+		return group
+	}
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v, _ := json.Marshal(g[k])
+		parts[i] = k + "=" + strings.Trim(string(v), `"`)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// firingGroupText shows a series' group values (the JSON array of the meter's group_by
+// values, null when absent) as "region=eu", an absent value as "(none)"; "" when the
+// meter does not group.
+func firingGroupText(groups string, groupBy []string) string {
+	var vals []*string
+	if json.Unmarshal([]byte(groups), &vals) != nil {
+		return groups
+	}
+	parts := make([]string, 0, len(groupBy))
+	for i, k := range groupBy {
+		v := "(none)"
+		if i < len(vals) && vals[i] != nil {
+			v = *vals[i]
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ", ")
+}
