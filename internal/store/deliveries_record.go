@@ -238,6 +238,23 @@ func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
 	})
 }
 
+// LockDeliveryEndpoint locks the endpoint of delivery deliveryID, if both are there,
+// before the change locks the delivery's event: an endpoint's deletion locks the
+// endpoint, then the events of its unfinished deliveries, so a change that may lock the
+// endpoint (MarkDeliveryFailed's disabling) must not hold the event while it waits for it.
+func (tx *Tx) LockDeliveryEndpoint(deliveryID string) error {
+	if tx.dialect != "postgres" {
+		return nil // SQLite's write transaction is exclusive
+	}
+	var ids []string
+	if err := tx.db.Raw(`SELECT e.id FROM webhook_endpoints e
+	WHERE e.id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.id = ? AND d.environment_id = ?)
+	AND e.environment_id = ? FOR UPDATE OF e`, deliveryID, tx.env.ID, tx.env.ID).Scan(&ids).Error; err != nil {
+		return fmt.Errorf("endpoint of delivery %s: %w", deliveryID, err)
+	}
+	return nil
+}
+
 // LockEnabledEndpoint loads endpoint id for update if it is enabled (found false: it was
 // deleted or is disabled).
 func (tx *Tx) LockEnabledEndpoint(id string) (ep models.WebhookEndpoint, found bool, err error) {

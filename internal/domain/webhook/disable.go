@@ -36,6 +36,12 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 		return false, err
 	}
 	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		// The endpoint before the event (its deletion's order): the disabling below locks
+		// it after the event, which would deadlock with a deletion holding the endpoint
+		// and waiting for this event.
+		if err := tx.LockDeliveryEndpoint(deliveryID); err != nil {
+			return err
+		}
 		d, moved, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
 		if err != nil {
 			return err

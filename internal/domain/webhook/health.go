@@ -127,10 +127,26 @@ func needsJudging(h models.EndpointHealth, t attemptTurn, now time.Time, failing
 	case t.succeeded:
 		return h.FailingSince != nil || (h.RecoveryPending && !t.operational)
 	case t.failed:
-		return h.FailingSince == nil || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, now, failingAfter) ||
+		return h.FailingSince == nil || spellSucceededSince(h) || (!t.operational && h.SpellFailedAt == nil) || failingDue(h, now, failingAfter) ||
 			(!t.operational && h.TurnedFailing && !h.FailingAnnounced)
 	}
 	return false
+}
+
+// spellSucceededSince: a success that began after the spell's first failure is on the
+// row, its record having judged nothing: on PostgreSQL its statement's snapshot may
+// predate the commit of the failure that started the spell (the two recorded side by
+// side), so it read no spell to end. Its time on the row ends the spell still.
+func spellSucceededSince(h models.EndpointHealth) bool {
+	return h.FailingSince != nil && h.LastSuccessAt != nil && h.LastSuccessAt.After(*h.FailingSince)
+}
+
+// endSpellSucceededSince ends the spell a success recorded beside it did not end
+// (spellSucceededSince); a pending recovery stays for the next success to announce.
+func endSpellSucceededSince(h *models.EndpointHealth) {
+	if spellSucceededSince(*h) {
+		h.FailingSince, h.SpellFailedAt, h.TurnedFailing, h.FailingAnnounced = nil, nil, false, false
+	}
 }
 
 // failingDue: the spell has lasted failingAfter and has not turned failing yet.
@@ -151,6 +167,7 @@ func judgeAttempt(tx *store.Tx, rec store.AttemptRecord, a *models.DeliveryAttem
 	if err != nil || !found {
 		return err
 	}
+	endSpellSucceededSince(&h)
 	switch {
 	case t.succeeded && h.FailingSince != nil && t.at.Before(*h.FailingSince):
 		// An attempt that began before the spell's first failure, recorded late (a slow

@@ -54,6 +54,7 @@ func checkEndpoint(ctx context.Context, st Writer, d store.HealthDue, now time.T
 		if _, err := tx.Endpoint(d.EndpointID); isNotFound(err) {
 			return tx.DeleteHealth(d.EndpointID) // deleted: nothing to announce
 		}
+		endSpellSucceededSince(&h)
 		if err := announceFailing(tx, &h, now, failingAfter); err != nil {
 			return err
 		}
