@@ -93,6 +93,13 @@ func insertHealth(tx *gorm.DB, ep *models.WebhookEndpoint) error {
 	return nil
 }
 
+// AdoptHealth gives the endpoint a health row if it has none: one created by a process
+// of a release before endpoint health, during a rolling upgrade after migration 96 ran.
+// A row adopted for an endpoint deleted meanwhile is an orphan the health check removes.
+func (tx *Tx) AdoptHealth(endpointID string) error {
+	return insertHealth(tx.db, &models.WebhookEndpoint{ID: endpointID, EnvironmentID: tx.env.ID})
+}
+
 // LockHealth loads the endpoint's health row for update (found false: none, the endpoint
 // was deleted). Take it after the event or endpoint the change locks, never before.
 func (tx *Tx) LockHealth(endpointID string) (h models.EndpointHealth, found bool, err error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -405,5 +406,29 @@ func TestHealthSuccessPathStatements(t *testing.T) {
 	}
 	if h := healthStatus(t, db, a.ID); h.LastSuccessAt == nil || *h.LastSuccessAt != now.Add(5*time.Second).Format(time.RFC3339) {
 		t.Errorf("last_success_at %v, want the 5 s later success's (the one 100 ms later not written)", h.LastSuccessAt)
+	}
+}
+
+// An endpoint without a health row — created by a process of the release before endpoint
+// health, during a rolling upgrade after migration 96 ran — gets one at its first
+// attempt record, and its failures are judged like any endpoint's.
+func TestHealthAdoptedAtFirstRecord(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			now := time.Now().UTC()
+			a := newEndpoint(t, db, "https://old.example/", nil, true)
+			newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+			if err := testdb.Raw(t, name, db.url).Exec("DELETE FROM endpoint_health WHERE endpoint_id = ?", a.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+			since := now.Add(-20 * time.Minute).Truncate(time.Microsecond)
+			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, since)
+			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 2, now)
+			if h := healthStatus(t, db, a.ID); h.Status != models.HealthFailing || h.FailingSince == nil {
+				t.Fatalf("an adopted endpoint failing for 20 minutes: %+v, want failing", h)
+			}
+			wantCounts(t, db, 1, 0, 0)
+		})
 	}
 }

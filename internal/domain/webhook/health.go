@@ -53,8 +53,16 @@ func HealthStatus(ep models.WebhookEndpoint, h models.EndpointHealth, now time.T
 func RecordAttempt(ctx context.Context, st Writer, env models.Env, a *models.DeliveryAttempt, status string, failingAfter time.Duration) error {
 	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		rec, err := tx.RecordDeliveryAttempt(a, status)
-		if err != nil || !rec.Written || !rec.HealthFound {
+		if err != nil || !rec.Written || rec.EndpointID == "" {
 			return err
+		}
+		if !rec.HealthFound {
+			// An endpoint without a health row (created by an earlier release during a
+			// rolling upgrade): adopted here, its first attempt judged from a blank row.
+			if err := tx.AdoptHealth(rec.EndpointID); err != nil {
+				return err
+			}
+			rec.Health = models.EndpointHealth{EndpointID: rec.EndpointID, EnvironmentID: env.ID}
 		}
 		return judgeAttempt(tx, rec, a, status, failingAfter)
 	})
