@@ -153,9 +153,17 @@ func (r *fanout) deliver(ctx workflow.Context, d models.PendingDelivery, trigger
 		EventID: r.in.EventID, DeliveryID: d.ID, Trigger: trigger, MaxAttempts: policy.MaximumAttempts,
 	}).Get(actx, &res)
 	mark := activities.MarkFailedInput{EventID: r.in.EventID, DeliveryID: d.ID, Replays: d.Replays}
+	// The reason reaches the mark even when the attempt's own record was lost: a gone
+	// ending disables its endpoint and is never announced as delivery-exhausted. Only the
+	// mark's input changes, which replay does not compare: no version marker.
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeEndpointDisabled {
-		mark.Reason = models.DeliveryEndpointDisabled
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case activities.ErrTypeEndpointDisabled:
+			mark.Reason = models.DeliveryEndpointDisabled
+		case activities.ErrTypeGone:
+			mark.Reason = models.DeliveryGone
+		}
 	}
 	return settle(ctx, mark, res, err)
 }

@@ -24,6 +24,7 @@ type fakeDelivery struct {
 	succeedAt int  // attempt of a series that is acknowledged (0: never)
 	onReplay  bool // only series started by a replay are acknowledged
 	disabled  bool // its endpoint is disabled: every attempt ends endpoint_disabled
+	gone      bool // its receiver answers 410 Gone
 	status    string
 	replays   int         // replays that put it back to pending, as the store counts them
 	times     []time.Time // of every attempt, in workflow time
@@ -124,6 +125,11 @@ func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnv
 			d.status = models.EventFailed
 			db.mu.Unlock()
 			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError("webhook endpoint disabled", activities.ErrTypeEndpointDisabled, nil)
+		}
+		if d.gone {
+			d.status = models.EventFailed
+			db.mu.Unlock()
+			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError(models.DeliveryGone, activities.ErrTypeGone, nil)
 		}
 		during := db.during
 		db.mu.Unlock()
@@ -461,6 +467,19 @@ func TestFanOutEndpointDisabled(t *testing.T) {
 	checkRunError(t, env.GetWorkflowError(), true)
 	if len(d.times) != 1 || len(d.marks) != 1 || d.marks[0].Reason != models.DeliveryEndpointDisabled {
 		t.Fatalf("attempts %d, marks %+v; want 1 attempt and one mark with endpoint_disabled", len(d.times), d.marks)
+	}
+}
+
+// A 410 Gone ends the series at once; the workflow marks the delivery failed with
+// reason gone, so that the endpoint is disabled (gone) and no delivery-exhausted is
+// announced even when the attempt's own record was lost.
+func TestFanOutGone(t *testing.T) {
+	d := &fakeDelivery{id: "A", policy: models.DefaultRetryPolicy, gone: true}
+	env, _ := newFanOutEnv(t, d)
+	env.ExecuteWorkflow(WebhookDelivery, input())
+	checkRunError(t, env.GetWorkflowError(), true)
+	if len(d.times) != 1 || len(d.marks) != 1 || d.marks[0].Reason != models.DeliveryGone {
+		t.Fatalf("attempts %d, marks %+v; want 1 attempt and one mark with gone", len(d.times), d.marks)
 	}
 }
 

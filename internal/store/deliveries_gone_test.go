@@ -84,3 +84,39 @@ func TestGoneDeliveryDisablesItsEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// A 410 whose attempt record was lost: the workflow's mark carries reason gone, which
+// ends the delivery failed with gone, disables the endpoint at once and announces no
+// delivery-exhausted.
+func TestGoneMarkWithoutItsRecord(t *testing.T) {
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			gone := newEndpoint(t, db, "https://gone.example/", nil, true)
+			newEndpoint(t, db, "https://ops.example/", []string{"endpoint-disabled", "delivery-exhausted"}, true)
+			ev := newAccountEvent(t, db)
+			d := deliveriesByEndpoint(t, db, ev.ID)[gone.ID]
+			a := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
+				StartedAt: time.Now().UTC(), StatusCode: 500, Outcome: models.AttemptFailed, Error: "status 500"}
+			if err := db.st.RecordDeliveryAttempt(ctx, db.env, &a, models.EventRetrying); err != nil {
+				t.Fatal(err)
+			}
+			if disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, models.DeliveryGone, nil, 0); err != nil || !disabled {
+				t.Fatalf("mark gone: disabled=%v %v, want disabled", disabled, err)
+			}
+			ep, err := db.st.WebhookEndpointByID(ctx, db.env, gone.ID)
+			if err != nil || ep.Enabled || ep.DisabledReason != models.DisabledGone {
+				t.Fatalf("endpoint: enabled=%v reason=%q (%v), want disabled gone", ep.Enabled, ep.DisabledReason, err)
+			}
+			if got := deliveriesByEndpoint(t, db, ev.ID)[gone.ID]; got.Status != models.EventFailed || got.LastError != models.DeliveryGone {
+				t.Fatalf("delivery %s %q, want failed gone", got.Status, got.LastError)
+			}
+			for typ, want := range map[string]int{"endpoint-disabled": 1, "delivery-exhausted": 0} {
+				evs, _, err := db.st.Events(ctx, db.env, store.EventFilter{Type: typ}, store.Page{Limit: 10})
+				if err != nil || len(evs) != want {
+					t.Errorf("%s events: %d (%v), want %d", typ, len(evs), err, want)
+				}
+			}
+		})
+	}
+}
