@@ -3,6 +3,10 @@ package dashboard
 import (
 	"fmt"
 	"time"
+
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 // The Webhooks page's figures of an endpoint (CONTRACT §23), from its hourly attempt
@@ -14,7 +18,7 @@ import (
 type hourStats struct {
 	Start                                 time.Time
 	Attempts, Succeeded, Failed, Timeouts int64
-	Buckets                               []int64 // one per bound of the bounds given, then the open bucket above the last
+	Buckets                               []int64 // one per models.LatencyBucketsMS bound, then the open bucket above the last
 }
 
 // Outcomes of the chart, in the order of its bars.
@@ -50,19 +54,14 @@ type endpointFigures struct {
 	Chart    outcomeChart
 }
 
-// statsSince24h is where the 24 h figures begin at now: the 24 hourly rollups ending
-// with the current hour's, as the health object's success_rate_24h counts them.
-func statsSince24h(now time.Time) time.Time {
-	return now.UTC().Truncate(time.Hour).Add(-23 * time.Hour)
-}
-
 // figuresOf sums an endpoint's hours (any order; those outside the chart's days are
-// left out) into its figures at now; boundsMS are the latency buckets' upper bounds.
-func figuresOf(hours []hourStats, boundsMS []int64, now time.Time) endpointFigures {
+// left out) into its figures at now: the 24 h ones over the hours the health object's
+// success_rate_24h counts (store.SuccessRateSince), p95 as the stats API reports it.
+func figuresOf(hours []hourStats, now time.Time) endpointFigures {
 	axis := dayAxis(now, chartDays)
 	counts := make([][3]int64, chartDays) // per day: succeeded, failed but not timed out, timed out
-	since := statsSince24h(now)
-	buckets := make([]int64, len(boundsMS)+1)
+	since := store.SuccessRateSince(now)
+	buckets := make([]int64, models.LatencyBuckets)
 	var f endpointFigures
 	var succeeded24 int64
 	for _, h := range hours {
@@ -84,28 +83,10 @@ func figuresOf(hours []hourStats, boundsMS []int64, now time.Time) endpointFigur
 	f.Rate24h, f.P95 = "—", "—"
 	if f.Attempts > 0 {
 		f.Rate24h = successRate(int(succeeded24), int(f.Attempts-succeeded24))
-		f.P95 = "≤ " + formatMS(quantileMS(buckets, boundsMS, 95))
+		f.P95 = "≤ " + formatMS(webhook.QuantileMS(buckets, 95))
 	}
 	f.Chart = drawOutcomes(counts, axis)
 	return f
-}
-
-// quantileMS is the pct-th percentile of the counted durations as the upper bound of the
-// bucket holding it, by nearest rank (the ⌈pct/100 · n⌉-th smallest); the open bucket
-// reports the last bound, as the stats API does (an exchange is cut at 30 s).
-func quantileMS(buckets, boundsMS []int64, pct int64) int64 {
-	var n int64
-	for _, c := range buckets {
-		n += c
-	}
-	rank := max(1, (pct*n+99)/100)
-	var seen int64
-	for i, c := range buckets {
-		if seen += c; seen >= rank && i < len(boundsMS) {
-			return boundsMS[i]
-		}
-	}
-	return boundsMS[len(boundsMS)-1]
 }
 
 func formatMS(ms int64) string {

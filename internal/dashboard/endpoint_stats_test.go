@@ -5,14 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var testBoundsMS = []int64{10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000}
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/models"
+)
 
 // buckets puts counts in buckets by index: "3:5" is five attempts in the 100 ms bucket;
 // index 11 is the open one above 30 s.
 func buckets(spec ...string) []int64 {
-	b := make([]int64, len(testBoundsMS)+1)
+	b := make([]int64, models.LatencyBuckets)
 	for _, s := range spec {
 		var i, n int64
 		fmt.Sscanf(s, "%d:%d", &i, &n)
@@ -33,7 +34,7 @@ func TestFiguresOf(t *testing.T) {
 		{Start: at(22, 13), Attempts: 4, Failed: 4, Timeouts: 4, Buckets: buckets("11:4")}, // the week's, not the 24 h's
 		{Start: at(16, 23), Attempts: 99, Succeeded: 99, Buckets: buckets("0:99")},         // before the week
 	}
-	f := figuresOf(hours, testBoundsMS, now)
+	f := figuresOf(hours, now)
 	// 24 h: 18 of 20 succeeded; the 19th of 20 durations is in the 500 ms bucket.
 	if f.Rate24h != "90 %" || f.P95 != "≤ 500 ms" || f.Attempts != 20 {
 		t.Errorf("24 h: rate %q, p95 %q, %d attempts; want 90 %%, ≤ 500 ms, 20", f.Rate24h, f.P95, f.Attempts)
@@ -59,7 +60,7 @@ func TestFiguresOf(t *testing.T) {
 		t.Errorf("week: %d succeeded, %d failed, %d timed out, %s … %s", c.Succeeded, c.Failed, c.Timeouts, c.Days[0].Date, c.Days[6].Date)
 	}
 
-	if f := figuresOf(nil, testBoundsMS, now); f.Rate24h != "—" || f.P95 != "—" || len(f.Chart.Days) != chartDays {
+	if f := figuresOf(nil, now); f.Rate24h != "—" || f.P95 != "—" || len(f.Chart.Days) != chartDays {
 		t.Errorf("no attempt: rate %q, p95 %q, %d days", f.Rate24h, f.P95, len(f.Chart.Days))
 	}
 	// Every duration above the last bound reports that bound; one fast of a hundred does
@@ -70,7 +71,7 @@ func TestFiguresOf(t *testing.T) {
 	}{
 		{buckets("11:3"), 30000}, {buckets("0:1", "6:99"), 1000}, {buckets("0:95", "8:5"), 10}, {buckets("0:94", "8:6"), 5000},
 	} {
-		if got := quantileMS(tc.b, testBoundsMS, 95); got != tc.want {
+		if got := webhook.QuantileMS(tc.b, 95); got != tc.want {
 			t.Errorf("p95 of %v: %d, want %d", tc.b, got, tc.want)
 		}
 	}

@@ -25,7 +25,7 @@ func (h *handler) endpointFiguresOf(ctx context.Context, env models.Env, eps []m
 			hours[i] = hourStats{Start: r.HourStart, Attempts: r.Attempts, Succeeded: r.Succeeded, Failed: r.Failed,
 				Timeouts: r.Timeouts, Buckets: r.Buckets[:]}
 		}
-		out[ep.ID] = figuresOf(hours, models.LatencyBucketsMS[:], now)
+		out[ep.ID] = figuresOf(hours, now)
 	}
 	return out, nil
 }

@@ -39,7 +39,7 @@ type StatsQuery struct {
 
 // StatsWindow is one window of an endpoint's stats. P50MS and P95MS are the upper bounds
 // of the fixed latency buckets (models.LatencyBucketsMS) holding the window's 50th and
-// 95th percentile attempt (statQuantileMS).
+// 95th percentile attempt (QuantileMS).
 type StatsWindow struct {
 	Start, End                            time.Time
 	Attempts, Succeeded, Failed, Timeouts int64
@@ -110,7 +110,7 @@ func statsWindows(hours []store.StatHour, window string) []StatsWindow {
 		if n := len(out); n > 0 {
 			w := &out[n-1]
 			w.SuccessRate = float64(w.Succeeded) / float64(w.Attempts)
-			w.P50MS, w.P95MS = statQuantileMS(buckets, 50), statQuantileMS(buckets, 95)
+			w.P50MS, w.P95MS = QuantileMS(buckets[:], 50), QuantileMS(buckets[:], 95)
 		}
 	}
 	for _, h := range hours {
@@ -136,12 +136,13 @@ func statsWindows(hours []store.StatHour, window string) []StatsWindow {
 	return out
 }
 
-// statQuantileMS is the pct-th percentile of the counted durations as the upper bound of
+// QuantileMS is the pct-th percentile of the counted durations as the upper bound of
 // the bucket holding it. The rank is the nearest rank: the ⌈pct/100 · n⌉-th smallest of
-// the n durations (at least the first). The open bucket above the last bound (30 s)
+// the n durations (at least the first). buckets has one count per models.LatencyBucketsMS
+// bound, then the open bucket; the stats answer and the dashboard's figures both use it. The open bucket above the last bound (30 s)
 // reports that last bound, as Prometheus's histogram_quantile does: an exchange is cut at
 // 30 s (CONTRACT §8), so what lies above it is that cut's last milliseconds.
-func statQuantileMS(buckets [models.LatencyBuckets]int64, pct int64) int64 {
+func QuantileMS(buckets []int64, pct int64) int64 {
 	var n int64
 	for _, c := range buckets {
 		n += c

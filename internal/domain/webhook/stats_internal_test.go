@@ -28,7 +28,7 @@ func TestStatQuantileMS(t *testing.T) {
 		{"half and half: the 2nd of 4 is in the first bucket", counts(1, 2, 6, 2), 25, 1000},
 		{"3 attempts: the 2nd is the median", counts(2, 1, 4, 1, 10, 1), 250, 30000},
 	} {
-		if p50, p95 := statQuantileMS(c.buckets, 50), statQuantileMS(c.buckets, 95); p50 != c.p50 || p95 != c.p95 {
+		if p50, p95 := QuantileMS(c.buckets[:], 50), QuantileMS(c.buckets[:], 95); p50 != c.p50 || p95 != c.p95 {
 			t.Errorf("%s: p50 %d p95 %d, want %d %d", c.name, p50, p95, c.p50, c.p95)
 		}
 	}
