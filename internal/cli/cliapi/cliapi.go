@@ -1,16 +1,19 @@
 // Package cliapi connects the CLI commands that call the Revops API (listen, trigger,
-// webhooks replay) to it through the Go client (clients/go), and words the client's
+// webhooks replay, webhooks status) to it through the Go client (clients/go), and words the client's
 // errors for the terminal, where main already prefixes "revops: ".
 package cliapi
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	revops "github.com/revops/revops/clients/go"
+	"github.com/revops/revops/internal/cli/demo"
+	"github.com/revops/revops/internal/platform/config"
 )
 
 // HTTPClient is the HTTP client the commands' API calls go through: a 60 s timeout per
@@ -72,4 +75,46 @@ func Value[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// Target is the API a command calls and the secret key it calls it with: the flags
+// every API command of the CLI takes, defaulting from the environment
+// (config.ClientEnv), and without a key the one `revops dev` saved for Env.
+type Target struct {
+	API, Key, Env, DataDir string
+}
+
+// Register adds the target's flags to fs.
+func (t *Target) Register(fs *flag.FlagSet) {
+	env := config.ClientEnv()
+	fs.StringVar(&t.API, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
+	fs.StringVar(&t.Key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
+	fs.StringVar(&t.Env, "env", "sandbox", "environment of the dev key: sandbox or live")
+	fs.StringVar(&t.DataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
+}
+
+// Check refuses an environment that is not sandbox or live.
+func (t *Target) Check() error {
+	if t.Env != "sandbox" && t.Env != "live" {
+		return fmt.Errorf("--env %q: want sandbox or live", t.Env)
+	}
+	return nil
+}
+
+// Resolve checks the target and, when no key was given, takes the dev key saved.
+func (t *Target) Resolve() error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	if t.Key != "" {
+		return nil
+	}
+	var err error
+	t.Key, err = demo.SavedKey(t.DataDir, "secret", t.Env)
+	return err
+}
+
+// Client is a client of the target (New).
+func (t *Target) Client(opts ...revops.Option) (*revops.Client, error) {
+	return New(t.API, t.Key, opts...)
 }

@@ -13,17 +13,16 @@ import (
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
-	"github.com/revops/revops/internal/cli/demo"
-	"github.com/revops/revops/internal/platform/config"
 )
 
 // options are the command's flags.
 type options struct {
-	api, key, env, dataDir, typ string
-	endpoint                    string // one endpoint's deliveries only
-	failed, dryRun              bool
-	since, poll                 time.Duration
-	ids                         []string
+	cliapi.Target
+	typ            string
+	endpoint       string // one endpoint's deliveries only
+	failed, dryRun bool
+	since, poll    time.Duration
+	ids            []string
 }
 
 const usage = `usage: revops webhooks replay [--endpoint ID] ID…
@@ -36,7 +35,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := cliapi.New(o.api, o.key)
+	c, err := o.Client()
 	if err != nil {
 		return err
 	}
@@ -52,14 +51,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	env := config.ClientEnv()
 	fs := flag.NewFlagSet("revops webhooks replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	fs.StringVar(&o.api, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
-	fs.StringVar(&o.key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
-	fs.StringVar(&o.env, "env", "sandbox", "environment of the dev key: sandbox or live")
-	fs.StringVar(&o.dataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
+	o.Register(fs)
 	fs.BoolVar(&o.failed, "failed", false, "replay every failed event (with --since, --type)")
 	fs.DurationVar(&o.since, "since", 0, "only events created within this duration (e.g. 24h; 0: any time)")
 	fs.StringVar(&o.typ, "type", "", "only events of this type (e.g. deal-signed)")
@@ -74,18 +69,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if err := o.check(); err != nil {
 		return o, err
 	}
-	if o.key == "" {
-		if o.key, err = demo.SavedKey(o.dataDir, "secret", o.env); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
+	return o, o.Resolve()
 }
 
 func (o options) check() error {
+	if err := o.Check(); err != nil {
+		return err
+	}
 	switch {
-	case o.env != "sandbox" && o.env != "live":
-		return fmt.Errorf("--env %q: want sandbox or live", o.env)
 	case o.failed && len(o.ids) > 0:
 		return errors.New("give event ids or --failed, not both\n" + usage)
 	case !o.failed && len(o.ids) == 0:

@@ -19,16 +19,14 @@ import (
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
-	"github.com/revops/revops/internal/cli/demo"
-	"github.com/revops/revops/internal/platform/config"
 )
 
 const usage = "usage: revops webhooks status [--env sandbox|live] [--latency=false]"
 
 // options are the command's flags.
 type options struct {
-	api, key, env, dataDir string
-	latency                bool
+	cliapi.Target
+	latency bool
 }
 
 // Run runs `revops webhooks status` with args (what follows "status"): the table goes
@@ -38,7 +36,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := cliapi.New(o.api, o.key)
+	c, err := o.Client()
 	if err != nil {
 		return err
 	}
@@ -51,14 +49,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	env := config.ClientEnv()
 	fs := flag.NewFlagSet("revops webhooks status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	fs.StringVar(&o.api, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
-	fs.StringVar(&o.key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
-	fs.StringVar(&o.env, "env", "sandbox", "environment of the dev key: sandbox or live")
-	fs.StringVar(&o.dataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
+	o.Register(fs)
 	fs.BoolVar(&o.latency, "latency", true, "read each endpoint's stats for the p95 column (one request per endpoint)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -66,16 +60,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
 	}
-	if o.env != "sandbox" && o.env != "live" {
-		return o, fmt.Errorf("--env %q: want sandbox or live", o.env)
-	}
-	if o.key == "" {
-		var err error
-		if o.key, err = demo.SavedKey(o.dataDir, "secret", o.env); err != nil {
-			return o, err
-		}
-	}
-	return o, nil
+	return o, o.Resolve()
 }
 
 // Health is the endpoint's health as the table shows it (CONTRACT §23).
