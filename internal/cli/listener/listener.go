@@ -189,7 +189,9 @@ func (h *Handler) print(rec Received, status int) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	fmt.Fprintf(h.Out, "%s  %-16s %-38s %-46s %s  → %d%s\n", h.now().UTC().Format("15:04:05"), rec.Type, rec.ID, obj, check, status, trace)
+	// Columns wide enough for the longest type (meter-threshold-crossed) and object
+	// (webhook_endpoint <uuid>), so that operational events line up with the others.
+	fmt.Fprintf(h.Out, "%s  %-23s %-38s %-53s %s  → %d%s\n", h.now().UTC().Format("15:04:05"), rec.Type, rec.ID, obj, check, status, trace)
 }
 
 func (h *Handler) now() time.Time {

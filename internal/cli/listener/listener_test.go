@@ -128,3 +128,25 @@ func TestListenerShowsOperationalEvents(t *testing.T) {
 		}
 	}
 }
+
+// Lines stay in columns whatever the type: the longest catalog type
+// (meter-threshold-crossed) and an operational event's object (webhook_endpoint <uuid>)
+// print their event id and signature check where a deal's do.
+func TestListenerColumns(t *testing.T) {
+	out := &syncBuffer{}
+	h := &Handler{Out: out, Now: func() time.Time { return time.Unix(0, 0) }}
+	const id = "4e797f3c-a9ab-4714-804a-17333f02b6e5"
+	for _, rec := range []Received{
+		{ID: id, Type: "deal-signed", ObjectKind: "deal", ObjectID: id, Verified: true},
+		{ID: id, Type: "meter-threshold-crossed", ObjectKind: "meter_alert", ObjectID: id, Verified: true},
+		{ID: id, Type: "delivery-exhausted", ObjectKind: "webhook_endpoint", ObjectID: id, Verified: true},
+	} {
+		h.print(rec, 200)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines[1:] {
+		if strings.Index(l, id) != strings.Index(lines[0], id) || strings.Index(l, "signature ok") != strings.Index(lines[0], "signature ok") {
+			t.Errorf("columns differ:\n%s\n%s", lines[0], l)
+		}
+	}
+}

@@ -249,3 +249,27 @@ func TestFailedDryRunThenBulk(t *testing.T) {
 		t.Errorf("after the bulk replay: %q %v", out, err)
 	}
 }
+
+// A bulk replay matches deliveries and replays each to its own endpoint: the failed
+// deliveries of a deleted endpoint (a stopped `revops listen`'s) are not replayed, and
+// the command says why and what reaches the endpoints subscribed now.
+func TestBulkOfDeletedEndpointSaysWhy(t *testing.T) {
+	f := newFixture(t)
+	c, err := revops.NewClient(revops.WithBaseURL(f.url), revops.WithAPIKey(f.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(context.Background(), "DELETE", "/v1/webhook_endpoints/"+f.endpoint, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := f.run(t, "--failed", "--since", "1h")
+	if !strings.Contains(out, "replayed 0, not replayed 3") {
+		t.Errorf("stdout %q", out)
+	}
+	if err == nil || !strings.Contains(err.Error(), "endpoint was deleted") || !strings.Contains(err.Error(), "revops webhooks replay ID") {
+		t.Errorf("error %v: want the reasons (in progress, endpoint deleted) and the replay by id", err)
+	}
+	if len(f.ids()) != 0 {
+		t.Errorf("replayed %v", f.ids())
+	}
+}

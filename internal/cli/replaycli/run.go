@@ -110,7 +110,11 @@ func bulk(ctx context.Context, c *revops.Client, o options, stdout, stderr io.Wr
 	fmt.Fprintln(stderr)
 	fmt.Fprintf(stdout, "replay job %s: matched %d, replayed %d, not replayed %d\n", j.ID, j.Matched, j.Replayed, j.Failed)
 	if j.Failed > 0 {
-		return fmt.Errorf("%d event(s) not replayed (a delivery of them was in progress)", j.Failed)
+		// A bulk job replays each matched delivery to its own endpoint, so a delivery
+		// whose endpoint is gone (a stopped `revops listen`'s) cannot go again; a replay
+		// by event id reaches the endpoints subscribed now.
+		return fmt.Errorf("%d delivery(ies) not replayed: still in progress, or the endpoint was deleted "+
+			"(`revops webhooks replay ID…` sends an event to the endpoints subscribed now)", j.Failed)
 	}
 	return nil
 }

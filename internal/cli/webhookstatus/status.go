@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -166,7 +167,7 @@ func Print(w io.Writer, rows []Row) error {
 		if h := r.Health; h != nil {
 			health = printable(h.Status, 12)
 			if h.SuccessRate24h != nil {
-				rate = strconv.FormatFloat(*h.SuccessRate24h*100, 'f', 1, 64) + "%"
+				rate = percent(*h.SuccessRate24h)
 			}
 			last, failing = when(h.LastSuccessAt), when(h.FailingSince)
 		}
@@ -178,6 +179,13 @@ func Print(w io.Writer, rows []Row) error {
 			orDash(printable(r.Host, 60)), enabled, health, rate, last, failing, p95)
 	}
 	return tw.Flush()
+}
+
+// percent shows a success rate as the dashboard does, floored to a tenth of a percent:
+// 9,999 successes of 10,000 read 99.9 %, never 100 % while an attempt failed. The
+// epsilon keeps a float's representation error (0.29×1000 = 289.99…) from losing a tenth.
+func percent(r float64) string {
+	return strconv.FormatFloat(math.Floor(r*1000+1e-9)/10, 'f', 1, 64) + "%"
 }
 
 func when(t *time.Time) string {

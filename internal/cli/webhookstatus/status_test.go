@@ -108,3 +108,22 @@ func TestStatusOfEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// The success rate reads as the dashboard's (floored to a tenth): never 100 % while an
+// attempt failed, and 2 of 11 is 18.1 % on both.
+func TestPrintRateFloors(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want string
+	}{{9999.0 / 10000, "99.9%"}, {2.0 / 11, "18.1%"}, {0.7, "70.0%"}, {0.29, "29.0%"}, {1, "100.0%"}, {0, "0.0%"}} {
+		rate := tc.rate
+		var out bytes.Buffer
+		if err := webhookstatus.Print(&out, []webhookstatus.Row{{ID: "ep-1", Enabled: true,
+			Health: &webhookstatus.Health{Status: "healthy", SuccessRate24h: &rate}}}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), " "+tc.want+" ") {
+			t.Errorf("rate %v: want %s in\n%s", tc.rate, tc.want, out.String())
+		}
+	}
+}
