@@ -150,3 +150,22 @@ func TestListenerColumns(t *testing.T) {
 		}
 	}
 }
+
+// What a body says is printed before its signature is checked, so a body from anyone who
+// reaches the receiver must not reach the terminal as control sequences or extra lines.
+func TestListenerPrintsNoControlCharacters(t *testing.T) {
+	out := &syncBuffer{}
+	h := &Handler{Secrets: func() []string { return nil }, Ack: "ok", Out: out}
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	const evil = `{"event":{"id":"e\u001b]0;owned\u0007","type":"deal-signed\u001b[2J"},` +
+		`"deal":{"id":"d\nNOT A LINE\u009b31m"},"x\u001b[31m":{"id":"y"}}`
+	send(t, srv, http.MethodPost, "whsec_other", evil)
+	line := out.String()
+	if strings.ContainsAny(strings.TrimSuffix(line, "\n"), "\x1b\x07\n\u009b") {
+		t.Errorf("printed control characters: %q", line)
+	}
+	if !strings.Contains(line, "deal-signed?[2J") || !strings.Contains(line, "NOT VERIFIED") {
+		t.Errorf("printed %q", line)
+	}
+}
