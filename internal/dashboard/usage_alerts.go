@@ -72,8 +72,10 @@ func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models
 
 // alertGroupText shows an alert's group ({"region":"eu"}) as "region=eu", keys in order;
 // "" for any group.
+// The values are the texts themselves (the template escapes them), not JSON: "<é>", not
+// "\u003cé\u003e" as the stored group spells it.
 func alertGroupText(group string) string {
-	var g map[string]any
+	var g map[string]string // the API keeps a group's values as strings (meters.DecodeAlert)
 	if json.Unmarshal([]byte(group), &g) != nil {
 		return group
 	}
@@ -84,8 +86,7 @@ func alertGroupText(group string) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		v, _ := json.Marshal(g[k])
-		parts[i] = k + "=" + strings.Trim(string(v), `"`)
+		parts[i] = k + "=" + g[k]
 	}
 	return strings.Join(parts, ", ")
 }
