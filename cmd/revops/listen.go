@@ -25,7 +25,8 @@ func runListen(ctx context.Context, args []string) error {
 	fs := newFlagSet("listen")
 	addr := fs.String("addr", "127.0.0.1:4443", "where the receiver listens")
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
-	apiKey := fs.String("api-key", config.ClientEnv().APIKey, "secret sandbox key (default: the one `revops dev` saved)")
+	// No default shown: flag prints it in the usage text, and $REVOPS_API_KEY is a secret.
+	apiKey := fs.String("api-key", "", "secret sandbox key (default: $REVOPS_API_KEY, else the one that revops dev saved)")
 	method := fs.String("method", "POST", "delivery method of the temporary endpoint: POST or GET")
 	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created, or operational ones such as endpoint-disabled, which * never includes (default: *; GET /v1/event_types lists them)")
 	verify := fs.String("verify-secret", "", "also accept signatures of this secret (an endpoint of yours pointed at this receiver)")
@@ -37,6 +38,9 @@ func runListen(ctx context.Context, args []string) error {
 	}
 	if *apiURL == "" {
 		*apiURL = "http://" + cfg.HTTPAddr
+	}
+	if *apiKey == "" {
+		*apiKey = config.ClientEnv().APIKey
 	}
 	if *apiKey == "" {
 		if *apiKey, err = demo.SavedKey(cfg.DataDir, "secret", "sandbox"); err != nil {

@@ -30,7 +30,8 @@ var triggers = map[string]string{
 func runTrigger(ctx context.Context, args []string) error {
 	fs := newFlagSet("trigger")
 	apiURL := fs.String("api", "", "Revops API base URL (default: the dev API)")
-	apiKey := fs.String("api-key", config.ClientEnv().APIKey, "secret sandbox key (default: the one `revops dev` saved)")
+	// No default shown: flag prints it in the usage text, and $REVOPS_API_KEY is a secret.
+	apiKey := fs.String("api-key", "", "secret sandbox key (default: $REVOPS_API_KEY, else the one that revops dev saved)")
 	var typ string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		typ, args = args[0], args[1:]
@@ -48,6 +49,9 @@ func runTrigger(ctx context.Context, args []string) error {
 	}
 	if *apiURL == "" {
 		*apiURL = "http://" + cfg.HTTPAddr
+	}
+	if *apiKey == "" {
+		*apiKey = config.ClientEnv().APIKey
 	}
 	if *apiKey == "" {
 		if *apiKey, err = demo.SavedKey(cfg.DataDir, "secret", "sandbox"); err != nil {

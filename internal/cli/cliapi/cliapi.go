@@ -84,13 +84,15 @@ type Target struct {
 	API, Key, Env, DataDir string
 }
 
-// Register adds the target's flags to fs.
+// Register adds the target's flags to fs. The key's flag has no default: flag prints a
+// default in the usage text (-h, or any mistyped flag), and $REVOPS_API_KEY is a secret
+// key; Resolve reads it instead.
 func (t *Target) Register(fs *flag.FlagSet) {
 	env := config.ClientEnv()
 	fs.StringVar(&t.API, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
-	fs.StringVar(&t.Key, "api-key", env.APIKey, "secret key ($REVOPS_API_KEY; default: the dev key `revops dev` saved)")
+	fs.StringVar(&t.Key, "api-key", "", "secret key (default: $REVOPS_API_KEY, else the dev key that revops dev saved)")
 	fs.StringVar(&t.Env, "env", "sandbox", "environment of the dev key: sandbox or live")
-	fs.StringVar(&t.DataDir, "data-dir", env.DataDir, "where `revops dev` keeps its keys")
+	fs.StringVar(&t.DataDir, "data-dir", env.DataDir, "where revops dev keeps its keys")
 }
 
 // Check refuses an environment that is not sandbox or live.
@@ -101,10 +103,14 @@ func (t *Target) Check() error {
 	return nil
 }
 
-// Resolve checks the target and, when no key was given, takes the dev key saved.
+// Resolve checks the target and, when no key was given, takes $REVOPS_API_KEY, else the
+// dev key saved.
 func (t *Target) Resolve() error {
 	if err := t.Check(); err != nil {
 		return err
+	}
+	if t.Key == "" {
+		t.Key = config.ClientEnv().APIKey
 	}
 	if t.Key != "" {
 		return nil

@@ -1,8 +1,10 @@
 package cliapi_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -61,5 +63,26 @@ func TestErrWording(t *testing.T) {
 func TestMessageWithoutCode(t *testing.T) {
 	if got := cliapi.Message(&revops.Error{Status: 502, Message: "Bad Gateway"}); got != "502: Bad Gateway" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// The usage text that -h or a mistyped flag prints never shows $REVOPS_API_KEY, a secret
+// key (flag prints a flag's default), and the key is still taken from it.
+func TestTargetKeyNotInUsage(t *testing.T) {
+	const secret = "sk_test_do_not_print_me"
+	t.Setenv("REVOPS_API_KEY", secret)
+	var tgt cliapi.Target
+	var stderr bytes.Buffer
+	fs := flag.NewFlagSet("revops webhooks status", flag.ContinueOnError)
+	fs.SetOutput(&stderr)
+	tgt.Register(fs)
+	if err := fs.Parse([]string{"--bogus"}); err == nil {
+		t.Fatal("--bogus accepted")
+	}
+	if strings.Contains(stderr.String(), secret) {
+		t.Errorf("usage shows the key:\n%s", stderr.String())
+	}
+	if err := tgt.Resolve(); err != nil || tgt.Key != secret {
+		t.Errorf("Resolve: key %q, %v; want $REVOPS_API_KEY's", tgt.Key, err)
 	}
 }
