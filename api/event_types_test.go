@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -85,9 +86,10 @@ func TestEventPayloadsMatchCatalog(t *testing.T) {
 
 	dealEvents := h.objEvents(priced)
 	endpoint := disableEndpoint(h, dealEvents[0].ID, dealEvents[1].ID, dealEvents[2].ID, h.objEvents(acc)[0].ID)
+	alert := crossAlert(t, h)
 
 	seen := map[string]int{}
-	for _, obj := range []string{acc, bare, priced, empty, endpoint} {
+	for _, obj := range []string{acc, bare, priced, empty, endpoint, alert} {
 		for _, ev := range h.objEvents(obj) {
 			r := h.do("GET", "/v1/events/"+ev.ID, h.key[skSandbox], nil)
 			var got struct {
@@ -183,4 +185,25 @@ func disableEndpoint(h *harness, failing, recovering, exhausted, eventID string)
 		h.t.Fatalf("endpoint not disabled (%v): %v", disabled, err)
 	}
 	return d.EndpointID
+}
+
+// crossAlert makes a usage alert fire (meter-threshold-crossed, CONTRACT §24): a meter,
+// its alert, usage over the threshold, and the meter consumer run as the worker would
+// (valuesWhenCounted). It returns the alert's id, the event's object id.
+func crossAlert(t *testing.T, h *harness) string {
+	t.Helper()
+	h.mustObj(http.StatusCreated, "POST", "/v1/meters", map[string]any{"key": "api_calls",
+		"filter": map[string]any{"metric_name": "api_calls"}, "aggregation": "sum", "group_by": []any{"region"}})
+	alert := h.mustObj(http.StatusCreated, "POST", "/v1/meters/api_calls/alerts", map[string]any{
+		"threshold": "100", "window": "day", "group": map[string]any{"region": "eu"}, "description": "EU calls"})["id"].(string)
+	ts := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	r := h.mustObj(http.StatusCreated, "POST", "/v1/usage/events", map[string]any{"transaction_id": "alert-1", "mode": "increment",
+		"event_metrics": []any{usageRow("globex", "eu", 150, ts)}})
+	at, err := time.Parse(time.RFC3339Nano, r["received_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := ts.Truncate(24 * time.Hour)
+	valuesWhenCounted(t, h, "api_calls", fmt.Sprintf("window=day&from=%s&to=%s", day.Format(time.RFC3339), day.Add(24*time.Hour).Format(time.RFC3339)), at)
+	return alert
 }
