@@ -121,7 +121,7 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 		n             int
 	}{
 		{"PATCH /v1/deals/:id", "revops-api", 1},
-		{"db change", "revops-api", 1},
+		{"db change", "", 3}, // the request's, and each attempt's record (its transaction)
 		{"StartWorkflow:WebhookDelivery", "", 1},
 		{"RunWorkflow:WebhookDelivery", "revops-worker", 1},
 		{"RunActivity:DeliverWebhook", "revops-worker", 2},
@@ -160,6 +160,25 @@ func TestOneTraceFromRequestToReceiver(t *testing.T) {
 	// span, not of the transaction's.
 	if start, api := named(trace, "StartWorkflow:WebhookDelivery")[0], named(trace, "PATCH /v1/deals/:id")[0]; start.ParentSpanID != api.SpanID {
 		t.Errorf("the start's parent is span %s, want the API's %s", start.ParentSpanID, api.SpanID)
+	}
+	// A database span is the request's (under the API's span) or an attempt record's
+	// (under its activity's span): never loose in the trace.
+	parents := map[string]string{}
+	for _, sp := range trace {
+		parents[sp.SpanID] = sp.Name
+	}
+	apiDB := 0
+	for _, sp := range named(trace, "db change") {
+		switch p := parents[sp.ParentSpanID]; {
+		case sp.Service == "revops-api" && p == "PATCH /v1/deals/:id":
+			apiDB++
+		case sp.Service == "revops-worker" && p == "RunActivity:DeliverWebhook":
+		default:
+			t.Errorf("db change span of %s under %q, want the request's or an attempt's", sp.Service, p)
+		}
+	}
+	if apiDB != 1 {
+		t.Errorf("%d db change spans under the request, want 1", apiDB)
 	}
 	codes := map[string]bool{}
 	for _, sp := range named(trace, "RunActivity:DeliverWebhook") {
