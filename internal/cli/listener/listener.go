@@ -12,12 +12,11 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/platform/tracing"
 )
 
@@ -183,7 +182,7 @@ func (h *Handler) print(rec Received, status int) {
 	}
 	obj := ""
 	if rec.ObjectKind != "" {
-		obj = printable(rec.ObjectKind, maxPrinted) + " " + printable(rec.ObjectID, maxPrinted)
+		obj = textcheck.Printable(rec.ObjectKind, maxPrinted) + " " + textcheck.Printable(rec.ObjectID, maxPrinted)
 	}
 	trace := ""
 	if rec.TraceID != "" {
@@ -194,34 +193,12 @@ func (h *Handler) print(rec Received, status int) {
 	// Columns wide enough for the longest type (meter-threshold-crossed) and object
 	// (webhook_endpoint <uuid>), so that operational events line up with the others.
 	fmt.Fprintf(h.Out, "%s  %-23s %-38s %-53s %s  → %d%s\n", h.now().UTC().Format("15:04:05"),
-		printable(rec.Type, maxPrinted), printable(rec.ID, maxPrinted), obj, check, status, trace)
+		textcheck.Printable(rec.Type, maxPrinted), textcheck.Printable(rec.ID, maxPrinted), obj, check, status, trace)
 }
 
 // maxPrinted bounds each field of a printed line taken from a body: far above any id or
 // type Revops sends.
 const maxPrinted = 80
-
-// printable keeps a field of a received body on its line of the terminal: the body is
-// printed before (and whether or not) its signature checks out, so anyone who can reach
-// the receiver chooses it. Control characters (escape sequences that would retitle,
-// clear or rewrite the terminal, newlines that would fake a line) and other characters
-// that do not print become "?", and it is cut to max runes.
-func printable(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		if !unicode.IsPrint(r) {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
 
 func (h *Handler) now() time.Time {
 	if h.Now != nil {

@@ -13,13 +13,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
+	"github.com/revops/revops/internal/platform/textcheck"
 )
 
 const usage = "usage: revops webhooks status [--env sandbox|live] [--latency=false]"
@@ -165,7 +164,7 @@ func Print(w io.Writer, rows []Row) error {
 		}
 		health, rate, last, failing := "—", "—", "—", "—"
 		if h := r.Health; h != nil {
-			health = printable(h.Status, 12)
+			health = textcheck.Printable(h.Status, 12)
 			if h.SuccessRate24h != nil {
 				rate = percent(*h.SuccessRate24h)
 			}
@@ -175,8 +174,8 @@ func Print(w io.Writer, rows []Row) error {
 		if r.P95 != nil {
 			p95 = r.P95.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(printable(r.Description, 40)),
-			orDash(printable(r.Host, 60)), enabled, health, rate, last, failing, p95)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
+			orDash(textcheck.Printable(r.Host, 60)), enabled, health, rate, last, failing, p95)
 	}
 	return tw.Flush()
 }
@@ -200,23 +199,4 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
-}
-
-// printable keeps a field from the API on one cell of the terminal: control characters
-// (escape sequences included) and tabs become "?", and it is cut to max runes.
-func printable(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		if !unicode.IsPrint(r) {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ package textcheck
 import (
 	"errors"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -155,4 +157,26 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// Printable keeps text from elsewhere (a received body, an API answer) on its line or
+// cell of a terminal: control characters (escape sequences that would retitle, clear or
+// rewrite the terminal, newlines that would fake a line, tabs that would shift a table)
+// and other characters that do not print become "?", and it is cut to max runes, "…"
+// marking the cut.
+func Printable(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }
