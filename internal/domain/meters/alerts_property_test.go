@@ -72,39 +72,13 @@ func (k firingKey) String() string {
 // below counts the watched ones that stay under.
 func expectedFirings(t *testing.T, m models.Meter, alerts []models.MeterAlert, rows []store.UsageRow, from, to time.Time) (out map[firingKey]string, below int) {
 	t.Helper()
+	fire, below, err := meters.ReferenceFirings(m, alerts, rows, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out = map[firingKey]string{}
-	for _, a := range alerts {
-		if a.MeterID != m.ID {
-			continue
-		}
-		vals, err := meters.Reference(m, rows, a.Window, from, to, m.GroupBy, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var group map[string]string
-		_ = json.Unmarshal([]byte(a.Group), &group)
-		threshold, _ := usage.ParseStored(a.Threshold)
-	values:
-		for _, v := range vals {
-			if (a.AccountID != "" && v.AccountID != a.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
-				continue
-			}
-			for k, want := range group {
-				if g := v.Group[k]; g == nil || *g != want {
-					continue values
-				}
-			}
-			got, _ := usage.ParseStored(v.Value)
-			if got.Cmp(&threshold) < 0 {
-				below++
-				continue
-			}
-			gv := make([]*string, len(m.GroupBy))
-			for i, k := range m.GroupBy {
-				gv[i] = v.Group[k]
-			}
-			out[firingKey{a.ID, v.AccountID, meters.GroupsText(gv), v.WindowStart.UnixNano()}] = v.Value
-		}
+	for _, f := range fire {
+		out[firingKey{f.Alert.ID, f.Value.AccountID, meters.GroupsText(f.GroupValues), f.Value.WindowStart.UnixNano()}] = f.Value.Value
 	}
 	return out, below
 }

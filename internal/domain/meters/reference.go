@@ -1,6 +1,7 @@
 package meters
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,4 +117,55 @@ func keeps(d dims, filters map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// ReferenceFiring is an (alert, series, window) whose value, computed from raw rows by
+// Reference, reaches the alert's threshold: a firing CONTRACT §24 calls for. GroupValues
+// are the series' group values in the meter's group_by order.
+type ReferenceFiring struct {
+	Alert       models.MeterAlert
+	Value       Value
+	GroupValues []*string
+}
+
+// ReferenceFirings are the firings the raw rows call for, for m's alerts among alerts,
+// over the windows in [from, to): every watched (series, window) whose final value
+// reaches the threshold, its window ending after the alert's creation; below counts the
+// watched ones that stay under. It reads the alerts' account, group and threshold on its
+// own, not as the consumer does, so that it stays an oracle. With positive values only, a
+// final value that reaches the threshold did so at some transaction.
+func ReferenceFirings(m models.Meter, alerts []models.MeterAlert, rows []store.UsageRow, from, to time.Time) (fire []ReferenceFiring, below int, err error) {
+	for _, a := range alerts {
+		if a.MeterID != m.ID {
+			continue
+		}
+		vals, err := Reference(m, rows, a.Window, from, to, m.GroupBy, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		var group map[string]string
+		_ = json.Unmarshal([]byte(a.Group), &group)
+		threshold, _ := usage.ParseStored(a.Threshold)
+	values:
+		for _, v := range vals {
+			if (a.AccountID != "" && v.AccountID != a.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
+				continue
+			}
+			for k, want := range group {
+				if g := v.Group[k]; g == nil || *g != want {
+					continue values
+				}
+			}
+			if got, _ := usage.ParseStored(v.Value); got.Cmp(&threshold) < 0 {
+				below++
+				continue
+			}
+			gv := make([]*string, len(m.GroupBy))
+			for i, k := range m.GroupBy {
+				gv[i] = v.Group[k]
+			}
+			fire = append(fire, ReferenceFiring{Alert: a, Value: v, GroupValues: gv})
+		}
+	}
+	return fire, below, nil
 }

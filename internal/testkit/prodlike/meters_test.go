@@ -18,7 +18,6 @@ import (
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
@@ -196,33 +195,13 @@ func checkFiredOnce(ctx context.Context, t *testing.T, st *store.Store, env mode
 	t.Helper()
 	type key struct{ alert, account, groups, start string }
 	want := map[key]bool{}
-	for _, a := range alerts {
-		vals, err := meters.Reference(m, rows, a.Window, a.CreatedAt.AddDate(0, -2, 0), time.Now().AddDate(0, 1, 0), m.GroupBy, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var group map[string]string
-		_ = json.Unmarshal([]byte(a.Group), &group)
-		threshold, _ := usage.ParseStored(a.Threshold)
-	values:
-		for _, v := range vals {
-			if (a.AccountID != "" && a.AccountID != v.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
-				continue
-			}
-			for k, g := range group {
-				if v.Group[k] == nil || *v.Group[k] != g {
-					continue values
-				}
-			}
-			if got, _ := usage.ParseStored(v.Value); got.Cmp(&threshold) >= 0 {
-				gv := make([]*string, len(m.GroupBy))
-				for i, k := range m.GroupBy {
-					gv[i] = v.Group[k]
-				}
-				groups, _ := json.Marshal(gv)
-				want[key{a.ID, v.AccountID, string(groups), v.WindowStart.UTC().Format(time.RFC3339)}] = true
-			}
-		}
+	fire, _, err := meters.ReferenceFirings(m, alerts, rows, oldestCreated(alerts).AddDate(0, -2, 0), time.Now().AddDate(0, 1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fire {
+		groups, _ := json.Marshal(f.GroupValues)
+		want[key{f.Alert.ID, f.Value.AccountID, string(groups), f.Value.WindowStart.UTC().Format(time.RFC3339)}] = true
 	}
 	fired, err := st.MeterAlertFirings(ctx, env.ID)
 	if err != nil {
@@ -329,4 +308,15 @@ func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// oldestCreated is the creation time of the oldest of alerts.
+func oldestCreated(alerts []models.MeterAlert) time.Time {
+	oldest := time.Now()
+	for _, a := range alerts {
+		if a.CreatedAt.Before(oldest) {
+			oldest = a.CreatedAt
+		}
+	}
+	return oldest
 }
