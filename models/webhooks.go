@@ -86,8 +86,10 @@ type WebhookEndpoint struct {
 	DisabledReason string     // "" when enabled, else DisabledManual, DisabledFailing or DisabledGone
 	FailingSince   *time.Time // set when disabled for failing: the first failed attempt since the last success
 	EnabledAt      *time.Time // last (re-)enabled: failures before it do not count towards disabling
-	Secret         string     // whsec_…; never logged, never in workflow history
-	PreviousSecret string     // still signs until PreviousUntil (rotation overlap)
+	// Secret is whsec_… or whsk_…: never logged, never in workflow history, sealed in
+	// the database (CONTRACT §25, internal/store/sealed.go).
+	Secret         string     `gorm:"serializer:sealed"`
+	PreviousSecret string     `gorm:"serializer:sealed"` // still signs until PreviousUntil (rotation overlap)
 	PreviousUntil  *time.Time //
 	CreatedAt      time.Time
 	UpdatedAt      time.Time

@@ -23,3 +23,10 @@ func bothDatabases(t *testing.T, envName string) map[string]seeded {
 	}
 	return out
 }
+
+// keyed are the default bounds with the test keyring: a store opened outside testdb.
+func keyed() store.Options {
+	o := store.DefaultOptions()
+	o.Keyring = testdb.Keyring()
+	return o
+}

@@ -85,13 +85,14 @@ func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, end
 	if endpointID == nil {
 		return body, nil
 	}
-	var secrets []string
-	if err := s.in(ctx, env).Model(&models.WebhookEndpoint{}).Where("id = ?", *endpointID).Pluck("secret", &secrets).Error; err != nil {
+	// Read into the model, not plucked: the column is sealed (sealed.go).
+	var eps []models.WebhookEndpoint
+	if err := s.in(ctx, env).Select("id", "secret").Where("id = ?", *endpointID).Limit(1).Find(&eps).Error; err != nil {
 		return nil, fmt.Errorf("current secret of webhook endpoint %s: %w", *endpointID, err)
 	}
 	current := ""
-	if len(secrets) == 1 {
-		current = secrets[0]
+	if len(eps) == 1 {
+		current = eps[0].Secret
 	}
 	value, err := json.Marshal(current)
 	if err != nil {

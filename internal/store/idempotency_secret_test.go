@@ -22,7 +22,7 @@ func TestMigrateIdempotencySecretsAway(t *testing.T) {
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "old.db")} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, url, nil)
+			st, err := store.OpenWith(ctx, url, keyed(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,6 +41,10 @@ func TestMigrateIdempotencySecretsAway(t *testing.T) {
 				t.Fatal(err)
 			}
 			if ep, err = webhook.RotateSecret(ctx, st, env, ep.ID, "whsec_second", now, time.Hour, idempotency.Reply[webhook.SecretObject]{}); err != nil {
+				t.Fatal(err)
+			}
+			// The release before kept secrets in clear (CONTRACT §25 came after).
+			if err := st.ExecForTest(ctx, `UPDATE webhook_endpoints SET secret = 'whsec_second', previous_secret = 'whsec_first' WHERE id = ?`, ep.ID); err != nil {
 				t.Fatal(err)
 			}
 			paths := map[string]string{"create": "/v1/webhook_endpoints", "rotate": "/v1/webhook_endpoints/" + ep.ID + "/rotate_secret",

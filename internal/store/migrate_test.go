@@ -20,7 +20,7 @@ func freshBoth(t *testing.T) map[string]string {
 
 func open(t *testing.T, url string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), url, nil)
+	st, err := store.OpenWith(context.Background(), url, keyed(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/revops/revops/internal/platform/secretbox"
 )
 
 // Options bound the store's connections and how long its statements may wait and run
@@ -24,6 +26,9 @@ type Options struct {
 	// JobLockTimeout and JobStatementTimeout are the job pool's own bounds (PostgreSQL).
 	JobLockTimeout      time.Duration
 	JobStatementTimeout time.Duration
+	// Keyring seals and opens the secrets the store keeps (sealed.go, CONTRACT §25); nil:
+	// none, and a secret can then be neither written nor read sealed.
+	Keyring *secretbox.Keyring
 }
 
 // The bounds of tenant jobs. A job page is bounded by rows and bytes and retried by its

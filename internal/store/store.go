@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/models"
 )
 
@@ -30,6 +31,7 @@ type Store struct {
 	fired   *firedCache  // usage alert firings this process knows are recorded
 	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
+	keyring *secretbox.Keyring
 }
 
 // Env is the environment every query is scoped to (models.Env), named short here
@@ -57,6 +59,10 @@ func OpenWith(ctx context.Context, url string, o Options, log *slog.Logger) (*St
 	if err != nil {
 		return nil, err
 	}
+	s.keyring = o.Keyring
+	if s.jobs != nil {
+		s.jobs.keyring = o.Keyring
+	}
 	if err := s.Ping(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -70,11 +76,11 @@ func OpenWith(ctx context.Context, url string, o Options, log *slog.Logger) (*St
 // openPostgres opens the request pool and the job pool, each connection of either with
 // its pool's timeouts (withTimeouts).
 func openPostgres(url string, o Options) (*Store, error) {
-	db, err := openPool(url, o.Connections, o.LockTimeout, o.StatementTimeout)
+	db, err := openPool(url, o.Connections, o.LockTimeout, o.StatementTimeout, o.Keyring)
 	if err != nil {
 		return nil, err
 	}
-	jobDB, err := openPool(url, o.JobConnections, o.JobLockTimeout, o.JobStatementTimeout)
+	jobDB, err := openPool(url, o.JobConnections, o.JobLockTimeout, o.JobStatementTimeout, o.Keyring)
 	if err != nil {
 		closeDB(db)
 		return nil, err
@@ -86,7 +92,7 @@ func openPostgres(url string, o Options) (*Store, error) {
 	return s, nil
 }
 
-func openPool(url string, size int, lock, statement time.Duration) (*gorm.DB, error) {
+func openPool(url string, size int, lock, statement time.Duration, kr *secretbox.Keyring) (*gorm.DB, error) {
 	dsn, err := withTimeouts(url, lock, statement)
 	if err != nil {
 		return nil, err
@@ -98,6 +104,10 @@ func openPool(url string, size int, lock, statement time.Duration) (*gorm.DB, er
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("database handle: %w", err)
+	}
+	if err := withKeyring(db, kr); err != nil {
+		closeDB(db)
+		return nil, err
 	}
 	sizePool(sqlDB, size)
 	return db, nil
@@ -123,6 +133,10 @@ func openSQLite(url string, o Options) (*Store, error) {
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("database handle: %w", err)
+	}
+	if err := withKeyring(db, o.Keyring); err != nil {
+		closeDB(db)
+		return nil, err
 	}
 	sizePool(sqlDB, 1)
 	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}}, nil

@@ -20,7 +20,7 @@ func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
 		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := store.Open(ctx, url, nil)
+			st, err := store.OpenWith(ctx, url, keyed(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,6 +48,10 @@ func (d translating) RollbackTo(tx *gorm.DB, name string) error {
 // GORM calls reach it through translating; a transaction that also runs raw queries on
 // Statement.ConnPool returns through it too (InTx, WriteUsage).
 func dbError(err error) error {
+	var sealed *SealError
+	if errors.As(err, &sealed) {
+		return sealed // without the driver's message, which may quote the plaintext
+	}
 	var busy *apperr.BusyError
 	if err == nil || errors.As(err, &busy) || errors.Is(err, apperr.ErrStatementTimeout) {
 		return err

@@ -23,7 +23,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "old.db")} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := store.Open(ctx, url, nil)
+			st, err := store.OpenWith(ctx, url, keyed(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -71,6 +73,9 @@ func OpenWith(t testing.TB, url string, o store.Options) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if o.Keyring == nil {
+		o.Keyring = Keyring()
+	}
 	st, err := store.OpenWith(ctx, url, o, nil)
 	if err != nil {
 		t.Fatalf("open test store: %v", err)
@@ -80,6 +85,19 @@ func OpenWith(t testing.TB, url string, o store.Options) *store.Store {
 		t.Fatalf("migrate: %v", err)
 	}
 	return st
+}
+
+// Keys is the REVOPS_ENCRYPTION_KEYS of every test store and process this test binary
+// starts: a second replica on the same database must open what the first sealed.
+var Keys = sync.OnceValue(secretbox.Generate)
+
+// Keyring is Keys parsed.
+func Keyring() *secretbox.Keyring {
+	kr, err := secretbox.Parse(Keys())
+	if err != nil {
+		panic(err) // Generate makes a valid key
+	}
+	return kr
 }
 
 // Querier is a pgx connection, pooled or not.

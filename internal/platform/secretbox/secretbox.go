@@ -1,0 +1,191 @@
+// Package secretbox seals the secrets Revops keeps in its database (signing secrets,
+// ed25519 private keys, custom header values) with AES-256-GCM under the keys of
+// REVOPS_ENCRYPTION_KEYS (CONTRACT §25). The list's first key seals, every key opens, so
+// keys rotate: list a new key first, re-seal (`revops migrate`), drop the old one.
+//
+// A sealed value names its key: "enc:v1:<key id>:<base64 of nonce and ciphertext>". A
+// value without that prefix is clear (stored before encryption). Errors name key ids,
+// never keys or plaintext.
+package secretbox
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Prefix starts every sealed value.
+const Prefix = "enc:v1:"
+
+// KeySize is the length of a key: AES-256.
+const KeySize = 32
+
+// idLen is the length of a key id (hex characters).
+const idLen = 8
+
+// aad binds a sealed value to Revops (domain separation); values are not bound to their
+// row, as a rotation moves a secret from one column to another.
+var aad = []byte("revops secret v1")
+
+// ErrNoKeyring: a sealed value met a process without keys.
+var ErrNoKeyring = errors.New("no encryption keys (REVOPS_ENCRYPTION_KEYS is not set)")
+
+// Keyring is the parsed key list: the first key seals, every key opens.
+type Keyring struct {
+	keys []key
+}
+
+type key struct {
+	id   string
+	aead cipher.AEAD
+}
+
+// Parse reads a comma-separated list of base64 keys of 32 bytes each (blanks around
+// commas ignored). An empty list is no keyring (nil, nil).
+func Parse(list string) (*Keyring, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(list, ",")
+	kr := &Keyring{}
+	seen := map[string]bool{}
+	for i, p := range parts {
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("encryption key %d of %d is not base64 (generate one with `openssl rand -base64 32`)", i+1, len(parts))
+		}
+		if len(raw) != KeySize {
+			return nil, fmt.Errorf("encryption key %d of %d is %d bytes, want %d (generate one with `openssl rand -base64 32`)", i+1, len(parts), len(raw), KeySize)
+		}
+		k, err := newKey(raw)
+		if err != nil {
+			return nil, err
+		}
+		if seen[k.id] {
+			return nil, fmt.Errorf("encryption key %d of %d (id %s) is listed twice", i+1, len(parts), k.id)
+		}
+		seen[k.id] = true
+		kr.keys = append(kr.keys, k)
+	}
+	return kr, nil
+}
+
+func newKey(raw []byte) (key, error) {
+	block, err := aes.NewCipher(raw)
+	if err != nil {
+		return key{}, fmt.Errorf("encryption key: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return key{}, fmt.Errorf("encryption key: %w", err)
+	}
+	return key{id: KeyID(raw), aead: aead}, nil
+}
+
+// KeyID is the short public name of a key: what sealed values and messages show of it.
+func KeyID(raw []byte) string {
+	sum := sha256.Sum256(append([]byte("revops-key-id"), raw...))
+	return hex.EncodeToString(sum[:])[:idLen]
+}
+
+// Generate makes a new random key, base64 as REVOPS_ENCRYPTION_KEYS lists it.
+func Generate() string {
+	raw := make([]byte, KeySize)
+	_, _ = rand.Read(raw) // never fails (crypto/rand)
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// IDs are the keyring's key ids, the sealing key first.
+func (kr *Keyring) IDs() []string {
+	if kr == nil {
+		return nil
+	}
+	ids := make([]string, len(kr.keys))
+	for i, k := range kr.keys {
+		ids[i] = k.id
+	}
+	return ids
+}
+
+// Current is the id of the key that seals.
+func (kr *Keyring) Current() string {
+	return kr.keys[0].id
+}
+
+// Has tells whether the keyring holds the key with this id.
+func (kr *Keyring) Has(id string) bool {
+	if kr == nil {
+		return false
+	}
+	for _, k := range kr.keys {
+		if k.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Seal encrypts plaintext under the first key. "" stays "" (nothing to hide).
+func (kr *Keyring) Seal(plaintext string) (string, error) {
+	if plaintext == "" {
+		return "", nil
+	}
+	if kr == nil {
+		return "", ErrNoKeyring
+	}
+	k := kr.keys[0]
+	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plaintext)+k.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", fmt.Errorf("seal: %w", err)
+	}
+	box := k.aead.Seal(nonce, nonce, []byte(plaintext), aad)
+	return Prefix + k.id + ":" + base64.StdEncoding.EncodeToString(box), nil
+}
+
+// IsSealed tells a sealed value from a clear one.
+func IsSealed(v string) bool { return strings.HasPrefix(v, Prefix) }
+
+// SealedWith is the id of the key a sealed value names ("", false: not sealed).
+func SealedWith(v string) (string, bool) {
+	if !IsSealed(v) {
+		return "", false
+	}
+	id, _, ok := strings.Cut(v[len(Prefix):], ":")
+	return id, ok
+}
+
+// Open returns the plaintext of a sealed value; a clear value is returned as it is.
+func (kr *Keyring) Open(v string) (string, error) {
+	if !IsSealed(v) {
+		return v, nil
+	}
+	id, body, ok := strings.Cut(v[len(Prefix):], ":")
+	if !ok {
+		return "", errors.New("sealed value without key id")
+	}
+	if kr == nil {
+		return "", fmt.Errorf("value sealed under key %s: %w", id, ErrNoKeyring)
+	}
+	for _, k := range kr.keys {
+		if k.id != id {
+			continue
+		}
+		box, err := base64.StdEncoding.DecodeString(body)
+		if err != nil || len(box) < k.aead.NonceSize() {
+			return "", fmt.Errorf("value sealed under key %s is malformed", id)
+		}
+		n := k.aead.NonceSize()
+		plain, err := k.aead.Open(nil, box[:n], box[n:], aad)
+		if err != nil {
+			return "", fmt.Errorf("value sealed under key %s does not open: altered, or another key with the same id", id)
+		}
+		return string(plain), nil
+	}
+	return "", fmt.Errorf("value sealed under key %s, which REVOPS_ENCRYPTION_KEYS does not list (it lists %s)", id, strings.Join(kr.IDs(), ", "))
+}

@@ -1,0 +1,96 @@
+package secretbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSealOpenRotate(t *testing.T) {
+	oldKey, newKey := Generate(), Generate()
+	old, err := Parse(oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := old.Seal("whsec_abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sealed, Prefix+old.Current()+":") || strings.Contains(sealed, "whsec_") {
+		t.Fatalf("sealed = %q", sealed)
+	}
+	both, err := Parse(newKey + ", " + oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.Current() == old.Current() {
+		t.Fatal("the first key listed does not seal")
+	}
+	if got, err := both.Open(sealed); err != nil || got != "whsec_abc" {
+		t.Fatalf("open under the old key = %q, %v", got, err)
+	}
+	resealed, _ := both.Seal("whsec_abc")
+	if id, _ := SealedWith(resealed); id != both.Current() {
+		t.Errorf("sealed with %s, want the first key %s", id, both.Current())
+	}
+	onlyNew, _ := Parse(newKey)
+	_, err = onlyNew.Open(sealed)
+	if err == nil || !strings.Contains(err.Error(), old.Current()) || strings.Contains(err.Error(), oldKey) || strings.Contains(err.Error(), newKey) {
+		t.Errorf("open under a dropped key: %v", err)
+	}
+	if got, err := onlyNew.Open("whsec_clear"); err != nil || got != "whsec_clear" {
+		t.Errorf("clear value = %q, %v", got, err)
+	}
+	if s, err := onlyNew.Seal(""); err != nil || s != "" {
+		t.Errorf(`Seal("") = %q, %v`, s, err)
+	}
+	var none *Keyring
+	if _, err := none.Seal("x"); err == nil {
+		t.Error("sealed without keys")
+	}
+	tampered := sealed[:len(sealed)-4] + "AAA="
+	if _, err := old.Open(tampered); err == nil {
+		t.Error("an altered value opened")
+	}
+}
+
+func TestParseRefusesWithoutShowingKeys(t *testing.T) {
+	short := "c2hvcnQ=" // "short"
+	for _, list := range []string{"not base64!", short, Generate() + "," + short} {
+		_, err := Parse(list)
+		if err == nil {
+			t.Errorf("Parse(%q) accepted", list)
+			continue
+		}
+		if strings.Contains(err.Error(), list) || strings.Contains(err.Error(), short) {
+			t.Errorf("error shows the key: %v", err)
+		}
+	}
+	k := Generate()
+	if _, err := Parse(k + "," + k); err == nil {
+		t.Error("a key listed twice accepted")
+	}
+	if kr, err := Parse("  "); kr != nil || err != nil {
+		t.Errorf("empty list = %v, %v", kr, err)
+	}
+}
+
+func TestEnsureFileKeepsOneKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dev", FileName)
+	first, err := EnsureFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, want 0600", info.Mode().Perm())
+	}
+	again, err := EnsureFile(path)
+	if err != nil || again.Current() != first.Current() {
+		t.Errorf("second start: key %v (%v), want %s", again.IDs(), err, first.Current())
+	}
+}
