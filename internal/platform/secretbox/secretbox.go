@@ -26,8 +26,8 @@ const Prefix = "enc:v1:"
 // KeySize is the length of a key: AES-256.
 const KeySize = 32
 
-// idLen is the length of a key id (hex characters).
-const idLen = 8
+// IDLen is the length of a key id (hex characters).
+const IDLen = 8
 
 // aad binds a sealed value to Revops (domain separation); values are not bound to their
 // row, as a rotation moves a secret from one column to another.
@@ -91,7 +91,7 @@ func newKey(raw []byte) (key, error) {
 // KeyID is the short public name of a key: what sealed values and messages show of it.
 func KeyID(raw []byte) string {
 	sum := sha256.Sum256(append([]byte("revops-key-id"), raw...))
-	return hex.EncodeToString(sum[:])[:idLen]
+	return hex.EncodeToString(sum[:])[:IDLen]
 }
 
 // Generate makes a new random key, base64 as REVOPS_ENCRYPTION_KEYS lists it.
