@@ -25,6 +25,9 @@ func runMigrate(ctx context.Context, args []string) error {
 		return err
 	}
 	logStart(newLogger(cfg).With("component", "migrate"), "migrate")
+	if err := withDataDirKey(&cfg, false); err != nil {
+		return err
+	}
 	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), nil) // Migrate lifts the timeouts it runs under
 	if err != nil {
 		return err
@@ -44,7 +47,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if len(applied) == 0 {
 		fmt.Fprintf(stdout, "database is up to date (schema version %d)\n", store.SchemaVersion())
 	}
-	return nil
+	return sealSecrets(ctx, st, cfg, func(msg string) { fmt.Fprintln(stdout, msg) })
 }
 
 // adminStore opens and migrates the database for a CLI command (an operator's one-off,
@@ -55,6 +58,9 @@ func adminStore(ctx context.Context, fs *flag.FlagSet, name string, args []strin
 		return nil, cfg, err
 	}
 	log := newLogger(cfg)
+	if err := withDataDirKey(&cfg, false); err != nil {
+		return nil, cfg, err
+	}
 	st, err := openMigratedStore(ctx, cfg, log)
 	if err != nil {
 		return nil, cfg, err

@@ -82,6 +82,10 @@ func runDev(ctx context.Context, args []string) error {
 		}
 	}()
 
+	// Dev keeps its own key (CONTRACT §25), made at the first start.
+	if err := withDataDirKey(&cfg, true); err != nil {
+		return err
+	}
 	st, err := openMigratedStore(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ func TestServingRefusesUnmigratedDatabase(t *testing.T) {
 			t.Setenv("REVOPS_TLS", "proxy")
 			t.Setenv("REVOPS_TRUSTED_PROXIES", "127.0.0.1")
 			t.Setenv("REVOPS_METRICS_ADDR", "")
+			t.Setenv(config.EncryptionKeysEnv, testdb.Keys())
 			for _, mode := range []string{"api", "worker", "serve"} {
 				err := run(ctx, []string{mode})
 				if err == nil || !strings.Contains(err.Error(), "run `revops migrate`") || !strings.Contains(err.Error(), "database is at version 0") {

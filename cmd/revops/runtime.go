@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -15,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/metrics"
+	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -46,7 +48,14 @@ func logStart(log *slog.Logger, command string) {
 // openStore opens the database of a serving process (api, worker, serve), which does not
 // migrate (CONTRACT §16: `revops migrate` is its own step, run once per release): it
 // refuses a schema that is behind or ahead of this binary.
+//
+// It also refuses to run without REVOPS_ENCRYPTION_KEYS, or with keys that do not open
+// the secrets stored (CONTRACT §25): a serving process writes signing secrets, and would
+// otherwise either keep them in clear or fail on every endpoint it reads.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
+	if cfg.Keyring == nil {
+		return nil, fmt.Errorf("%s is not set: signing secrets and custom header values are kept encrypted in the database (CONTRACT §25); generate a key with `openssl rand -base64 32` (docs/production.md, \"Secrets at rest\")", config.EncryptionKeysEnv)
+	}
 	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), log)
 	if err != nil {
 		return nil, err
@@ -55,8 +64,64 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 		_ = st.Close()
 		return nil, err
 	}
+	use, err := st.CheckKeyring(ctx)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("%s: %w", config.EncryptionKeysEnv, err)
+	}
+	if use.Clear > 0 {
+		log.Warn("secrets stored in clear: run `revops migrate` to encrypt them", "secrets", use.Clear)
+	}
 	metrics.RegisterOutbox(st.OutboxBacklogAge)
 	return st, nil
+}
+
+// withDataDirKey fills cfg.Keyring, when REVOPS_ENCRYPTION_KEYS is unset, from the key
+// `revops dev` keeps in its data dir: dev creates it at its first start (create); the
+// CLI and migrate read it if it is there, so that they open a dev database's secrets.
+// api, worker and serve take the variable only.
+func withDataDirKey(cfg *config.Config, create bool) error {
+	if cfg.Keyring != nil {
+		return nil
+	}
+	path := filepath.Join(cfg.DataDir, secretbox.FileName)
+	load := secretbox.LoadFile
+	if create {
+		load = secretbox.EnsureFile
+	}
+	kr, err := load(path)
+	if err != nil {
+		return err
+	}
+	cfg.Keyring = kr
+	return nil
+}
+
+// sealSecrets moves every stored secret onto the first key (clear ones of the release
+// before, and those an older key sealed), after checking the keys open what is stored.
+// It says what it did through report.
+func sealSecrets(ctx context.Context, st *store.Store, cfg config.Config, report func(msg string)) error {
+	if cfg.Keyring == nil {
+		use, err := st.SecretKeyUse(ctx)
+		if err != nil {
+			return err
+		}
+		if use.Clear > 0 || len(use.KeyIDs) > 0 {
+			return fmt.Errorf("%s is not set: %d secret(s) stored in clear, and secrets sealed under key id(s) %v, stay as they are; set it and run `revops migrate` again (docs/production.md, \"Secrets at rest\")",
+				config.EncryptionKeysEnv, use.Clear, use.KeyIDs)
+		}
+		report("no secret stored; REVOPS_ENCRYPTION_KEYS is not set (api, worker and serve need it)")
+		return nil
+	}
+	if _, err := st.CheckKeyring(ctx); err != nil {
+		return fmt.Errorf("%s: %w", config.EncryptionKeysEnv, err)
+	}
+	n, err := st.Reseal(ctx, store.ResealBatch)
+	if err != nil {
+		return err
+	}
+	report(fmt.Sprintf("secrets sealed under key id %s: %d endpoint(s) re-sealed", cfg.Keyring.Current(), n))
+	return nil
 }
 
 // openMigratedStore opens the database and applies pending migrations first (revops dev,
@@ -74,6 +139,12 @@ func openMigratedStore(ctx context.Context, cfg config.Config, log *slog.Logger)
 	if len(applied) > 0 {
 		log.Info("migrations applied", "migrations", strings.Join(applied, ","))
 	}
+	if cfg.Keyring != nil {
+		if err := sealSecrets(ctx, st, cfg, func(msg string) { log.Debug(msg) }); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+	}
 	metrics.RegisterOutbox(st.OutboxBacklogAge)
 	return st, nil
 }
@@ -84,6 +155,7 @@ func storeOptions(cfg config.Config) store.Options {
 	o := store.DefaultOptions()
 	o.Connections, o.JobConnections = cfg.DBConnections, cfg.DBJobConnections
 	o.LockTimeout, o.StatementTimeout = cfg.DBLockTimeout, cfg.DBStatementTimeout
+	o.Keyring = cfg.Keyring
 	return o
 }
 

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/revops/revops/internal/platform/secretbox"
 )
 
 // Config is every setting of the service. Commands use the parts they need.
@@ -87,6 +89,12 @@ type Config struct {
 	// hour (CONTRACT §24): firings past it are recorded, and counted in the next event.
 	AlertEventsPerHour int
 
+	// Keyring is REVOPS_ENCRYPTION_KEYS parsed: the keys that seal the secrets kept in
+	// the database (CONTRACT §25); nil when unset. A variable only, never a flag (a flag
+	// shows in the process list), and the raw keys are not kept: printing a Config shows
+	// a pointer, never a key.
+	Keyring *secretbox.Keyring
+
 	// Pprof adds Go's profiler (/debug/pprof/) to the metrics listener when PprofEnv is
 	// "1": how the delivery benchmark on the production shape profiles the api and worker
 	// processes (docs/benchmarks.md). Not a setting (no flag, not in EnvVars): off unless
@@ -96,6 +104,10 @@ type Config struct {
 
 // PprofEnv is the variable that turns Pprof on.
 const PprofEnv = "REVOPS_PPROF"
+
+// EncryptionKeysEnv is REVOPS_ENCRYPTION_KEYS: comma-separated base64 keys of 32 bytes,
+// the first seals, all open (CONTRACT §25).
+const EncryptionKeysEnv = "REVOPS_ENCRYPTION_KEYS"
 
 // Defaults of the §21 bounds, chosen by measurement (docs/benchmarks.md).
 const (
@@ -156,10 +168,11 @@ var envOf = map[string]string{
 
 // EnvVars lists every REVOPS_* variable the binary reads.
 func EnvVars() []string {
-	vars := make([]string, 0, len(envOf))
+	vars := make([]string, 0, len(envOf)+1)
 	for _, v := range envOf {
 		vars = append(vars, v)
 	}
+	vars = append(vars, EncryptionKeysEnv)
 	sort.Strings(vars)
 	return vars
 }
@@ -226,6 +239,11 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 		c.TemporalUIURL = "http://" + c.TemporalUIAddr // links point at the embedded UI wherever it listens
 	}
 	c.Pprof = os.Getenv(PprofEnv) == "1"
+	kr, err := secretbox.Parse(os.Getenv(EncryptionKeysEnv))
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", EncryptionKeysEnv, err) // names keys by position, never shows one
+	}
+	c.Keyring = kr
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = filepath.Join(c.DataDir, "revops.db")
 	}
