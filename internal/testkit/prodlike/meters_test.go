@@ -22,6 +22,7 @@ import (
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/prodlike"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
@@ -47,7 +48,9 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	s, c, _, workers := startShape(t, webhooktest.NewReceiver(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, s.DatabaseURL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	o := store.DefaultOptions()
+	o.Keyring = testdb.Keyring() // the processes' key (prodlike.Start)
+	st, err := store.OpenWith(ctx, s.DatabaseURL, o, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,6 +184,9 @@ func Start(t testing.TB, opts Options) *Stack {
 		"REVOPS_WEBHOOK_RETRY_INTERVAL=" + interval.String(),
 		"REVOPS_METRICS_ADDR=127.0.0.1:0",
 		"REVOPS_LOG_LEVEL=info",
+		// The key the test's own stores share (testdb.Keys), so that they read what the
+		// processes seal (CONTRACT §25).
+		"REVOPS_ENCRYPTION_KEYS=" + testdb.Keys(),
 	}, opts.Env...)
 
 	step = time.Now()
