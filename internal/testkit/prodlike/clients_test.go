@@ -2,9 +2,12 @@ package prodlike_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/revops/revops/internal/platform/localca"
 	"github.com/revops/revops/internal/testkit/prodlike"
@@ -80,6 +85,51 @@ func TestGoClientAgainstHTTPSStack(t *testing.T) {
 	s.StartWorker("worker-1")
 	env := append(recv, "REVOPS_BASE_URL="+api.URL, "REVOPS_API_KEY="+key, "SSL_CERT_FILE="+filepath.Join(s.Dir, "ca", "ca.pem"))
 	noSkips(t, run(t, filepath.Join(root, "clients", "go"), env, "go", "test", "-count=1", "-v", "./..."))
+	assertSecretsSealed(t, s, api.URL, key)
+}
+
+// assertSecretsSealed creates an endpoint and rotates its secret through the api process
+// (the client suite deletes its own), each with an Idempotency-Key, then searches the
+// tables that hold or once held signing secrets, every row cast to text, for one in
+// clear (CONTRACT §25).
+func assertSecretsSealed(t *testing.T, s *prodlike.Stack, apiURL, key string) {
+	t.Helper()
+	ctx := context.Background()
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientTLS()}}
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, apiURL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", path+"-sealed")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST %s: %d %v (%v)", path, resp.StatusCode, out, err)
+		}
+		return out
+	}
+	ep := post("/v1/webhook_endpoints", `{"url":"https://127.0.0.1:9/sealed","event_types":["account-created"]}`)
+	post("/v1/webhook_endpoints/"+ep["id"].(string)+"/rotate_secret", `{}`)
+	conn, err := pgx.Connect(ctx, s.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var clear, sealed int
+	if err := conn.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM webhook_endpoints t WHERE t::text ~ 'wh(sec|sk)_')
+		+ (SELECT count(*) FROM idempotency_keys t WHERE t::text ~ 'wh(sec|sk)_'),
+		(SELECT count(*) FROM webhook_endpoints WHERE secret LIKE 'enc:v1:%')`).Scan(&clear, &sealed); err != nil {
+		t.Fatal(err)
+	}
+	if clear != 0 || sealed == 0 {
+		t.Errorf("%d rows hold a secret in clear, %d endpoints a sealed one", clear, sealed)
+	}
 }
 
 func repoRoot(t *testing.T) string {
