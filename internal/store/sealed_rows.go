@@ -74,13 +74,17 @@ func (s *Store) Reseal(ctx context.Context, batch int) (int, error) {
 	}
 }
 
+// emptySealed are the stored values that hold nothing to seal: "" (what the serializer
+// writes for "" and an empty map) and "{}" (an empty map some column defaults write).
+const emptySealed = "('', '{}')"
+
 // staleSealed is the condition of an endpoint holding a secret not sealed under the key
 // current: in clear, or under another key.
 func staleSealed(current string) (string, []any) {
 	var conds []string
 	var args []any
 	for _, c := range sealedColumns() {
-		conds = append(conds, "("+c+" <> '' AND "+c+" NOT LIKE ?)")
+		conds = append(conds, "("+c+" NOT IN "+emptySealed+" AND "+c+" NOT LIKE ?)")
 		args = append(args, secretbox.Prefix+current+":%")
 	}
 	return strings.Join(conds, " OR "), args
@@ -110,7 +114,7 @@ func (s *Store) SecretKeyUse(ctx context.Context) (KeyUse, error) {
 			}
 		}
 		var clear int64
-		if err := s.db.WithContext(ctx).Raw(fmt.Sprintf(`SELECT COUNT(*) FROM webhook_endpoints WHERE %s <> '' AND %s NOT LIKE ?`, c, c),
+		if err := s.db.WithContext(ctx).Raw(fmt.Sprintf(`SELECT COUNT(*) FROM webhook_endpoints WHERE %s NOT IN %s AND %s NOT LIKE ?`, c, emptySealed, c),
 			secretbox.Prefix+"%").Scan(&clear).Error; err != nil {
 			return use, fmt.Errorf("clear %s: %w", c, err)
 		}
