@@ -84,6 +84,7 @@ func TestParseFaults(t *testing.T) {
 		{"half a surrogate pair", `{"a":"\ud800"}`, "filter/a", "is not valid UTF-8"},
 		{"invalid UTF-8 outside strings", "{\xff}", "filter", "is not valid JSON"},
 		{"duplicate path", `{"a":1,"a":2}`, "filter/a", "given twice"},
+		{"duplicate past eight keys", `{"a0":1,"a1":1,"a2":1,"a3":1,"a4":1,"a5":1,"a6":1,"a7":1,"a8":1,"a9":1,"a3":2}`, "filter/a3", "given twice"},
 		{"duplicate operator", `{"a":{"$gt":1,"$gt":2}}`, "filter/a/$gt", "given twice"},
 		{"duplicate key in a value", `{"a":{"$eq":{"x":1,"x":1}}}`, "filter/a/$eq/x", "given twice"},
 		{"duplicate $and", `{"$and":[{}],"$and":[{}]}`, "filter/$and", "given twice"},
@@ -112,6 +113,12 @@ func TestParseFaults(t *testing.T) {
 		{"raw NUL", "{\"a\":\"\x00\"}", "filter/a", "is not valid JSON"},
 		{"data after the filter", `{} {}`, "filter", "data after"},
 		{"empty", ``, "filter", "is not valid JSON"},
+		{"bad escape", `{"a":"\x"}`, "filter/a", "is not valid JSON"},
+		{"short \\u escape", `{"a":"\u12"}`, "filter/a", "is not valid JSON"},
+		{"leading zero", `{"a":01}`, "filter/a", "is not valid JSON"},
+		{"bad literal", `{"a":nul}`, "filter/a", "is not valid JSON"},
+		{"missing comma", `{"a":1 "b":2}`, "filter", "is not valid JSON"},
+		{"trailing comma", `{"a":[1,]}`, "filter/a/1", "is not valid JSON"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,6 +180,28 @@ func TestMatchRefusesPayloadsThatAreNotJSON(t *testing.T) {
 	for _, p := range []string{``, `{`, `{} x`, `{"a":}`} {
 		if _, err := f.Match([]byte(p)); err == nil {
 			t.Errorf("Match(%q) succeeded", p)
+		}
+	}
+}
+
+// TestEscapesDecode: a filter's escapes mean what JSON says, checked on the payload the
+// same text makes through encoding/json.
+func TestEscapesDecode(t *testing.T) {
+	text := "é\"\\/\b\f\n\r\t😀\u2028<>&"
+	payload, err := json.Marshal(map[string]any{"k\"\\/~": text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{
+		`{"k\"\\\/~":"\u00e9\"\\\/\b\f\n\r\t\ud83d\ude00\u2028\u003c\u003E\u0026"}`: true,
+		`{"k\"\\\/~":"\u00e9\"\\\/\b\f\n\r\t\ud83d\ude01\u2028\u003c\u003E\u0026"}`: false,
+	} {
+		f, err := webhookfilter.Parse([]byte(raw))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", raw, err)
+		}
+		if got, err := f.Match(payload); err != nil || got != want {
+			t.Errorf("%s on %s = %v, %v; want %v", raw, payload, got, err, want)
 		}
 	}
 }
