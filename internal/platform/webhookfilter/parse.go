@@ -37,8 +37,14 @@ type Filter struct {
 	steps int
 }
 
-// Steps is the filter's static worst-case cost in evaluation steps (at most MaxSteps).
-func (f *Filter) Steps() int { return f.steps }
+// Steps is the filter's static worst-case cost in evaluation steps (at most MaxSteps;
+// 0 for a nil filter).
+func (f *Filter) Steps() int {
+	if f == nil {
+		return 0
+	}
+	return f.steps
+}
 
 type limits struct{ bytes, depth, items, steps int }
 
