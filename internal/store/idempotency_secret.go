@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/revops/revops/models"
 )
 
-// Secrets at rest (CONTRACT §17): a kept answer never holds a signing secret. An answer
+// Secrets at rest (CONTRACT §17): a kept answer never holds a signing secret. An ed25519
+// endpoint's answers show its public key only (CONTRACT §25) and are kept as they are;
+// its private key is refused anywhere in them, as a secret is. An answer
 // that shows one (an endpoint's create, a secret's rotation, the first PUT of the
 // singular endpoint) is kept with a placeholder in its "secret" member and the id of its
 // endpoint; a replay fills in the endpoint's current secret.
@@ -72,10 +75,19 @@ func withoutSecret(body []byte, endpointID, secret string) (kept, error) {
 	if member := append([]byte(secretMember), value...); bytes.Contains(body, member) {
 		k = kept{body: bytes.ReplaceAll(body, member, []byte(secretMember+secretPlaceholder)), secretEndpointID: &endpointID}
 	}
-	if bytes.Contains(k.body, []byte(secret)) {
+	if bytes.Contains(k.body, []byte(secret)) || bytes.Contains(k.body, []byte(keyMaterial(secret))) {
 		return kept{}, errKeptSecret
 	}
 	return k, nil
+}
+
+// keyMaterial is a key without its prefix ("whsec_", "whsk_"): the base64 of the secret
+// or of an ed25519 seed (CONTRACT §25), which must not be kept either.
+func keyMaterial(key string) string {
+	if _, rest, ok := strings.Cut(key, "_"); ok && rest != "" {
+		return rest
+	}
+	return key
 }
 
 // withCurrentSecret is a kept answer as replayed: the placeholder replaced by the
