@@ -38,7 +38,8 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		return
 	}
 	d := h.endpointPage(ep) // the rotated endpoint as saved: no need to load it again
-	d.Secret = webhook.ToSecretObject(ep).Secret // none for ed25519: the page shows its public key
+	// None for ed25519: the page shows its public key.
+	d.Secret = webhook.ToSecretObject(ep).Secret
 	what := "signing secret"
 	if d.PublicKey != "" {
 		what = "key pair"

@@ -17,6 +17,9 @@ const (
 	vecPrivate = "whsk_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 	vecPublic  = "whpk_A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="
 	vecSigV1a  = "v1a,yoUrgEkc12aGqm0n4Sydmdz55xJfTz4AsAgieHFjmkR7LJtqVCZOQYzvvHjI5kAey+r4iaBGxTFRrl2iBQxtDQ=="
+	// The TypeScript client's vector: the same key and message id over an event body.
+	vecEventBody = `{"event":{"id":"msg_p5jXN8AQM9LWM0D4loKWxJek","time":"1614265330","type":"account-created"}}`
+	vecEventV1a  = "v1a,0THOYMKQaeKwAPuKsmQl2yF858PmAUqa4GV04D0kwFME79vKVaFchys9aJK3z6nxI8S+IbS4StGw8jaxz5CVCA=="
 )
 
 func TestEd25519Vector(t *testing.T) {
@@ -26,6 +29,9 @@ func TestEd25519Vector(t *testing.T) {
 	}
 	if got := Sign(vecPrivate, vecID, time.Unix(vecTS, 0), []byte(vecBody)); got != vecSigV1a {
 		t.Fatalf("Sign = %q, want %q", got, vecSigV1a)
+	}
+	if got := Sign(vecPrivate, vecID, time.Unix(vecTS, 0), []byte(vecEventBody)); got != vecEventV1a {
+		t.Fatalf("Sign(event body) = %q, want %q", got, vecEventV1a)
 	}
 }
 
