@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/revops/revops/api"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
@@ -224,4 +226,28 @@ func TestEndpointSigningValidation(t *testing.T) {
 	}
 	expectError(t, h.do("PUT", "/v1/webhook_endpoint", sk, map[string]any{"url": "https://127.0.0.1:9443/x", "signing": "ed25519"}),
 		http.StatusBadRequest, "unknown_parameter")
+}
+
+// A manual test (CONTRACT §8) of an ed25519 endpoint is signed like its deliveries: a v1a
+// entry its public key verifies.
+func TestManualTestOfAnEd25519Endpoint(t *testing.T) {
+	rc := webhooktest.NewReceiver(t)
+	h := newHarness(t, trusting(t, rc))
+	ep := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/hooks", "signing": "ed25519"})
+	for _, path := range []string{"/v1/webhook_endpoints/" + ep["id"].(string) + "/test", "/v1/webhook_endpoint/test"} {
+		if r := h.mustObj(http.StatusOK, "POST", path, map[string]any{"type": "deal-signed"}); r["ok"] != true {
+			t.Fatalf("%s: %v", path, r)
+		}
+	}
+	got := rc.Received()
+	if len(got) != 2 {
+		t.Fatalf("the receiver got %d tests, want 2", len(got))
+	}
+	for _, r := range got {
+		sigs := r.Header.Get("webhook-signature")
+		if !strings.HasPrefix(sigs, "v1a,") ||
+			signing.Verify(ep["public_key"].(string), r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), sigs, r.Body, time.Now(), 5*time.Minute) != nil {
+			t.Fatalf("test send signed %q: want a v1a entry the endpoint's public key verifies", sigs)
+		}
+	}
 }
