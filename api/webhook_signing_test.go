@@ -166,6 +166,19 @@ func TestEd25519Endpoints(t *testing.T) {
 				t.Fatalf("after the switch back: previous is the hmac secret %v, answer %v", back.PreviousSecret == switched.Secret, toEd)
 			}
 
+			// An hmac endpoint created with a key, then switched to ed25519: the replay of its
+			// create shows the current secret (CONTRACT §14) — and it has none now.
+			hmacBody := map[string]any{"url": "https://127.0.0.1:9443/hmac"}
+			hmacCreated := call("POST", "/v1/webhook_endpoints", "create-hmac", hmacBody, http.StatusCreated)
+			hmacID, _ := hmacCreated["id"].(string)
+			call("PATCH", "/v1/webhook_endpoints/"+hmacID, "", map[string]any{"signing": "ed25519"}, http.StatusOK)
+			remember(storedKeys(t, h, hmacID))
+			r := h.do("POST", "/v1/webhook_endpoints", sk, hmacBody, "Idempotency-Key", "create-hmac")
+			answers = append(answers, string(r.Body))
+			if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" || r.json(t)["secret"] != "" {
+				t.Fatalf("replay of the hmac create: %d %s, want the first answer with no secret", r.Status, r.Body)
+			}
+
 			for _, tc := range []struct {
 				method, path, key string
 				body              any
@@ -184,8 +197,8 @@ func TestEd25519Endpoints(t *testing.T) {
 				t.Fatalf("the test saw %d private keys, want at least 4", len(privates))
 			}
 			kept := keptAnswers(t, h)
-			if len(kept) != 5 {
-				t.Fatalf("%d answers kept, want 5", len(kept))
+			if len(kept) != 6 {
+				t.Fatalf("%d answers kept, want 6", len(kept))
 			}
 			if !strings.Contains(logs.String(), "/v1/webhook_endpoints/"+id) {
 				t.Fatalf("the logs hold no line of these requests (the search below would prove nothing): %.300s", logs.String())

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
 )
 
@@ -67,6 +68,14 @@ func withoutSecret(body []byte, endpointID, secret string) (kept, error) {
 	if secret == "" {
 		return kept{body: body}, nil
 	}
+	if !strings.HasPrefix(secret, signing.SecretPrefix) {
+		// An ed25519 private key is never shown, so never replayed either: no
+		// placeholder stands for it, and an answer holding it is refused.
+		if bytes.Contains(body, []byte(secret)) || bytes.Contains(body, []byte(keyMaterial(secret))) {
+			return kept{}, errKeptSecret
+		}
+		return kept{body: body}, nil
+	}
 	value, err := json.Marshal(secret)
 	if err != nil {
 		return kept{}, fmt.Errorf("encode secret: %w", err)
@@ -92,7 +101,7 @@ func keyMaterial(key string) string {
 
 // withCurrentSecret is a kept answer as replayed: the placeholder replaced by the
 // current secret of the endpoint it names (none: body as kept). An endpoint deleted
-// since has no secret any more: the replay shows "".
+// since, or signing with ed25519 since, has no secret any more: the replay shows "".
 func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, endpointID *string) ([]byte, error) {
 	if endpointID == nil {
 		return body, nil
@@ -101,8 +110,11 @@ func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, end
 	if err := s.in(ctx, env).Model(&models.WebhookEndpoint{}).Where("id = ?", *endpointID).Pluck("secret", &secrets).Error; err != nil {
 		return nil, fmt.Errorf("current secret of webhook endpoint %s: %w", *endpointID, err)
 	}
+	// Only an HMAC secret is ever shown: an endpoint that has switched to ed25519 since
+	// has no secret to show (its private key never leaves Revops, CONTRACT §25), as a
+	// deleted one has none.
 	current := ""
-	if len(secrets) == 1 {
+	if len(secrets) == 1 && strings.HasPrefix(secrets[0], signing.SecretPrefix) {
 		current = secrets[0]
 	}
 	value, err := json.Marshal(current)
