@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -49,6 +50,7 @@ type EndpointsStore interface {
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 	StatsStore
+	EventReader // filter tests on stored events
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -69,6 +71,8 @@ type EndpointFields struct {
 	EventTypes  *[]string
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
+	// Filter is the filter member as sent (CONTRACT §25): null or {} removes the filter.
+	Filter *json.RawMessage
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -98,6 +102,10 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 	if in.RetryPolicy != nil {
 		r := checkRetryPolicy(&fs, *in.RetryPolicy, base)
 		p.RetryPolicy = &r
+	}
+	if in.Filter != nil {
+		f := checkFilter(&fs, *in.Filter)
+		p.Filter = &f
 	}
 	if create {
 		if p.Method == nil {
@@ -269,6 +277,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Description != nil {
 		ep.Description = *p.Description
+	}
+	if p.Filter != nil {
+		ep.Filter = *p.Filter
 	}
 	return ep
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/revops/revops/internal/platform/apiobject"
@@ -22,6 +23,7 @@ type EndpointObject struct {
 	Status         string            `json:"status"`
 	DisabledReason *string           `json:"disabled_reason"`
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
+	Filter         json.RawMessage   `json:"filter"` // null: none (CONTRACT §25)
 	Health         HealthObject      `json:"health"`
 	Secret         string            `json:"secret,omitempty"` // only in the answer of the create
 	CreatedAt      string            `json:"created_at"`
@@ -77,6 +79,9 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 	}
 	if !ep.Enabled {
 		o.Status = "disabled"
+	}
+	if ep.Filter != "" {
+		o.Filter = json.RawMessage(ep.Filter)
 	}
 	if o.EventTypes == nil {
 		o.EventTypes = []string{}

@@ -34,6 +34,7 @@ type EndpointPatch struct {
 	EventTypes               []string // nil: unchanged
 	RetryPolicy              *models.RetryPolicy
 	Enabled                  *bool
+	Filter                   *string // compact JSON; "" removes the filter
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -148,6 +149,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) mode
 	}
 	if p.RetryPolicy != nil {
 		next.RetryPolicy = *p.RetryPolicy
+	}
+	if p.Filter != nil {
+		next.Filter = *p.Filter
 	}
 	return next
 }
