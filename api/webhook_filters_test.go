@@ -112,6 +112,9 @@ func TestWebhookFilterTest(t *testing.T) {
 		{"payload match", `{"filter":{"deal.status":"signed"},"payload":{"deal":{"status":"signed"}}}`, true},
 		{"payload no match", `{"filter":{"deal.status":"signed"},"payload":{"deal":{"status":"draft"}}}`, false},
 		{"empty filter takes everything", `{"filter":{},"payload":{}}`, true},
+		{"decimal string against a number", `{"filter":{"deal.net_price":{"$gte":1000}},"payload":{"deal":{"net_price":"1000.00"}}}`, true},
+		{"huge number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e999}}}`, true},
+		{"tiny number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e-99999}}}`, false},
 		{"stored event match", `{"filter":{"event.type":"account-created"},"event_id":"` + evID + `"}`, true},
 		{"stored event no match", `{"filter":{"event.type":"deal-signed"},"event_id":"` + evID + `"}`, false},
 	} {
