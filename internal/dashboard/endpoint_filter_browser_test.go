@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -71,10 +72,22 @@ func TestBrowserEndpointFilter(t *testing.T) {
 	if !strings.Contains(shown, `"deal.net_price": {`) || !strings.Contains(shown, "\n") {
 		t.Fatalf("edit form filter %q, want it indented", shown)
 	}
+	// An event the filter rejects lists the endpoint as filtered out on its page.
+	key, err := s.keys.Create(context.Background(), u.orgID, "sandbox", "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := s.createAccount(key.Plain, "Globex")
+	run(t, ctx, "the event shows the endpoint filtered out",
+		chromedp.Navigate(base+"/dashboard/deliveries/"+ev.ID),
+		chromedp.WaitVisible(css(`#filtered-endpoints li[data-endpoint-id="`+eps[0].ID+`"]`)),
+		chromedp.Navigate(base+"/dashboard/webhooks/"+eps[0].ID),
+		chromedp.WaitVisible(css(`#endpoint-filter`)),
+	)
 	// The saved page shows a notice already: drop it, so that waiting for one waits for
 	// the next page.
 	value(t, ctx, "empty the filter", chromedp.Evaluate[bool](`(() => { document.querySelector('#endpoint-filter').value = '';
-		document.querySelector('.notice').remove(); return true })()`))
+		document.querySelector('.notice')?.remove(); return true })()`))
 	run(t, ctx, "save without a filter",
 		chromedp.Click(css(`#save-endpoint`)),
 		chromedp.WaitVisible(css(`.notice`)),
