@@ -115,8 +115,8 @@ func (o *op) match(v any, found bool) bool {
 }
 
 func (o *op) anyEqual(v any) bool {
-	for _, want := range o.vals {
-		if equal(want, v) {
+	for i := range o.vals {
+		if equal(&o.vals[i], v) {
 			return true
 		}
 	}
@@ -124,42 +124,42 @@ func (o *op) anyEqual(v any) bool {
 }
 
 // equal compares an operand with a payload value as JSON (see the package comment).
-func equal(want, v any) bool {
-	switch w := want.(type) {
-	case nil:
+func equal(want *operand, v any) bool {
+	switch want.kind {
+	case 'z':
 		return v == nil
-	case bool:
+	case 'b':
 		b, ok := v.(bool)
-		return ok && b == w
-	case string:
+		return ok && b == want.b
+	case 's':
 		s, ok := v.(string)
-		return ok && s == w
-	case number:
+		return ok && s == want.str
+	case 'n':
 		n, ok := v.(json.Number)
 		if !ok {
 			return false
 		}
 		d, ok := parseNumber(string(n))
-		return ok && cmpDecimal(d, w.d) == 0
-	case []any:
+		return ok && cmpDecimal(d, want.dec) == 0
+	case 'a':
 		a, ok := v.([]any)
-		if !ok || len(a) != len(w) {
+		if !ok || len(a) != len(want.kids) {
 			return false
 		}
-		for i := range w {
-			if !equal(w[i], a[i]) {
+		for i := range want.kids {
+			if !equal(&want.kids[i].val, a[i]) {
 				return false
 			}
 		}
 		return true
-	case map[string]any:
+	case 'o':
 		m, ok := v.(map[string]any)
-		if !ok || len(m) != len(w) {
+		if !ok || len(m) != len(want.kids) {
 			return false
 		}
-		for k, wv := range w {
-			mv, ok := m[k]
-			if !ok || !equal(wv, mv) {
+		for i := range want.kids {
+			mv, ok := m[want.kids[i].key]
+			if !ok || !equal(&want.kids[i].val, mv) {
 				return false
 			}
 		}

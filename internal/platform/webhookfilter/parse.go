@@ -37,8 +37,14 @@ type Filter struct {
 	steps int
 }
 
-// Steps is the filter's static worst-case cost in evaluation steps (at most MaxSteps).
-func (f *Filter) Steps() int { return f.steps }
+// Steps is the filter's static worst-case cost in evaluation steps (at most MaxSteps;
+// 0 for a nil filter).
+func (f *Filter) Steps() int {
+	if f == nil {
+		return 0
+	}
+	return f.steps
+}
 
 type limits struct{ bytes, depth, items, steps int }
 
@@ -56,7 +62,7 @@ func parse(raw []byte, lim limits) (*Filter, error) {
 		return nil, err
 	}
 	c := compiler{lim: lim}
-	n, err := c.filter(v)
+	n, err := c.filter(nil, v)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +108,12 @@ var compareOps = map[string]opKind{
 	"$gt": opGt, "$gte": opGte, "$lt": opLt, "$lte": opLte, "$exists": opExists,
 }
 
-// op is one comparison: vals holds $eq/$neq's operand (one) or $in/$nin's items as
-// operand values (see value); a range operator's operand is str (a string) and/or dec
-// (a number, or a string that is a decimal string: isDec).
+// op is one comparison: vals holds $eq/$neq's operand (one) or $in/$nin's items; a range
+// operator's operand is str (a string: isStr) and/or dec (a number, or a string that is
+// a decimal string: isDec).
 type op struct {
 	kind   opKind
-	vals   []any
+	vals   []operand
 	str    string
 	isStr  bool
 	dec    decimal
@@ -115,22 +121,34 @@ type op struct {
 	exists bool
 }
 
-// operand values: nil, bool, string, number, []any, map[string]any.
-type number struct{ d decimal }
+// operand is a JSON value to compare with, numbers read as decimals once; kids are an
+// array's items (no key) or an object's members.
+type operand struct {
+	kind byte // as jval's
+	b    bool
+	str  string
+	dec  decimal
+	kids []operandMember
+}
+
+type operandMember struct {
+	key string
+	val operand
+}
 
 type compiler struct {
 	lim   limits
 	steps int
 }
 
-func (c *compiler) filter(v jval) (node, error) {
+func (c *compiler) filter(at pointer, v jval) (node, error) {
 	if v.kind != 'o' {
-		return node{}, fault(v.ptr, "must be an object (a filter)")
+		return node{}, at.fault("must be an object (a filter)")
 	}
 	c.steps++
 	n := node{kind: nodeAnd}
 	for _, m := range v.obj {
-		kid, err := c.member(m)
+		kid, err := c.member(at, m)
 		if err != nil {
 			return node{}, err
 		}
@@ -142,19 +160,20 @@ func (c *compiler) filter(v jval) (node, error) {
 	return n, nil
 }
 
-func (c *compiler) member(m member) (node, error) {
+func (c *compiler) member(parent pointer, m member) (node, error) {
+	at := parent.key(m.key)
 	switch m.key {
 	case "$and", "$or":
 		if m.val.kind != 'a' || len(m.val.arr) == 0 {
-			return node{}, fault(m.val.ptr, "must be a non-empty array of filters")
+			return node{}, at.fault("must be a non-empty array of filters")
 		}
 		c.steps++
 		n := node{kind: nodeAnd}
 		if m.key == "$or" {
 			n.kind = nodeOr
 		}
-		for _, item := range m.val.arr {
-			kid, err := c.filter(item)
+		for i, item := range m.val.arr {
+			kid, err := c.filter(at.index(i), item)
 			if err != nil {
 				return node{}, err
 			}
@@ -163,7 +182,7 @@ func (c *compiler) member(m member) (node, error) {
 		return n, nil
 	case "$not":
 		c.steps++
-		kid, err := c.filter(m.val)
+		kid, err := c.filter(at, m.val)
 		if err != nil {
 			return node{}, err
 		}
@@ -171,22 +190,21 @@ func (c *compiler) member(m member) (node, error) {
 	}
 	if strings.HasPrefix(m.key, "$") {
 		if _, ok := compareOps[m.key]; ok {
-			return node{}, fault(m.val.ptr, "needs a path: write {\"path\": {\""+m.key+"\": …}}")
+			return node{}, at.fault("needs a path: write {\"path\": {\"" + m.key + "\": …}}")
 		}
-		return node{}, fault(m.val.ptr, "is not an operator ($and, $or, $not, or a path)")
+		return node{}, at.fault("is not an operator ($and, $or, $not, or a path)")
 	}
-	return c.path(m)
+	if err := textcheck.Line(m.key); err != nil {
+		return node{}, parent.fault("has a path that " + err.Error())
+	}
+	return c.path(at, m)
 }
 
-func (c *compiler) path(m member) (node, error) {
-	parent := m.val.ptr[:strings.LastIndexByte(m.val.ptr, '/')]
-	if err := textcheck.Line(m.key); err != nil {
-		return node{}, fault(parent, "has a path that "+err.Error())
-	}
+func (c *compiler) path(at pointer, m member) (node, error) {
 	segs := strings.Split(m.key, ".")
 	for _, s := range segs {
 		if s == "" {
-			return node{}, fault(m.val.ptr, "is not a path: dotted keys, none of them empty")
+			return node{}, at.fault("is not a path: dotted keys, none of them empty")
 		}
 	}
 	c.steps += len(segs)
@@ -196,14 +214,14 @@ func (c *compiler) path(m member) (node, error) {
 		// A bare value; an object in it may not hold operators.
 		for _, om := range v.obj {
 			if strings.HasPrefix(om.key, "$") {
-				return node{}, fault(om.val.ptr, "mixes an operator with fields: compare objects with {\"$eq\": …}")
+				return node{}, at.key(om.key).fault("mixes an operator with fields: compare objects with {\"$eq\": …}")
 			}
 		}
-		n.ops = []op{{kind: opEq, vals: []any{c.value(v)}}}
+		n.ops = []op{{kind: opEq, vals: []operand{c.value(v)}}}
 		return n, nil
 	}
 	for _, om := range v.obj {
-		o, err := c.op(om)
+		o, err := c.op(at.key(om.key), om)
 		if err != nil {
 			return node{}, err
 		}
@@ -212,33 +230,34 @@ func (c *compiler) path(m member) (node, error) {
 	return n, nil
 }
 
-func (c *compiler) op(m member) (op, error) {
+func (c *compiler) op(at pointer, m member) (op, error) {
 	kind, ok := compareOps[m.key]
 	if !ok {
 		if !strings.HasPrefix(m.key, "$") {
-			return op{}, fault(m.val.ptr, "mixes a field with operators: compare objects with {\"$eq\": …}")
+			return op{}, at.fault("mixes a field with operators: compare objects with {\"$eq\": …}")
 		}
-		return op{}, fault(m.val.ptr, "is not a comparison operator ($eq, $neq, $in, $nin, $gt, $gte, $lt, $lte, $exists)")
+		return op{}, at.fault("is not a comparison operator ($eq, $neq, $in, $nin, $gt, $gte, $lt, $lte, $exists)")
 	}
 	v := m.val
 	o := op{kind: kind}
 	switch kind {
 	case opEq, opNeq:
-		o.vals = []any{c.value(v)}
+		o.vals = []operand{c.value(v)}
 	case opIn, opNin:
 		if v.kind != 'a' {
-			return op{}, fault(v.ptr, "must be an array")
+			return op{}, at.fault("must be an array")
 		}
 		if len(v.arr) > c.lim.items {
-			return op{}, fault(v.ptr, "has more than "+strconv.Itoa(c.lim.items)+" items")
+			return op{}, at.fault("has more than " + strconv.Itoa(c.lim.items) + " items")
 		}
 		c.steps++ // an empty $in still costs its test
-		for _, item := range v.arr {
-			o.vals = append(o.vals, c.value(item))
+		o.vals = make([]operand, len(v.arr))
+		for i, item := range v.arr {
+			o.vals[i] = c.value(item)
 		}
 	case opExists:
 		if v.kind != 'b' {
-			return op{}, fault(v.ptr, "must be true or false")
+			return op{}, at.fault("must be true or false")
 		}
 		c.steps++
 		o.exists = v.b
@@ -251,35 +270,29 @@ func (c *compiler) op(m member) (op, error) {
 			o.str, o.isStr = v.str, true
 			o.dec, o.isDec = parseDecimalString(v.str)
 		default:
-			return op{}, fault(v.ptr, "must be a number or a string")
+			return op{}, at.fault("must be a number or a string")
 		}
 	}
 	return o, nil
 }
 
 // value turns a JSON value into an operand, counting a step per value compared.
-func (c *compiler) value(v jval) any {
+func (c *compiler) value(v jval) operand {
 	c.steps++
+	o := operand{kind: v.kind, str: v.str, b: v.b}
 	switch v.kind {
 	case 'o':
-		m := make(map[string]any, len(v.obj))
-		for _, om := range v.obj {
-			m[om.key] = c.value(om.val)
+		o.kids = make([]operandMember, len(v.obj))
+		for i, m := range v.obj {
+			o.kids[i] = operandMember{key: m.key, val: c.value(m.val)}
 		}
-		return m
 	case 'a':
-		a := make([]any, len(v.arr))
+		o.kids = make([]operandMember, len(v.arr))
 		for i, item := range v.arr {
-			a[i] = c.value(item)
+			o.kids[i] = operandMember{val: c.value(item)}
 		}
-		return a
-	case 's':
-		return v.str
 	case 'n':
-		d, _ := parseNumber(v.str)
-		return number{d}
-	case 'b':
-		return v.b
+		o.dec, _ = parseNumber(v.str)
 	}
-	return nil
+	return o
 }

@@ -2,25 +2,24 @@ package webhookfilter
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/revops/revops/internal/platform/jsonnum"
 	"github.com/revops/revops/internal/platform/textcheck"
 )
 
 // jval is the filter's JSON as read, members in the order written (for the first fault in
-// document order and a stable evaluation order), each value with its JSON Pointer.
+// document order and a stable evaluation order). Numbers keep their literal.
 type jval struct {
 	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' boolean, 'z' null
 	str  string
 	b    bool
 	obj  []member
 	arr  []jval
-	ptr  string
 }
 
 type member struct {
@@ -28,136 +27,306 @@ type member struct {
 	val jval
 }
 
-// reader reads JSON tokens and checks each against the raw bytes it came from:
-// encoding/json quietly turns invalid UTF-8 and half surrogates into U+FFFD, so the
-// string rule (§15, textcheck.JSONString) is applied to the literal as sent.
-type reader struct {
-	dec      *json.Decoder
-	raw      []byte
-	off      int64
-	maxDepth int
+// pointer is where the reader or the compiler is, built into a JSON Pointer only for a
+// fault (the fan-out may parse a stored filter per event: no string per value).
+type pointer []ref
+
+type ref struct {
+	key string
+	idx int // -1 for a key
 }
 
+func (p pointer) key(k string) pointer { return append(p, ref{key: k, idx: -1}) }
+func (p pointer) index(i int) pointer  { return append(p, ref{idx: i}) }
+
+// String is the RFC 6901 pointer from "filter": "~" written "~0", "/" written "~1".
+func (p pointer) String() string {
+	var b strings.Builder
+	b.WriteString(root)
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	for _, r := range p {
+		b.WriteByte('/')
+		if r.idx >= 0 {
+			b.WriteString(strconv.Itoa(r.idx))
+		} else {
+			b.WriteString(esc.Replace(r.key))
+		}
+	}
+	return b.String()
+}
+
+func (p pointer) fault(msg string) *Fault { return fault(p.String(), msg) }
+
+// reader is a small JSON reader for filters: unlike encoding/json it refuses duplicate
+// keys, applies §15's string rule to each literal as sent (encoding/json would quietly
+// turn invalid UTF-8 and half surrogates into U+FFFD) and checks numbers with jsonnum
+// before anything is built from them.
+type reader struct {
+	s        []byte
+	i        int
+	maxDepth int
+	items    []jval // arrays being read, innermost last: each copied out once, at its size
+}
+
+var errSyntax = errors.New("is not valid JSON")
+
 func readJSON(raw []byte, maxDepth int) (jval, error) {
-	r := &reader{dec: json.NewDecoder(bytes.NewReader(raw)), raw: raw, maxDepth: maxDepth}
-	r.dec.UseNumber()
-	v, err := r.value(root, 0)
+	r := &reader{s: raw, maxDepth: maxDepth}
+	v, err := r.value(nil, 0)
 	if err != nil {
 		return jval{}, err
 	}
-	if _, err := r.dec.Token(); !errors.Is(err, io.EOF) {
+	if r.ws(); r.i != len(r.s) {
 		return jval{}, fault(root, "has data after the filter object")
 	}
 	return v, nil
 }
 
-// token reads one token; a string's fault names ptr, prefixed by what (a key's fault names
-// its object: the key itself is what cannot be written into a pointer).
-func (r *reader) token(ptr, what string) (json.Token, error) {
-	t, err := r.dec.Token()
-	if err != nil {
-		return nil, fault(ptr, "is not valid JSON")
-	}
-	end := r.dec.InputOffset()
-	seg := r.raw[r.off:end]
-	r.off = end
-	if _, ok := t.(string); ok {
-		lit := seg[bytes.IndexByte(seg, '"')+1 : bytes.LastIndexByte(seg, '"')]
-		if err := textcheck.JSONString(lit, bytes.IndexByte(lit, '\\') >= 0); err != nil {
-			msg := err.Error()
-			if what != "" {
-				msg = what + " " + msg
-			}
-			return nil, fault(ptr, msg)
+func (r *reader) ws() {
+	for r.i < len(r.s) {
+		switch r.s[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
 		}
 	}
-	return t, nil
 }
 
-func (r *reader) value(ptr string, depth int) (jval, error) {
-	t, err := r.token(ptr, "")
-	if err != nil {
-		return jval{}, err
+// next skips whitespace and tells the next byte (0 at the end).
+func (r *reader) next() byte {
+	if r.ws(); r.i < len(r.s) {
+		return r.s[r.i]
 	}
-	v := jval{ptr: ptr}
-	switch t := t.(type) {
-	case json.Delim:
+	return 0
+}
+
+var literals = []struct {
+	text []byte
+	v    jval
+}{{[]byte("true"), jval{kind: 'b', b: true}}, {[]byte("false"), jval{kind: 'b'}}, {[]byte("null"), jval{kind: 'z'}}}
+
+func (r *reader) value(at pointer, depth int) (jval, error) {
+	switch c := r.next(); {
+	case c == '{' || c == '[':
 		if depth+1 > r.maxDepth {
-			return jval{}, fault(ptr, "is nested more than "+strconv.Itoa(r.maxDepth)+" levels deep")
+			return jval{}, at.fault("is nested more than " + strconv.Itoa(r.maxDepth) + " levels deep")
 		}
-		if t == '{' {
-			v.kind = 'o'
-			v.obj, err = r.object(ptr, depth+1)
-		} else {
-			v.kind = 'a'
-			v.arr, err = r.array(ptr, depth+1)
+		r.i++
+		if c == '{' {
+			obj, err := r.object(at, depth+1)
+			return jval{kind: 'o', obj: obj}, err
 		}
+		arr, err := r.array(at, depth+1)
+		return jval{kind: 'a', arr: arr}, err
+	case c == '"':
+		s, err := r.string()
 		if err != nil {
-			return jval{}, err
+			return jval{}, at.fault(err.Error())
 		}
-	case string:
-		v.kind, v.str = 's', t
-	case json.Number:
-		if err := jsonnum.Check(string(t)); err != nil {
-			return jval{}, fault(ptr, err.Error())
+		return jval{kind: 's', str: s}, nil
+	case c == '-' || isDigit(c):
+		start := r.i
+		for r.i < len(r.s) && strings.IndexByte("+-.eE0123456789", r.s[r.i]) >= 0 {
+			r.i++
 		}
-		v.kind, v.str = 'n', string(t)
-	case bool:
-		v.kind, v.b = 'b', t
-	case nil:
-		v.kind = 'z'
+		lit := r.s[start:r.i]
+		if err := jsonnum.Check(lit); err != nil {
+			if errors.Is(err, jsonnum.ErrNotNumber) {
+				err = errSyntax
+			}
+			return jval{}, at.fault(err.Error())
+		}
+		return jval{kind: 'n', str: string(lit)}, nil
 	}
-	return v, nil
+	for _, lit := range literals {
+		if bytes.HasPrefix(r.s[r.i:], lit.text) {
+			r.i += len(lit.text)
+			return lit.v, nil
+		}
+	}
+	return jval{}, at.fault(errSyntax.Error())
 }
 
-func (r *reader) object(ptr string, depth int) ([]member, error) {
+func (r *reader) object(at pointer, depth int) ([]member, error) {
 	var ms []member
-	seen := map[string]bool{}
-	for r.dec.More() {
-		t, err := r.token(ptr, "has a key that")
+	var seen map[string]bool // past a few keys, so that 4 KiB of keys cost no n²
+	if r.next() == '}' {
+		r.i++
+		return ms, nil
+	}
+	for {
+		if r.next() != '"' {
+			return nil, at.fault(errSyntax.Error())
+		}
+		key, err := r.string()
 		if err != nil {
-			return nil, err
+			if errors.Is(err, errSyntax) {
+				return nil, at.fault(err.Error())
+			}
+			return nil, at.fault("has a key that " + err.Error())
 		}
-		key, ok := t.(string)
-		if !ok {
-			return nil, fault(ptr, "is not valid JSON")
+		if r.next() != ':' {
+			return nil, at.fault(errSyntax.Error())
 		}
-		child := ptr + "/" + escape(key)
-		if seen[key] {
-			return nil, fault(child, "is given twice")
+		r.i++
+		dup := seen[key]
+		if seen == nil {
+			for _, m := range ms {
+				dup = dup || m.key == key
+			}
+			if len(ms) == 8 {
+				seen = make(map[string]bool, 16)
+				for _, m := range ms {
+					seen[m.key] = true
+				}
+			}
 		}
-		seen[key] = true
-		v, err := r.value(child, depth)
+		if dup {
+			return nil, at.key(key).fault("is given twice")
+		}
+		if seen != nil {
+			seen[key] = true
+		}
+		v, err := r.value(at.key(key), depth)
 		if err != nil {
 			return nil, err
 		}
 		ms = append(ms, member{key: key, val: v})
+		switch r.next() {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			return ms, nil
+		default:
+			return nil, at.fault(errSyntax.Error())
+		}
 	}
-	if _, err := r.token(ptr, ""); err != nil { // the closing brace
-		return nil, err
-	}
-	return ms, nil
 }
 
-func (r *reader) array(ptr string, depth int) ([]jval, error) {
-	var vs []jval
-	for r.dec.More() {
-		v, err := r.value(ptr+"/"+strconv.Itoa(len(vs)), depth)
+func (r *reader) array(at pointer, depth int) ([]jval, error) {
+	if r.next() == ']' {
+		r.i++
+		return nil, nil
+	}
+	mark := len(r.items)
+	for {
+		v, err := r.value(at.index(len(r.items)-mark), depth)
 		if err != nil {
 			return nil, err
 		}
-		vs = append(vs, v)
+		r.items = append(r.items, v)
+		switch r.next() {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			vs := append([]jval(nil), r.items[mark:]...)
+			r.items = r.items[:mark]
+			return vs, nil
+		default:
+			return nil, at.fault(errSyntax.Error())
+		}
 	}
-	if _, err := r.token(ptr, ""); err != nil { // the closing bracket
-		return nil, err
-	}
-	return vs, nil
 }
 
-// escape writes a key as a JSON Pointer reference token (RFC 6901).
-func escape(key string) string {
-	if !strings.ContainsAny(key, "~/") {
-		return key
+// string reads the literal at r.i (its opening quote) and returns its text. Its errors
+// are errSyntax or a textcheck reason (the literal is JSON but not a §15 string).
+func (r *reader) string() (string, error) {
+	start := r.i + 1
+	escaped := false
+	i := start
+	for ; ; i++ {
+		if i >= len(r.s) || r.s[i] < 0x20 {
+			return "", errSyntax
+		}
+		c := r.s[i]
+		if c == '"' {
+			break
+		}
+		if c != '\\' {
+			continue
+		}
+		escaped = true
+		if i++; i >= len(r.s) {
+			return "", errSyntax
+		}
+		switch r.s[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(r.s) {
+				return "", errSyntax
+			}
+			for _, h := range r.s[i+1 : i+5] {
+				if !isHex(h) {
+					return "", errSyntax
+				}
+			}
+			i += 4
+		default:
+			return "", errSyntax
+		}
 	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	content := r.s[start:i]
+	r.i = i + 1
+	if err := textcheck.JSONString(content, escaped); err != nil {
+		return "", err
+	}
+	if !escaped {
+		return string(content), nil
+	}
+	return unescape(content), nil
 }
+
+// unescape decodes the escapes of a literal JSONString has passed: every \u is a
+// character or a whole surrogate pair, none is NUL.
+func unescape(content []byte) string {
+	b := make([]byte, 0, len(content))
+	for i := 0; i < len(content); i++ {
+		c := content[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch content[i] {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hex4(content[i+1:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r = utf16.DecodeRune(r, hex4(content[i+3:]))
+				i += 6
+			}
+			b = utf8.AppendRune(b, r)
+		default: // " \ /
+			b = append(b, content[i])
+		}
+	}
+	return string(b)
+}
+
+// hex4 reads the four hex digits that follow \u (checked by string).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		if isDigit(c) {
+			r = r<<4 | rune(c-'0')
+		} else {
+			r = r<<4 | rune(c|0x20-'a'+10)
+		}
+	}
+	return r
+}
+
+func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
