@@ -15,7 +15,7 @@ import (
 )
 
 // newFilteredEndpoint creates an enabled endpoint of every type with filter (JSON text).
-func newFilteredEndpoint(t *testing.T, db seeded, url, filter string) models.WebhookEndpoint {
+func newFilteredEndpoint(t testing.TB, db seeded, url, filter string) models.WebhookEndpoint {
 	t.Helper()
 	ep, err := webhook.CreateEndpoint(context.Background(), db.st, db.env, models.WebhookEndpoint{
 		URL: url, Method: "POST", Enabled: true, Secret: "whsec_" + uuid.NewString(), Filter: filter,
