@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,6 +135,29 @@ func TestReplayDoesNotReevaluateFilters(t *testing.T) {
 			}
 			if !slices.Equal(storedFiltered(t, db, ev.ID), []string{picky.ID}) {
 				t.Fatalf("filtered %v after the replays; want the record of the fan-out kept", storedFiltered(t, db, ev.ID))
+			}
+		})
+	}
+}
+
+// A stored filter that does not parse (validation makes it impossible; an older or newer
+// release might) never blocks the change: the endpoint takes the event, and the warning
+// names the endpoint, never the payload.
+func TestUnreadableFilterLetsEventsThrough(t *testing.T) {
+	var logged bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			logged.Reset()
+			broken := newFilteredEndpoint(t, db, "https://broken.example/h", `{"account.Name":{"$regex":"^Glo"}}`)
+			ev := newAccountEvent(t, db)
+			if d := deliveriesByEndpoint(t, db, ev.ID)[broken.ID]; d.Status != models.EventPending || len(storedFiltered(t, db, ev.ID)) != 0 {
+				t.Fatalf("delivery %+v, filtered %v; want a pending delivery and nothing filtered", d, storedFiltered(t, db, ev.ID))
+			}
+			if out := logged.String(); !strings.Contains(out, broken.ID) || strings.Contains(out, "Globex") || strings.Contains(out, ev.ID) {
+				t.Fatalf("log %q: want the endpoint named, no payload", out)
 			}
 		})
 	}
