@@ -25,6 +25,8 @@ type endpointForm struct {
 	BackoffCoefficient       string
 	MaximumInterval          string
 	MaximumAttempts          string
+	Filter                   string // JSON as typed, or the saved filter indented ("" = none)
+	FilterType               string // the event type whose sample "Test filter" uses
 }
 
 // endpointData is the page of one endpoint: its form, and once it exists its secret,
@@ -42,6 +44,7 @@ type endpointData struct {
 	TestTypes      []string
 	TestType       string
 	Test           *webhook.TestResult
+	FilterTest     *filterTestResult
 	AckSentence    string
 }
 
@@ -58,6 +61,7 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 		f.EventTypes[t] = true
 	}
 	f.setPolicy(ep.RetryPolicy)
+	f.Filter = indentFilter(ep.Filter)
 	return f
 }
 
@@ -79,6 +83,10 @@ func postedForm(c *gin.Context) endpointForm {
 		BackoffCoefficient: printable(c.PostForm("backoff_coefficient")),
 		MaximumInterval:    printable(c.PostForm("maximum_interval")),
 		MaximumAttempts:    printable(c.PostForm("maximum_attempts")),
+		// Free text (newlines kept); the guard let only valid UTF-8 without NUL through,
+		// and the template escapes it.
+		Filter:     c.PostForm("filter"),
+		FilterType: printable(c.PostForm("filter_type")),
 	}
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
@@ -115,6 +123,7 @@ func fields(c *gin.Context) (webhook.EndpointFields, map[string]string) {
 			in.RetryPolicy.MaximumAttempts = &v
 		}
 	}
+	in.Filter = formFilter(c.PostForm("filter"), faults)
 	return in, faults
 }
 
@@ -123,6 +132,9 @@ func formParam(param string) string {
 	if strings.HasPrefix(param, "event_types[") {
 		return "event_types"
 	}
+	if strings.HasPrefix(param, "filter/") || strings.HasPrefix(param, "filter.") {
+		return "filter" // the message names the JSON Pointer
+	}
 	return param
 }
 
@@ -130,6 +142,9 @@ func (h *handler) endpointChoices(d *endpointData) {
 	d.Choices, d.TestTypes, d.AckSentence = subscriptionChoices(), webhook.EventTypes, h.cfg.AckSentence()
 	if d.TestType == "" {
 		d.TestType = "deal-signed"
+	}
+	if d.Form.FilterType == "" {
+		d.Form.FilterType = "deal-signed"
 	}
 }
 
@@ -203,6 +218,10 @@ func (h *handler) updateEndpoint(c *gin.Context) {
 // saveEndpoint creates (d.ID "") or updates the endpoint from the posted form; a refused
 // form comes back as typed with a message under each faulty field, and nothing is saved.
 func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
+	if c.PostForm("intent") == "test_filter" {
+		h.testFormFilter(c, d)
+		return
+	}
 	env, err := h.env(c)
 	if err != nil {
 		h.fail(c, err)
@@ -253,7 +272,8 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 	d.Form = postedForm(c)
 	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
 		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
-		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts"}[param]
+		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts",
+		"filter": "filter"}[param]
 	if field == "" {
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved. "+msg)
 		return

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -49,6 +50,7 @@ type EndpointsStore interface {
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 	StatsStore
+	EventReader // filter tests on stored events
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -70,6 +72,8 @@ type EndpointFields struct {
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
 	Signing     *string // hmac-sha256 or ed25519 (CONTRACT §25)
+	// Filter is the filter member as sent (CONTRACT §25): null or {} removes the filter.
+	Filter *json.RawMessage
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -102,6 +106,10 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 	}
 	if in.Signing != nil && checkSigning(&fs, *in.Signing) {
 		p.Signing = in.Signing
+	}
+	if in.Filter != nil {
+		f := checkFilter(&fs, *in.Filter)
+		p.Filter = &f
 	}
 	if create {
 		if p.Method == nil {
@@ -289,6 +297,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Description != nil {
 		ep.Description = *p.Description
+	}
+	if p.Filter != nil {
+		ep.Filter = *p.Filter
 	}
 	return ep
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/revops/revops/internal/platform/apiobject"
@@ -24,6 +25,7 @@ type EndpointObject struct {
 	Status         string            `json:"status"`
 	DisabledReason *string           `json:"disabled_reason"`
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
+	Filter         json.RawMessage   `json:"filter"` // null: none (CONTRACT §25)
 	Health         HealthObject      `json:"health"`
 	Signing        string            `json:"signing"`          // hmac-sha256 or ed25519 (CONTRACT §25)
 	PublicKey      *string           `json:"public_key"`       // ed25519 only: whpk_…, derived from the private key
@@ -82,6 +84,9 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 	o.Signing, o.PublicKey = signingOf(ep)
 	if !ep.Enabled {
 		o.Status = "disabled"
+	}
+	if ep.Filter != "" {
+		o.Filter = json.RawMessage(ep.Filter)
 	}
 	if o.EventTypes == nil {
 		o.EventTypes = []string{}

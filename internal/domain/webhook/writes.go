@@ -40,6 +40,7 @@ type EndpointPatch struct {
 	// for RotationOverlap, as in a rotation.
 	Signing *string
 	NewKey  string
+	Filter  *string // compact JSON; "" removes the filter
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -157,6 +158,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) mode
 	}
 	if p.Signing != nil && *p.Signing != signing.Scheme(cur.Secret) && p.NewKey != "" {
 		next = withNewKey(next, p.NewKey, now, RotationOverlap)
+	}
+	if p.Filter != nil {
+		next.Filter = *p.Filter
 	}
 	return next
 }

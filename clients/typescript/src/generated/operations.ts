@@ -314,12 +314,23 @@ export abstract class RevopsOperations {
   /**
    * Create a webhook endpoint
    *
-   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field.
+   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3).
    *
    * `POST /v1/webhook_endpoints`
    */
   createWebhookEndpoint(body: Body<"createWebhookEndpoint">, options?: RequestOptions): Promise<Result<"createWebhookEndpoint">> {
     return this.request({ method: "POST", path: "/v1/webhook_endpoints", body, options });
+  }
+
+  /**
+   * Evaluate an endpoint filter on a payload or a stored event
+   *
+   * Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload.
+   *
+   * `POST /v1/webhook_endpoints/filter_test`
+   */
+  testWebhookEndpointFilter(body: Body<"testWebhookEndpointFilter">, options?: RequestOptions): Promise<Result<"testWebhookEndpointFilter">> {
+    return this.request({ method: "POST", path: "/v1/webhook_endpoints/filter_test", body, options });
   }
 
   /**
@@ -609,6 +620,7 @@ export const operationIds = [
   "testWebhookEndpoint",
   "listWebhookEndpoints",
   "createWebhookEndpoint",
+  "testWebhookEndpointFilter",
   "getWebhookEndpointById",
   "updateWebhookEndpoint",
   "deleteWebhookEndpoint",
