@@ -74,6 +74,7 @@ func (s *Server) routes(r *gin.Engine) {
 	// §13 Webhook endpoints, many per environment, and the event type catalog.
 	v1.POST("/webhook_endpoints", s.createEndpoint)
 	v1.GET("/webhook_endpoints", s.listEndpoints)
+	v1.POST("/webhook_endpoints/filter_test", s.testEndpointFilter) // §25; before the /:id routes
 	v1.GET("/webhook_endpoints/:id", s.getEndpoint)
 	v1.PATCH("/webhook_endpoints/:id", s.updateEndpoint)
 	v1.DELETE("/webhook_endpoints/:id", s.deleteEndpoint)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -12,8 +13,8 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
-	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "created_at", "updated_at"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter"},
+	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "public_key", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
 	}},
@@ -22,12 +23,14 @@ var webhookEndpointsFields = fieldRules{
 // webhookEndpointsRequest is the body of POST and PATCH /v1/webhook_endpoints and, within
 // webhookEndpointFields, of PUT /v1/webhook_endpoint.
 type webhookEndpointsRequest struct {
-	URL         *string                   `json:"url"`
-	Method      *string                   `json:"method"`
-	Description bodyfields.Field[string]  `json:"description"` // null clears it, as "" does
-	EventTypes  *[]string                 `json:"event_types"`
-	Enabled     *bool                     `json:"enabled"`
-	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
+	URL         *string                           `json:"url"`
+	Method      *string                           `json:"method"`
+	Description bodyfields.Field[string]          `json:"description"` // null clears it, as "" does
+	EventTypes  *[]string                         `json:"event_types"`
+	Enabled     *bool                             `json:"enabled"`
+	RetryPolicy *webhook.RetryPolicyInput         `json:"retry_policy"`
+	Signing     *string                           `json:"signing"`
+	Filter      bodyfields.Field[json.RawMessage] `json:"filter"` // null or {} removes it (CONTRACT §25)
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
@@ -35,8 +38,13 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 	if r.Description.Set {
 		description = &r.Description.Value // "" when null
 	}
+	var filter *json.RawMessage
+	if r.Filter.Set {
+		f := r.Filter.Value // nil when null: no filter
+		filter = &f
+	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
-		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {
@@ -116,7 +124,12 @@ func (s *Server) endpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, webhook.ToSecretObject(ep))
+	secret, err := webhook.ReadSecret(ep)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, secret)
 }
 
 func (s *Server) rotateEndpointSecret(c *gin.Context) {
@@ -145,4 +158,31 @@ func (s *Server) testEndpoint(c *gin.Context) {
 		return
 	}
 	render(c, http.StatusOK, toWebhookTest(res))
+}
+
+// filterTestRequest is the body of POST /v1/webhook_endpoints/filter_test (CONTRACT §25).
+type filterTestRequest struct {
+	Filter  *json.RawMessage `json:"filter"`
+	Payload *json.RawMessage `json:"payload"`
+	EventID *string          `json:"event_id"`
+}
+
+// filterTestResponse tells whether the filter takes the payload.
+type filterTestResponse struct {
+	Match bool `json:"match"`
+}
+
+func (s *Server) testEndpointFilter(c *gin.Context) {
+	var in filterTestRequest
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	match, err := s.endpoints.TestFilter(c.Request.Context(), principal(c).Env,
+		webhook.FilterTestInput{Filter: in.Filter, Payload: in.Payload, EventID: in.EventID})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, filterTestResponse{Match: match})
 }

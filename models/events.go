@@ -1,6 +1,11 @@
 package models
 
-import "time"
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Event statuses (CONTRACT §8).
 const (
@@ -37,8 +42,12 @@ type Event struct {
 	// TraceParent is the W3C traceparent of the change that wrote the event ("" when
 	// tracing was off): its workflow start, by whichever process, continues that trace.
 	TraceParent string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// FilteredEndpointIDs are the endpoints subscribed to the event's type whose filter
+	// rejected its payload when its deliveries were created (CONTRACT §25): they got no
+	// delivery, and a replay of every delivery leaves them out.
+	FilteredEndpointIDs IDList
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
 	// Fanout is what the change's transaction wrote for the event, handed to the starter
 	// with it so that its start reads nothing back (nil: the event was read from the
 	// database). Held in memory only: never stored, rendered, nor sent to Temporal.
@@ -99,4 +108,39 @@ type DeliveryAttempt struct {
 	// (Temporal's NextRetryDelay, CONTRACT §23); 0: the retry policy's.
 	RetryDelayMS int64
 	CreatedAt    time.Time
+}
+
+// IDList is a list of ids kept as a JSON array text: nil is stored as [] (the column is
+// NOT NULL), and [] reads back as an empty list.
+type IDList []string
+
+// Value implements driver.Valuer.
+func (l IDList) Value() (driver.Value, error) {
+	if l == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]string(l))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (l *IDList) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		*l = nil
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("id list: cannot scan %T", src)
+	}
+	var ids []string
+	if err := json.Unmarshal(b, &ids); err != nil {
+		return fmt.Errorf("id list: %w", err)
+	}
+	*l = ids
+	return nil
 }

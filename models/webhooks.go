@@ -91,8 +91,11 @@ type WebhookEndpoint struct {
 	Secret         string     `gorm:"serializer:sealed"`
 	PreviousSecret string     `gorm:"serializer:sealed"` // still signs until PreviousUntil (rotation overlap)
 	PreviousUntil  *time.Time //
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Filter is the endpoint's filter as JSON text ("" = none): a condition on the
+	// delivered payload, evaluated when an event's deliveries are created (CONTRACT §25).
+	Filter    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// Health is the endpoint's health row as the read that loaded it found it (nil: not
 	// loaded, or none yet): not a column (CONTRACT §23).
 	Health *EndpointHealth `gorm:"-"`

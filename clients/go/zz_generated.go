@@ -4,6 +4,7 @@ package revops
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/url"
 	"strconv"
@@ -274,15 +275,21 @@ type Endpoint struct {
 	Enabled        bool                    `json:"enabled"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types"`
-	Health     EndpointHealth      `json:"health"`
-	ID         string              `json:"id"`
-	Method     WebhookMethod       `json:"method"`
+	// null: the endpoint takes every event of its types.
+	Filter json.RawMessage `json:"filter"`
+	Health EndpointHealth  `json:"health"`
+	ID     string          `json:"id"`
+	Method WebhookMethod   `json:"method"`
 	// Always "webhook_endpoint".
-	Object      string      `json:"object"`
+	Object string `json:"object"`
+	// For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256.
+	PublicKey   *string     `json:"public_key"`
 	RetryPolicy RetryPolicy `json:"retry_policy"`
-	// Only in the answer of the create.
-	Secret string         `json:"secret,omitzero"`
-	Status EndpointStatus `json:"status"`
+	// Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead).
+	Secret string `json:"secret,omitzero"`
+	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+	Signing EndpointSigning `json:"signing"`
+	Status  EndpointStatus  `json:"status"`
 	// RFC 3339, UTC.
 	UpdatedAt time.Time `json:"updated_at"`
 	URL       string    `json:"url"`
@@ -294,10 +301,14 @@ type EndpointCreate struct {
 	Description Nullable[string] `json:"description,omitzero"`
 	Enabled     *bool            `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
-	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
-	Method      *WebhookMethod      `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
-	URL         string              `json:"url"`
+	EventTypes []EndpointEventType `json:"event_types,omitzero"`
+	// Optional; null or {} is no filter.
+	Filter      json.RawMessage   `json:"filter,omitzero"`
+	Method      *WebhookMethod    `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+	Signing *EndpointSigning `json:"signing,omitempty"`
+	URL     string           `json:"url"`
 }
 
 // EndpointDisabledReason is one of the constants below (used by Endpoint.disabled_reason).
@@ -328,6 +339,9 @@ const (
 	EndpointEventTypeDeliveryExhausted     EndpointEventType = "delivery-exhausted"
 )
 
+// EndpointFilter: A condition on the delivered payload (the §8 body), CONTRACT §25: the endpoint gets an event only when it holds. Members are conditions that must all hold: "path": value (the same as {"$eq": value}), "path": {"$op": operand, …}, "$and"/"$or": [filter, …], "$not": filter. Paths are dotted keys into the body ("deal.status", "event.type") and never fan out over arrays. Operators: $eq, $neq, $in, $nin, $gt, $gte, $lt, $lte, $exists. A missing path makes every comparison false ($neq and $nin true); $eq/$in compare as JSON ("1000" is not 1000); the range operators compare numbers and decimal strings alike, as exact decimals ({"deal.net_price": {"$gte": "1000"}}), other strings by code points. At most 4 KiB (compact JSON), 8 levels deep, 100 items per $in/$nin, numbers within §15's bounds and 10,000 evaluation steps; a fault is 400 parameter_invalid with param the JSON Pointer of the faulty value (filter/deal.status/$in/3).
+type EndpointFilter map[string]any
+
 // EndpointHealth: The endpoint's health (CONTRACT §23).
 type EndpointHealth struct {
 	// The first failed attempt since the last success (re-enabling clears it). RFC 3339, UTC.
@@ -357,6 +371,14 @@ type EndpointList struct {
 	// Always "list".
 	Object string `json:"object"`
 }
+
+// EndpointSigning is one of the constants below (used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing).
+type EndpointSigning string
+
+const (
+	EndpointSigningHmacSha256 EndpointSigning = "hmac-sha256"
+	EndpointSigningEd25519    EndpointSigning = "ed25519"
+)
 
 // EndpointStats is generated from the OpenAPI document.
 type EndpointStats struct {
@@ -391,10 +413,14 @@ type EndpointUpdate struct {
 	// false disables (disabled_reason manual); true re-enables and clears disabled_reason.
 	Enabled *bool `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
-	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
-	Method      *WebhookMethod      `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
-	URL         *string             `json:"url,omitempty"`
+	EventTypes []EndpointEventType `json:"event_types,omitzero"`
+	// null or {} removes the filter; absent leaves it as it is.
+	Filter      json.RawMessage   `json:"filter,omitzero"`
+	Method      *WebhookMethod    `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
+	Signing *EndpointSigning `json:"signing,omitempty"`
+	URL     *string          `json:"url,omitempty"`
 }
 
 // EndpointWindowStats is generated from the OpenAPI document.
@@ -443,6 +469,8 @@ type Event struct {
 	// One per endpoint that was enabled and subscribed to the type when the event was created (or added by a replay); the event's status summarizes theirs.
 	Deliveries  []Delivery  `json:"deliveries"`
 	Environment Environment `json:"environment"`
+	// Endpoints enabled and subscribed to the type whose filter rejected the payload when the deliveries were created (CONTRACT §25): they got no delivery, and a replay without endpoint_id leaves them out. Always an array.
+	FilteredEndpointIds []string `json:"filtered_endpoint_ids"`
 	// Also the webhook-id header, the same on every delivery and replay.
 	ID string `json:"id"`
 	// Always "event".
@@ -1425,6 +1453,21 @@ type WebhookEventMeterAlertCrossingsItem struct {
 	WindowStart time.Time `json:"window_start"`
 }
 
+// WebhookFilterTestRequest: Exactly one of payload and event_id (both: 400 parameter_invalid on event_id; neither: 400 parameter_missing on payload). An event_id that is not an event of the caller's environment is 400 parameter_invalid on event_id.
+type WebhookFilterTestRequest struct {
+	// One of the environment's events: the filter is evaluated on its payload as delivered.
+	EventID *string        `json:"event_id,omitempty"`
+	Filter  EndpointFilter `json:"filter"`
+	// A payload to evaluate the filter on (any JSON value; a §8 body is an object).
+	Payload any `json:"payload,omitzero"`
+}
+
+// WebhookFilterTestResult is generated from the OpenAPI document.
+type WebhookFilterTestResult struct {
+	// Whether the filter takes the payload.
+	Match bool `json:"match"`
+}
+
 // WebhookMethod is one of the constants below (used by DeliveryAttempt.method, Endpoint.method, EndpointCreate.method, EndpointUpdate.method, WebhookEndpoint.method, WebhookEndpointPut.method).
 type WebhookMethod string
 
@@ -1433,13 +1476,16 @@ const (
 	WebhookMethodGET  WebhookMethod = "GET"
 )
 
-// WebhookSecret is generated from the OpenAPI document.
+// WebhookSecret: An endpoint's signing key: secret for an hmac-sha256 endpoint, public_key for an ed25519 one (exactly one of them; GET …/secret answers hmac-sha256 endpoints only).
 type WebhookSecret struct {
 	// Always "webhook_secret".
 	Object string `json:"object"`
-	// Until when the previous secret still signs.
+	// Until when the previous key (secret or ed25519 key) still signs.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	Secret                  string     `json:"secret"`
+	// An ed25519 endpoint's public key (the answer of its rotation); its private key is never shown.
+	PublicKey string `json:"public_key,omitzero"`
+	// An hmac-sha256 endpoint's secret.
+	Secret string `json:"secret,omitzero"`
 }
 
 // WebhookTestRequest is generated from the OpenAPI document.
@@ -2198,6 +2244,19 @@ func (c *Client) TestWebhookEndpointByID(ctx context.Context, id string, body *W
 	}
 	path := "/v1/webhook_endpoints/" + url.PathEscape(id) + "/test"
 	var out WebhookTestResult
+	if err := c.call(ctx, "POST", path, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// TestWebhookEndpointFilter calls POST /v1/webhook_endpoints/filter_test: Evaluate an endpoint filter on a payload or a stored event.
+func (c *Client) TestWebhookEndpointFilter(ctx context.Context, body *WebhookFilterTestRequest, opts ...RequestOption) (*WebhookFilterTestResult, error) {
+	if body == nil {
+		return nil, missingArgument("TestWebhookEndpointFilter", "body")
+	}
+	path := "/v1/webhook_endpoints/filter_test"
+	var out WebhookFilterTestResult
 	if err := c.call(ctx, "POST", path, nil, body, &out, opts); err != nil {
 		return nil, err
 	}

@@ -78,6 +78,7 @@ type eventRow struct {
 	Attempts                               int
 	NextRetry                              *time.Time // estimated, while retrying
 	Deliveries                             []deliveryRow
+	Filtered                               []endpointRef // endpoints whose filter rejected it (CONTRACT §25)
 }
 
 // deliveryRow is one delivery of an event: to which endpoint, and how it stands.
@@ -169,6 +170,9 @@ func (h *handler) toEventRow(e events.Event, byID map[string]endpointRef) eventR
 			}
 		}
 		r.Deliveries = append(r.Deliveries, row)
+	}
+	for _, id := range e.FilteredEndpointIDs {
+		r.Filtered = append(r.Filtered, refOf(byID, id))
 	}
 	if e.Status == models.EventRetrying && len(e.Attempts) > 0 {
 		last := e.Attempts[len(e.Attempts)-1]

@@ -25,6 +25,8 @@ type endpointForm struct {
 	BackoffCoefficient       string
 	MaximumInterval          string
 	MaximumAttempts          string
+	Filter                   string // JSON as typed, or the saved filter indented ("" = none)
+	FilterType               string // the event type whose sample "Test filter" uses
 }
 
 // endpointData is the page of one endpoint: its form, and once it exists its secret,
@@ -37,10 +39,12 @@ type endpointData struct {
 	DisabledReason string
 	FailingSince   *time.Time
 	Secret         string // set only when revealed or just rotated
+	PublicKey      string // an ed25519 endpoint's whpk_ key, always shown (it has no secret to reveal)
 	PreviousUntil  *time.Time
 	TestTypes      []string
 	TestType       string
 	Test           *webhook.TestResult
+	FilterTest     *filterTestResult
 	AckSentence    string
 }
 
@@ -57,6 +61,7 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 		f.EventTypes[t] = true
 	}
 	f.setPolicy(ep.RetryPolicy)
+	f.Filter = indentFilter(ep.Filter)
 	return f
 }
 
@@ -78,6 +83,10 @@ func postedForm(c *gin.Context) endpointForm {
 		BackoffCoefficient: printable(c.PostForm("backoff_coefficient")),
 		MaximumInterval:    printable(c.PostForm("maximum_interval")),
 		MaximumAttempts:    printable(c.PostForm("maximum_attempts")),
+		// Free text (newlines kept); the guard let only valid UTF-8 without NUL through,
+		// and the template escapes it.
+		Filter:     c.PostForm("filter"),
+		FilterType: printable(c.PostForm("filter_type")),
 	}
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
@@ -114,6 +123,7 @@ func fields(c *gin.Context) (webhook.EndpointFields, map[string]string) {
 			in.RetryPolicy.MaximumAttempts = &v
 		}
 	}
+	in.Filter = formFilter(c.PostForm("filter"), faults)
 	return in, faults
 }
 
@@ -122,6 +132,9 @@ func formParam(param string) string {
 	if strings.HasPrefix(param, "event_types[") {
 		return "event_types"
 	}
+	if strings.HasPrefix(param, "filter/") || strings.HasPrefix(param, "filter.") {
+		return "filter" // the message names the JSON Pointer
+	}
 	return param
 }
 
@@ -129,6 +142,9 @@ func (h *handler) endpointChoices(d *endpointData) {
 	d.Choices, d.TestTypes, d.AckSentence = subscriptionChoices(), webhook.EventTypes, h.cfg.AckSentence()
 	if d.TestType == "" {
 		d.TestType = "deal-signed"
+	}
+	if d.Form.FilterType == "" {
+		d.Form.FilterType = "deal-signed"
 	}
 }
 
@@ -157,6 +173,9 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 // endpointPage prepares the page of a loaded endpoint.
 func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
 	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince}
+	if pub := webhook.ToEndpointObject(ep).PublicKey; pub != nil {
+		d.PublicKey = *pub
+	}
 	if ep.PreviousUntil != nil && h.now().Before(*ep.PreviousUntil) {
 		d.PreviousUntil = ep.PreviousUntil
 	}
@@ -199,6 +218,10 @@ func (h *handler) updateEndpoint(c *gin.Context) {
 // saveEndpoint creates (d.ID "") or updates the endpoint from the posted form; a refused
 // form comes back as typed with a message under each faulty field, and nothing is saved.
 func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
+	if c.PostForm("intent") == "test_filter" {
+		h.testFormFilter(c, d)
+		return
+	}
 	env, err := h.env(c)
 	if err != nil {
 		h.fail(c, err)
@@ -249,7 +272,8 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 	d.Form = postedForm(c)
 	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
 		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
-		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts"}[param]
+		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts",
+		"filter": "filter"}[param]
 	if field == "" {
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved. "+msg)
 		return

@@ -91,6 +91,9 @@ func checkField(name string, values []string) error {
 	if name == "password" {
 		rule = textcheck.Text // any character a password manager may produce, but no NUL
 	}
+	if name == "filter" {
+		rule = textcheck.Text // an endpoint filter's JSON, typed over several lines
+	}
 	for _, v := range values {
 		if err := rule(v); err != nil {
 			return fmt.Errorf("%s %s.", name, err)

@@ -32,11 +32,12 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 			// Every nullable or defaulted column holds a value, so that a column left unread
 			// shows as a difference below.
 			exec(t, db, `UPDATE webhook_endpoints SET description = 'billing', disabled_reason = 'failing',
-				failing_since = ?, previous_secret = 'whsec_old', previous_until = ? WHERE id = ?`, now, now.Add(time.Hour), full.ID)
+				failing_since = ?, previous_secret = 'whsec_old', previous_until = ?, filter = '{"account.Name":"Globex"}' WHERE id = ?`, now, now.Add(time.Hour), full.ID)
 			ev := newAccountEvent(t, db)
 			exec(t, db, `UPDATE events SET dispatched_at = ?, redispatch_at = ?, workflow_id = 'webhook-x', run_id = 'run-x',
 				trace_parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-				redispatch_trace_parent = '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' WHERE id = ?`,
+				redispatch_trace_parent = '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+				filtered_endpoint_ids = '["00000000-0000-4000-8000-000000000009"]' WHERE id = ?`,
 				now, now, ev.ID)
 			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
 			off := false

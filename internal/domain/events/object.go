@@ -26,11 +26,14 @@ type Object struct {
 	Attempts    []AttemptObject `json:"attempts"`
 	// Deliveries are the event's deliveries, one per endpoint (CONTRACT §13), each with
 	// its own attempts (those of Attempts that belong to it).
-	Deliveries    []DeliveryObject `json:"deliveries"`
-	WorkflowID    *string          `json:"workflow_id"`
-	RunID         *string          `json:"run_id"`
-	TemporalUIURL *string          `json:"temporal_ui_url"`
-	TraceID       *string          `json:"trace_id"` // null: tracing was off
+	Deliveries []DeliveryObject `json:"deliveries"`
+	// FilteredEndpointIDs are the endpoints whose filter left the event out when its
+	// deliveries were created (CONTRACT §25); always an array.
+	FilteredEndpointIDs []string `json:"filtered_endpoint_ids"`
+	WorkflowID          *string  `json:"workflow_id"`
+	RunID               *string  `json:"run_id"`
+	TemporalUIURL       *string  `json:"temporal_ui_url"`
+	TraceID             *string  `json:"trace_id"` // null: tracing was off
 }
 
 // DeliveryObject is one delivery of an event, to one endpoint.
@@ -83,9 +86,13 @@ func ToObject(e Event, l Links) Object {
 		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Payload: json.RawMessage(e.Payload), Attempts: make([]AttemptObject, len(e.Attempts)),
 		WorkflowID: apiobject.NonEmpty(e.WorkflowID), RunID: apiobject.NonEmpty(e.RunID),
-		TemporalUIURL: apiobject.NonEmpty(l.TemporalRun(e.WorkflowID, e.RunID)),
-		TraceID:       apiobject.NonEmpty(tracing.TraceID(e.TraceParent)),
-		Deliveries:    make([]DeliveryObject, len(e.Deliveries)),
+		TemporalUIURL:       apiobject.NonEmpty(l.TemporalRun(e.WorkflowID, e.RunID)),
+		TraceID:             apiobject.NonEmpty(tracing.TraceID(e.TraceParent)),
+		Deliveries:          make([]DeliveryObject, len(e.Deliveries)),
+		FilteredEndpointIDs: []string(e.FilteredEndpointIDs),
+	}
+	if o.FilteredEndpointIDs == nil {
+		o.FilteredEndpointIDs = []string{}
 	}
 	for i, a := range e.Attempts {
 		o.Attempts[i] = toAttemptObject(a)

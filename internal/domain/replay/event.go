@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/platform/apperr"
@@ -117,7 +118,8 @@ func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, er
 // gives a new delivery, or the refusal. eps are the endpoints concerned (one when
 // endpointID is set); ds the event's deliveries. A replay never re-evaluates an
 // endpoint's filter (CONTRACT §25): an endpoint that had no delivery gets one when it is
-// subscribed to the type now, and enabled or named by endpointID.
+// subscribed to the type now, and enabled or named by endpointID; one whose filter left
+// the event out when it was written (ev.FilteredEndpointIDs) only when named.
 func choose(ev models.Event, eps []models.WebhookEndpoint, ds []models.WebhookDelivery, endpointID string) ([]string, []models.WebhookEndpoint, error) {
 	byEndpoint := map[string]models.WebhookDelivery{}
 	for _, d := range ds {
@@ -133,6 +135,9 @@ func choose(ev models.Event, eps []models.WebhookEndpoint, ds []models.WebhookDe
 				"The delivery of event %s to webhook endpoint %s is still %s; replay it once it has ended.", ev.ID, ep.ID, d.Status)
 		case had:
 			again = append(again, d.ID)
+		case endpointID == "" && slices.Contains(ev.FilteredEndpointIDs, ep.ID):
+			// Filtered out when the event was written: a replay of every delivery
+			// does not re-evaluate the filter, and gives it none.
 		case catalog.Matches(ep.EventTypes, ev.Type) && (ep.Enabled || endpointID != ""):
 			fresh = append(fresh, ep)
 		case endpointID != "":

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -49,6 +50,7 @@ type EndpointsStore interface {
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 	StatsStore
+	EventReader // filter tests on stored events
 }
 
 var _ EndpointsStore = (*store.Store)(nil)
@@ -69,6 +71,9 @@ type EndpointFields struct {
 	EventTypes  *[]string
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
+	Signing     *string // hmac-sha256 or ed25519 (CONTRACT §25)
+	// Filter is the filter member as sent (CONTRACT §25): null or {} removes the filter.
+	Filter *json.RawMessage
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -99,6 +104,13 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		r := checkRetryPolicy(&fs, *in.RetryPolicy, base)
 		p.RetryPolicy = &r
 	}
+	if in.Signing != nil && checkSigning(&fs, *in.Signing) {
+		p.Signing = in.Signing
+	}
+	if in.Filter != nil {
+		f := checkFilter(&fs, *in.Filter)
+		p.Filter = &f
+	}
 	if create {
 		if p.Method == nil {
 			post := http.MethodPost
@@ -114,6 +126,10 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		if p.RetryPolicy == nil {
 			p.RetryPolicy = &base
 		}
+		if p.Signing == nil {
+			hmac := signing.SchemeHMAC
+			p.Signing = &hmac
+		}
 	}
 	return p, fs.Err()
 }
@@ -125,6 +141,18 @@ func checkMethod(fs *apperr.Faults, m string) bool {
 	}
 	if m != http.MethodPost && m != http.MethodGet {
 		fs.Invalid("method", "method must be POST or GET.")
+		return false
+	}
+	return true
+}
+
+// checkSigning records a fault unless s names a signing scheme, and tells whether it does.
+func checkSigning(fs *apperr.Faults, s string) bool {
+	if !textcheck.LineOK(fs, "signing", s) {
+		return false
+	}
+	if s != signing.SchemeHMAC && s != signing.SchemeEd25519 {
+		fs.Invalid("signing", "signing must be %q or %q.", signing.SchemeHMAC, signing.SchemeEd25519)
 		return false
 	}
 	return true
@@ -254,7 +282,7 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err := e.checkDestination(ctx, *p.URL); err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	secret, err := signing.NewSecret()
+	secret, err := signing.NewKey(*p.Signing)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
@@ -269,6 +297,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Description != nil {
 		ep.Description = *p.Description
+	}
+	if p.Filter != nil {
+		ep.Filter = *p.Filter
 	}
 	return ep
 }
@@ -285,6 +316,11 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 	}
 	if p.URL != nil {
 		if err := e.checkDestination(ctx, *p.URL); err != nil {
+			return cur, err
+		}
+	}
+	if p.Signing != nil { // used only if the scheme changes (applyPatch)
+		if p.NewKey, err = signing.NewKey(*p.Signing); err != nil {
 			return cur, err
 		}
 	}
@@ -311,13 +347,10 @@ func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply
 	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
-// Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
+// Rotate makes a new key of the endpoint's scheme (a secret, or an ed25519 key pair);
+// the old one keeps signing for RotationOverlap.
 func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
-	secret, err := signing.NewSecret()
-	if err != nil {
-		return models.WebhookEndpoint{}, err
-	}
-	return RotateSecret(ctx, e.Store, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
+	return RotateKey(ctx, e.Store, env, id, time.Now().UTC(), RotationOverlap, reply)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at

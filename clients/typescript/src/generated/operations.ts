@@ -267,6 +267,8 @@ export abstract class RevopsOperations {
   /**
    * The signing secret
    *
+   * hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+   *
    * `GET /v1/webhook_endpoint/secret`
    */
   getWebhookSecret(options?: RequestOptions): Promise<Result<"getWebhookSecret">> {
@@ -276,7 +278,7 @@ export abstract class RevopsOperations {
   /**
    * Make a new signing secret
    *
-   * Takes no body (or an empty JSON object). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+   * Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
    *
    * `POST /v1/webhook_endpoint/rotate_secret`
    */
@@ -312,12 +314,23 @@ export abstract class RevopsOperations {
   /**
    * Create a webhook endpoint
    *
-   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field.
+   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3).
    *
    * `POST /v1/webhook_endpoints`
    */
   createWebhookEndpoint(body: Body<"createWebhookEndpoint">, options?: RequestOptions): Promise<Result<"createWebhookEndpoint">> {
     return this.request({ method: "POST", path: "/v1/webhook_endpoints", body, options });
+  }
+
+  /**
+   * Evaluate an endpoint filter on a payload or a stored event
+   *
+   * Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload.
+   *
+   * `POST /v1/webhook_endpoints/filter_test`
+   */
+  testWebhookEndpointFilter(body: Body<"testWebhookEndpointFilter">, options?: RequestOptions): Promise<Result<"testWebhookEndpointFilter">> {
+    return this.request({ method: "POST", path: "/v1/webhook_endpoints/filter_test", body, options });
   }
 
   /**
@@ -354,6 +367,8 @@ export abstract class RevopsOperations {
   /**
    * A webhook endpoint's signing secret
    *
+   * hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+   *
    * `GET /v1/webhook_endpoints/{id}/secret`
    */
   getWebhookEndpointSecret(id: PathParams<"getWebhookEndpointSecret">["id"], options?: RequestOptions): Promise<Result<"getWebhookEndpointSecret">> {
@@ -363,7 +378,7 @@ export abstract class RevopsOperations {
   /**
    * Rotate a webhook endpoint's signing secret
    *
-   * Takes no body (or an empty JSON object). The previous secret keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+   * Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). The previous key keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
    *
    * `POST /v1/webhook_endpoints/{id}/rotate_secret`
    */
@@ -605,6 +620,7 @@ export const operationIds = [
   "testWebhookEndpoint",
   "listWebhookEndpoints",
   "createWebhookEndpoint",
+  "testWebhookEndpointFilter",
   "getWebhookEndpointById",
   "updateWebhookEndpoint",
   "deleteWebhookEndpoint",

@@ -344,7 +344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signing secret */
+        /**
+         * The signing secret
+         * @description hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+         */
         get: operations["getWebhookSecret"];
         put?: never;
         post?: never;
@@ -365,7 +368,7 @@ export interface paths {
         put?: never;
         /**
          * Make a new signing secret
-         * @description Takes no body (or an empty JSON object). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+         * @description Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -406,9 +409,29 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field.
+         * @description Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3).
          */
         post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook_endpoints/filter_test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate an endpoint filter on a payload or a stored event
+         * @description Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload.
+         */
+        post: operations["testWebhookEndpointFilter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -453,7 +476,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A webhook endpoint's signing secret */
+        /**
+         * A webhook endpoint's signing secret
+         * @description hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+         */
         get: operations["getWebhookEndpointSecret"];
         put?: never;
         post?: never;
@@ -477,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Takes no body (or an empty JSON object). The previous secret keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+         * @description Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). The previous key keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -1373,13 +1399,17 @@ export interface components {
             /** @default true */
             enabled?: boolean;
         };
+        /** @description An endpoint's signing key: secret for an hmac-sha256 endpoint, public_key for an ed25519 one (exactly one of them; GET …/secret answers hmac-sha256 endpoints only). */
         WebhookSecret: {
             /** @constant */
             object: "webhook_secret";
-            secret: string;
+            /** @description An hmac-sha256 endpoint's secret. */
+            secret?: string;
+            /** @description An ed25519 endpoint's public key (the answer of its rotation); its private key is never shown. */
+            public_key?: string;
             /**
              * Format: date-time
-             * @description Until when the previous secret still signs.
+             * @description Until when the previous key (secret or ed25519 key) still signs.
              */
             previous_secret_expires_at: string | null;
         };
@@ -1484,6 +1514,8 @@ export interface components {
             attempts: components["schemas"]["DeliveryAttempt"][];
             /** @description One per endpoint that was enabled and subscribed to the type when the event was created (or added by a replay); the event's status summarizes theirs. */
             deliveries: components["schemas"]["Delivery"][];
+            /** @description Endpoints enabled and subscribed to the type whose filter rejected the payload when the deliveries were created (CONTRACT §25): they got no delivery, and a replay without endpoint_id leaves them out. Always an array. */
+            filtered_endpoint_ids: string[];
             /** @description The delivery workflow; null before one was started. */
             workflow_id: string | null;
             /** @description The latest delivery run; null before one was started. */
@@ -1625,8 +1657,17 @@ export interface components {
              */
             disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
+            /** @description null: the endpoint takes every event of its types. */
+            filter: components["schemas"]["EndpointFilter"] | null;
             health: components["schemas"]["EndpointHealth"];
-            /** @description Only in the answer of the create. */
+            /**
+             * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+             * @enum {string}
+             */
+            signing: "hmac-sha256" | "ed25519";
+            /** @description For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256. */
+            public_key: string | null;
+            /** @description Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead). */
             secret?: string;
             /**
              * Format: date-time
@@ -1679,6 +1720,14 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            /**
+             * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+             * @default hmac-sha256
+             * @enum {string}
+             */
+            signing?: "hmac-sha256" | "ed25519";
+            /** @description Optional; null or {} is no filter. */
+            filter?: components["schemas"]["EndpointFilter"] | null;
         };
         /** @description Only the fields given change. */
         EndpointUpdate: {
@@ -1693,6 +1742,13 @@ export interface components {
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            /**
+             * @description Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
+             * @enum {string}
+             */
+            signing?: "hmac-sha256" | "ed25519";
+            /** @description null or {} removes the filter; absent leaves it as it is. */
+            filter?: components["schemas"]["EndpointFilter"] | null;
         };
         /** @description Endpoints, newest first. */
         EndpointList: {
@@ -1708,6 +1764,46 @@ export interface components {
             object: "webhook_endpoint";
             /** @constant */
             deleted: true;
+        };
+        /**
+         * @description A condition on the delivered payload (the §8 body), CONTRACT §25: the endpoint gets an event only when it holds. Members are conditions that must all hold: "path": value (the same as {"$eq": value}), "path": {"$op": operand, …}, "$and"/"$or": [filter, …], "$not": filter. Paths are dotted keys into the body ("deal.status", "event.type") and never fan out over arrays. Operators: $eq, $neq, $in, $nin, $gt, $gte, $lt, $lte, $exists. A missing path makes every comparison false ($neq and $nin true); $eq/$in compare as JSON ("1000" is not 1000); the range operators compare numbers and decimal strings alike, as exact decimals ({"deal.net_price": {"$gte": "1000"}}), other strings by code points. At most 4 KiB (compact JSON), 8 levels deep, 100 items per $in/$nin, numbers within §15's bounds and 10,000 evaluation steps; a fault is 400 parameter_invalid with param the JSON Pointer of the faulty value (filter/deal.status/$in/3).
+         * @example {
+         *       "deal.net_price": {
+         *         "$gte": "1000"
+         *       }
+         *     }
+         * @example {
+         *       "$or": [
+         *         {
+         *           "deal.status": "signed"
+         *         },
+         *         {
+         *           "event.type": {
+         *             "$in": [
+         *               "deal-active"
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        EndpointFilter: {
+            [key: string]: unknown;
+        };
+        /** @description Exactly one of payload and event_id (both: 400 parameter_invalid on event_id; neither: 400 parameter_missing on payload). An event_id that is not an event of the caller's environment is 400 parameter_invalid on event_id. */
+        WebhookFilterTestRequest: {
+            filter: components["schemas"]["EndpointFilter"];
+            /** @description A payload to evaluate the filter on (any JSON value; a §8 body is an object). */
+            payload?: unknown;
+            /**
+             * Format: uuid
+             * @description One of the environment's events: the filter is evaluated on its payload as delivered.
+             */
+            event_id?: string;
+        };
+        WebhookFilterTestResult: {
+            /** @description Whether the filter takes the payload. */
+            match: boolean;
         };
         /** @description The event's delivery to one endpoint (CONTRACT §13). */
         Delivery: {
@@ -2867,7 +2963,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new secret; the previous one still signs for 24 h. */
+            /** @description The new secret, or the new public key of an ed25519 endpoint; the previous key still signs for 24 h. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2980,6 +3076,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testWebhookEndpointFilter: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry (CONTRACT §14). The same key within 24 h with the same method, path and body (compared by value) gets the first 2xx answer again, with Idempotent-Replayed: true, and nothing is done twice; another method, path or body → 409 idempotency_key_reused; while the first request runs → 409 idempotency_key_in_use (a claim lapses after 60 s). Only 2xx answers are kept. Scoped to the environment. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookFilterTestRequest"];
+            };
+        };
+        responses: {
+            /** @description Whether the filter takes the payload. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFilterTestResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3149,7 +3281,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new secret. */
+            /** @description The new secret, or the new public key of an ed25519 endpoint; the previous key still signs for 24 h. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3834,7 +3966,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3902,7 +4034,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3970,7 +4102,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4038,7 +4170,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4217,7 +4349,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4396,7 +4528,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4575,7 +4707,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4754,7 +4886,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4822,7 +4954,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4883,7 +5015,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4939,7 +5071,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -5000,7 +5132,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/revops/revops/internal/platform/webhookfilter"
+	"github.com/revops/revops/models"
+)
+
+// Migrations 97 and 98 of CONTRACT §25: an endpoint's filter, and the endpoints an
+// event's filters left out. A constant default adds the column without rewriting the
+// table (PostgreSQL 11+): events is a large table.
+func init() {
+	register(migration{version: 97, name: "webhook_endpoints_filter", sql: `
+ALTER TABLE webhook_endpoints ADD COLUMN filter TEXT NOT NULL DEFAULT ''`})
+	register(migration{version: 98, name: "events_filtered_endpoint_ids", sql: `
+ALTER TABLE events ADD COLUMN filtered_endpoint_ids TEXT NOT NULL DEFAULT '[]'`})
+}
+
+// fanoutFilters are the filters of the endpoints one change fans out to, each parsed once
+// for all the change's events (nil: the endpoint has none).
+type fanoutFilters []*webhookfilter.Filter
+
+// parseFilters parses the filter of each endpoint of eps. The API validated every one
+// when it was saved, so a parse failure is a stored filter this release does not read:
+// it must not block the change, so the endpoint takes every event (nil), and the fault
+// is logged (its pointer and message only: never a payload).
+func parseFilters(ctx context.Context, eps []models.WebhookEndpoint) fanoutFilters {
+	out := make(fanoutFilters, len(eps))
+	for i, ep := range eps {
+		if ep.Filter == "" {
+			continue
+		}
+		f, err := webhookfilter.Parse([]byte(ep.Filter))
+		if err != nil {
+			slog.WarnContext(ctx, "webhook endpoint filter unreadable; the endpoint takes every event",
+				"endpoint_id", ep.ID, "error", err)
+			continue
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// eventDoc is an event's payload decoded at most once, for all the filters that read it.
+type eventDoc struct {
+	payload string
+	doc     webhookfilter.Doc
+	decoded bool
+	failed  bool
+}
+
+// matches tells whether filter f (nil: none) takes the event whose payload d holds. A
+// payload the evaluator cannot read (the change wrote it: it cannot happen) lets the
+// event through to every endpoint, logged without the payload: a filter never blocks a
+// change.
+func (d *eventDoc) matches(ctx context.Context, f *webhookfilter.Filter) bool {
+	if f == nil || d.failed {
+		return true
+	}
+	if !d.decoded {
+		doc, err := webhookfilter.Decode([]byte(d.payload))
+		if err != nil {
+			d.failed = true
+			slog.WarnContext(ctx, "event payload unreadable by webhook filters; every endpoint takes it", "error", err)
+			return true
+		}
+		d.doc, d.decoded = doc, true
+	}
+	return f.MatchDoc(d.doc)
+}
