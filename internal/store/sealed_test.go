@@ -12,6 +12,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/secretbox"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -82,6 +83,15 @@ func TestSecretsAtRest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// An ed25519 endpoint (CONTRACT §25) keeps its private key in the same column.
+			private, _, err := signing.NewEd25519Key()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := webhook.CreateEndpoint(ctx, db.st, db.env, models.WebhookEndpoint{URL: "https://ed.example/h", Method: "POST",
+				Enabled: true, Secret: private}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+				t.Fatal(err)
+			}
 			legacy := newEndpoint(t, db, "https://legacy.example/h", nil, true)
 			// As the release before CONTRACT §25 kept it.
 			exec(t, db, `UPDATE webhook_endpoints SET secret = 'whsec_legacyclear' WHERE id = ?`, legacy.ID)
@@ -121,13 +131,13 @@ func TestSecretsAtRest(t *testing.T) {
 			}
 
 			// migrate: everything onto the new key, once.
-			if n, err := both.Reseal(ctx, 1); err != nil || n != 2 {
-				t.Fatalf("reseal = %d, %v; want 2 (rotated under the old key, legacy in clear), in batches of 1", n, err)
+			if n, err := both.Reseal(ctx, 1); err != nil || n != 3 {
+				t.Fatalf("reseal = %d, %v; want 3 (rotated and ed25519 under the old key, legacy in clear), in batches of 1", n, err)
 			}
 			if n, err := both.Reseal(ctx, store.ResealBatch); err != nil || n != 0 {
 				t.Fatalf("second reseal = %d, %v; want 0", n, err)
 			}
-			assertNoClearSecret(t, both, "rotatedsecret", "legacyclear", "freshsecret", rotated.PreviousSecret)
+			assertNoClearSecret(t, both, "rotatedsecret", "legacyclear", "freshsecret", rotated.PreviousSecret, private[len("whsk_"):])
 
 			onlyNew := openKeyed(t, db.url, newKey)
 			if use, err := onlyNew.CheckKeyring(ctx); err != nil || len(use.KeyIDs) != 1 || use.KeyIDs[0] != newID || use.Clear != 0 {
