@@ -12,7 +12,7 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "headers"},
 	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
@@ -28,6 +28,8 @@ type webhookEndpointsRequest struct {
 	EventTypes  *[]string                 `json:"event_types"`
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
+	// Headers: a null value removes one; null removes them all (CONTRACT §25).
+	Headers bodyfields.Field[map[string]*string] `json:"headers"`
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
@@ -36,7 +38,7 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 		description = &r.Description.Value // "" when null
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
-		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy}
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Headers: r.Headers}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {
@@ -51,7 +53,7 @@ func (s *Server) createEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), webhook.ToEndpointWithSecret(ep))
+	render(c, reply.Status(), webhook.WithHeadersShown(webhook.ToEndpointWithSecret(ep), ep, webhook.SetHeaderNames(in.Headers.Value)))
 }
 
 func (s *Server) listEndpoints(c *gin.Context) {
@@ -93,7 +95,7 @@ func (s *Server) updateEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), webhook.ToEndpointObject(ep))
+	render(c, reply.Status(), webhook.WithHeadersShown(webhook.ToEndpointObject(ep), ep, webhook.SetHeaderNames(in.Headers.Value)))
 }
 
 func (s *Server) deleteEndpoint(c *gin.Context) {

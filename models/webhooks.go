@@ -89,8 +89,14 @@ type WebhookEndpoint struct {
 	Secret         string     // whsec_…; never logged, never in workflow history
 	PreviousSecret string     // still signs until PreviousUntil (rotation overlap)
 	PreviousUntil  *time.Time //
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Headers are the custom headers sent with every request to the endpoint (CONTRACT
+	// §25), names as the client gave them. Their values are secrets, like Secret: never
+	// logged, never in workflow history, shown only by the write that sets them. nil when
+	// none (the column holds ""); read and written only through this model, so that the
+	// column's serializer applies.
+	Headers   map[string]string `gorm:"serializer:json;not null"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// Health is the endpoint's health row as the read that loaded it found it (nil: not
 	// loaded, or none yet): not a column (CONTRACT §23).
 	Health *EndpointHealth `gorm:"-"`

@@ -12,6 +12,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/platform/textcheck"
@@ -69,6 +70,9 @@ type EndpointFields struct {
 	EventTypes  *[]string
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
+	// Headers are the custom headers to set (a null value removes one; null as a whole
+	// removes them all) (CONTRACT §25).
+	Headers bodyfields.Field[map[string]*string]
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -99,6 +103,13 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		r := checkRetryPolicy(&fs, *in.RetryPolicy, base)
 		p.RetryPolicy = &r
 	}
+	if in.Headers.Set {
+		c := HeaderChanges{Clear: true}
+		if !in.Headers.Null {
+			c = checkHeaders(&fs, in.Headers.Value)
+		}
+		p.Headers = &c
+	}
 	if create {
 		if p.Method == nil {
 			post := http.MethodPost
@@ -113,6 +124,11 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		}
 		if p.RetryPolicy == nil {
 			p.RetryPolicy = &base
+		}
+		if p.Headers != nil && len(fs) == 0 {
+			if _, err := mergeHeaders(nil, *p.Headers); err != nil {
+				return p, err
+			}
 		}
 	}
 	return p, fs.Err()
@@ -269,6 +285,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Description != nil {
 		ep.Description = *p.Description
+	}
+	if p.Headers != nil {
+		ep.Headers = p.Headers.apply(nil) // counted by ValidateEndpointFields
 	}
 	return ep
 }

@@ -34,6 +34,7 @@ type EndpointPatch struct {
 	EventTypes               []string // nil: unchanged
 	RetryPolicy              *models.RetryPolicy
 	Enabled                  *bool
+	Headers                  *HeaderChanges // merged into the headers as locked
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -46,7 +47,8 @@ var _ Writer = (*store.Store)(nil)
 // CreateEndpoint stores ep as a new endpoint created at now (its ID, timestamps and
 // disabled reason are set here), refusing a 17th one of the environment even under
 // concurrent creates: the environment is locked while its endpoints are counted. reply's
-// answer is the endpoint with its secret (ToEndpointWithSecret).
+// answer is the endpoint with its secret (ToEndpointWithSecret) and its headers'
+// values, which its replays show redacted (CONTRACT §25).
 func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		if err := tx.LockEndpoints(); err != nil {
@@ -64,7 +66,8 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 		if err := tx.InsertEndpoint(&ep); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ToEndpointWithSecret(ep), ep.ID, ep.Secret)
+		kept := ToEndpointWithSecret(ep)
+		return reply.KeepSecretShown(tx, WithHeadersShown(kept, ep, HeaderNames(ep.Headers)), kept, ep.ID, ep.Secret)
 	})
 	return ep, err
 }
@@ -89,7 +92,8 @@ func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
 }
 
 // UpdateEndpoint applies p to endpoint id at now; reply's answer is the endpoint
-// (ToEndpointObject).
+// (ToEndpointObject) with the values of the headers p sets, which its replays show
+// redacted (CONTRACT §25).
 func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -100,14 +104,18 @@ func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p
 		if ep, err = patch(tx, cur, p, now); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ToEndpointObject(ep), ep.ID, ep.Secret)
+		kept := ToEndpointObject(ep)
+		return reply.KeepSecretShown(tx, WithHeadersShown(kept, ep, p.Headers.names()), kept, ep.ID, ep.Secret)
 	})
 	return ep, err
 }
 
 // patch saves cur, locked in tx, with p applied, and returns it as saved.
 func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
-	next := applyPatch(cur, p, now)
+	next, err := applyPatch(cur, p, now)
+	if err != nil {
+		return cur, err
+	}
 	if err := tx.SaveEndpoint(&next); err != nil {
 		return cur, err
 	}
@@ -122,8 +130,8 @@ func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.T
 // applyPatch is cur with p applied at now. Enabling by hand clears the disabled reason
 // and restarts the failing window (failures before it do not count towards automatic
 // disabling); disabling by hand says "manual", unless the endpoint is disabled already
-// (it keeps its reason).
-func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) models.WebhookEndpoint {
+// (it keeps its reason). Headers merge into cur's (CONTRACT §25), at most MaxHeaders.
+func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
 	next := cur
 	next.UpdatedAt = now
 	if p.Enabled != nil {
@@ -149,7 +157,14 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) mode
 	if p.RetryPolicy != nil {
 		next.RetryPolicy = *p.RetryPolicy
 	}
-	return next
+	if p.Headers != nil {
+		h, err := mergeHeaders(cur.Headers, *p.Headers)
+		if err != nil {
+			return cur, err
+		}
+		next.Headers = h
+	}
+	return next, nil
 }
 
 // DeleteEndpoint removes endpoint id. Its unfinished deliveries end skipped
