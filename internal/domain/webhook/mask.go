@@ -71,15 +71,36 @@ func (m masker) mask(b []byte) []byte {
 
 // excerpt is what an attempt keeps of body, masked before it is cut, so that a value
 // straddling the cut leaves no prefix behind. truncated: body is the first part of a
-// longer answer, whose end may hold a value's start: that end is dropped first.
+// longer answer, whose end may hold the start of a value: that end is dropped first.
 func (m masker) excerpt(body []byte, truncated bool) string {
 	if !m.active() {
 		return excerpt(body)
 	}
 	if truncated {
-		body = body[:max(0, len(body)-(m.longest-1))]
+		body = m.withoutPartialEnd(body)
 	}
 	return excerpt(m.mask(bytes.Clone(body)))
+}
+
+// withoutPartialEnd is b without its end while that end is the start of a value (in any
+// form). Once no end of it is, every occurrence of a value in it is whole, and mask
+// replaces it.
+func (m masker) withoutPartialEnd(b []byte) []byte {
+	for {
+		start := len(b)
+		for _, f := range m.forms {
+			for i := max(0, len(b)-len(f)+1); i < start; i++ {
+				if b[i] == f[0] && bytes.HasPrefix(f, b[i:]) {
+					start = i
+					break
+				}
+			}
+		}
+		if start == len(b) {
+			return b
+		}
+		b = b[:start]
+	}
 }
 
 // reason is reason(err, timeout) masked before it is cut: a transport error may quote
