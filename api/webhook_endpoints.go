@@ -29,7 +29,7 @@ type webhookEndpointsRequest struct {
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
 	// Headers: a null value removes one; null removes them all (CONTRACT §25).
-	Headers bodyfields.Field[map[string]*string] `json:"headers"`
+	Headers bodyfields.Field[map[string]webhook.HeaderValue] `json:"headers"`
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {

@@ -72,7 +72,7 @@ type EndpointFields struct {
 	RetryPolicy *RetryPolicyInput
 	// Headers are the custom headers to set (a null value removes one; null as a whole
 	// removes them all) (CONTRACT §25).
-	Headers bodyfields.Field[map[string]*string]
+	Headers bodyfields.Field[map[string]HeaderValue]
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and

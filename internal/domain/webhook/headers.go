@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -45,6 +47,44 @@ func RefusedHeaderName(name string) bool {
 		}
 	}
 	return false
+}
+
+// HeaderValue is one member of a headers object: a string, or null (remove the
+// header). Any other JSON value decodes too, as a fault checkHeaders names with the
+// header's param (a decoder's type error would name only "headers").
+type HeaderValue struct {
+	Value     string
+	Null      bool
+	notString bool
+}
+
+// HeaderString is a header's value, as a body sets it.
+func HeaderString(v string) HeaderValue { return HeaderValue{Value: v} }
+
+// HeaderNull removes a header, as null in a body does.
+func HeaderNull() HeaderValue { return HeaderValue{Null: true} }
+
+// UnmarshalJSON keeps a string or null, and notes anything else.
+func (h *HeaderValue) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*h = HeaderValue{Null: true}
+	case len(b) > 0 && b[0] == '"':
+		*h = HeaderValue{}
+		return json.Unmarshal(b, &h.Value)
+	default:
+		*h = HeaderValue{notString: true}
+	}
+	return nil
+}
+
+// MarshalJSON writes the value back (tests, fingerprints of decoded bodies).
+func (h HeaderValue) MarshalJSON() ([]byte, error) {
+	if h.Null || h.notString {
+		return []byte("null"), nil
+	}
+	return json.Marshal(h.Value)
 }
 
 // HeaderChanges is a validated headers member: the values it sets (names as sent) and
@@ -99,7 +139,7 @@ func mergeHeaders(cur map[string]string, c HeaderChanges) (map[string]string, er
 // checkHeaders validates a headers member (null values remove a header) and returns it
 // as changes. Every fault names headers.<name>; names are checked in sorted order, so
 // that the faults are listed the same way each time.
-func checkHeaders(fs *apperr.Faults, in map[string]*string) HeaderChanges {
+func checkHeaders(fs *apperr.Faults, in map[string]HeaderValue) HeaderChanges {
 	c := HeaderChanges{Set: map[string]string{}}
 	if len(in) > 2*MaxHeaders { // at most MaxHeaders set and as many removed
 		fs.Invalid("headers", "headers may name at most %d headers.", MaxHeaders)
@@ -119,13 +159,13 @@ func checkHeaders(fs *apperr.Faults, in map[string]*string) HeaderChanges {
 			nameOK = false
 		}
 		seen[strings.ToLower(name)] = name
-		v := in[name]
-		if v == nil {
+		switch v := in[name]; {
+		case v.notString:
+			fs.Invalid(param, "%s must be a string, or null to remove the header.", param)
+		case v.Null:
 			c.Remove = append(c.Remove, name)
-			continue
-		}
-		if checkHeaderValue(fs, param, *v) && nameOK {
-			c.Set[name] = *v
+		case checkHeaderValue(fs, param, v.Value) && nameOK:
+			c.Set[name] = v.Value
 		}
 	}
 	return c
@@ -208,10 +248,10 @@ func HeaderNames[V any](h map[string]V) []string {
 }
 
 // SetHeaderNames are the names a headers member sets (its non-null values).
-func SetHeaderNames(in map[string]*string) []string {
+func SetHeaderNames(in map[string]HeaderValue) []string {
 	var names []string
 	for name, v := range in {
-		if v != nil {
+		if !v.Null && !v.notString {
 			names = append(names, name)
 		}
 	}
