@@ -91,7 +91,7 @@ func decoded(literal string) string {
 }
 
 // hostileSeed are the objects the cases aim at; meter is a meter's key.
-type hostileSeed struct{ account, deal, meter string }
+type hostileSeed struct{ account, deal, meter, endpoint string }
 
 // meterValuesQuery is a valid values query without limit, for cases to add to.
 const meterValuesQuery = "window=day&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z"
@@ -337,9 +337,11 @@ func TestHostileInput(t *testing.T) {
 			seed := hostileSeed{account: h.newObjAccount("Target")}
 			seed.deal, _ = h.mustObj(http.StatusCreated, "POST", "/v1/deals", map[string]any{"customer": map[string]any{"id": seed.account}})["id"].(string)
 			h.mustObj(http.StatusOK, "PUT", "/v1/webhook_endpoint", map[string]any{"url": "https://127.0.0.1:9/hook"})
+			seed.endpoint = h.mustObj(http.StatusOK, "GET", "/v1/webhook_endpoints", nil)["data"].([]any)[0].(map[string]any)["id"].(string)
 			seed.meter = h.mustObj(http.StatusCreated, "POST", "/v1/meters", map[string]any{"key": "target",
 				"filter": map[string]any{"metric_name": "calls"}, "aggregation": "sum", "group_by": []any{"region"}})["key"].(string)
 			cases := append(hostileCases(seed), moreHostileCases(seed)...)
+			cases = append(cases, headerHostileCases(seed)...)
 			t.Logf("%s: %d hostile requests", db, len(cases))
 			before := h.fingerprint()
 			var failed int
