@@ -274,6 +274,7 @@ type Endpoint struct {
 	Enabled        bool                    `json:"enabled"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types"`
+	Headers    EndpointHeaders     `json:"headers"`
 	Health     EndpointHealth      `json:"health"`
 	ID         string              `json:"id"`
 	Method     WebhookMethod       `json:"method"`
@@ -294,10 +295,11 @@ type EndpointCreate struct {
 	Description Nullable[string] `json:"description,omitzero"`
 	Enabled     *bool            `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
-	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
-	Method      *WebhookMethod      `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
-	URL         string              `json:"url"`
+	EventTypes  []EndpointEventType   `json:"event_types,omitzero"`
+	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
+	Method      *WebhookMethod        `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
+	URL         string                `json:"url"`
 }
 
 // EndpointDisabledReason is one of the constants below (used by Endpoint.disabled_reason).
@@ -327,6 +329,12 @@ const (
 	EndpointEventTypeEndpointRecovered     EndpointEventType = "endpoint-recovered"
 	EndpointEventTypeDeliveryExhausted     EndpointEventType = "delivery-exhausted"
 )
+
+// EndpointHeaders: Custom headers sent with every request to the endpoint (CONTRACT §25), by name as given. Values are secrets: each is "<redacted>" except in the answer of the write that set it (the create shows every value, a PATCH the values it sets); idempotent replays show "<redacted>" too.
+type EndpointHeaders map[string]string
+
+// EndpointHeadersInput: Custom headers (CONTRACT §25): at most 10; names RFC 9110 tokens of at most 64 characters, not webhook-*, content-*, proxy-*, x-forwarded-*, host, connection, keep-alive, te, trailer, transfer-encoding, upgrade, expect, accept-encoding, range, forwarded, traceparent, tracestate, baggage or user-agent (any case; authorization is allowed); values 1 to 4096 visible ASCII characters and spaces, not starting or ending with a space, not "<redacted>". A fault is 400 with param headers.<name> (invalid_string for control characters, parameter_invalid otherwise; headers for more than 10). A PATCH merges by case-insensitive name (the name as sent replaces the old spelling); a null value removes that header; null as a whole removes them all.
+type EndpointHeadersInput map[string]*string
 
 // EndpointHealth: The endpoint's health (CONTRACT §23).
 type EndpointHealth struct {
@@ -391,10 +399,11 @@ type EndpointUpdate struct {
 	// false disables (disabled_reason manual); true re-enables and clears disabled_reason.
 	Enabled *bool `json:"enabled,omitempty"`
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
-	EventTypes  []EndpointEventType `json:"event_types,omitzero"`
-	Method      *WebhookMethod      `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput   `json:"retry_policy,omitempty"`
-	URL         *string             `json:"url,omitempty"`
+	EventTypes  []EndpointEventType   `json:"event_types,omitzero"`
+	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
+	Method      *WebhookMethod        `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
+	URL         *string               `json:"url,omitempty"`
 }
 
 // EndpointWindowStats is generated from the OpenAPI document.

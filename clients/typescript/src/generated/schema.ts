@@ -1626,6 +1626,7 @@ export interface components {
             disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
             health: components["schemas"]["EndpointHealth"];
+            headers: components["schemas"]["EndpointHeaders"];
             /** @description Only in the answer of the create. */
             secret?: string;
             /**
@@ -1639,6 +1640,14 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Custom headers sent with every request to the endpoint (CONTRACT §25), by name as given. Values are secrets: each is "<redacted>" except in the answer of the write that set it (the create shows every value, a PATCH the values it sets); idempotent replays show "<redacted>" too. */
+        EndpointHeaders: {
+            [key: string]: string;
+        };
+        /** @description Custom headers (CONTRACT §25): at most 10; names RFC 9110 tokens of at most 64 characters, not webhook-*, content-*, proxy-*, x-forwarded-*, host, connection, keep-alive, te, trailer, transfer-encoding, upgrade, expect, accept-encoding, range, forwarded, traceparent, tracestate, baggage or user-agent (any case; authorization is allowed); values 1 to 4096 visible ASCII characters and spaces, not starting or ending with a space, not "<redacted>". A fault is 400 with param headers.<name> (invalid_string for control characters, parameter_invalid otherwise; headers for more than 10). A PATCH merges by case-insensitive name (the name as sent replaces the old spelling); a null value removes that header; null as a whole removes them all. */
+        EndpointHeadersInput: {
+            [key: string]: string | null;
+        } | null;
         /** @description The endpoint's health (CONTRACT §23). */
         EndpointHealth: {
             /**
@@ -1679,6 +1688,7 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Only the fields given change. */
         EndpointUpdate: {
@@ -1693,6 +1703,7 @@ export interface components {
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Endpoints, newest first. */
         EndpointList: {
