@@ -130,6 +130,13 @@ func openapiScenario(hookURL string) []call {
 		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/secret", route: "/v1/webhook_endpoints/{id}/secret", key: sk, status: 200},
 		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 200, body: map[string]any{"type": "deal-signed"}},
 		{method: "POST", path: "/v1/webhook_endpoints/{endpoint}/test", route: "/v1/webhook_endpoints/{id}/test", key: sk, status: 400, body: map[string]any{"type": "nope"}},
+		// An ed25519 endpoint (CONTRACT §25): public_key on the object and the rotation, no secret to read.
+		{method: "POST", path: "/v1/webhook_endpoints", route: "/v1/webhook_endpoints", key: sk, status: 201, save: "edendpoint", body: map[string]any{"url": hookURL, "signing": "ed25519"}},
+		{method: "GET", path: "/v1/webhook_endpoints/{edendpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200},
+		{method: "GET", path: "/v1/webhook_endpoints/{edendpoint}/secret", route: "/v1/webhook_endpoints/{id}/secret", key: sk, status: 404},
+		{method: "POST", path: "/v1/webhook_endpoints/{edendpoint}/rotate_secret", route: "/v1/webhook_endpoints/{id}/rotate_secret", key: sk, status: 200},
+		{method: "PATCH", path: "/v1/webhook_endpoints/{edendpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200, body: map[string]any{"signing": "hmac-sha256"}},
+		{method: "DELETE", path: "/v1/webhook_endpoints/{edendpoint}", route: "/v1/webhook_endpoints/{id}", key: sk, status: 200},
 		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/stats?window=hour&from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z",
 			route: "/v1/webhook_endpoints/{id}/stats", key: sk, status: 200, before: endpointStatRollups},
 		{method: "GET", path: "/v1/webhook_endpoints/{endpoint}/stats?window=week&from=2026-11-02T00:00:00Z&to=2026-11-03T00:00:00Z",

@@ -29,7 +29,9 @@ const openapiPath = "openapi/openapi.json"
 var webhookHeaders = []any{
 	header("webhook-id", "The event id: the same on every attempt and replay, so receivers can deduplicate."),
 	header("webhook-timestamp", "Unix seconds of this attempt (not of the event), for the receiver's tolerance window."),
-	header("webhook-signature", "Space-separated \"v1,<base64 HMAC-SHA256 of id.timestamp.body>\" entries under the endpoint's secret (two while a rotated secret still signs)."),
+	header("webhook-signature", "Space-separated entries, one per key that signs: \"v1,<base64 HMAC-SHA256 of id.timestamp.body>\" under an hmac-sha256 secret, "+
+		"\"v1a,<base64 ed25519 signature of id.timestamp.body>\" under an ed25519 key, verified with the endpoint's public_key "+
+		"(two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25)."),
 }
 
 func header(name, description string) map[string]any {

@@ -12,8 +12,8 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "headers"},
-	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "created_at", "updated_at"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "headers"},
+	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "public_key", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
 	}},
@@ -28,6 +28,7 @@ type webhookEndpointsRequest struct {
 	EventTypes  *[]string                 `json:"event_types"`
 	Enabled     *bool                     `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput `json:"retry_policy"`
+	Signing     *string                   `json:"signing"`
 	// Headers: a null value removes one; null removes them all (CONTRACT §25).
 	Headers bodyfields.Field[map[string]webhook.HeaderValue] `json:"headers"`
 }
@@ -38,7 +39,7 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 		description = &r.Description.Value // "" when null
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
-		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Headers: r.Headers}
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Headers: r.Headers}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {
@@ -118,7 +119,12 @@ func (s *Server) endpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, webhook.ToSecretObject(ep))
+	secret, err := webhook.ReadSecret(ep)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, secret)
 }
 
 func (s *Server) rotateEndpointSecret(c *gin.Context) {

@@ -67,7 +67,12 @@ func (s *Server) webhookEndpointSecret(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, http.StatusOK, webhook.ToSecretObject(ep))
+	secret, err := webhook.ReadSecret(ep)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	render(c, http.StatusOK, secret)
 }
 
 func (s *Server) rotateWebhookSecret(c *gin.Context) {

@@ -60,6 +60,7 @@ func Of(err error) Problem {
 		ierr *apperr.InvalidError
 		berr *apperr.BusyError
 		ferr *apperr.ForbiddenError
+		nerr *apperr.NotFoundError
 		rerr *RequestError
 		uerr *routeError
 	)
@@ -90,6 +91,8 @@ func Of(err error) Problem {
 			"The request took too long and was stopped; nothing was changed. Retry after the number of seconds in Retry-After.", "")
 		p.RetryAfter = StatementRetryAfter
 		return p
+	case errors.As(err, &nerr):
+		return problem(http.StatusNotFound, CodeNotFound, nerr.Message, "")
 	case errors.Is(err, apperr.ErrNotFound):
 		return problem(http.StatusNotFound, CodeNotFound, "No such object.", "")
 	case errors.Is(err, keys.ErrMissing):

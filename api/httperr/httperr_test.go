@@ -33,6 +33,8 @@ func TestOf(t *testing.T) {
 			Problem{Status: 413, Type: TypeInvalidRequest, Code: "request_too_large", Message: "Too large."}},
 		{"not found", fmt.Errorf("deal: %w", apperr.ErrNotFound), Problem{Status: 404, Type: TypeInvalidRequest,
 			Code: CodeNotFound, Message: "No such object."}},
+		{"not found with words of its own", fmt.Errorf("secret: %w", apperr.NotFound("No %s here.", "key")), Problem{Status: 404, Type: TypeInvalidRequest,
+			Code: CodeNotFound, Message: "No key here."}},
 		{"missing key", keys.ErrMissing, Problem{Status: 401, Type: TypeAuthentication, Code: "missing_api_key",
 			Message: "No API key provided. Send it as 'Authorization: Bearer <API_KEY>'."}},
 		{"expired key", keys.ErrExpired, Problem{Status: 401, Type: TypeAuthentication, Code: "api_key_expired",

@@ -268,3 +268,54 @@ func waitDelivered(t *testing.T, c *Client, ctx context.Context, eventID, endpoi
 		}
 	}
 }
+
+// TestIntegrationWebhookEd25519 verifies an ed25519 endpoint's v1a deliveries with its
+// public key (CONTRACT §25), before and after a rotation: for 24 h a delivery carries a
+// signature under each key, so both public keys verify it.
+func TestIntegrationWebhookEd25519(t *testing.T) {
+	skipWithoutWebhooks(t)
+	c := liveClient(t)
+	ctx := testCtx(t)
+	rc := newReceiver(t)
+	removeLeftoverEndpoints(t, c, ctx)
+	ep, err := c.CreateWebhookEndpoint(ctx, &EndpointCreate{
+		URL: rc.srv.URL + "/hooks", Description: Value(endpointDescription + " " + unique("ed")),
+		EventTypes: []EndpointEventType{EndpointEventTypeAccountCreated}, Signing: Ptr(EndpointSigningEd25519),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.DeleteWebhookEndpoint(context.Background(), ep.ID) })
+	if ep.Signing != EndpointSigningEd25519 || ep.PublicKey == nil || ep.Secret != "" {
+		t.Fatalf("created %+v: want signing ed25519, a public key and no secret", ep)
+	}
+	_, err = c.GetWebhookEndpointSecret(ctx, ep.ID)
+	wantAPIError(t, err, 404, "resource_missing")
+
+	oldHooks, err := NewWebhooks(*ep.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	account := func() func(*WebhookEvent) bool {
+		ext := unique("go-ed")
+		acct, err := c.CreateAccount(ctx, &AccountCreate{Name: "Go ed25519 " + ext, ExternalID: Value(ext)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(ev *WebhookEvent) bool { return ev.Account != nil && ev.Account.ID == acct.ID }
+	}
+	rc.await(t, oldHooks, account())
+
+	rotated, err := c.RotateWebhookEndpointSecret(ctx, ep.ID)
+	if err != nil || !strings.HasPrefix(rotated.PublicKey, "whpk_") || rotated.PublicKey == *ep.PublicKey || rotated.Secret != "" {
+		t.Fatalf("rotated %+v %v", rotated, err)
+	}
+	newHooks, err := NewWebhooks(rotated.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d := rc.await(t, newHooks, account())
+	if _, err := oldHooks.Verify(d.header, d.body); err != nil {
+		t.Fatalf("during the overlap the old public key does not verify: %v (signatures %s)", err, d.header.Get("webhook-signature"))
+	}
+}

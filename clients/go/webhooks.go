@@ -1,6 +1,7 @@
 package revops
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -30,9 +31,11 @@ var (
 )
 
 // Webhooks verifies the deliveries of one endpoint, signed per the Standard Webhooks
-// specification with its secret. It is safe for concurrent use.
+// specification: with its secret (hmac-sha256 endpoints, "v1" signatures) or, for an
+// ed25519 endpoint, with its public key ("v1a" signatures). It is safe for concurrent use.
 type Webhooks struct {
-	key       []byte
+	key       []byte            // the HMAC key of a whsec_ secret
+	public    ed25519.PublicKey // or the key of a whpk_ public key
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -51,16 +54,27 @@ func WithTolerance(d time.Duration) WebhookOption {
 	return func(w *Webhooks) { w.tolerance = d }
 }
 
-// NewWebhooks returns a verifier for the endpoint's signing secret ("whsec_…", as the
-// API shows it). While a rotated secret still signs, deliveries carry a signature under
-// each, so the new secret verifies them as soon as you switch to it.
-func NewWebhooks(secret string, opts ...WebhookOption) (*Webhooks, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil || len(key) == 0 {
-		// The message never repeats the secret.
-		return nil, errors.New("revops: the webhook secret is not whsec_ followed by base64")
+// NewWebhooks returns a verifier for the endpoint's signing key as the API shows it: its
+// secret ("whsec_…") for an hmac-sha256 endpoint, or its public_key ("whpk_…") for an
+// ed25519 one, whose "v1a" signatures it then checks with crypto/ed25519. While a rotated
+// key (or the key of the endpoint's previous scheme) still signs, deliveries carry a
+// signature under each, so the new key verifies them as soon as you switch to it.
+func NewWebhooks(key string, opts ...WebhookOption) (*Webhooks, error) {
+	w := &Webhooks{tolerance: DefaultWebhookTolerance, now: time.Now}
+	if rest, ok := strings.CutPrefix(key, "whpk_"); ok {
+		pub, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			return nil, errors.New("revops: the webhook public key is not whpk_ followed by the base64 of a 32-byte ed25519 key")
+		}
+		w.public = ed25519.PublicKey(pub)
+	} else {
+		secret, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(key, "whsec_"))
+		if err != nil || len(secret) == 0 {
+			// The message never repeats the secret.
+			return nil, errors.New("revops: the webhook secret is not whsec_ followed by base64")
+		}
+		w.key = secret
 	}
-	w := &Webhooks{key: key, tolerance: DefaultWebhookTolerance, now: time.Now}
 	for _, o := range opts {
 		o(w)
 	}
@@ -92,9 +106,14 @@ func (w *Webhooks) Verify(header http.Header, body []byte) (*WebhookEvent, error
 	return &ev, nil
 }
 
-// signed says whether any "v1,<base64>" entry of the space-separated header is the
-// HMAC-SHA256 of "id.timestamp.body", compared in constant time.
+// signed says whether any entry of the space-separated header signs "id.timestamp.body"
+// under the verifier's key: a "v1a,<base64>" ed25519 signature for a public key, else a
+// "v1,<base64>" HMAC-SHA256, compared in constant time. Entries of the other scheme are
+// skipped, as the specification asks of versions a verifier does not hold a key for.
 func (w *Webhooks) signed(id, ts string, body []byte, header string) bool {
+	if w.public != nil {
+		return w.signedEd25519(id, ts, body, header)
+	}
 	mac := hmac.New(sha256.New, w.key)
 	mac.Write([]byte(id + "." + ts + "."))
 	mac.Write(body)
@@ -111,6 +130,24 @@ func (w *Webhooks) signed(id, ts string, body []byte, header string) bool {
 		}
 	}
 	return ok
+}
+
+// signedEd25519 says whether any "v1a,<base64>" entry of header is an ed25519 signature
+// of "id.timestamp.body" under the verifier's public key.
+func (w *Webhooks) signedEd25519(id, ts string, body []byte, header string) bool {
+	msg := make([]byte, 0, len(id)+len(ts)+2+len(body))
+	msg = append(append(append(msg, id+"."...), ts+"."...), body...)
+	for _, entry := range strings.Fields(header) {
+		version, sig, found := strings.Cut(entry, ",")
+		if !found || version != "v1a" {
+			continue
+		}
+		got, err := base64.StdEncoding.DecodeString(sig)
+		if err == nil && ed25519.Verify(w.public, msg, got) {
+			return true // a public key proves nothing secret: no need to hide which entry
+		}
+	}
+	return false
 }
 
 // VerifyRequest verifies a delivery as an http.Handler receives it: the body of a POST,

@@ -279,11 +279,15 @@ type Endpoint struct {
 	ID         string              `json:"id"`
 	Method     WebhookMethod       `json:"method"`
 	// Always "webhook_endpoint".
-	Object      string      `json:"object"`
+	Object string `json:"object"`
+	// For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256.
+	PublicKey   *string     `json:"public_key"`
 	RetryPolicy RetryPolicy `json:"retry_policy"`
-	// Only in the answer of the create.
-	Secret string         `json:"secret,omitzero"`
-	Status EndpointStatus `json:"status"`
+	// Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead).
+	Secret string `json:"secret,omitzero"`
+	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+	Signing EndpointSigning `json:"signing"`
+	Status  EndpointStatus  `json:"status"`
 	// RFC 3339, UTC.
 	UpdatedAt time.Time `json:"updated_at"`
 	URL       string    `json:"url"`
@@ -299,7 +303,9 @@ type EndpointCreate struct {
 	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
 	Method      *WebhookMethod        `json:"method,omitempty"`
 	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
-	URL         string                `json:"url"`
+	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+	Signing *EndpointSigning `json:"signing,omitempty"`
+	URL     string           `json:"url"`
 }
 
 // EndpointDisabledReason is one of the constants below (used by Endpoint.disabled_reason).
@@ -366,6 +372,14 @@ type EndpointList struct {
 	Object string `json:"object"`
 }
 
+// EndpointSigning is one of the constants below (used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing).
+type EndpointSigning string
+
+const (
+	EndpointSigningHmacSha256 EndpointSigning = "hmac-sha256"
+	EndpointSigningEd25519    EndpointSigning = "ed25519"
+)
+
 // EndpointStats is generated from the OpenAPI document.
 type EndpointStats struct {
 	// Ordered by window_start; windows with no attempt are not listed.
@@ -403,7 +417,9 @@ type EndpointUpdate struct {
 	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
 	Method      *WebhookMethod        `json:"method,omitempty"`
 	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
-	URL         *string               `json:"url,omitempty"`
+	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
+	Signing *EndpointSigning `json:"signing,omitempty"`
+	URL     *string          `json:"url,omitempty"`
 }
 
 // EndpointWindowStats is generated from the OpenAPI document.
@@ -1442,13 +1458,16 @@ const (
 	WebhookMethodGET  WebhookMethod = "GET"
 )
 
-// WebhookSecret is generated from the OpenAPI document.
+// WebhookSecret: An endpoint's signing key: secret for an hmac-sha256 endpoint, public_key for an ed25519 one (exactly one of them; GET …/secret answers hmac-sha256 endpoints only).
 type WebhookSecret struct {
 	// Always "webhook_secret".
 	Object string `json:"object"`
-	// Until when the previous secret still signs.
+	// Until when the previous key (secret or ed25519 key) still signs.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	Secret                  string     `json:"secret"`
+	// An ed25519 endpoint's public key (the answer of its rotation); its private key is never shown.
+	PublicKey string `json:"public_key,omitzero"`
+	// An hmac-sha256 endpoint's secret.
+	Secret string `json:"secret,omitzero"`
 }
 
 // WebhookTestRequest is generated from the OpenAPI document.

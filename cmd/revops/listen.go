@@ -16,6 +16,7 @@ import (
 	"github.com/revops/revops/internal/cli/listener"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/localca"
+	"github.com/revops/revops/internal/platform/signing"
 )
 
 // runListen serves a local HTTPS receiver, creates its own temporary sandbox endpoint
@@ -30,11 +31,18 @@ func runListen(ctx context.Context, args []string) error {
 	method := fs.String("method", "POST", "delivery method of the temporary endpoint: POST or GET")
 	events := fs.String("events", "", "comma-separated event types to receive, e.g. deal-signed,account-created, or operational ones such as endpoint-disabled, which * never includes (default: *; GET /v1/event_types lists them)")
 	verify := fs.String("verify-secret", "", "also accept signatures of this secret (an endpoint of yours pointed at this receiver)")
+	publicKey := fs.String("public-key", "", "also accept v1a signatures of this whpk_ public key (an ed25519 endpoint of yours pointed at this receiver)")
+	signingScheme := fs.String("signing", "", "signing scheme of the temporary endpoint: hmac-sha256 (the default) or ed25519, verified with the public key it shows")
 	fail := fs.Bool("fail", false, "refuse every delivery (answer 500) to watch retries")
 	forwardTo := fs.String("forward-to", "", "relay each delivery to this URL and answer with its response")
 	cfg, err := loadConfig(fs, "dev", args)
 	if err != nil {
 		return err
+	}
+	for _, k := range strings.Fields(strings.ReplaceAll(*publicKey, ",", " ")) {
+		if _, err := signing.ParsePublicKey(k); err != nil {
+			return fmt.Errorf("--public-key: %w", err)
+		}
 	}
 	if *apiURL == "" {
 		*apiURL = "http://" + cfg.HTTPAddr
@@ -57,7 +65,7 @@ func runListen(ctx context.Context, args []string) error {
 	}
 	url := fmt.Sprintf("https://%s/webhooks", ln.Addr().String())
 
-	ep, removed, err := listener.Open(ctx, api, listener.CurrentOwner(), url, *method, listener.ParseEvents(*events))
+	ep, removed, err := listener.Open(ctx, api, listener.CurrentOwner(), url, *method, *signingScheme, listener.ParseEvents(*events))
 	if err != nil {
 		ln.Close()
 		return err
@@ -75,13 +83,16 @@ func runListen(ctx context.Context, args []string) error {
 	for _, id := range removed {
 		fmt.Printf("Removed the temporary endpoint %s that a stopped listen left behind.\n", id)
 	}
-	secrets := append([]string{ep.Secret}, strings.Fields(strings.ReplaceAll(*verify, ",", " "))...)
+	secrets := append([]string{ep.Key()}, strings.Fields(strings.ReplaceAll(*verify+" "+*publicKey, ",", " "))...)
 	h := &listener.Handler{
 		Secrets: func() []string { return secrets }, Ack: cfg.AckSentence(), Fail: *fail, ForwardTo: *forwardTo,
 		Client: &http.Client{Timeout: 25 * time.Second}, Out: os.Stdout,
 	}
 	fmt.Printf("Listening on %s — temporary sandbox endpoint %s (%s, %s) created; it is deleted when listen stops.\n",
 		url, ep.ID, *method, strings.Join(ep.EventTypes, ","))
+	if ep.PublicKey != "" {
+		fmt.Printf("It signs with ed25519 (v1a): deliveries are verified with its public key %s.\n", ep.PublicKey)
+	}
 	if *fail {
 		fmt.Println("--fail: every delivery is refused with 500, so you can watch the retries.")
 	}

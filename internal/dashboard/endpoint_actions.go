@@ -18,7 +18,11 @@ func (h *handler) revealSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	d.Secret = ep.Secret
+	// An ed25519 endpoint has no secret to reveal (CONTRACT §25): its page shows the
+	// public key already.
+	if secret, err := webhook.ReadSecret(ep); err == nil {
+		d.Secret = secret.Secret
+	}
 	h.showEndpoint(c, http.StatusOK, d, "", "")
 }
 
@@ -34,9 +38,14 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		return
 	}
 	d := h.endpointPage(ep) // the rotated endpoint as saved: no need to load it again
-	d.Secret = ep.Secret
+	// None for ed25519: the page shows its public key.
+	d.Secret = webhook.ToSecretObject(ep).Secret
+	what := "signing secret"
+	if d.PublicKey != "" {
+		what = "key pair"
+	}
 	h.showEndpoint(c, http.StatusOK, d, fmt.Sprintf(
-		"New signing secret made. The previous one still signs until %s.", ep.PreviousUntil.UTC().Format("2006-01-02 15:04 UTC")), "")
+		"New %s made. The previous one still signs until %s.", what, ep.PreviousUntil.UTC().Format("2006-01-02 15:04 UTC")), "")
 }
 
 // testEndpoint sends the §8 test body of the chosen type to this endpoint now.

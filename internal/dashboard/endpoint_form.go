@@ -70,6 +70,7 @@ type endpointData struct {
 	DisabledReason string
 	FailingSince   *time.Time
 	Secret         string // set only when revealed or just rotated
+	PublicKey      string // an ed25519 endpoint's whpk_ key, always shown (it has no secret to reveal)
 	PreviousUntil  *time.Time
 	TestTypes      []string
 	TestType       string
@@ -238,6 +239,9 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
 	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince,
 		SavedHeaders: webhook.HeaderNames(ep.Headers)}
+	if pub := webhook.ToEndpointObject(ep).PublicKey; pub != nil {
+		d.PublicKey = *pub
+	}
 	if ep.PreviousUntil != nil && h.now().Before(*ep.PreviousUntil) {
 		d.PreviousUntil = ep.PreviousUntil
 	}

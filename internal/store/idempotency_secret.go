@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
 )
 
-// Secrets at rest (CONTRACT §17): a kept answer never holds a signing secret. An answer
+// Secrets at rest (CONTRACT §17): a kept answer never holds a signing secret. An ed25519
+// endpoint's answers show its public key only (CONTRACT §25) and are kept as they are;
+// its private key is refused anywhere in them, as a secret is. An answer
 // that shows one (an endpoint's create, a secret's rotation, the first PUT of the
 // singular endpoint) is kept with a placeholder in its "secret" member and the id of its
 // endpoint; a replay fills in the endpoint's current secret.
@@ -64,6 +68,14 @@ func withoutSecret(body []byte, endpointID, secret string) (kept, error) {
 	if secret == "" {
 		return kept{body: body}, nil
 	}
+	if !strings.HasPrefix(secret, signing.SecretPrefix) {
+		// An ed25519 private key is never shown, so never replayed either: no
+		// placeholder stands for it, and an answer holding it is refused.
+		if bytes.Contains(body, []byte(secret)) || bytes.Contains(body, []byte(keyMaterial(secret))) {
+			return kept{}, errKeptSecret
+		}
+		return kept{body: body}, nil
+	}
 	value, err := json.Marshal(secret)
 	if err != nil {
 		return kept{}, fmt.Errorf("encode secret: %w", err)
@@ -72,15 +84,24 @@ func withoutSecret(body []byte, endpointID, secret string) (kept, error) {
 	if member := append([]byte(secretMember), value...); bytes.Contains(body, member) {
 		k = kept{body: bytes.ReplaceAll(body, member, []byte(secretMember+secretPlaceholder)), secretEndpointID: &endpointID}
 	}
-	if bytes.Contains(k.body, []byte(secret)) {
+	if bytes.Contains(k.body, []byte(secret)) || bytes.Contains(k.body, []byte(keyMaterial(secret))) {
 		return kept{}, errKeptSecret
 	}
 	return k, nil
 }
 
+// keyMaterial is a key without its prefix ("whsec_", "whsk_"): the base64 of the secret
+// or of an ed25519 seed (CONTRACT §25), which must not be kept either.
+func keyMaterial(key string) string {
+	if _, rest, ok := strings.Cut(key, "_"); ok && rest != "" {
+		return rest
+	}
+	return key
+}
+
 // withCurrentSecret is a kept answer as replayed: the placeholder replaced by the
 // current secret of the endpoint it names (none: body as kept). An endpoint deleted
-// since has no secret any more: the replay shows "".
+// since, or signing with ed25519 since, has no secret any more: the replay shows "".
 func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, endpointID *string) ([]byte, error) {
 	if endpointID == nil {
 		return body, nil
@@ -89,8 +110,11 @@ func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, end
 	if err := s.in(ctx, env).Model(&models.WebhookEndpoint{}).Where("id = ?", *endpointID).Pluck("secret", &secrets).Error; err != nil {
 		return nil, fmt.Errorf("current secret of webhook endpoint %s: %w", *endpointID, err)
 	}
+	// Only an HMAC secret is ever shown: an endpoint that has switched to ed25519 since
+	// has no secret to show (its private key never leaves Revops, CONTRACT §25), as a
+	// deleted one has none.
 	current := ""
-	if len(secrets) == 1 {
+	if len(secrets) == 1 && strings.HasPrefix(secrets[0], signing.SecretPrefix) {
 		current = secrets[0]
 	}
 	value, err := json.Marshal(current)

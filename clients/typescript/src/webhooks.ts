@@ -1,6 +1,9 @@
-// Webhook verification (CONTRACT §8): Revops signs as Standard Webhooks, so the
-// reference `standardwebhooks` library checks the signature and the timestamp (5 minutes
-// either way); this file adds the typed payload and a typed error.
+// Webhook verification (CONTRACT §8, §25): Revops signs as Standard Webhooks, so the
+// reference `standardwebhooks` library checks an hmac-sha256 endpoint's `v1` signature and
+// the timestamp (5 minutes either way). That library checks `v1` only: an ed25519
+// endpoint's `v1a` signatures are checked here with Node's own crypto, given its public
+// key (`whpk_…`). This file adds the typed payload and a typed error.
+import { createPublicKey, verify as verifySignature, type KeyObject } from "node:crypto";
 import { Webhook, WebhookVerificationError as StandardError } from "standardwebhooks";
 import type { webhooks } from "./generated/schema.js";
 
@@ -48,16 +51,18 @@ export class WebhookVerificationError extends Error {
 }
 
 /**
- * Verifies webhooks of one endpoint. Give it the endpoint's secret (`whsec_…`); while you
- * rotate, give both the new and the old one: a signature under either is accepted.
+ * Verifies webhooks of one endpoint. Give it the endpoint's signing key as the API shows
+ * it: its secret (`whsec_…`) for an hmac-sha256 endpoint, its `public_key` (`whpk_…`) for
+ * an ed25519 one. While you rotate (or switch schemes), give both the new and the old
+ * one: a signature under either is accepted.
  */
 export class Webhooks {
-  readonly #verifiers: Webhook[];
+  readonly #verifiers: Verifier[];
 
-  constructor(secret: string | readonly string[]) {
-    const secrets = typeof secret === "string" ? [secret] : [...secret];
-    if (secrets.length === 0 || secrets.some((s) => !s)) throw new TypeError("Webhooks: a signing secret (whsec_…) is required");
-    this.#verifiers = secrets.map((s) => new Webhook(s));
+  constructor(key: string | readonly string[]) {
+    const keys = typeof key === "string" ? [key] : [...key];
+    if (keys.length === 0 || keys.some((k) => !k)) throw new TypeError("Webhooks: a signing secret (whsec_…) or public key (whpk_…) is required");
+    this.#verifiers = keys.map((k) => (k.startsWith(PUBLIC_KEY_PREFIX) ? ed25519Verifier(k) : standardVerifier(k)));
   }
 
   /**
@@ -72,12 +77,12 @@ export class Webhooks {
     let failure: WebhookVerificationError | undefined;
     for (const verifier of this.#verifiers) {
       try {
-        verifier.verify(body, picked, { jsonParse: false });
+        verifier(body, picked);
         return parseEvent(body.toString());
       } catch (err) {
-        if (!(err instanceof StandardError)) throw err;
-        failure ??= translate(err);
-        // A timestamp fault is the same under every secret: no point trying the others.
+        if (!(err instanceof WebhookVerificationError)) throw err;
+        failure ??= err;
+        // A timestamp fault is the same under every key: no point trying the others.
         if (failure.reason !== "bad_signature") break;
       }
     }
@@ -85,9 +90,54 @@ export class Webhooks {
   }
 }
 
-/** Verifies one delivery with the endpoint's secret(s); see {@link Webhooks.verify}. */
-export function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, secret: string | readonly string[]): WebhookEvent {
-  return new Webhooks(secret).verify(payload, headers);
+/** Verifies one delivery with the endpoint's key(s); see {@link Webhooks.verify}. */
+export function verifyWebhook(payload: string | Uint8Array, headers: WebhookHeaders, key: string | readonly string[]): WebhookEvent {
+  return new Webhooks(key).verify(payload, headers);
+}
+
+/** Throws a WebhookVerificationError unless the delivery is signed under its key and fresh. */
+type Verifier = (body: string | Buffer, headers: Record<string, string>) => void;
+
+const PUBLIC_KEY_PREFIX = "whpk_";
+const TOLERANCE_SECONDS = 5 * 60; // as the standardwebhooks library allows
+
+/** An hmac-sha256 secret's verifier: the reference library, its errors made typed. */
+function standardVerifier(secret: string): Verifier {
+  const wh = new Webhook(secret);
+  return (body, headers) => {
+    try {
+      wh.verify(body, headers, { jsonParse: false });
+    } catch (err) {
+      throw err instanceof StandardError ? translate(err) : err;
+    }
+  };
+}
+
+/**
+ * An ed25519 public key's verifier: a `v1a,<base64>` entry of webhook-signature must be
+ * the signature of "id.timestamp.body"; the timestamp is checked as the reference library
+ * checks it. The key is imported from its 32 raw bytes as a JWK (no other dependency).
+ */
+function ed25519Verifier(publicKey: string): Verifier {
+  const raw = Buffer.from(publicKey.slice(PUBLIC_KEY_PREFIX.length), "base64");
+  if (raw.length !== 32) throw new TypeError("Webhooks: the public key is not whpk_ followed by the base64 of a 32-byte ed25519 key");
+  const key: KeyObject = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: raw.toString("base64url") }, format: "jwk" });
+  return (body, headers) => {
+    const id = headers["webhook-id"], ts = headers["webhook-timestamp"], sigs = headers["webhook-signature"];
+    if (!id || !ts || !sigs) throw new WebhookVerificationError("missing_headers", "Webhook refused: Missing required headers");
+    const sent = Number(ts);
+    if (!/^\d+$/.test(ts) || !Number.isSafeInteger(sent)) throw new WebhookVerificationError("bad_signature", "Webhook refused: Invalid Signature Headers");
+    const now = Math.floor(Date.now() / 1000);
+    if (now - sent > TOLERANCE_SECONDS) throw new WebhookVerificationError("timestamp_too_old", "Webhook refused: Message timestamp too old");
+    if (sent > now + TOLERANCE_SECONDS) throw new WebhookVerificationError("timestamp_too_new", "Webhook refused: Message timestamp too new");
+    const signed = Buffer.concat([Buffer.from(`${id}.${ts}.`), typeof body === "string" ? Buffer.from(body) : body]);
+    for (const entry of sigs.split(" ")) {
+      const [version, signature] = entry.split(",", 2);
+      if (version !== "v1a" || !signature) continue;
+      if (verifySignature(null, signed, key, Buffer.from(signature, "base64"))) return;
+    }
+    throw new WebhookVerificationError("bad_signature", "Webhook refused: No matching signature found");
+  };
 }
 
 const NAMES = ["webhook-id", "webhook-timestamp", "webhook-signature"] as const;

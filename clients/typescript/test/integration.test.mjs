@@ -300,4 +300,27 @@ describe("against a running Revops", { skip }, () => {
     assert.equal(delivery.headers["webhook-id"], event.event.id);
     assert.throws(() => verifyWebhook(delivery.body, delivery.headers, "whsec_" + Buffer.alloc(32, 7).toString("base64")));
   });
+
+  test("an ed25519 endpoint's v1a webhook verifies with its public key, both keys during a rotation", { skip: dataDir ? false : "set REVOPS_DATA_DIR to the dev server's data dir (its local CA signs the receiver's certificate)" }, async (t) => {
+    const receiver = await httpsReceiver(dataDir);
+    t.after(receiver.close);
+    const endpoint = await revops.createWebhookEndpoint({ url: `${receiver.url}/hooks`, event_types: ["account-created"], description: tag(), signing: "ed25519" });
+    t.after(() => revops.deleteWebhookEndpoint(endpoint.id).catch(() => {}));
+    assert.equal(endpoint.signing, "ed25519");
+    assert.match(endpoint.public_key, /^whpk_/);
+    assert.equal(endpoint.secret, undefined, "an ed25519 endpoint shows no secret");
+
+    const first = await revops.createAccount({ name: "Webhook TS ed25519" });
+    const delivery = await receiver.waitFor((d) => d.body.includes(first.id), 90_000);
+    assert.equal(verifyWebhook(delivery.body, delivery.headers, endpoint.public_key).account.id, first.id);
+
+    const rotated = await revops.rotateWebhookEndpointSecret(endpoint.id);
+    assert.match(rotated.public_key, /^whpk_/);
+    assert.notEqual(rotated.public_key, endpoint.public_key);
+    const second = await revops.createAccount({ name: "Webhook TS ed25519 rotated" });
+    const after = await receiver.waitFor((d) => d.body.includes(second.id), 90_000);
+    for (const key of [rotated.public_key, endpoint.public_key]) {
+      assert.equal(verifyWebhook(after.body, after.headers, key).account.id, second.id);
+    }
+  });
 });

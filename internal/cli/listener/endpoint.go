@@ -25,7 +25,16 @@ type Endpoint struct {
 	URL         string   `json:"url"`
 	Description string   `json:"description"`
 	EventTypes  []string `json:"event_types"`
-	Secret      string   `json:"secret"`
+	Secret      string   `json:"secret"`     // hmac-sha256: shown only by the create
+	PublicKey   string   `json:"public_key"` // ed25519 (CONTRACT §25)
+}
+
+// Key is what verifies the endpoint's deliveries: its secret, or its public key.
+func (e Endpoint) Key() string {
+	if e.PublicKey != "" {
+		return e.PublicKey
+	}
+	return e.Secret
 }
 
 // Owner identifies a listen process: its pid and host, and how to tell whether another
@@ -76,9 +85,10 @@ func (o Owner) leftOver(description string) bool {
 }
 
 // Open removes the endpoints that killed listens of this host left behind, then creates
-// this listen's own endpoint to receiverURL for eventTypes (nil: every type, "*"). The
-// configured endpoints are never touched. removed lists the ids it deleted.
-func Open(ctx context.Context, api *revops.Client, o Owner, receiverURL, method string, eventTypes []string) (ep Endpoint, removed []string, err error) {
+// this listen's own endpoint to receiverURL for eventTypes (nil: every type, "*"), signed
+// with scheme signing ("": the API's default, hmac-sha256). The configured endpoints are
+// never touched. removed lists the ids it deleted.
+func Open(ctx context.Context, api *revops.Client, o Owner, receiverURL, method, signing string, eventTypes []string) (ep Endpoint, removed []string, err error) {
 	removed, err = RemoveLeftovers(ctx, api, o)
 	if err != nil {
 		return ep, removed, err
@@ -90,10 +100,14 @@ func Open(ctx context.Context, api *revops.Client, o Owner, receiverURL, method 
 	for i, t := range eventTypes {
 		types[i] = revops.EndpointEventType(t)
 	}
-	created, err := api.CreateWebhookEndpoint(ctx, &revops.EndpointCreate{
+	create := &revops.EndpointCreate{
 		URL: receiverURL, Method: revops.Ptr(revops.WebhookMethod(method)), Description: revops.Value(o.description()),
 		EventTypes: types, Enabled: revops.Bool(true),
-	})
+	}
+	if signing != "" {
+		create.Signing = revops.Ptr(revops.EndpointSigning(signing)) // the API judges the name
+	}
+	created, err := api.CreateWebhookEndpoint(ctx, create)
 	if err != nil {
 		return ep, removed, fmt.Errorf("create the temporary webhook endpoint: %w", cliapi.Err(err))
 	}
@@ -134,6 +148,9 @@ func Close(ctx context.Context, api *revops.Client, id string) error {
 // endpointOf is what a listen keeps of an endpoint of the API.
 func endpointOf(e *revops.Endpoint) Endpoint {
 	ep := Endpoint{ID: e.ID, URL: e.URL, Description: cliapi.Value(e.Description), Secret: e.Secret}
+	if e.PublicKey != nil {
+		ep.PublicKey = *e.PublicKey
+	}
 	for _, t := range e.EventTypes {
 		ep.EventTypes = append(ep.EventTypes, string(t))
 	}

@@ -59,7 +59,7 @@ func TestListenEndpointLifecycle(t *testing.T) {
 	killed := endpoints(t, c)[listener.Marker+" 200@devbox"]
 
 	me := owner(100, "devbox")
-	ep, removed, err := listener.Open(ctx, c, me, receiver, "POST", listener.ParseEvents("deal-signed, account-created,"))
+	ep, removed, err := listener.Open(ctx, c, me, receiver, "POST", "", listener.ParseEvents("deal-signed, account-created,"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +91,24 @@ func TestListenEndpointLifecycle(t *testing.T) {
 		t.Fatal("listen's endpoint is still there after Close")
 	}
 
+	// An ed25519 endpoint (--signing ed25519): no secret, its public key verifies.
+	signed, _, err := listener.Open(ctx, c, me, receiver, "POST", "ed25519", nil)
+	if err != nil || signed.Secret != "" || !strings.HasPrefix(signed.PublicKey, "whpk_") || signed.Key() != signed.PublicKey {
+		t.Fatalf("ed25519 endpoint: %+v %v", signed, err)
+	}
+	_ = listener.Close(ctx, c, signed.ID)
+	if _, _, err := listener.Open(ctx, c, me, receiver, "POST", "rsa", nil); err == nil {
+		t.Fatal("an unknown scheme was accepted")
+	}
+
 	// Every type by default; an unknown type is refused by the API and creates nothing.
-	all, _, err := listener.Open(ctx, c, me, receiver, "GET", listener.ParseEvents(""))
+	all, _, err := listener.Open(ctx, c, me, receiver, "GET", "", listener.ParseEvents(""))
 	if err != nil || !slices.Equal(all.EventTypes, []string{"*"}) {
 		t.Fatalf("default types: %+v %v", all, err)
 	}
 	_ = listener.Close(ctx, c, all.ID)
 	n := len(endpoints(t, c))
-	_, _, err = listener.Open(ctx, c, me, receiver, "POST", []string{"deal-signed", "deal-exploded"})
+	_, _, err = listener.Open(ctx, c, me, receiver, "POST", "", []string{"deal-signed", "deal-exploded"})
 	var apiErr *revops.Error
 	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_event_type" || !strings.Contains(err.Error(), "deal-exploded") {
 		t.Fatalf("unknown type: %v", err)
@@ -150,7 +160,7 @@ func TestListenEventsFromTheCatalog(t *testing.T) {
 	}
 	for _, name := range operational {
 		types := listener.ParseEvents(name + ", deal-signed")
-		ep, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", types)
+		ep, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", "", types)
 		if err != nil {
 			t.Fatalf("--events %s: %v", name, err)
 		}
@@ -161,7 +171,7 @@ func TestListenEventsFromTheCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", []string{"endpoint-nope"})
+	_, _, err := listener.Open(ctx, c, me, "https://127.0.0.1:4443/webhooks", "POST", "", []string{"endpoint-nope"})
 	if err == nil || !strings.Contains(err.Error(), "invalid_event_type") || !strings.Contains(err.Error(), "endpoint-nope") {
 		t.Fatalf("an unknown type: %v", err)
 	}

@@ -22,7 +22,7 @@ import (
 
 // Handler receives webhooks.
 type Handler struct {
-	Secrets   func() []string // signing secrets to accept
+	Secrets   func() []string // keys to accept: whsec_ secrets (v1) and whpk_ public keys (v1a)
 	Ack       string          // the acknowledgement sentence
 	Fail      bool            // refuse every delivery (to watch retries)
 	ForwardTo string          // relay to this URL and answer with its response
@@ -93,7 +93,7 @@ func (h *Handler) inspect(hdr http.Header, body []byte) Received {
 		rec.Problem = "unsigned"
 		return rec
 	}
-	rec.Problem = "signature does not match the endpoint's secret"
+	rec.Problem = "signature does not match the endpoint's key"
 	for _, s := range h.Secrets() {
 		err := signing.Verify(s, id, ts, sigs, body, h.now(), 5*time.Minute)
 		if err == nil {

@@ -70,6 +70,7 @@ type EndpointFields struct {
 	EventTypes  *[]string
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
+	Signing     *string // hmac-sha256 or ed25519 (CONTRACT §25)
 	// Headers are the custom headers to set (a null value removes one; null as a whole
 	// removes them all) (CONTRACT §25).
 	Headers bodyfields.Field[map[string]HeaderValue]
@@ -103,6 +104,9 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		r := checkRetryPolicy(&fs, *in.RetryPolicy, base)
 		p.RetryPolicy = &r
 	}
+	if in.Signing != nil && checkSigning(&fs, *in.Signing) {
+		p.Signing = in.Signing
+	}
 	if in.Headers.Set {
 		c := HeaderChanges{Clear: true}
 		if !in.Headers.Null {
@@ -125,6 +129,10 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		if p.RetryPolicy == nil {
 			p.RetryPolicy = &base
 		}
+		if p.Signing == nil {
+			hmac := signing.SchemeHMAC
+			p.Signing = &hmac
+		}
 		if p.Headers != nil && len(fs) == 0 {
 			if _, err := mergeHeaders(nil, *p.Headers); err != nil {
 				return p, err
@@ -141,6 +149,18 @@ func checkMethod(fs *apperr.Faults, m string) bool {
 	}
 	if m != http.MethodPost && m != http.MethodGet {
 		fs.Invalid("method", "method must be POST or GET.")
+		return false
+	}
+	return true
+}
+
+// checkSigning records a fault unless s names a signing scheme, and tells whether it does.
+func checkSigning(fs *apperr.Faults, s string) bool {
+	if !textcheck.LineOK(fs, "signing", s) {
+		return false
+	}
+	if s != signing.SchemeHMAC && s != signing.SchemeEd25519 {
+		fs.Invalid("signing", "signing must be %q or %q.", signing.SchemeHMAC, signing.SchemeEd25519)
 		return false
 	}
 	return true
@@ -270,7 +290,7 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err := e.checkDestination(ctx, *p.URL); err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	secret, err := signing.NewSecret()
+	secret, err := signing.NewKey(*p.Signing)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
@@ -307,6 +327,11 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 			return cur, err
 		}
 	}
+	if p.Signing != nil { // used only if the scheme changes (applyPatch)
+		if p.NewKey, err = signing.NewKey(*p.Signing); err != nil {
+			return cur, err
+		}
+	}
 	return UpdateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), reply)
 }
 
@@ -330,13 +355,10 @@ func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply
 	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
-// Rotate makes a new secret for the endpoint; the old one keeps signing for RotationOverlap.
+// Rotate makes a new key of the endpoint's scheme (a secret, or an ed25519 key pair);
+// the old one keeps signing for RotationOverlap.
 func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
-	secret, err := signing.NewSecret()
-	if err != nil {
-		return models.WebhookEndpoint{}, err
-	}
-	return RotateSecret(ctx, e.Store, env, id, secret, time.Now().UTC(), RotationOverlap, reply)
+	return RotateKey(ctx, e.Store, env, id, time.Now().UTC(), RotationOverlap, reply)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/platform/apiobject"
+	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
 )
 
@@ -26,7 +28,9 @@ type EndpointObject struct {
 	// Headers are the custom headers (CONTRACT §25), each value Redacted but in the
 	// answer of the write that set it (WithHeadersShown).
 	Headers   map[string]string `json:"headers"`
-	Secret    string            `json:"secret,omitempty"` // only in the answer of the create
+	Signing   string            `json:"signing"`          // hmac-sha256 or ed25519 (CONTRACT §25)
+	PublicKey *string           `json:"public_key"`       // ed25519 only: whpk_…, derived from the private key
+	Secret    string            `json:"secret,omitempty"` // only in the answer of the create, hmac only
 	CreatedAt string            `json:"created_at"`
 	UpdatedAt string            `json:"updated_at"`
 }
@@ -78,6 +82,7 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 		Health: ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers),
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
+	o.Signing, o.PublicKey = signingOf(ep)
 	if !ep.Enabled {
 		o.Status = "disabled"
 	}
@@ -87,10 +92,27 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 	return o
 }
 
-// ToEndpointWithSecret is the answer of the create: the object with its secret.
+// signingOf is ep's scheme and, for ed25519, its public key. The private key is never
+// shown; a stored key that does not decode (Revops stores none) shows no public key.
+func signingOf(ep models.WebhookEndpoint) (string, *string) {
+	scheme := signing.Scheme(ep.Secret)
+	if scheme != signing.SchemeEd25519 {
+		return scheme, nil
+	}
+	pub, err := signing.PublicKey(ep.Secret)
+	if err != nil {
+		return scheme, nil
+	}
+	return scheme, &pub
+}
+
+// ToEndpointWithSecret is the answer of the create: the object with its secret — for an
+// ed25519 endpoint the object alone, its public_key being what the receiver keeps.
 func ToEndpointWithSecret(ep models.WebhookEndpoint) EndpointObject {
 	o := ToEndpointObject(ep)
-	o.Secret = ep.Secret
+	if o.Signing == signing.SchemeHMAC {
+		o.Secret = ep.Secret
+	}
 	return o
 }
 
@@ -121,20 +143,41 @@ func ToDeletedEndpoint(ep models.WebhookEndpoint) DeletedEndpoint {
 	return apiobject.DeletedOf("webhook_endpoint", ep.ID)
 }
 
-// SecretObject is an endpoint's signing secret (CONTRACT §8, §13), with the end of the
-// previous secret's overlap while it still signs.
+// SecretObject is an endpoint's signing key as the secret routes show it (CONTRACT §8,
+// §13, §25), with the end of the previous key's overlap while it still signs: the
+// secret of an hmac-sha256 endpoint, the public key of an ed25519 one (whose private
+// key is never shown).
 type SecretObject struct {
 	Object            string  `json:"object"`
-	Secret            string  `json:"secret"`
+	Secret            string  `json:"secret,omitempty"`
+	PublicKey         string  `json:"public_key,omitempty"`
 	PreviousExpiresAt *string `json:"previous_secret_expires_at"`
 }
 
-// ToSecretObject is ep's secret as the API shows it now.
+// ToSecretObject is ep's key as the API shows it now: the answer of a rotation.
 func ToSecretObject(ep models.WebhookEndpoint) SecretObject {
-	o := SecretObject{Object: "webhook_secret", Secret: ep.Secret}
+	o := SecretObject{Object: "webhook_secret"}
+	if scheme, pub := signingOf(ep); scheme == signing.SchemeEd25519 {
+		if pub != nil {
+			o.PublicKey = *pub
+		}
+	} else {
+		o.Secret = ep.Secret
+	}
 	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && time.Now().Before(*ep.PreviousUntil) {
 		at := ep.PreviousUntil.UTC().Format(time.RFC3339)
 		o.PreviousExpiresAt = &at
 	}
 	return o
+}
+
+// ReadSecret is the answer of GET …/secret: ep's secret, or, for an ed25519 endpoint,
+// ErrNotFound (404 resource_missing, CONTRACT §25) — it has no secret a client may read,
+// only a public key, which the endpoint object shows.
+func ReadSecret(ep models.WebhookEndpoint) (SecretObject, error) {
+	if signing.Scheme(ep.Secret) == signing.SchemeEd25519 {
+		return SecretObject{}, apperr.NotFound(
+			"This endpoint signs with ed25519: its private key is never shown. Verify its deliveries with the public_key the endpoint shows.")
+	}
+	return ToSecretObject(ep), nil
 }

@@ -69,7 +69,9 @@ type Message struct {
 	Headers map[string]string
 }
 
-// SigningSecrets are the current secret and, during the rotation overlap, the previous one.
+// SigningSecrets are the current key and, during the overlap of a rotation or a change of
+// scheme, the previous one: HMAC secrets or ed25519 private keys, each signing in its own
+// scheme (signing.Sign reads the prefix, CONTRACT §25).
 func SigningSecrets(ep models.WebhookEndpoint, now time.Time) []string {
 	secrets := []string{ep.Secret}
 	if ep.PreviousSecret != "" && ep.PreviousUntil != nil && now.Before(*ep.PreviousUntil) {

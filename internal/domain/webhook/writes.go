@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -34,7 +35,12 @@ type EndpointPatch struct {
 	EventTypes               []string // nil: unchanged
 	RetryPolicy              *models.RetryPolicy
 	Enabled                  *bool
-	Headers                  *HeaderChanges // merged into the headers as locked
+	// Signing is the scheme asked for (CONTRACT §25). When it is not the endpoint's,
+	// NewKey (a fresh key of that scheme) becomes its key and the old one keeps signing
+	// for RotationOverlap, as in a rotation.
+	Signing *string
+	NewKey  string
+	Headers *HeaderChanges // merged into the headers as locked
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -157,6 +163,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (mod
 	if p.RetryPolicy != nil {
 		next.RetryPolicy = *p.RetryPolicy
 	}
+	if p.Signing != nil && *p.Signing != signing.Scheme(cur.Secret) && p.NewKey != "" {
+		next = withNewKey(next, p.NewKey, now, RotationOverlap)
+	}
 	if p.Headers != nil {
 		h, err := mergeHeaders(cur.Headers, *p.Headers)
 		if err != nil {
@@ -165,6 +174,14 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (mod
 		next.Headers = h
 	}
 	return next, nil
+}
+
+// withNewKey is ep signing with key from now on, its current key still signing until
+// now+overlap (a rotation, or a change of scheme: CONTRACT §25).
+func withNewKey(ep models.WebhookEndpoint, key string, now time.Time, overlap time.Duration) models.WebhookEndpoint {
+	until := now.Add(overlap)
+	ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, key, now
+	return ep
 }
 
 // DeleteEndpoint removes endpoint id. Its unfinished deliveries end skipped
@@ -189,17 +206,33 @@ func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, r
 	return ep, err
 }
 
-// RotateSecret makes newSecret endpoint id's current secret at now; the old one keeps
-// signing until now+overlap. reply's answer is the secret (ToSecretObject).
+// RotateSecret makes newSecret endpoint id's current key at now; the old one keeps
+// signing until now+overlap. reply's answer is the secret, or the public key of an
+// ed25519 endpoint (ToSecretObject).
 func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret string, now time.Time, overlap time.Duration, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
+	return rotate(ctx, st, env, id, func(string) (string, error) { return newSecret, nil }, now, overlap, reply)
+}
+
+// RotateKey is RotateSecret with a fresh key of the endpoint's own scheme (a secret, or
+// an ed25519 key pair). The scheme is read under the endpoint's lock, so that a rotation
+// racing a change of scheme makes a key of the scheme it finds, never undoing the change.
+func RotateKey(ctx context.Context, st Writer, env models.Env, id string, now time.Time, overlap time.Duration, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
+	return rotate(ctx, st, env, id, signing.NewKey, now, overlap, reply)
+}
+
+// rotate gives endpoint id the key newKey makes for its scheme.
+func rotate(ctx context.Context, st Writer, env models.Env, id string, newKey func(scheme string) (string, error), now time.Time, overlap time.Duration, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
 		if ep, err = tx.LockEndpoint(id); err != nil {
 			return err
 		}
-		until := now.Add(overlap)
-		ep.PreviousSecret, ep.PreviousUntil, ep.Secret, ep.UpdatedAt = ep.Secret, &until, newSecret, now
+		key, err := newKey(signing.Scheme(ep.Secret))
+		if err != nil {
+			return err
+		}
+		ep = withNewKey(ep, key, now, overlap)
 		if err := tx.SaveEndpoint(&ep); err != nil {
 			return err
 		}

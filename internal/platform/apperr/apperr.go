@@ -117,6 +117,22 @@ func Invalid(err error, code, param, format string, args ...any) error {
 	return &InvalidError{Err: err, Code: code, Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
+// NotFoundError is ErrNotFound with words of its own, for an object that exists but
+// whose part asked for does not (the private key of an ed25519 endpoint, CONTRACT §25):
+// the edge answers 404 resource_missing with Message.
+type NotFoundError struct {
+	Message string
+}
+
+func (e *NotFoundError) Error() string { return "not found: " + e.Message }
+
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// NotFound builds a *NotFoundError.
+func NotFound(format string, args ...any) error {
+	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
+}
+
 // BusyError is a request refused because what it needs is busy now: a lock held past the
 // lock timeout (lock_timeout), a bound on concurrent work (rate_limited). It changed
 // nothing; the caller retries after RetryAfter (CONTRACT §21). The edge answers 429.

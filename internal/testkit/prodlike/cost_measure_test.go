@@ -46,6 +46,9 @@ import (
 //	temporal.plugin=NAME       the Temporal server's SQL plugin (postgres12, postgres12_pgx)
 //	temporal.shards=N          numHistoryShards of the arm's Temporal cluster
 //	temporal.dynamic=PATH      the Temporal dynamic config (default deploy/temporal's)
+//	cost.filter=4k             the endpoint carries costFilter, a §25 filter of 4 KiB and
+//	                           maximum depth that every change's event passes (created by
+//	                           POST /v1/webhook_endpoints, as the singular route takes none)
 //
 // e.g. "old=acfe645,new=.,pgx=.:temporal.plugin=postgres12_pgx:temporal.shards=1". The
 // temporal.* settings apply to the split and serve shapes (the dev shape embeds its own
@@ -167,6 +170,7 @@ type costArm struct {
 	env       []string // REVOPS_*=value for its Revops processes
 	opts      prodlike.Options
 	bin, hash string
+	filter    bool // cost.filter=4k
 }
 
 func (a costArm) describe() string {
@@ -180,6 +184,9 @@ func (a costArm) describe() string {
 	}
 	if a.opts.DynamicConfig != "" {
 		s = append(s, "temporal.dynamic="+a.opts.DynamicConfig)
+	}
+	if a.filter {
+		s = append(s, "cost.filter=4k")
 	}
 	if len(s) == 0 {
 		return "default settings"
@@ -240,10 +247,15 @@ func parseArms(spec string) ([]costArm, error) {
 				a.opts.HistoryShards = n
 			case k == "temporal.dynamic":
 				a.opts.DynamicConfig = v
+			case k == "cost.filter":
+				if v != "4k" {
+					return nil, fmt.Errorf("arm %s: cost.filter %q: 4k", name, v)
+				}
+				a.filter = true
 			case regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`).MatchString(k):
 				a.env = append(a.env, set)
 			default:
-				return nil, fmt.Errorf("arm %s: unknown setting %q (an environment variable NAME=value, or temporal.plugin, temporal.shards, temporal.dynamic)", name, set)
+				return nil, fmt.Errorf("arm %s: unknown setting %q (an environment variable NAME=value, or temporal.plugin, temporal.shards, temporal.dynamic, cost.filter)", name, set)
 			}
 		}
 		for _, b := range arms {
@@ -377,7 +389,14 @@ func runCostArm(t testing.TB, cfg costConfig, shape string, round int, a costArm
 	t.Cleanup(tr.CloseIdleConnections)
 	ctx := context.Background()
 	cl := &costClient{hc: hc, url: url, key: key}
-	if _, err := cl.do(ctx, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL, "method": "POST", "enabled": true}); err != nil {
+	endpoint := map[string]any{"url": rc.URL, "method": "POST", "enabled": true}
+	route := "PUT /v1/webhook_endpoint"
+	if a.filter {
+		endpoint["filter"] = json.RawMessage(costFilter(t))
+		route = "POST /v1/webhook_endpoints"
+	}
+	method, path, _ := strings.Cut(route, " ")
+	if _, err := cl.do(ctx, method, path, endpoint); err != nil {
 		t.Fatal(err)
 	}
 	accounts := make([]string, slices.Max(cfg.clients))
@@ -846,16 +865,16 @@ func ratio(rows, base []costRow, f func(costRow) float64) string {
 
 // TestCostArmsSyntax checks the arm syntax BenchmarkDeliveryCost reads.
 func TestCostArmsSyntax(t *testing.T) {
-	arms, err := parseArms("old=acfe645,new=.,pgx=.:temporal.plugin=postgres12_pgx:temporal.shards=8:REVOPS_X=a=b")
+	arms, err := parseArms("old=acfe645,new=.,pgx=.:temporal.plugin=postgres12_pgx:temporal.shards=8:REVOPS_X=a=b:cost.filter=4k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(arms) != 3 || arms[0].name != "old" || arms[0].rev != "acfe645" || arms[1].rev != "." ||
 		arms[2].opts.TemporalPlugin != "postgres12_pgx" || arms[2].opts.HistoryShards != 8 ||
-		!slices.Equal(arms[2].env, []string{"REVOPS_X=a=b"}) {
+		!slices.Equal(arms[2].env, []string{"REVOPS_X=a=b"}) || arms[1].filter || !arms[2].filter {
 		t.Fatalf("parsed %+v", arms)
 	}
-	for _, bad := range []string{"old", "=x", "a=", "a=.:temporal.plugin=mysql8", "a=.:temporal.shards=0", "a=.:lower=x", "a=.,a=HEAD"} {
+	for _, bad := range []string{"old", "=x", "a=", "a=.:temporal.plugin=mysql8", "a=.:temporal.shards=0", "a=.:lower=x", "a=.,a=HEAD", "a=.:cost.filter=8k"} {
 		if _, err := parseArms(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

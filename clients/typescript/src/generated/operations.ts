@@ -267,6 +267,8 @@ export abstract class RevopsOperations {
   /**
    * The signing secret
    *
+   * hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+   *
    * `GET /v1/webhook_endpoint/secret`
    */
   getWebhookSecret(options?: RequestOptions): Promise<Result<"getWebhookSecret">> {
@@ -276,7 +278,7 @@ export abstract class RevopsOperations {
   /**
    * Make a new signing secret
    *
-   * Takes no body (or an empty JSON object). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+   * Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
    *
    * `POST /v1/webhook_endpoint/rotate_secret`
    */
@@ -354,6 +356,8 @@ export abstract class RevopsOperations {
   /**
    * A webhook endpoint's signing secret
    *
+   * hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+   *
    * `GET /v1/webhook_endpoints/{id}/secret`
    */
   getWebhookEndpointSecret(id: PathParams<"getWebhookEndpointSecret">["id"], options?: RequestOptions): Promise<Result<"getWebhookEndpointSecret">> {
@@ -363,7 +367,7 @@ export abstract class RevopsOperations {
   /**
    * Rotate a webhook endpoint's signing secret
    *
-   * Takes no body (or an empty JSON object). The previous secret keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+   * Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). The previous key keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
    *
    * `POST /v1/webhook_endpoints/{id}/rotate_secret`
    */

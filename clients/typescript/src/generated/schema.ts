@@ -344,7 +344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signing secret */
+        /**
+         * The signing secret
+         * @description hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+         */
         get: operations["getWebhookSecret"];
         put?: never;
         post?: never;
@@ -365,7 +368,7 @@ export interface paths {
         put?: never;
         /**
          * Make a new signing secret
-         * @description Takes no body (or an empty JSON object). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+         * @description Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -453,7 +456,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** A webhook endpoint's signing secret */
+        /**
+         * A webhook endpoint's signing secret
+         * @description hmac-sha256 endpoints only: an ed25519 endpoint has no secret to read (its private key is never shown) and answers 404 resource_missing; its public_key is on the endpoint.
+         */
         get: operations["getWebhookEndpointSecret"];
         put?: never;
         post?: never;
@@ -477,7 +483,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Takes no body (or an empty JSON object). The previous secret keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none).
+         * @description Takes no body (or an empty JSON object). A new key of the endpoint's scheme: a secret (hmac-sha256) or a key pair whose public_key the answer shows (ed25519). The previous key keeps signing for 24 h. A replay with the same Idempotency-Key shows the endpoint's current secret (kept answers hold none); an ed25519 rotation's replay shows the public key it answered first.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -1373,13 +1379,17 @@ export interface components {
             /** @default true */
             enabled?: boolean;
         };
+        /** @description An endpoint's signing key: secret for an hmac-sha256 endpoint, public_key for an ed25519 one (exactly one of them; GET …/secret answers hmac-sha256 endpoints only). */
         WebhookSecret: {
             /** @constant */
             object: "webhook_secret";
-            secret: string;
+            /** @description An hmac-sha256 endpoint's secret. */
+            secret?: string;
+            /** @description An ed25519 endpoint's public key (the answer of its rotation); its private key is never shown. */
+            public_key?: string;
             /**
              * Format: date-time
-             * @description Until when the previous secret still signs.
+             * @description Until when the previous key (secret or ed25519 key) still signs.
              */
             previous_secret_expires_at: string | null;
         };
@@ -1626,8 +1636,15 @@ export interface components {
             disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
             health: components["schemas"]["EndpointHealth"];
+            /**
+             * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+             * @enum {string}
+             */
+            signing: "hmac-sha256" | "ed25519";
+            /** @description For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256. */
+            public_key: string | null;
             headers: components["schemas"]["EndpointHeaders"];
-            /** @description Only in the answer of the create. */
+            /** @description Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead). */
             secret?: string;
             /**
              * Format: date-time
@@ -1688,6 +1705,12 @@ export interface components {
             /** @default true */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            /**
+             * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
+             * @default hmac-sha256
+             * @enum {string}
+             */
+            signing?: "hmac-sha256" | "ed25519";
             headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Only the fields given change. */
@@ -1703,6 +1726,11 @@ export interface components {
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            /**
+             * @description Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
+             * @enum {string}
+             */
+            signing?: "hmac-sha256" | "ed25519";
             headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Endpoints, newest first. */
@@ -2878,7 +2906,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new secret; the previous one still signs for 24 h. */
+            /** @description The new secret, or the new public key of an ed25519 endpoint; the previous key still signs for 24 h. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3160,7 +3188,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new secret. */
+            /** @description The new secret, or the new public key of an ed25519 endpoint; the previous key still signs for 24 h. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3845,7 +3873,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3913,7 +3941,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -3981,7 +4009,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4049,7 +4077,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4228,7 +4256,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4407,7 +4435,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4586,7 +4614,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4765,7 +4793,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4833,7 +4861,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4894,7 +4922,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -4950,7 +4978,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
@@ -5011,7 +5039,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Unix seconds of this attempt (not of the event), for the receiver's tolerance window. */
                 "webhook-timestamp": string;
-                /** @description Space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>" entries under the endpoint's secret (two while a rotated secret still signs). */
+                /** @description Space-separated entries, one per key that signs: "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under an hmac-sha256 secret, "v1a,<base64 ed25519 signature of id.timestamp.body>" under an ed25519 key, verified with the endpoint's public_key (two while a rotated key, or the key of the previous scheme, still signs: CONTRACT §25). */
                 "webhook-signature": string;
             };
             path?: never;
