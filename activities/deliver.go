@@ -167,7 +167,7 @@ func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, 
 	now := a.now()
 	res := a.Sender.Send(sendCtx, webhook.Message{
 		URL: ep.URL, Method: ep.Method, ID: ev.ID, Body: []byte(ev.Payload),
-		Secrets: webhook.SigningSecrets(ep, now), At: now,
+		Secrets: webhook.SigningSecrets(ep, now), At: now, Headers: ep.Headers, // read from the database, never the history
 	})
 	cancel()
 	att := newAttempt(ctx, ev, in, info, now)

@@ -342,6 +342,7 @@ func TestHostileInput(t *testing.T) {
 				"filter": map[string]any{"metric_name": "calls"}, "aggregation": "sum", "group_by": []any{"region"}})["key"].(string)
 			cases := append(hostileCases(seed), moreHostileCases(seed)...)
 			cases = append(cases, filterHostileCases(seed)...)
+			cases = append(cases, headerHostileCases(seed)...)
 			t.Logf("%s: %d hostile requests", db, len(cases))
 			before := h.fingerprint()
 			var failed int

@@ -13,7 +13,7 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter", "headers"},
 	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "public_key", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
@@ -31,6 +31,8 @@ type webhookEndpointsRequest struct {
 	RetryPolicy *webhook.RetryPolicyInput         `json:"retry_policy"`
 	Signing     *string                           `json:"signing"`
 	Filter      bodyfields.Field[json.RawMessage] `json:"filter"` // null or {} removes it (CONTRACT §25)
+	// Headers: a null value removes one; null removes them all (CONTRACT §25).
+	Headers bodyfields.Field[map[string]webhook.HeaderValue] `json:"headers"`
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
@@ -44,7 +46,7 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 		filter = &f
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
-		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter}
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter, Headers: r.Headers}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {
@@ -59,7 +61,7 @@ func (s *Server) createEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), webhook.ToEndpointWithSecret(ep))
+	render(c, reply.Status(), webhook.WithHeadersShown(webhook.ToEndpointWithSecret(ep), ep, webhook.SetHeaderNames(in.Headers.Value)))
 }
 
 func (s *Server) listEndpoints(c *gin.Context) {
@@ -101,7 +103,7 @@ func (s *Server) updateEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	render(c, reply.Status(), webhook.ToEndpointObject(ep))
+	render(c, reply.Status(), webhook.WithHeadersShown(webhook.ToEndpointObject(ep), ep, webhook.SetHeaderNames(in.Headers.Value)))
 }
 
 func (s *Server) deleteEndpoint(c *gin.Context) {

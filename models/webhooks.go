@@ -93,7 +93,13 @@ type WebhookEndpoint struct {
 	PreviousUntil  *time.Time //
 	// Filter is the endpoint's filter as JSON text ("" = none): a condition on the
 	// delivered payload, evaluated when an event's deliveries are created (CONTRACT §25).
-	Filter    string
+	Filter string
+	// Headers are the custom headers sent with every request to the endpoint (CONTRACT
+	// §25), names as the client gave them. Their values are secrets, like Secret: never
+	// logged, never in workflow history, shown only by the write that sets them. nil when
+	// none (the column holds ""); read and written only through this model, so that the
+	// column's serializer applies: sealed as JSON (internal/store/sealed.go).
+	Headers   map[string]string `gorm:"serializer:sealed;not null"`
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Health is the endpoint's health row as the read that loaded it found it (nil: not

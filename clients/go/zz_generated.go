@@ -276,10 +276,11 @@ type Endpoint struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types"`
 	// null: the endpoint takes every event of its types.
-	Filter json.RawMessage `json:"filter"`
-	Health EndpointHealth  `json:"health"`
-	ID     string          `json:"id"`
-	Method WebhookMethod   `json:"method"`
+	Filter  json.RawMessage `json:"filter"`
+	Headers EndpointHeaders `json:"headers"`
+	Health  EndpointHealth  `json:"health"`
+	ID      string          `json:"id"`
+	Method  WebhookMethod   `json:"method"`
 	// Always "webhook_endpoint".
 	Object string `json:"object"`
 	// For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256.
@@ -303,9 +304,10 @@ type EndpointCreate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// Optional; null or {} is no filter.
-	Filter      json.RawMessage   `json:"filter,omitzero"`
-	Method      *WebhookMethod    `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	Filter      json.RawMessage       `json:"filter,omitzero"`
+	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
+	Method      *WebhookMethod        `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	URL     string           `json:"url"`
@@ -341,6 +343,12 @@ const (
 
 // EndpointFilter: A condition on the delivered payload (the §8 body), CONTRACT §25: the endpoint gets an event only when it holds. Members are conditions that must all hold: "path": value (the same as {"$eq": value}), "path": {"$op": operand, …}, "$and"/"$or": [filter, …], "$not": filter. Paths are dotted keys into the body ("deal.status", "event.type") and never fan out over arrays. Operators: $eq, $neq, $in, $nin, $gt, $gte, $lt, $lte, $exists. A missing path makes every comparison false ($neq and $nin true); $eq/$in compare as JSON ("1000" is not 1000); the range operators compare numbers and decimal strings alike, as exact decimals ({"deal.net_price": {"$gte": "1000"}}), other strings by code points. At most 4 KiB (compact JSON), 8 levels deep, 100 items per $in/$nin, numbers within §15's bounds and 10,000 evaluation steps; a fault is 400 parameter_invalid with param the JSON Pointer of the faulty value (filter/deal.status/$in/3).
 type EndpointFilter map[string]any
+
+// EndpointHeaders: Custom headers sent with every request to the endpoint (CONTRACT §25), by name as given. Values are secrets: each is "<redacted>" except in the answer of the write that set it (the create shows every value, a PATCH the values it sets); idempotent replays show "<redacted>" too.
+type EndpointHeaders map[string]string
+
+// EndpointHeadersInput: Custom headers (CONTRACT §25): at most 10; names RFC 9110 tokens of at most 64 characters, not webhook-*, content-*, proxy-*, x-forwarded-*, host, connection, keep-alive, te, trailer, transfer-encoding, upgrade, expect, accept-encoding, range, forwarded, traceparent, tracestate, baggage or user-agent (any case; authorization is allowed); values 1 to 4096 visible ASCII characters and spaces, not starting or ending with a space, not "<redacted>". A fault is 400 with param headers.<name> (invalid_string for control characters, parameter_invalid otherwise; headers for more than 10). A PATCH merges by case-insensitive name (the name as sent replaces the old spelling); a null value removes that header; null as a whole removes them all.
+type EndpointHeadersInput map[string]*string
 
 // EndpointHealth: The endpoint's health (CONTRACT §23).
 type EndpointHealth struct {
@@ -415,9 +423,10 @@ type EndpointUpdate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// null or {} removes the filter; absent leaves it as it is.
-	Filter      json.RawMessage   `json:"filter,omitzero"`
-	Method      *WebhookMethod    `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	Filter      json.RawMessage       `json:"filter,omitzero"`
+	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
+	Method      *WebhookMethod        `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
 	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	URL     *string          `json:"url,omitempty"`

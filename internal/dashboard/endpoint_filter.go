@@ -57,7 +57,7 @@ func (h *handler) testFormFilter(c *gin.Context, d endpointData) {
 		h.fail(c, err)
 		return
 	}
-	d.Form = postedForm(c)
+	d.Form = postedForm(c, d.SavedHeaders)
 	res := filterTestResult{Type: d.Form.FilterType}
 	sample, err := webhook.TestBody(c.PostForm("filter_type"))
 	faults := map[string]string{}

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/models"
 )
@@ -27,12 +29,43 @@ type endpointForm struct {
 	MaximumAttempts          string
 	Filter                   string // JSON as typed, or the saved filter indented ("" = none)
 	FilterType               string // the event type whose sample "Test filter" uses
+	Headers                  []headerRow
+}
+
+// headerRow is one name/value row of the form's custom headers (CONTRACT §25). A value is
+// never shown: a saved header shows "<redacted>" as the value's placeholder, and an empty
+// value keeps what is saved.
+type headerRow struct {
+	Name  string
+	Saved bool
+}
+
+// headerRows are the rows of the saved names, then up to two empty ones for new headers.
+func headerRows(names, saved []string) []headerRow {
+	rows := make([]headerRow, 0, len(names)+2)
+	for _, n := range names {
+		rows = append(rows, headerRow{Name: printable(n), Saved: hasName(saved, n)})
+	}
+	for i := 0; i < 2 && len(rows) < webhook.MaxHeaders; i++ {
+		rows = append(rows, headerRow{})
+	}
+	return rows
+}
+
+func hasName(names []string, name string) bool {
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // endpointData is the page of one endpoint: its form, and once it exists its secret,
 // test sender and delete link.
 type endpointData struct {
-	ID             string // "" on the add form
+	ID             string   // "" on the add form
+	SavedHeaders   []string // the names of the endpoint's custom headers
 	Form           endpointForm
 	FieldErrors    map[string]string // form field → message, shown under the field
 	Choices        []subscriptionChoice
@@ -60,6 +93,9 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 	for _, t := range ep.EventTypes {
 		f.EventTypes[t] = true
 	}
+	names := webhook.HeaderNames(ep.Headers)
+	slices.Sort(names)
+	f.Headers = headerRows(names, names)
 	f.setPolicy(ep.RetryPolicy)
 	f.Filter = indentFilter(ep.Filter)
 	return f
@@ -73,8 +109,9 @@ func (f *endpointForm) setPolicy(r models.RetryPolicy) {
 }
 
 // postedForm reads the form as typed (made printable, so a refused field can be shown
-// again without carrying what was refused).
-func postedForm(c *gin.Context) endpointForm {
+// again without carrying what was refused); header values are not shown again (saved
+// lists the endpoint's header names).
+func postedForm(c *gin.Context, saved []string) endpointForm {
 	f := endpointForm{
 		URL: printable(c.PostForm("url")), Method: printable(c.PostForm("method")),
 		Description: printable(c.PostForm("description")), Enabled: c.PostForm("enabled") == "on",
@@ -91,13 +128,21 @@ func postedForm(c *gin.Context) endpointForm {
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
 	}
+	var names []string
+	for _, n := range c.PostFormArray("header_name") {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	f.Headers = headerRows(names[:min(len(names), webhook.MaxHeaders)], saved)
 	return f
 }
 
 // fields turns the posted form into the API's input, so the form is judged by the same
 // rules (webhook.ValidateEndpointFields) as POST/PATCH /v1/webhook_endpoints. Only what
-// a form cannot say in JSON's terms is checked here: numbers that are not numbers.
-func fields(c *gin.Context) (webhook.EndpointFields, map[string]string) {
+// a form cannot say in JSON's terms is checked here: numbers that are not numbers, a
+// header value without a name. saved are the endpoint's header names (none on create).
+func fields(c *gin.Context, saved []string) (webhook.EndpointFields, map[string]string) {
 	u, m, desc := c.PostForm("url"), c.PostForm("method"), c.PostForm("description")
 	on := c.PostForm("enabled") == "on"
 	types := c.PostFormArray("event_types")
@@ -124,7 +169,39 @@ func fields(c *gin.Context) (webhook.EndpointFields, map[string]string) {
 		}
 	}
 	in.Filter = formFilter(c.PostForm("filter"), faults)
+	in.Headers = headerFields(c, saved, faults)
 	return in, faults
+}
+
+// headerFields are the form's header rows as a headers member: a row with a value sets
+// it; a saved name with an empty value keeps it; a saved name no row names any more is
+// removed (clearing a name removes its header).
+func headerFields(c *gin.Context, saved []string, faults map[string]string) bodyfields.Field[map[string]webhook.HeaderValue] {
+	names, values := c.PostFormArray("header_name"), c.PostFormArray("header_value")
+	headers := map[string]webhook.HeaderValue{}
+	var posted []string
+	for i, name := range names {
+		value := ""
+		if i < len(values) {
+			value = values[i]
+		}
+		switch {
+		case name == "" && value != "":
+			faults["headers"] = "A header value needs a name."
+		case name == "":
+		case value == "" && hasName(saved, name):
+			posted = append(posted, name)
+		default:
+			posted = append(posted, name)
+			headers[name] = webhook.HeaderString(value)
+		}
+	}
+	for _, name := range saved {
+		if !hasName(posted, name) {
+			headers[name] = webhook.HeaderNull()
+		}
+	}
+	return bodyfields.Of(headers)
 }
 
 // formParam is the form field a validation fault's param belongs to.
@@ -134,6 +211,9 @@ func formParam(param string) string {
 	}
 	if strings.HasPrefix(param, "filter/") || strings.HasPrefix(param, "filter.") {
 		return "filter" // the message names the JSON Pointer
+	}
+	if strings.HasPrefix(param, "headers") {
+		return "headers"
 	}
 	return param
 }
@@ -172,7 +252,8 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 
 // endpointPage prepares the page of a loaded endpoint.
 func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
-	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince}
+	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince,
+		SavedHeaders: webhook.HeaderNames(ep.Headers)}
 	if pub := webhook.ToEndpointObject(ep).PublicKey; pub != nil {
 		d.PublicKey = *pub
 	}
@@ -185,6 +266,7 @@ func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
 func (h *handler) newEndpoint(c *gin.Context) {
 	f := endpointForm{Method: http.MethodPost, Enabled: true, EventTypes: map[string]bool{catalog.Wildcard: true}}
 	f.setPolicy(models.DefaultRetryPolicy)
+	f.Headers = headerRows(nil, nil)
 	h.showEndpoint(c, http.StatusOK, endpointData{Form: f}, "", "")
 }
 
@@ -227,7 +309,7 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		h.fail(c, err)
 		return
 	}
-	in, faults := fields(c)
+	in, faults := fields(c, d.SavedHeaders)
 	var ep models.WebhookEndpoint
 	if len(faults) > 0 {
 		// Not saved: only list the other fields' faults too, with the same rules.
@@ -243,7 +325,7 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		}
 	}
 	if len(faults) > 0 {
-		d.Form, d.FieldErrors = postedForm(c), faults
+		d.Form, d.FieldErrors = postedForm(c, d.SavedHeaders), faults
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved: correct the fields below.")
 		return
 	}
@@ -269,7 +351,7 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 			return
 		}
 	}
-	d.Form = postedForm(c)
+	d.Form = postedForm(c, d.SavedHeaders)
 	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
 		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
 		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts",

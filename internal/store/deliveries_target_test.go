@@ -33,6 +33,10 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 			// shows as a difference below.
 			exec(t, db, `UPDATE webhook_endpoints SET description = 'billing', disabled_reason = 'failing',
 				failing_since = ?, previous_secret = 'whsec_old', previous_until = ?, filter = '{"account.Name":"Globex"}' WHERE id = ?`, now, now.Add(time.Hour), full.ID)
+			headers := webhook.HeaderChanges{Set: map[string]string{"X-Api-Key": "k"}} // through the model: its serializer
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, full.ID, webhook.EndpointPatch{Headers: &headers}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+				t.Fatal(err)
+			}
 			ev := newAccountEvent(t, db)
 			exec(t, db, `UPDATE events SET dispatched_at = ?, redispatch_at = ?, workflow_id = 'webhook-x', run_id = 'run-x',
 				trace_parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',

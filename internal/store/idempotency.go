@@ -196,6 +196,18 @@ func (a *Answer) KeepSecret(tx *Tx, status int, body []byte, endpointID, secret 
 	return a.keep(tx.db, status, body, k)
 }
 
+// KeepSecretShown is KeepSecret for an answer that shows more than its replays do:
+// sent is the answer as sent now, keep the answer its replays show (CONTRACT §25: the
+// values of an endpoint's custom headers appear only in the answer of the write that
+// set them). The secret rule applies to keep.
+func (a *Answer) KeepSecretShown(tx *Tx, status int, sent, keep []byte, endpointID, secret string) error {
+	k, err := withoutSecret(keep, endpointID, secret)
+	if err != nil {
+		return err
+	}
+	return a.keep(tx.db, status, sent, k)
+}
+
 // keep writes status and k as the key's answer in db and remembers body, the answer as
 // sent now.
 func (a *Answer) keep(db *gorm.DB, status int, body []byte, k kept) error {

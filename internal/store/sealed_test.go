@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -61,6 +62,9 @@ func secretsOf(t *testing.T, st *store.Store, env models.Env) map[string][2]stri
 	out := map[string][2]string{}
 	for _, ep := range eps {
 		out[ep.ID] = [2]string{ep.Secret, ep.PreviousSecret}
+		if len(ep.Headers) > 0 {
+			out[ep.ID+" headers"] = [2]string{fmt.Sprint(ep.Headers)}
+		}
 	}
 	return out
 }
@@ -89,7 +93,7 @@ func TestSecretsAtRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := webhook.CreateEndpoint(ctx, db.st, db.env, models.WebhookEndpoint{URL: "https://ed.example/h", Method: "POST",
-				Enabled: true, Secret: private}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+				Enabled: true, Secret: private, Headers: map[string]string{"X-Api-Key": "hdrvalue123"}}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 				t.Fatal(err)
 			}
 			legacy := newEndpoint(t, db, "https://legacy.example/h", nil, true)
@@ -104,10 +108,17 @@ func TestSecretsAtRest(t *testing.T) {
 				t.Fatalf("secrets read back: %v", want)
 			}
 			for id, s := range want {
+				if strings.HasSuffix(id, " headers") {
+					continue
+				}
 				target, err := db.st.DeliveryForAttempt(ctx, byEndpoint[id].ID)
-				if err != nil || target.Endpoint == nil || [2]string{target.Endpoint.Secret, target.Endpoint.PreviousSecret} != s {
+				if err != nil || target.Endpoint == nil || [2]string{target.Endpoint.Secret, target.Endpoint.PreviousSecret} != s ||
+					fmt.Sprint(target.Endpoint.Headers) != want[id+" headers"][0] && len(target.Endpoint.Headers) > 0 {
 					t.Fatalf("attempt's endpoint %s: %+v (%v), want %v", id, target.Endpoint, err, s)
 				}
+			}
+			if len(want) != 4 {
+				t.Fatalf("got %d entries, want 4 (3 endpoints, one with headers): %v", len(want), want)
 			}
 			if use, err := db.st.SecretKeyUse(ctx); err != nil || len(use.KeyIDs) != 1 || use.Clear != 1 {
 				t.Fatalf("key use before migrate: %+v (%v)", use, err)
@@ -137,7 +148,7 @@ func TestSecretsAtRest(t *testing.T) {
 			if n, err := both.Reseal(ctx, store.ResealBatch); err != nil || n != 0 {
 				t.Fatalf("second reseal = %d, %v; want 0", n, err)
 			}
-			assertNoClearSecret(t, both, "rotatedsecret", "legacyclear", "freshsecret", rotated.PreviousSecret, private[len("whsk_"):])
+			assertNoClearSecret(t, both, "rotatedsecret", "legacyclear", "freshsecret", rotated.PreviousSecret, private[len("whsk_"):], "hdrvalue123", "X-Api-Key")
 
 			onlyNew := openKeyed(t, db.url, newKey)
 			if use, err := onlyNew.CheckKeyring(ctx); err != nil || len(use.KeyIDs) != 1 || use.KeyIDs[0] != newID || use.Clear != 0 {

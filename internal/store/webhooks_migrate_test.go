@@ -28,9 +28,10 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = st.Close() })
-			// 69 (webhook_deliveries_replays), 97 (webhook_endpoints_filter), 110 (an
-			// index) and 113 (receivers_signals) came later and need the tables of 32 and 31.
-			if _, err := st.MigrateWithout(ctx, 31, 32, 33, 34, 69, 97, 110, 113); err != nil {
+			// 69 (webhook_deliveries_replays), 97 (webhook_endpoints_filter), 102
+			// (webhook_endpoint_headers), 110 (an index) and 113 (receivers_signals) came later
+			// and need the tables of 32 and 31.
+			if _, err := st.MigrateWithout(ctx, 31, 32, 33, 34, 69, 97, 102, 110, 113); err != nil {
 				t.Fatal(err)
 			}
 			org, err := st.CreateOrganization(ctx, "Acme", "old@acme.test", "x")

@@ -64,6 +64,24 @@ func (r Reply[T]) KeepSecret(tx *store.Tx, answer T, endpointID, secret string) 
 	return r.answer.KeepSecret(tx, r.status, body, endpointID, secret)
 }
 
+// KeepSecretShown is KeepSecret for an answer that shows more now than its replays
+// may: sent is the answer sent now, kept the one replays show (CONTRACT §25: custom
+// header values, shown by the write that sets them, redacted in its replays).
+func (r Reply[T]) KeepSecretShown(tx *store.Tx, sent, kept T, endpointID, secret string) error {
+	if !r.Keeps() {
+		return nil
+	}
+	sentBody, err := render(sent)
+	if err != nil {
+		return err
+	}
+	keptBody, err := render(kept)
+	if err != nil {
+		return err
+	}
+	return r.answer.KeepSecretShown(tx, r.status, sentBody, keptBody, endpointID, secret)
+}
+
 func render(answer any) ([]byte, error) {
 	body, err := Marshal(answer)
 	if err != nil {

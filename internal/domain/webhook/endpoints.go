@@ -13,6 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/platform/textcheck"
@@ -74,6 +75,9 @@ type EndpointFields struct {
 	Signing     *string // hmac-sha256 or ed25519 (CONTRACT §25)
 	// Filter is the filter member as sent (CONTRACT §25): null or {} removes the filter.
 	Filter *json.RawMessage
+	// Headers are the custom headers to set (a null value removes one; null as a whole
+	// removes them all) (CONTRACT §25).
+	Headers bodyfields.Field[map[string]HeaderValue]
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -111,6 +115,13 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		f := checkFilter(&fs, *in.Filter)
 		p.Filter = &f
 	}
+	if in.Headers.Set {
+		c := HeaderChanges{Clear: true}
+		if !in.Headers.Null {
+			c = checkHeaders(&fs, in.Headers.Value)
+		}
+		p.Headers = &c
+	}
 	if create {
 		if p.Method == nil {
 			post := http.MethodPost
@@ -129,6 +140,11 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 		if p.Signing == nil {
 			hmac := signing.SchemeHMAC
 			p.Signing = &hmac
+		}
+		if p.Headers != nil && len(fs) == 0 {
+			if _, err := mergeHeaders(nil, *p.Headers); err != nil {
+				return p, err
+			}
 		}
 	}
 	return p, fs.Err()
@@ -300,6 +316,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Filter != nil {
 		ep.Filter = *p.Filter
+	}
+	if p.Headers != nil {
+		ep.Headers = p.Headers.apply(nil) // counted by ValidateEndpointFields
 	}
 	return ep
 }

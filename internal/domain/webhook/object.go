@@ -27,11 +27,14 @@ type EndpointObject struct {
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
 	Filter         json.RawMessage   `json:"filter"` // null: none (CONTRACT §25)
 	Health         HealthObject      `json:"health"`
-	Signing        string            `json:"signing"`          // hmac-sha256 or ed25519 (CONTRACT §25)
-	PublicKey      *string           `json:"public_key"`       // ed25519 only: whpk_…, derived from the private key
-	Secret         string            `json:"secret,omitempty"` // only in the answer of the create, hmac only
-	CreatedAt      string            `json:"created_at"`
-	UpdatedAt      string            `json:"updated_at"`
+	// Headers are the custom headers (CONTRACT §25), each value Redacted but in the
+	// answer of the write that set it (WithHeadersShown).
+	Headers   map[string]string `json:"headers"`
+	Signing   string            `json:"signing"`          // hmac-sha256 or ed25519 (CONTRACT §25)
+	PublicKey *string           `json:"public_key"`       // ed25519 only: whpk_…, derived from the private key
+	Secret    string            `json:"secret,omitempty"` // only in the answer of the create, hmac only
+	CreatedAt string            `json:"created_at"`
+	UpdatedAt string            `json:"updated_at"`
 }
 
 // HealthObject is an endpoint's health (CONTRACT §23).
@@ -78,7 +81,7 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
 			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
 		},
-		Health:    ToHealthObject(ep, time.Now()),
+		Health: ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers),
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
 	o.Signing, o.PublicKey = signingOf(ep)
@@ -115,6 +118,24 @@ func ToEndpointWithSecret(ep models.WebhookEndpoint) EndpointObject {
 	if o.Signing == signing.SchemeHMAC {
 		o.Secret = ep.Secret
 	}
+	return o
+}
+
+// WithHeadersShown is o, the answer of a write of ep, with the values of the headers
+// named shown (the names the write set, as sent, which are the names as saved): CONTRACT
+// §25 shows a value only in the answer of the write that sets it. The writes keep their
+// answers for replays without them.
+func WithHeadersShown(o EndpointObject, ep models.WebhookEndpoint, names []string) EndpointObject {
+	shown := make(map[string]string, len(o.Headers))
+	for name, v := range o.Headers {
+		shown[name] = v
+	}
+	for _, name := range names {
+		if v, ok := ep.Headers[name]; ok {
+			shown[name] = v
+		}
+	}
+	o.Headers = shown
 	return o
 }
 

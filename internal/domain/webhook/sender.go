@@ -50,6 +50,9 @@ type Sender struct {
 	Client      *http.Client
 	AckSentence string        // the body of a 200 must contain it
 	Timeout     time.Duration // 0 means DefaultTimeout; tests shorten it
+	// publicPeers counts every address as public (tests, whose receivers listen on
+	// loopback, to see the excerpt an endpoint with custom headers keeps).
+	publicPeers bool
 }
 
 // Message is one request to send.
@@ -60,6 +63,10 @@ type Message struct {
 	Body    []byte // the JSON text (for GET, the value of the payload parameter)
 	Secrets []string
 	At      time.Time // webhook-timestamp: the time of the attempt
+	// Headers are the endpoint's custom headers (CONTRACT §25), sent as given (net/http
+	// writes their names in canonical form). Their values are masked in what is kept of
+	// the answer, and an answer from a private address keeps no excerpt at all.
+	Headers map[string]string
 }
 
 // SigningSecrets are the current key and, during the overlap of a rotation or a change of
@@ -187,7 +194,11 @@ func (s *Sender) Send(ctx context.Context, m Message) (res Result) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res = s.exchange(req.WithContext(ctx), timeout)
+	mk, to := newMasker(m.Headers), &peer{}
+	if mk.active() {
+		ctx = to.trace(ctx)
+	}
+	res = s.exchange(req.WithContext(ctx), timeout, mk, to)
 	res.Duration = time.Since(start)
 	return res
 }
@@ -217,6 +228,9 @@ func (s *Sender) request(m Message) (*http.Request, string) {
 	if ts.IsZero() {
 		ts = time.Now()
 	}
+	for name, v := range m.Headers { // first: Revops' own headers win (refused names, §25)
+		req.Header.Set(name, v)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set("webhook-id", m.ID)
@@ -225,10 +239,13 @@ func (s *Sender) request(m Message) (*http.Request, string) {
 	return req, ""
 }
 
-func (s *Sender) exchange(req *http.Request, timeout time.Duration) Result {
+// exchange sends req and judges the answer. What is kept of it (excerpt, error text)
+// is masked by mk; with custom headers, an answer from a private address (to) keeps no
+// excerpt: such a receiver is often a debugging tool that echoes every request.
+func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk masker, to *peer) Result {
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return Result{Reason: reason(err, timeout)}
+		return Result{Reason: mk.reason(err, timeout)}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	res := Result{StatusCode: resp.StatusCode}
@@ -236,10 +253,12 @@ func (s *Sender) exchange(req *http.Request, timeout time.Duration) Result {
 		res.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	res.Excerpt = excerpt(body)
+	if !mk.active() || s.publicPeers || !to.private() {
+		res.Excerpt = mk.excerpt(body, len(body) == maxResponse)
+	}
 	switch {
 	case err != nil:
-		res.Reason = reason(err, timeout)
+		res.Reason = mk.reason(err, timeout)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		res.Reason = fmt.Sprintf("redirect not followed (status %d)", resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:

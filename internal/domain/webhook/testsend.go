@@ -69,6 +69,7 @@ func (e *Endpoints) send(ctx context.Context, ep models.WebhookEndpoint, eventTy
 	now := time.Now().UTC()
 	res := e.Sender.Send(ctx, Message{
 		URL: ep.URL, Method: ep.Method, ID: uuid.NewString(), Body: body, Secrets: SigningSecrets(ep, now), At: now,
+		Headers: ep.Headers,
 	})
 	return TestResult{OK: res.OK(), StatusCode: res.StatusCode, DurationMS: res.Duration.Milliseconds(),
 		ResponseExcerpt: res.Excerpt, Error: res.Reason}, nil

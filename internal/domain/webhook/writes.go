@@ -40,7 +40,8 @@ type EndpointPatch struct {
 	// for RotationOverlap, as in a rotation.
 	Signing *string
 	NewKey  string
-	Filter  *string // compact JSON; "" removes the filter
+	Filter  *string        // compact JSON; "" removes the filter
+	Headers *HeaderChanges // merged into the headers as locked
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -53,7 +54,8 @@ var _ Writer = (*store.Store)(nil)
 // CreateEndpoint stores ep as a new endpoint created at now (its ID, timestamps and
 // disabled reason are set here), refusing a 17th one of the environment even under
 // concurrent creates: the environment is locked while its endpoints are counted. reply's
-// answer is the endpoint with its secret (ToEndpointWithSecret).
+// answer is the endpoint with its secret (ToEndpointWithSecret) and its headers'
+// values, which its replays show redacted (CONTRACT §25).
 func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		if err := tx.LockEndpoints(); err != nil {
@@ -71,7 +73,8 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 		if err := tx.InsertEndpoint(&ep); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ToEndpointWithSecret(ep), ep.ID, ep.Secret)
+		kept := ToEndpointWithSecret(ep)
+		return reply.KeepSecretShown(tx, WithHeadersShown(kept, ep, HeaderNames(ep.Headers)), kept, ep.ID, ep.Secret)
 	})
 	return ep, err
 }
@@ -96,7 +99,8 @@ func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
 }
 
 // UpdateEndpoint applies p to endpoint id at now; reply's answer is the endpoint
-// (ToEndpointObject).
+// (ToEndpointObject) with the values of the headers p sets, which its replays show
+// redacted (CONTRACT §25).
 func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -107,14 +111,18 @@ func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p
 		if ep, err = patch(tx, cur, p, now); err != nil {
 			return err
 		}
-		return reply.KeepSecret(tx, ToEndpointObject(ep), ep.ID, ep.Secret)
+		kept := ToEndpointObject(ep)
+		return reply.KeepSecretShown(tx, WithHeadersShown(kept, ep, p.Headers.names()), kept, ep.ID, ep.Secret)
 	})
 	return ep, err
 }
 
 // patch saves cur, locked in tx, with p applied, and returns it as saved.
 func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
-	next := applyPatch(cur, p, now)
+	next, err := applyPatch(cur, p, now)
+	if err != nil {
+		return cur, err
+	}
 	if err := tx.SaveEndpoint(&next); err != nil {
 		return cur, err
 	}
@@ -129,8 +137,8 @@ func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.T
 // applyPatch is cur with p applied at now. Enabling by hand clears the disabled reason
 // and restarts the failing window (failures before it do not count towards automatic
 // disabling); disabling by hand says "manual", unless the endpoint is disabled already
-// (it keeps its reason).
-func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) models.WebhookEndpoint {
+// (it keeps its reason). Headers merge into cur's (CONTRACT §25), at most MaxHeaders.
+func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (models.WebhookEndpoint, error) {
 	next := cur
 	next.UpdatedAt = now
 	if p.Enabled != nil {
@@ -162,7 +170,14 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) mode
 	if p.Filter != nil {
 		next.Filter = *p.Filter
 	}
-	return next
+	if p.Headers != nil {
+		h, err := mergeHeaders(cur.Headers, *p.Headers)
+		if err != nil {
+			return cur, err
+		}
+		next.Headers = h
+	}
+	return next, nil
 }
 
 // withNewKey is ep signing with key from now on, its current key still signing until

@@ -1667,6 +1667,7 @@ export interface components {
             signing: "hmac-sha256" | "ed25519";
             /** @description For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256. */
             public_key: string | null;
+            headers: components["schemas"]["EndpointHeaders"];
             /** @description Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead). */
             secret?: string;
             /**
@@ -1680,6 +1681,14 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Custom headers sent with every request to the endpoint (CONTRACT §25), by name as given. Values are secrets: each is "<redacted>" except in the answer of the write that set it (the create shows every value, a PATCH the values it sets); idempotent replays show "<redacted>" too. */
+        EndpointHeaders: {
+            [key: string]: string;
+        };
+        /** @description Custom headers (CONTRACT §25): at most 10; names RFC 9110 tokens of at most 64 characters, not webhook-*, content-*, proxy-*, x-forwarded-*, host, connection, keep-alive, te, trailer, transfer-encoding, upgrade, expect, accept-encoding, range, forwarded, traceparent, tracestate, baggage or user-agent (any case; authorization is allowed); values 1 to 4096 visible ASCII characters and spaces, not starting or ending with a space, not "<redacted>". A fault is 400 with param headers.<name> (invalid_string for control characters, parameter_invalid otherwise; headers for more than 10). A PATCH merges by case-insensitive name (the name as sent replaces the old spelling); a null value removes that header; null as a whole removes them all. */
+        EndpointHeadersInput: {
+            [key: string]: string | null;
+        } | null;
         /** @description The endpoint's health (CONTRACT §23). */
         EndpointHealth: {
             /**
@@ -1728,6 +1737,7 @@ export interface components {
             signing?: "hmac-sha256" | "ed25519";
             /** @description Optional; null or {} is no filter. */
             filter?: components["schemas"]["EndpointFilter"] | null;
+            headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Only the fields given change. */
         EndpointUpdate: {
@@ -1749,6 +1759,7 @@ export interface components {
             signing?: "hmac-sha256" | "ed25519";
             /** @description null or {} removes the filter; absent leaves it as it is. */
             filter?: components["schemas"]["EndpointFilter"] | null;
+            headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Endpoints, newest first. */
         EndpointList: {
