@@ -89,9 +89,9 @@ func TestGoClientAgainstHTTPSStack(t *testing.T) {
 }
 
 // assertSecretsSealed creates an endpoint and rotates its secret through the api process
-// (the client suite deletes its own), each with an Idempotency-Key, then searches the
-// tables that hold or once held signing secrets, every row cast to text, for one in
-// clear (CONTRACT §25).
+// (the client suite deletes its own), with a custom header, each with an
+// Idempotency-Key, then searches the tables that hold or once held signing secrets and
+// header values, every row cast to text, for one in clear (CONTRACT §25).
 func assertSecretsSealed(t *testing.T, s *prodlike.Stack, apiURL, key string) {
 	t.Helper()
 	ctx := context.Background()
@@ -113,7 +113,7 @@ func assertSecretsSealed(t *testing.T, s *prodlike.Stack, apiURL, key string) {
 		}
 		return out
 	}
-	ep := post("/v1/webhook_endpoints", `{"url":"https://127.0.0.1:9/sealed","event_types":["account-created"]}`)
+	ep := post("/v1/webhook_endpoints", `{"url":"https://127.0.0.1:9/sealed","event_types":["account-created"],"headers":{"X-Api-Key":"prodlikehdr123"}}`)
 	post("/v1/webhook_endpoints/"+ep["id"].(string)+"/rotate_secret", `{}`)
 	conn, err := pgx.Connect(ctx, s.DatabaseURL)
 	if err != nil {
@@ -122,9 +122,9 @@ func assertSecretsSealed(t *testing.T, s *prodlike.Stack, apiURL, key string) {
 	defer conn.Close(ctx)
 	var clear, sealed int
 	if err := conn.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM webhook_endpoints t WHERE t::text ~ 'wh(sec|sk)_')
-		+ (SELECT count(*) FROM idempotency_keys t WHERE t::text ~ 'wh(sec|sk)_'),
-		(SELECT count(*) FROM webhook_endpoints WHERE secret LIKE 'enc:v1:%')`).Scan(&clear, &sealed); err != nil {
+		(SELECT count(*) FROM webhook_endpoints t WHERE t::text ~ 'wh(sec|sk)_|prodlikehdr123')
+		+ (SELECT count(*) FROM idempotency_keys t WHERE t::text ~ 'wh(sec|sk)_|prodlikehdr123'),
+		(SELECT count(*) FROM webhook_endpoints WHERE secret LIKE 'enc:v1:%' AND headers LIKE 'enc:v1:%')`).Scan(&clear, &sealed); err != nil {
 		t.Fatal(err)
 	}
 	if clear != 0 || sealed == 0 {
