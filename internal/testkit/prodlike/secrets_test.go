@@ -14,7 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/testkit/prodlike"
@@ -177,8 +177,8 @@ func TestSecretsStayInTheDatabaseSealed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := protojson.Marshal(e)
-			find("the history of "+r.GetExecution().GetWorkflowId(), string(b))
+			// Text format: payloads' bytes as (escaped) text, not base64 as in JSON.
+			find("the history of "+r.GetExecution().GetWorkflowId(), prototext.Format(e))
 		}
 		histories++
 	}
