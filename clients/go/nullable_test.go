@@ -78,3 +78,25 @@ func TestNullableUnmarshal(t *testing.T) {
 		t.Errorf("round trip of %s: %+v", b, out)
 	}
 }
+
+// An endpoint's PATCH (CONTRACT §25) can leave headers alone, remove them all with
+// "headers": null, or set and remove single ones; and remove the filter with null.
+func TestEndpointUpdateHeadersAndFilter(t *testing.T) {
+	for _, c := range []struct {
+		in   EndpointUpdate
+		want string
+	}{
+		{EndpointUpdate{}, `{}`},
+		{EndpointUpdate{Headers: Null[EndpointHeadersInput]()}, `{"headers":null}`},
+		{EndpointUpdate{Headers: Value(EndpointHeadersInput{"X-Api-Key": Ptr("k"), "X-Old": nil})}, `{"headers":{"X-Api-Key":"k","X-Old":null}}`},
+		{EndpointUpdate{Filter: json.RawMessage(`null`)}, `{"filter":null}`},
+	} {
+		b, err := json.Marshal(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("got %s, want %s", b, c.want)
+		}
+	}
+}

@@ -304,10 +304,10 @@ type EndpointCreate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// Optional; null or {} is no filter.
-	Filter      json.RawMessage       `json:"filter,omitzero"`
-	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
-	Method      *WebhookMethod        `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
+	Filter      json.RawMessage                `json:"filter,omitzero"`
+	Headers     Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
+	Method      *WebhookMethod                 `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	URL     string           `json:"url"`
@@ -423,10 +423,10 @@ type EndpointUpdate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// null or {} removes the filter; absent leaves it as it is.
-	Filter      json.RawMessage       `json:"filter,omitzero"`
-	Headers     *EndpointHeadersInput `json:"headers,omitempty"`
-	Method      *WebhookMethod        `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput     `json:"retry_policy,omitempty"`
+	Filter      json.RawMessage                `json:"filter,omitzero"`
+	Headers     Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
+	Method      *WebhookMethod                 `json:"method,omitempty"`
+	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
 	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	URL     *string          `json:"url,omitempty"`

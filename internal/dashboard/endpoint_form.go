@@ -34,10 +34,13 @@ type endpointForm struct {
 
 // headerRow is one name/value row of the form's custom headers (CONTRACT §25). A value is
 // never shown: a saved header shows "<redacted>" as the value's placeholder, and an empty
-// value keeps what is saved.
+// value keeps what is saved. Retype marks a row of a form shown again whose value was
+// typed: it is not carried back, so the row asks for it (else the next save would keep a
+// saved header's old value without a word).
 type headerRow struct {
-	Name  string
-	Saved bool
+	Name   string
+	Saved  bool
+	Retype bool
 }
 
 // headerRows are the rows of the saved names, then up to two empty ones for new headers.
@@ -129,12 +132,19 @@ func postedForm(c *gin.Context, saved []string) endpointForm {
 		f.EventTypes[printable(t)] = true
 	}
 	var names []string
-	for _, n := range c.PostFormArray("header_name") {
+	var typed []bool
+	values := c.PostFormArray("header_value")
+	for i, n := range c.PostFormArray("header_name") {
 		if n != "" {
 			names = append(names, n)
+			typed = append(typed, i < len(values) && values[i] != "")
 		}
 	}
-	f.Headers = headerRows(names[:min(len(names), webhook.MaxHeaders)], saved)
+	names = names[:min(len(names), webhook.MaxHeaders)]
+	f.Headers = headerRows(names, saved)
+	for i := range names {
+		f.Headers[i].Retype = typed[i]
+	}
 	return f
 }
 

@@ -72,3 +72,45 @@ func TestEndpointFormHeaders(t *testing.T) {
 		t.Fatalf("the test send carried %v", got)
 	}
 }
+
+// A form shown again — after "Test filter", or refused for another field — never
+// carries the header values typed (they are secrets), so it says so on each row that had
+// one: otherwise the next save keeps the old value of a saved header without a word,
+// and the new value typed is lost.
+func TestEndpointFormAsksToRetypeHeaderValues(t *testing.T) {
+	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
+	s := newSite(t, rcv.siteArgs()...)
+	u := s.newUser("Acme", "owner@acme.test")
+	c := s.client()
+	c.mustLogin(u)
+	env := s.sandbox(u.orgID)
+	tok := c.csrf("/dashboard/webhooks/new")
+	form := endpointForm(tok, "url", rcv.srv.URL+"/hooks")
+	form["header_name"], form["header_value"] = []string{"X-Api-Key"}, []string{"old-value-1111"}
+	if p := c.post("/dashboard/webhooks", form); p.status != http.StatusSeeOther {
+		t.Fatalf("add: %d %.500s", p.status, p.body)
+	}
+	id := s.endpoints(env)[0].ID
+
+	const typed = "new-value-2222"
+	for _, step := range []struct {
+		name   string
+		fields []string
+	}{
+		{"test filter", []string{"intent", "test_filter", "filter_type", "deal-signed"}},
+		{"refused url", []string{"url", "not a url"}},
+	} {
+		form := endpointForm(tok, append([]string{"url", rcv.srv.URL + "/hooks"}, step.fields...)...)
+		form["header_name"], form["header_value"] = []string{"X-Api-Key", "X-Other", ""}, []string{typed, "", ""}
+		p := c.post("/dashboard/webhooks/"+id, form)
+		if strings.Contains(p.body, typed) {
+			t.Fatalf("%s: the page shows a header value", step.name)
+		}
+		if !strings.Contains(p.body, `id="header-value-0-retype"`) || strings.Contains(p.body, `id="header-value-1-retype"`) {
+			t.Errorf("%s: the row whose value was typed does not ask for it again (or another row does): %d %.4000s", step.name, p.status, p.body)
+		}
+	}
+	if h := s.endpoints(env)[0].Headers; h["X-Api-Key"] != "old-value-1111" {
+		t.Fatalf("nothing was saved, yet the headers are %v", h)
+	}
+}

@@ -121,8 +121,10 @@ const nullableDoc = `{
       "label": {"type": ["string", "null"]},
       "name": {"type": "string"},
       "tags": {"type": ["array", "null"], "items": {"type": "string"}},
-      "owner": {"type": "object", "properties": {"nick": {"type": ["string", "null"]}}}
-    }}
+      "owner": {"type": "object", "properties": {"nick": {"type": ["string", "null"]}}},
+      "labels": {"$ref": "#/components/schemas/Labels"}
+    }},
+    "Labels": {"type": ["object", "null"], "additionalProperties": {"type": ["string", "null"]}}
   }}
 }`
 
@@ -138,6 +140,8 @@ func TestGenerateNullableRequestFields(t *testing.T) {
 		"Size Nullable[int64] `json:\"size,omitzero\"`",
 		"Level Nullable[ThingUpdateLevel] `json:\"level,omitzero\"`",
 		"Nick Nullable[string] `json:\"nick,omitzero\"`", // in a nested request object too
+		// Through a $ref too: "labels": null must be sendable (a PATCH's "headers": null).
+		"Labels Nullable[Labels] `json:\"labels,omitzero\"`",
 		// Required and nullable: always sent, nil is null.
 		"Label *string `json:\"label\"`",
 		// Optional, not nullable: a pointer left out when nil.

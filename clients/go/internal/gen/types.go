@@ -136,7 +136,7 @@ func (g *generator) declareStruct(name string, s *schema, input bool) error {
 		if err != nil {
 			return err
 		}
-		t, opts := field(t, ps, s.requires(prop), input)
+		t, opts := field(t, g.resolved(ps), s.requires(prop), input)
 		doc := ps.Description
 		if len(ps.Const) > 0 {
 			doc = strings.TrimSpace("Always " + string(ps.Const) + ". " + doc)
@@ -146,6 +146,19 @@ func (g *generator) declareStruct(name string, s *schema, input bool) error {
 	}
 	b.WriteString("}\n")
 	return g.declare(name, b.String())
+}
+
+// resolved is the schema a $ref names (s itself otherwise): whether a property may be
+// null is said by the schema it refers to ("headers": {"$ref": "EndpointHeadersInput"},
+// whose type includes "null").
+func (g *generator) resolved(s *schema) *schema {
+	if s == nil || s.Ref == "" {
+		return s
+	}
+	if r, ok := g.doc.Components.Schemas[strings.TrimPrefix(s.Ref, "#/components/schemas/")]; ok && r != nil {
+		return r
+	}
+	return s
 }
 
 // describe makes a doc comment start with the name, as Go doc comments do.
