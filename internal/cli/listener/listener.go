@@ -150,6 +150,15 @@ func objectOf(msg map[string]json.RawMessage) (kind, id string) {
 	return "", ""
 }
 
+// notForwarded are the headers of one connection (RFC 9110 §7.6.1) and those the relaying
+// client writes itself. Every other header reaches the developer's app as Revops sent it:
+// the webhook-* and traceparent headers, and the endpoint's custom headers (CONTRACT §25),
+// which the app may check (an X-Api-Key).
+var notForwarded = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true, "Trailer": true,
+	"Transfer-Encoding": true, "Upgrade": true, "Host": true, "Content-Length": true, "Accept-Encoding": true,
+}
+
 func (h *Handler) forward(ctx context.Context, r *http.Request, body []byte) (int, string) {
 	ctx, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()
@@ -161,9 +170,9 @@ func (h *Handler) forward(ctx context.Context, r *http.Request, body []byte) (in
 		req.URL.RawQuery = r.URL.RawQuery
 		req.Body, req.ContentLength = nil, 0
 	}
-	for _, k := range []string{"Content-Type", "webhook-id", "webhook-timestamp", "webhook-signature", "traceparent"} {
-		if v := r.Header.Get(k); v != "" {
-			req.Header.Set(k, v)
+	for k, vs := range r.Header {
+		if !notForwarded[http.CanonicalHeaderKey(k)] {
+			req.Header[k] = vs
 		}
 	}
 	res, err := h.Client.Do(req)

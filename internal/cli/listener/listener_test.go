@@ -29,6 +29,9 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 const body = `{"event":{"id":"7d1c","time":"1700000000","type":"deal-signed"},"deal":{"id":"d-42"}}`
 
+// sentAPIKey is the custom header every send carries, as an endpoint's "headers" would.
+const sentAPIKey = "tour-key-123"
+
 // sentTrace is the trace of every webhook send sends, as Revops's traceparent names it.
 const sentTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 
@@ -47,6 +50,7 @@ func send(t *testing.T, srv *httptest.Server, method, secret, payload string) (i
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", signing.Header([]string{secret}, "7d1c", now, []byte(payload)))
 	req.Header.Set("traceparent", "00-"+sentTrace+"-00f067aa0ba902b7-01")
+	req.Header.Set("X-Api-Key", sentAPIKey) // an endpoint's custom header (CONTRACT §25)
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +64,9 @@ func TestListener(t *testing.T) {
 	secret, _ := signing.NewSecret()
 	other, _ := signing.NewSecret()
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("webhook-id") != "7d1c" || !strings.Contains(r.Header.Get("traceparent"), sentTrace) {
-			http.Error(w, "no webhook-id or traceparent relayed", 400)
+		if r.Header.Get("webhook-id") != "7d1c" || !strings.Contains(r.Header.Get("traceparent"), sentTrace) ||
+			r.Header.Get("X-Api-Key") != sentAPIKey {
+			http.Error(w, "no webhook-id, traceparent or custom header relayed", 400)
 			return
 		}
 		io.WriteString(w, "app says: Revops API Event Received.")
