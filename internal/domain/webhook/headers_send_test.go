@@ -141,3 +141,29 @@ func TestTransportErrorMasksHeaderValues(t *testing.T) {
 		t.Fatalf("reason %q, want a masked transport error", res.Reason)
 	}
 }
+
+// An answer whose body ends early (the connection closed, or the deadline passed, while
+// it was read) may end with the start of an echoed value: that start is dropped as for a
+// read cut by the limit, never kept.
+func TestExcerptOfABodyCutShortMasksItsEnd(t *testing.T) {
+	const secret = "k-0123456789abcdef"
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		echo := ackSentence + " got " + r.Header.Get("X-Api-Key")[:10]
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + echo)
+		_ = buf.Flush()
+	}))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	res := sendWith(t, srv, true, map[string]string{"X-Api-Key": secret})
+	if res.Reason == "" || !strings.Contains(res.Excerpt, " got") {
+		t.Fatalf("send: %+v, want a read error and an excerpt", res)
+	}
+	if strings.Contains(res.Excerpt, "k-0123") {
+		t.Fatalf("excerpt %q keeps the start of a header value", res.Excerpt)
+	}
+}
