@@ -53,7 +53,7 @@ func TestSendCarriesCustomHeaders(t *testing.T) {
 // prefix), and at the end of an answer longer than what is read (its end dropped).
 func TestExcerptMasksHeaderValues(t *testing.T) {
 	const secret = `s3cr3t-<v>-"q"-0123456789abcdef`
-	headers := map[string]string{"X-Api-Key": secret, "X-Short": "zz"}
+	headers := map[string]string{"X-Api-Key": secret, "X-Short": "zz", "X-B64": "ab/cd+ef=="}
 	tests := []struct {
 		name string
 		body string
@@ -61,6 +61,7 @@ func TestExcerptMasksHeaderValues(t *testing.T) {
 		{"as sent", " got " + secret + " and zz"},
 		{"json quoted", ` {"x-api-key":"s3cr3t-\u003cv\u003e-\"q\"-0123456789abcdef"}`},
 		{"json quoted without html escapes", ` {"x-api-key":"s3cr3t-<v>-\"q\"-0123456789abcdef"}`},
+		{"json quoted with escaped slashes (PHP)", ` {"x-short":"zz","x-api-key":"s3cr3t-<v>-\"q\"-0123456789abcdef","x-b64":"ab\/cd+ef=="}`},
 		{"straddling the cut", strings.Repeat(".", maxExcerpt-len(ackSentence)-5) + secret},
 	}
 	for _, tt := range tests {
@@ -70,7 +71,7 @@ func TestExcerptMasksHeaderValues(t *testing.T) {
 			if !res.OK() || res.Excerpt == "" {
 				t.Fatalf("send: %+v", res)
 			}
-			for _, leak := range []string{"s3cr3", "0123456789abcdef", "zz", "s3c"} {
+			for _, leak := range []string{"s3cr3", "0123456789abcdef", "zz", "s3c", "cd+ef"} {
 				if strings.Contains(res.Excerpt, leak) {
 					t.Fatalf("excerpt %q holds %q of a header value", res.Excerpt, leak)
 				}
@@ -139,5 +140,31 @@ func TestTransportErrorMasksHeaderValues(t *testing.T) {
 	res := sendWith(t, srv, true, map[string]string{"X-Api-Key": "leaky-value"})
 	if res.Reason == "" || strings.Contains(res.Reason, "leaky") {
 		t.Fatalf("reason %q, want a masked transport error", res.Reason)
+	}
+}
+
+// An answer whose body ends early (the connection closed, or the deadline passed, while
+// it was read) may end with the start of an echoed value: that start is dropped as for a
+// read cut by the limit, never kept.
+func TestExcerptOfABodyCutShortMasksItsEnd(t *testing.T) {
+	const secret = "k-0123456789abcdef"
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		echo := ackSentence + " got " + r.Header.Get("X-Api-Key")[:10]
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + echo)
+		_ = buf.Flush()
+	}))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	res := sendWith(t, srv, true, map[string]string{"X-Api-Key": secret})
+	if res.Reason == "" || !strings.Contains(res.Excerpt, " got") {
+		t.Fatalf("send: %+v, want a read error and an excerpt", res)
+	}
+	if strings.Contains(res.Excerpt, "k-0123") {
+		t.Fatalf("excerpt %q keeps the start of a header value", res.Excerpt)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +44,8 @@ func newMasker(headers map[string]string) masker {
 }
 
 // valueForms are v as sent and as a receiver's JSON encoder may quote it (with and
-// without HTML escapes: `<` as \u003c).
+// without HTML escapes: `<` as \u003c; with `/` as `\/` too, as PHP's json_encode
+// writes it, which base64 keys hold).
 func valueForms(v string) []string {
 	forms := []string{v}
 	if quoted, err := json.Marshal(v); err == nil {
@@ -55,6 +57,11 @@ func valueForms(v string) []string {
 	if enc.Encode(v) == nil {
 		quoted := bytes.TrimSpace(buf.Bytes())
 		forms = append(forms, string(quoted[1:len(quoted)-1]))
+	}
+	for _, f := range forms[1:] {
+		if strings.Contains(f, "/") {
+			forms = append(forms, strings.ReplaceAll(f, "/", `\/`))
+		}
 	}
 	return forms
 }

@@ -254,7 +254,8 @@ func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk masker, t
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if !mk.active() || s.publicPeers || !to.private() {
-		res.Excerpt = mk.excerpt(body, len(body) == maxResponse)
+		// Cut by the read limit, or ended early by an error: the end may start a value.
+		res.Excerpt = mk.excerpt(body, len(body) == maxResponse || err != nil)
 	}
 	switch {
 	case err != nil:

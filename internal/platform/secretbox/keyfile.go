@@ -26,6 +26,10 @@ func LoadFile(path string) (*Keyring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if kr == nil {
+		// A start killed while writing it: reading it as "no keys" would run without any.
+		return nil, fmt.Errorf("%s holds no key: remove it (a new key is made at the next `revops dev`; secrets sealed under the lost key cannot be read)", path)
+	}
 	return kr, nil
 }
 
@@ -39,21 +43,27 @@ func EnsureFile(path string) (*Keyring, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	// O_EXCL: two processes starting at once keep one key (the loser reads the winner's).
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return LoadFile(path)
-	}
+	// Written whole under a temporary name, then linked into place: the file is never
+	// seen empty, and of two processes starting at once one key stays (the loser's link
+	// fails, and it reads the winner's).
+	f, err := os.CreateTemp(filepath.Dir(path), "."+FileName+".*")
 	if err != nil {
 		return nil, fmt.Errorf("create encryption key file: %w", err)
 	}
+	tmp := f.Name()
+	defer func() { _ = os.Remove(tmp) }()
 	_, err = f.WriteString(Generate() + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(path)
 		return nil, fmt.Errorf("write encryption key file: %w", err)
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create encryption key file: %w", err)
 	}
 	return LoadFile(path)
 }

@@ -112,3 +112,18 @@ func BenchmarkSealOpen(b *testing.B) {
 		}
 	}
 }
+
+// A key file that exists but holds no key (a start killed between creating and writing
+// it) is an error saying so, never "no keyring": dev would otherwise run without a key
+// and fail on every endpoint it writes.
+func TestEmptyKeyFileIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, load := range map[string]func(string) (*Keyring, error){"LoadFile": LoadFile, "EnsureFile": EnsureFile} {
+		if kr, err := load(path); err == nil || kr != nil {
+			t.Errorf("%s of an empty key file = %v, %v; want an error", name, kr, err)
+		}
+	}
+}
