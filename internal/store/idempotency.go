@@ -92,6 +92,8 @@ func (idempotencyRow) TableName() string { return "idempotency_keys" }
 // conditional update, so two requests can never both own a key.
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req IdempotentRequest) (Claim, error) {
 	db := s.db.WithContext(ctx)
+	// Kept keyed: the body may carry secrets (custom header values, CONTRACT §25).
+	fingerprint := s.keyring.Digest(req.Fingerprint)
 	for range 3 { // a row may vanish (released) or be taken between our statements
 		now := changeTime()
 		token := rand.Text()
@@ -99,7 +101,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req Idempotent
 			(environment_id, idempotency_key, method, path, fingerprint, claim, claimed_at, expires_at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (environment_id, idempotency_key) DO NOTHING`,
-			env.ID, req.Key, req.Method, req.Path, req.Fingerprint, token, now, now.Add(IdempotencyKeyLife), now)
+			env.ID, req.Key, req.Method, req.Path, fingerprint, token, now, now.Add(IdempotencyKeyLife), now)
 		if res.Error != nil {
 			return Claim{}, fmt.Errorf("claim idempotency key: %w", res.Error)
 		}
@@ -119,7 +121,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req Idempotent
 		live := (completed && now.Before(row.ExpiresAt)) || (!completed && now.Sub(row.ClaimedAt) < IdempotencyClaimLapse)
 		if live {
 			switch {
-			case row.Method != req.Method || row.Path != req.Path || row.Fingerprint != req.Fingerprint:
+			case row.Method != req.Method || row.Path != req.Path || !s.keyring.DigestMatches(row.Fingerprint, req.Fingerprint):
 				return Claim{Outcome: ClaimReused}, nil
 			case completed && row.Status != nil && row.Response != nil:
 				body, err := s.withCurrentSecret(ctx, env, []byte(*row.Response), row.SecretEndpointID)
@@ -139,7 +141,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, env Env, req Idempotent
 			q = q.Where("completed_at IS NULL")
 		}
 		res = q.Updates(map[string]any{
-			"method": req.Method, "path": req.Path, "fingerprint": req.Fingerprint, "claim": token,
+			"method": req.Method, "path": req.Path, "fingerprint": fingerprint, "claim": token,
 			"status": nil, "response": nil, "secret_endpoint_id": nil, "claimed_at": now, "completed_at": nil,
 			"expires_at": now.Add(IdempotencyKeyLife), "created_at": now,
 		})

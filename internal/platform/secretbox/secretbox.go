@@ -11,6 +11,7 @@ package secretbox
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -44,6 +45,7 @@ type Keyring struct {
 type key struct {
 	id   string
 	aead cipher.AEAD
+	mac  []byte // the HMAC key of Digest, derived from the key (never the key itself)
 }
 
 // Parse reads a comma-separated list of base64 keys of 32 bytes each (blanks around
@@ -85,7 +87,8 @@ func newKey(raw []byte) (key, error) {
 	if err != nil {
 		return key{}, fmt.Errorf("encryption key: %w", err)
 	}
-	return key{id: KeyID(raw), aead: aead}, nil
+	mac := sha256.Sum256(append([]byte("revops-digest-v1"), raw...))
+	return key{id: KeyID(raw), aead: aead, mac: mac[:]}, nil
 }
 
 // KeyID is the short public name of a key: what sealed values and messages show of it.
@@ -188,4 +191,45 @@ func (kr *Keyring) Open(v string) (string, error) {
 		return string(plain), nil
 	}
 	return "", fmt.Errorf("value sealed under key %s, which REVOPS_ENCRYPTION_KEYS does not list (it lists %s)", id, strings.Join(kr.IDs(), ", "))
+}
+
+// DigestPrefix starts every keyed digest.
+const DigestPrefix = "mac:v1:"
+
+// Digest is a keyed digest of data under the sealing key: "mac:v1:<key id>:<hex
+// HMAC-SHA256>". It stands where a plain hash of data containing a secret would be
+// kept (an idempotency fingerprint of a body carrying header values, CONTRACT §25): a
+// plain hash lets whoever reads the table confirm a guessed secret offline, a keyed one
+// does not. Without a keyring, data is returned as it is.
+func (kr *Keyring) Digest(data string) string {
+	if kr == nil {
+		return data
+	}
+	return kr.keys[0].digest(data)
+}
+
+func (k key) digest(data string) string {
+	h := hmac.New(sha256.New, k.mac)
+	h.Write([]byte(data))
+	return DigestPrefix + k.id + ":" + hex.EncodeToString(h.Sum(nil))
+}
+
+// DigestMatches tells whether kept is data's Digest under one of the keyring's keys, so
+// that a key rotation does not change the answer while the old key is listed. A kept
+// value without the prefix (kept before digests were keyed, or by a process without
+// keys) is compared with data itself.
+func (kr *Keyring) DigestMatches(kept, data string) bool {
+	if !strings.HasPrefix(kept, DigestPrefix) {
+		return kept == data
+	}
+	id, _, _ := strings.Cut(kept[len(DigestPrefix):], ":")
+	if kr == nil {
+		return false
+	}
+	for _, k := range kr.keys {
+		if k.id == id {
+			return hmac.Equal([]byte(k.digest(data)), []byte(kept))
+		}
+	}
+	return false
 }

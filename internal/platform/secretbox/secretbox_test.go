@@ -127,3 +127,45 @@ func TestEmptyKeyFileIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A digest is keyed (the same data under another key differs, so a guess cannot be
+// checked without a key) and still matches under a key kept in the list after a rotation;
+// a plain value kept before digests were keyed matches only itself.
+func TestDigest(t *testing.T) {
+	oldKey, newKey := Generate(), Generate()
+	old, _ := Parse(oldKey)
+	both, _ := Parse(newKey + "," + oldKey)
+	onlyNew, _ := Parse(newKey)
+	const fp = "3f1c0a"
+	d := old.Digest(fp)
+	if !strings.HasPrefix(d, DigestPrefix+old.Current()+":") || strings.Contains(d, fp) {
+		t.Fatalf("digest = %q", d)
+	}
+	if d == both.Digest(fp) || d == old.Digest("3f1c0b") {
+		t.Fatal("digests under another key, or of other data, are equal")
+	}
+	for name, c := range map[string]struct {
+		kr         *Keyring
+		kept, data string
+		want       bool
+	}{
+		"same key":               {old, d, fp, true},
+		"other data":             {old, d, "3f1c0b", false},
+		"old key still listed":   {both, d, fp, true},
+		"old key dropped":        {onlyNew, d, fp, false},
+		"no keyring":             {nil, d, fp, false},
+		"plain kept, same":       {both, fp, fp, true},
+		"plain kept, other":      {both, fp, "3f1c0b", false},
+		"altered digest":         {old, d[:len(d)-1] + "0", fp, d[len(d)-1] == '0'},
+		"unknown key id":         {old, DigestPrefix + "00000000:" + d[len(DigestPrefix)+IDLen+1:], fp, false},
+		"no keyring, plain kept": {nil, fp, fp, true},
+	} {
+		if got := c.kr.DigestMatches(c.kept, c.data); got != c.want {
+			t.Errorf("%s: DigestMatches = %v, want %v", name, got, c.want)
+		}
+	}
+	var none *Keyring
+	if none.Digest(fp) != fp {
+		t.Error("without keys the digest is not the data itself")
+	}
+}
