@@ -142,7 +142,8 @@ func (s *Store) CheckKeyring(ctx context.Context) (KeyUse, error) {
 	if len(missing) > 0 {
 		listed := "REVOPS_ENCRYPTION_KEYS is not set"
 		if s.keyring != nil {
-			listed = "REVOPS_ENCRYPTION_KEYS lists key id(s) " + strings.Join(s.keyring.IDs(), ", ")
+			// The keys come from the variable or, for revops dev, from its data dir's key file.
+			listed = "the keys given (REVOPS_ENCRYPTION_KEYS, or revops dev's encryption.key) are key id(s) " + strings.Join(s.keyring.IDs(), ", ")
 		}
 		return use, fmt.Errorf("stored secrets are sealed under key id(s) %s, and %s: list the key(s) that sealed them (a new key first, the old ones after it; `revops migrate` then moves every secret onto the first)",
 			strings.Join(missing, ", "), listed)
