@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
 )
 
@@ -30,6 +31,7 @@ type endpointForm struct {
 	Filter                   string // JSON as typed, or the saved filter indented ("" = none)
 	FilterType               string // the event type whose sample "Test filter" uses
 	Headers                  []headerRow
+	Signing                  string // hmac-sha256 or ed25519: the saved key's scheme, or as chosen
 }
 
 // headerRow is one name/value row of the form's custom headers (CONTRACT §25). A value is
@@ -101,6 +103,7 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 	f.Headers = headerRows(names, names)
 	f.setPolicy(ep.RetryPolicy)
 	f.Filter = indentFilter(ep.Filter)
+	f.Signing = signing.Scheme(ep.Secret)
 	return f
 }
 
@@ -127,6 +130,7 @@ func postedForm(c *gin.Context, saved []string) endpointForm {
 		// and the template escapes it.
 		Filter:     c.PostForm("filter"),
 		FilterType: printable(c.PostForm("filter_type")),
+		Signing:    printable(c.PostForm("signing")),
 	}
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
@@ -177,6 +181,11 @@ func fields(c *gin.Context, saved []string) (webhook.EndpointFields, map[string]
 		} else {
 			in.RetryPolicy.MaximumAttempts = &v
 		}
+	}
+	// The API's signing member: on edit, another scheme makes a new key of it and the
+	// old key keeps signing 24 h (a rotation). A form without the field changes nothing.
+	if s, ok := c.GetPostForm("signing"); ok {
+		in.Signing = &s
 	}
 	in.Filter = formFilter(c.PostForm("filter"), faults)
 	in.Headers = headerFields(c, saved, faults)
@@ -277,12 +286,16 @@ func (h *handler) newEndpoint(c *gin.Context) {
 	f := endpointForm{Method: http.MethodPost, Enabled: true, EventTypes: map[string]bool{catalog.Wildcard: true}}
 	f.setPolicy(models.DefaultRetryPolicy)
 	f.Headers = headerRows(nil, nil)
+	f.Signing = signing.SchemeHMAC
 	h.showEndpoint(c, http.StatusOK, endpointData{Form: f}, "", "")
 }
 
 var endpointNotices = map[string]string{
 	"created": "Endpoint added. A signing secret was made for it: reveal it below to verify signatures.",
 	"saved":   "Endpoint saved.",
+	// The endpoint signs with ed25519: nothing to reveal, its public key is on the page.
+	"created_ed25519": "Endpoint added. A key pair was made for it: receivers verify its signatures with the public key below.",
+	"rekeyed":         "Endpoint saved. A key of the new signing scheme was made; the previous key still signs for 24 hours.",
 }
 
 func (h *handler) editEndpoint(c *gin.Context) {
@@ -344,8 +357,13 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 		return
 	}
 	notice := "saved"
-	if d.ID == "" {
+	switch {
+	case d.ID == "" && signing.Scheme(ep.Secret) == signing.SchemeEd25519:
+		notice = "created_ed25519"
+	case d.ID == "":
 		notice = "created"
+	case signing.Scheme(ep.Secret) != d.Form.Signing: // d is the endpoint as it was
+		notice = "rekeyed"
 	}
 	c.Redirect(http.StatusSeeOther, endpointPath(ep.ID)+"?notice="+notice)
 }
@@ -365,7 +383,7 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
 		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
 		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts",
-		"filter": "filter"}[param]
+		"filter": "filter", "signing": "signing"}[param]
 	if field == "" {
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved. "+msg)
 		return

@@ -87,6 +87,8 @@ func checkField(name string, values []string) error {
 	if err := textcheck.Line(name); err != nil {
 		return fmt.Errorf("name %s.", err)
 	}
+	// Every other field is one line: the endpoint form's signing choice too (a refusal
+	// shows under its field, showEndpointFault).
 	rule := textcheck.Line
 	if name == "password" {
 		rule = textcheck.Text // any character a password manager may produce, but no NUL
