@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/revops/revops/internal/platform/signing"
 )
 
 // The endpoint form's filter (CONTRACT §25) in Chromium: "Test filter" evaluates what is
@@ -58,15 +60,24 @@ func TestBrowserEndpointFilter(t *testing.T) {
 	if eps := s.endpoints(env); len(eps) != 0 {
 		t.Fatalf("testing a filter saved endpoints: %+v", eps)
 	}
+	// Signed with ed25519, chosen in the form (CONTRACT §25): its page shows the public key.
 	run(t, ctx, "save with the filter",
 		chromedp.SetValue(css(`#endpoint-filter`), big),
+		chromedp.SetValue(css(`#endpoint-signing`), signing.SchemeEd25519),
 		chromedp.Click(css(`#save-endpoint`)),
 		chromedp.WaitVisible(css(`.notice`)),
+		chromedp.WaitVisible(css(`#webhook-public-key`)),
 		screenshot("endpoint-filter"),
 	)
 	eps := s.endpoints(env)
-	if len(eps) != 1 || eps[0].Filter != `{"deal.net_price":{"$gte":"1000"}}` {
-		t.Fatalf("endpoints after saving: %+v", eps)
+	if len(eps) != 1 {
+		t.Fatalf("%d endpoints after saving", len(eps))
+	}
+	if eps[0].Filter != `{"deal.net_price":{"$gte":"1000"}}` || signing.Scheme(eps[0].Secret) != signing.SchemeEd25519 {
+		t.Fatalf("after saving: filter %q, scheme %s", eps[0].Filter, signing.Scheme(eps[0].Secret))
+	}
+	if public, _ := signing.PublicKey(eps[0].Secret); value(t, ctx, "the public key shown", chromedp.Value(css(`#webhook-public-key`))) != public {
+		t.Fatal("the page does not show the endpoint's public key")
 	}
 	shown := value(t, ctx, "the edit form shows the filter", chromedp.Value(css(`#endpoint-filter`)))
 	if !strings.Contains(shown, `"deal.net_price": {`) || !strings.Contains(shown, "\n") {
