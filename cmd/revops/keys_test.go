@@ -24,10 +24,7 @@ func TestServingNeedsKeysThatOpen(t *testing.T) {
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			t.Setenv("REVOPS_DATABASE_URL", url)
-			t.Setenv("REVOPS_TLS", "proxy")
-			t.Setenv("REVOPS_TRUSTED_PROXIES", "127.0.0.1")
-			t.Setenv("REVOPS_METRICS_ADDR", "")
+			servingEnv(t, url)
 			t.Setenv("REVOPS_DATA_DIR", t.TempDir()) // no dev key file to fall back on
 			oldKey, newKey, stranger := secretbox.Generate(), secretbox.Generate(), secretbox.Generate()
 			var out bytes.Buffer

@@ -23,10 +23,7 @@ func TestServingRefusesUnmigratedDatabase(t *testing.T) {
 	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			t.Setenv("REVOPS_DATABASE_URL", url)
-			t.Setenv("REVOPS_TLS", "proxy")
-			t.Setenv("REVOPS_TRUSTED_PROXIES", "127.0.0.1")
-			t.Setenv("REVOPS_METRICS_ADDR", "")
+			servingEnv(t, url)
 			t.Setenv(config.EncryptionKeysEnv, testdb.Keys())
 			for _, mode := range []string{"api", "worker", "serve"} {
 				err := run(ctx, []string{mode})
@@ -88,4 +85,13 @@ func rawExec(t *testing.T, dialect, url, sql string) error {
 	sqlDB, _ := db.DB()
 	defer sqlDB.Close()
 	return db.Exec(sql).Error
+}
+
+// servingEnv is the environment of a serving process on the database at url that the
+// tests start in-process: TLS left to a proxy on loopback, no metrics listener.
+func servingEnv(t *testing.T, url string) {
+	t.Setenv("REVOPS_DATABASE_URL", url)
+	t.Setenv("REVOPS_TLS", "proxy")
+	t.Setenv("REVOPS_TRUSTED_PROXIES", "127.0.0.1")
+	t.Setenv("REVOPS_METRICS_ADDR", "")
 }
