@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/revops/revops/internal/platform/webhookfilter"
 	"github.com/revops/revops/models"
@@ -32,7 +33,7 @@ func parseFilters(ctx context.Context, eps []models.WebhookEndpoint) fanoutFilte
 		if ep.Filter == "" {
 			continue
 		}
-		f, err := webhookfilter.Parse([]byte(ep.Filter))
+		f, err := parsedFilters.parse(ep.Filter)
 		if err != nil {
 			slog.WarnContext(ctx, "webhook endpoint filter unreadable; the endpoint takes every event",
 				"endpoint_id", ep.ID, "error", err)
@@ -41,6 +42,40 @@ func parseFilters(ctx context.Context, eps []models.WebhookEndpoint) fanoutFilte
 		out[i] = f
 	}
 	return out
+}
+
+// parsedFilters keeps the filters the fan-outs parsed, by their text: every change of an
+// environment reads the same stored filters, and parsing one (≈ 90 µs for 4 KiB) costs
+// far more than evaluating it (≈ 2 µs), inside the change's transaction. A parsed
+// filter is immutable and depends on its text alone. Bounded: when full it starts
+// again empty (maxParsedFilters filters of at most 4 KiB of text each).
+var parsedFilters = filterCache{byText: map[string]*webhookfilter.Filter{}}
+
+const maxParsedFilters = 512
+
+type filterCache struct {
+	mu     sync.Mutex
+	byText map[string]*webhookfilter.Filter
+}
+
+func (c *filterCache) parse(text string) (*webhookfilter.Filter, error) {
+	c.mu.Lock()
+	f, ok := c.byText[text]
+	c.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := webhookfilter.Parse([]byte(text))
+	if err != nil {
+		return nil, err // not kept: a fault is logged each time, as rare as it is
+	}
+	c.mu.Lock()
+	if len(c.byText) >= maxParsedFilters {
+		clear(c.byText)
+	}
+	c.byText[text] = f
+	c.mu.Unlock()
+	return f, nil
 }
 
 // eventDoc is an event's payload decoded at most once, for all the filters that read it.
