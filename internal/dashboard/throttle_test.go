@@ -107,8 +107,12 @@ func TestHashGate(t *testing.T) {
 	if waited := time.Since(began); waited < 40*time.Millisecond {
 		t.Errorf("refused after %v, want a brief wait first", waited)
 	}
-	go func() { time.Sleep(10 * time.Millisecond); g.leave() }()
-	if !g.enter(ctx) {
+	// A slot freed while a login waits is taken: a long wait, so that a stalled test
+	// process (race run, loaded machine) cannot let the timer win.
+	patient := newHashGate(1, time.Minute)
+	patient.enter(ctx)
+	go func() { time.Sleep(10 * time.Millisecond); patient.leave() }()
+	if !patient.enter(ctx) {
 		t.Fatal("a slot freed during the wait was not taken")
 	}
 }

@@ -156,10 +156,12 @@ func (s *stack) starter(c client.Client) *dispatch.Starter {
 	return s.starterEvery(c, retryInterval)
 }
 
-// starterEvery starts deliveries whose attempts come every interval.
+// starterEvery starts deliveries whose attempts come every interval. Most tests run no
+// sweeper, so a start cut by its timeout would leave its event (and the rest of the
+// batch) undelivered: the timeout is generous, for a loaded 2-core machine.
 func (s *stack) starterEvery(c client.Client, interval time.Duration) *dispatch.Starter {
 	return &dispatch.Starter{Client: c, Store: s.db.Store, RetryInterval: interval,
-		SweepAge: time.Millisecond, StartTimeout: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		SweepAge: time.Millisecond, StartTimeout: 10 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 func (s *stack) events(n int) []models.Event {

@@ -154,10 +154,18 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 		t.Errorf("revops_temporal_reachable = %v with Temporal back, want 1", v)
 	}
 	out := logs.String()
-	for _, line := range []string{`msg="Temporal is unreachable`, `msg="Temporal is reachable again"`, `msg="worker cannot start`, `msg="worker connected to Temporal"`} {
+	for _, line := range []string{`msg="worker cannot start`, `msg="worker connected to Temporal"`} {
 		if n := strings.Count(out, line); n != 1 {
 			t.Errorf("log line %q written %d times, want once:\n%s", line, n, out)
 		}
+	}
+	// The health check logs transitions, not probes: each "unreachable" is followed by one
+	// "reachable again", the last line says reachable. Usually that is one outage; a probe
+	// that fails while the restarted server is still starting (or answers slowly on a
+	// loaded machine) is a second, short one, and is logged as such.
+	down, up := strings.Count(out, `msg="Temporal is unreachable`), strings.Count(out, `msg="Temporal is reachable again"`)
+	if down < 1 || down != up || strings.LastIndex(out, `msg="Temporal is unreachable`) > strings.LastIndex(out, `msg="Temporal is reachable again"`) {
+		t.Errorf("Temporal logged unreachable %d and reachable again %d times, want as many of each, reachable last:\n%s", down, up, out)
 	}
 }
 

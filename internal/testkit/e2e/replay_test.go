@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/revops/revops/activities"
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/replaycli"
 	"github.com/revops/revops/internal/dispatch"
@@ -82,14 +83,15 @@ func summary(t *testing.T, c client.Client, workflowID, runID string) string {
 // One Temporal server for every replay scenario: starting one costs seconds.
 func TestReplay(t *testing.T) {
 	s := newStack(t)
-	w := s.worker()
-	defer w.Stop()
 	c := s.ts.GetDefaultClient()
 	fast := s.starter(c)
 	fast.RetryInterval = 50 * time.Millisecond // six attempts fail within a second
 	// Bulk replay starts 8 runs at once; under -race on a loaded 2-core machine a start can
-	// take seconds, and a start cut by its timeout would count as not replayed.
+	// take seconds, and a start cut by its timeout would count as not replayed (no sweeper
+	// runs here to take it later). The worker's ReplayPage dispatches with this starter too.
 	fast.StartTimeout = 15 * time.Second
+	w := s.workerWith(&activities.BulkReplay{Store: s.db.Store, Dispatch: fast})
+	defer w.Stop()
 	rapi := s.api(fast)
 	host := strings.TrimPrefix(s.rc.URL, "https://")
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,42 +116,22 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 
 	// Mid-page: the job has replayed some deliveries, not all, and a ReplayPage activity
 	// is running on one of our workers. Kill that process.
-	var victim *prodlike.Proc
-	deadline := time.Now().Add(2 * time.Minute)
-	for victim == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("no ReplayPage seen running mid-job in 2 min; job %v", job)
-		}
+	var replayed float64
+	victim, cut := killRunningActivity(ctx, t, tc, wid, workers, 2*time.Minute, func() bool {
 		if err := c.get(ctx, "/v1/events/replay/"+jobID, &job); err != nil {
 			t.Fatal(err)
 		}
 		if job["status"] == "done" {
 			t.Fatalf("the job finished before a page was caught running: %v", job)
 		}
-		replayed := job["replayed"].(float64)
-		if replayed > 0 && replayed < replayDeliveries {
-			if d, err := tc.DescribeWorkflowExecution(ctx, wid, ""); err == nil {
-				for _, a := range d.GetPendingActivities() {
-					if a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
-						continue
-					}
-					pid, _ := strconv.Atoi(strings.SplitN(a.GetLastWorkerIdentity(), "@", 2)[0])
-					for _, w := range workers {
-						if w.Pid() == pid {
-							w.Kill()
-							victim = w
-							t.Logf("%s into the job (%v of %d replayed): SIGKILLed %s (pid %d) running %s attempt %d",
-								since(step), replayed, replayDeliveries, w.Name, pid, a.GetActivityType().GetName(), a.GetAttempt())
-						}
-					}
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		replayed = job["replayed"].(float64)
+		return replayed > 0 && replayed < replayDeliveries
+	})
+	t.Logf("%s into the job (%v of %d replayed): SIGKILLed %s (pid %d) running %s attempt %d",
+		since(step), replayed, replayDeliveries, victim.Name, victim.Pid(), cut.GetActivityType().GetName(), cut.GetAttempt())
 	s.StartWorker("worker-3")
 
-	deadline = time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for job["status"] != "done" {
 		if time.Now().After(deadline) {
 			t.Fatalf("job not done 3 min after the kill: %v", job)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,16 +273,12 @@ func sandboxOf(ctx context.Context, t *testing.T, s *prodlike.Stack, st *store.S
 }
 
 // killBackfillMidPage waits until the meter's backfill has moved but not ended (its row in
-// the stack's database) and one of workers is running its BackfillMeterPage (the pending
-// activity's worker identity, "<pid>@<host>@", names it), and SIGKILLs that worker.
+// the stack's database) and one of workers is running its BackfillMeterPage, and SIGKILLs
+// that worker (killRunningActivity).
 func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc client.Client, meterID string, workers []*prodlike.Proc) *prodlike.Proc {
 	t.Helper()
-	wid := workflows.MeterBackfillWorkflowID(meterID)
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatal("no BackfillMeterPage seen running mid-backfill in 3 min")
-		}
+	var seq int64
+	w, a := killRunningActivity(ctx, t, tc, workflows.MeterBackfillWorkflowID(meterID), workers, 3*time.Minute, func() bool {
 		m, err := st.MeterByID(ctx, meterID)
 		if err != nil {
 			t.Fatal(err)
@@ -291,26 +286,12 @@ func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc 
 		if m.Status == models.MeterReady {
 			t.Fatal("the backfill ended before a page was caught running")
 		}
-		if m.BackfillSeq > 0 {
-			if d, err := tc.DescribeWorkflowExecution(ctx, wid, ""); err == nil {
-				for _, a := range d.GetPendingActivities() {
-					if a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
-						continue
-					}
-					pid, _ := strconv.Atoi(strings.SplitN(a.GetLastWorkerIdentity(), "@", 2)[0])
-					for _, w := range workers {
-						if w.Pid() == pid {
-							w.Kill()
-							t.Logf("backfill at seq %d: SIGKILLed %s (pid %d) running %s attempt %d",
-								m.BackfillSeq, w.Name, pid, a.GetActivityType().GetName(), a.GetAttempt())
-							return w
-						}
-					}
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		seq = m.BackfillSeq
+		return m.BackfillSeq > 0
+	})
+	t.Logf("backfill at seq %d: SIGKILLed %s (pid %d) running %s attempt %d",
+		seq, w.Name, w.Pid(), a.GetActivityType().GetName(), a.GetAttempt())
+	return w
 }
 
 // oldestCreated is the creation time of the oldest of alerts.

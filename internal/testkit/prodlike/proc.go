@@ -73,6 +73,12 @@ func (p *Proc) Kill() {
 	<-p.done
 }
 
+// Freeze stops the process (SIGSTOP) where it is: it answers nothing until Thaw or Kill.
+func (p *Proc) Freeze() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen process (SIGCONT).
+func (p *Proc) Thaw() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Stop sends SIGTERM and waits up to grace, then kills.
 func (p *Proc) Stop(grace time.Duration) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
