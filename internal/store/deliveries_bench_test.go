@@ -25,16 +25,8 @@ func benchEvents(b *testing.B, n int) (*store.Store, store.Env, [][]models.Webho
 	if os.Getenv(testdb.EnvVar) == "" {
 		b.Skipf("%s is not set: these benchmarks measure PostgreSQL", testdb.EnvVar)
 	}
-	ctx := context.Background()
 	st := testdb.New(b)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-	if err != nil {
-		b.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, models.EnvLive)
-	if err != nil {
-		b.Fatal(err)
-	}
+	env := testdb.Seed(b, st, models.EnvLive)
 	for i := 0; i < 3; i++ {
 		newEndpoint(b, seeded{st: st, env: env}, fmt.Sprintf("https://%d.example/", i), nil, true)
 	}

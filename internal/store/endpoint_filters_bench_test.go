@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -39,15 +38,7 @@ func BenchmarkFanOutFilters(b *testing.B) {
 	} {
 		b.Run(arm.name, func(b *testing.B) {
 			st := testdb.New(b)
-			ctx := context.Background()
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				b.Fatal(err)
-			}
-			env, err := st.Environment(ctx, org.ID, models.EnvLive)
-			if err != nil {
-				b.Fatal(err)
-			}
+			env := testdb.Seed(b, st, models.EnvLive)
 			db := seeded{st: st, env: env}
 			for i := 0; i < 16; i++ {
 				if arm.filter == "" {

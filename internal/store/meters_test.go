@@ -11,6 +11,7 @@ import (
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -25,14 +26,7 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 			if _, err := st.MigrateBelow(ctx, 84); err != nil {
 				t.Fatal(err)
 			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, err := st.Environment(ctx, org.ID, "live")
-			if err != nil {
-				t.Fatal(err)
-			}
+			env := testdb.Seed(t, st, "live")
 			ingest := func(tx string) {
 				t.Helper()
 				w := store.UsageWrite{Batch: models.UsageBatch{TransactionID: tx, Mode: "increment", BodyHash: tx, Response: "{}",

@@ -126,14 +126,7 @@ func TestSavepointUndoesItsWritesAndLocks(t *testing.T) {
 	ctx := context.Background()
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "sandbox")
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testdb.Seed(t, st, "sandbox")
 	locked, _, err := insertAccount(ctx, st, env, models.Account{ID: uuid.NewString(), Name: "Locked", Status: "draft", Properties: "{}"}, func(models.Account) []store.Emit { return nil })
 	if err != nil {
 		t.Fatal(err)

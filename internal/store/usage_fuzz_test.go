@@ -38,14 +38,7 @@ func FuzzUsageStoreRoundTrip(f *testing.F) {
 	}
 	ctx := context.Background()
 	st := testdb.New(f)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-	if err != nil {
-		f.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "sandbox")
-	if err != nil {
-		f.Fatal(err)
-	}
+	env := testdb.Seed(f, st, "sandbox")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		b, err := usage.Decode(data, now)

@@ -28,21 +28,27 @@ type Seeded struct {
 // that must hold on both databases (CONTRACT §15).
 func Both(t testing.TB, envName string) map[string]Seeded {
 	t.Helper()
-	ctx := context.Background()
 	out := map[string]Seeded{}
 	for name, url := range map[string]string{"postgres": URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
 		st := Open(t, url)
-		org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		env, err := st.Environment(ctx, org.ID, envName)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = Seeded{Store: st, Env: env, URL: url}
+		out[name] = Seeded{Store: st, Env: Seed(t, st, envName), URL: url}
 	}
 	return out
+}
+
+// Seed creates the organization "Acme" in st and returns its environment envName.
+func Seed(t testing.TB, st *store.Store, envName string) models.Env {
+	t.Helper()
+	ctx := context.Background()
+	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := st.Environment(ctx, org.ID, envName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
 }
 
 // Raw opens the database at url ("postgres" or "sqlite" dialect) with GORM alone, beside
