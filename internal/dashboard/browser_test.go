@@ -196,10 +196,7 @@ func browserLogin(t *testing.T, ctx context.Context, base string, u user) {
 }
 
 func TestBrowserWebhooksAndDeliveries(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme Corp", "owner@acme.test")
-	env := s.sandbox(u.orgID)
+	rcv, s, u, env := newOwnerSite(t, "Acme Corp")
 	ctx := newBrowser(t)
 	base := s.srv.URL
 	browserLogin(t, ctx, base, u)

@@ -19,12 +19,9 @@ import (
 // key: not on the page, not after "reveal" (which shows nothing more), not after a
 // rotation (which shows the new public key); its test sends carry a v1a signature.
 func TestEd25519EndpointPage(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme", "owner@acme.test")
+	rcv, s, u, env := newOwnerSite(t, "Acme")
 	c := s.client()
 	c.mustLogin(u)
-	env := s.sandbox(u.orgID)
 	private, public, err := signing.NewEd25519Key()
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -16,10 +15,7 @@ import (
 // Pointer — without saving; saving stores the filter, the edit form shows it, and an
 // empty textarea removes it.
 func TestBrowserEndpointFilter(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme Corp", "owner@acme.test")
-	env := s.sandbox(u.orgID)
+	rcv, s, u, env := newOwnerSite(t, "Acme Corp")
 	ctx := newBrowser(t)
 	base := s.srv.URL
 	browserLogin(t, ctx, base, u)

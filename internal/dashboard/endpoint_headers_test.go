@@ -12,12 +12,9 @@ import (
 // cleared name removes it, a refused name shows under the headers; the test send
 // carries them.
 func TestEndpointFormHeaders(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme", "owner@acme.test")
+	rcv, s, u, env := newOwnerSite(t, "Acme")
 	c := s.client()
 	c.mustLogin(u)
-	env := s.sandbox(u.orgID)
 	tok := c.csrf("/dashboard/webhooks/new")
 	const secret = "dash-key-7777-secret"
 
@@ -78,12 +75,9 @@ func TestEndpointFormHeaders(t *testing.T) {
 // one: otherwise the next save keeps the old value of a saved header without a word,
 // and the new value typed is lost.
 func TestEndpointFormAsksToRetypeHeaderValues(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme", "owner@acme.test")
+	rcv, s, u, env := newOwnerSite(t, "Acme")
 	c := s.client()
 	c.mustLogin(u)
-	env := s.sandbox(u.orgID)
 	tok := c.csrf("/dashboard/webhooks/new")
 	form := endpointForm(tok, "url", rcv.srv.URL+"/hooks")
 	form["header_name"], form["header_value"] = []string{"X-Api-Key"}, []string{"old-value-1111"}

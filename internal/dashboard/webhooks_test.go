@@ -19,6 +19,16 @@ import (
 
 var secretField = regexp.MustCompile(`id="webhook-secret" class="mono" type="text" value="([^"]+)"`)
 
+// newOwnerSite is how an endpoint test begins: a receiver that acknowledges, a site that
+// sends to it, the owner of the organization org, and its sandbox.
+func newOwnerSite(t *testing.T, org string) (*receiver, *site, user, models.Env) {
+	t.Helper()
+	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
+	s := newSite(t, rcv.siteArgs()...)
+	u := s.newUser(org, "owner@acme.test")
+	return rcv, s, u, s.sandbox(u.orgID)
+}
+
 // endpointForm is a complete add/edit form: the defaults of the add page, then fields.
 func endpointForm(tok string, fields ...string) url.Values {
 	f := url.Values{"csrf_token": {tok}, "url": {"https://example.com/hook"}, "method": {"POST"}, "description": {""},
@@ -116,12 +126,9 @@ func TestWebhookEndpointFormValidation(t *testing.T) {
 }
 
 func TestWebhookEndpointAddEditSecretTestDelete(t *testing.T) {
-	rcv := newReceiver(t, http.StatusOK, "Revops API Event Received.")
-	s := newSite(t, rcv.siteArgs()...)
-	u := s.newUser("Acme", "owner@acme.test")
+	rcv, s, u, env := newOwnerSite(t, "Acme")
 	c := s.client()
 	c.mustLogin(u)
-	env := s.sandbox(u.orgID)
 	tok := c.csrf("/dashboard/webhooks/new")
 
 	p := c.post("/dashboard/webhooks", endpointForm(tok, "url", rcv.srv.URL+"/billing", "description", "Billing",
