@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
+
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -49,6 +52,10 @@ func TestReceiversSignals(t *testing.T) {
 	var delay time.Duration
 	waitFor(t, time.Minute, "a second attempt scheduled for the busy endpoint", func() bool {
 		desc, err := c.DescribeWorkflowExecution(ctx, wfID, "")
+		var notYet *serviceerror.NotFound
+		if errors.As(err, &notYet) {
+			return false // the API starts the run after its commit, a moment after answering
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
