@@ -48,8 +48,10 @@ func unique(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
 }
 
+// testCtx bounds a test's calls: a hang guard above the sum of the test's own waits
+// for deliveries and jobs, which go through Temporal on a possibly loaded machine.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

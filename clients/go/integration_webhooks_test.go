@@ -237,7 +237,7 @@ func TestIntegrationWebhookReceivedAndVerified(t *testing.T) {
 		}
 		break
 	}
-	for deadline := time.Now().Add(30 * time.Second); job.Status != ReplayJobStatusDone; time.Sleep(300 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); job.Status != ReplayJobStatusDone; time.Sleep(300 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("replay job still %s", job.Status)
 		}

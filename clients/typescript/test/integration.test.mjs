@@ -18,8 +18,8 @@ const { REVOPS_BASE_URL: baseUrl, REVOPS_API_KEY: apiKey, REVOPS_DATA_DIR: dataD
 const skip = !baseUrl || !apiKey ? "set REVOPS_BASE_URL and REVOPS_API_KEY (a secret sandbox key) to run" : false;
 const tag = () => `ts-${randomUUID().slice(0, 8)}`;
 
-/** Polls fn every 250 ms until it returns something, for at most ms. */
-async function eventually(fn, ms = 30_000) {
+/** Polls fn every 250 ms until it returns something, for at most ms (work through Temporal on a possibly loaded machine). */
+async function eventually(fn, ms = 90_000) {
   for (const deadline = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 250))) {
     const value = await fn();
     if (value !== undefined) return value;

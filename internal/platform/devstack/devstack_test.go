@@ -203,13 +203,20 @@ func waitListed(ctx context.Context, t *testing.T, c client.Client, namespace, q
 	}
 }
 
+// count counts the runs query matches. A search attribute added a moment ago is unknown
+// to the frontend until its namespace cache refreshes (SearchAttributeSettle waits for
+// that, but a starved machine may be late): a refused query is asked again for a while.
 func count(ctx context.Context, t *testing.T, c client.Client, query string) int64 {
 	t.Helper()
-	resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
-	if err != nil {
-		t.Fatalf("count %q: %v", query, err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err == nil {
+			return resp.GetCount()
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			t.Fatalf("count %q: %v", query, err)
+		}
 	}
-	return resp.GetCount()
 }
 
 func checkUI(ctx context.Context, t *testing.T, base string) {

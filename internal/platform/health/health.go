@@ -80,6 +80,11 @@ func (m *Monitor) probe(ctx context.Context) {
 // record keeps a probe's outcome and logs the transitions: the first failure of a
 // streak at warn, the recovery at info.
 func (m *Monitor) record(err error) {
+	// The gauge first: whoever sees the new state through Reachable or Check (readyz)
+	// then reads the same on /metrics.
+	if m.OnChange != nil {
+		m.OnChange(err == nil)
+	}
 	m.mu.Lock()
 	prev, since := m.err, m.since
 	m.err = err
@@ -92,9 +97,6 @@ func (m *Monitor) record(err error) {
 	m.mu.Unlock()
 	if isFirst {
 		close(m.first)
-	}
-	if m.OnChange != nil {
-		m.OnChange(err == nil)
 	}
 	log := m.Log
 	if log == nil {

@@ -120,8 +120,10 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 			retried++
 		}
 	}
-	if retried != 1 {
-		t.Errorf("%d page attempts after the first, want 1 (the dead worker's page)", retried)
+	// At least the dead worker's page; another page may be retried too on a loaded
+	// machine (a start-to-close timeout), which replays nothing twice either.
+	if retried < 1 {
+		t.Errorf("%d page attempts after the first, want the dead worker's page attempted again", retried)
 	}
 
 	s.waitStatus(evs, models.EventDelivered, 3*time.Minute)

@@ -103,8 +103,9 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 
 	stopWorker := run(app.Parts{Worker: true})
 	defer stopWorker()
-	waitFor(t, 2*time.Minute, "the event the API committed delivered by the worker", func() bool {
-		return db.Load(t, ev.ID).Status == models.EventDelivered
+	waitFor(t, 2*time.Minute, "the event the API committed delivered by the worker, and marked", func() bool {
+		e := db.Load(t, ev.ID)
+		return e.Status == models.EventDelivered && dispatchMarked(e)
 	})
 	if got := rc.Received(); len(got) != 1 || got[0].Header.Get("webhook-id") != ev.ID {
 		t.Fatalf("receiver got %d requests, want the event once", len(got))

@@ -172,14 +172,16 @@ func (s *stack) events(n int) []models.Event {
 	return evs
 }
 
-// waitStatus waits until every event has the status.
+// waitStatus waits until every event has the status and, for a final one, its
+// dispatch marks (dispatchMarked).
 func (s *stack) waitStatus(evs []models.Event, status string, within time.Duration) {
 	s.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		pending := 0
 		for _, e := range evs {
-			if s.db.Load(s.t, e.ID).Status != status {
+			row := s.db.Load(s.t, e.ID)
+			if row.Status != status || isFinal(status) && !dispatchMarked(row) {
 				pending++
 			}
 		}
@@ -194,21 +196,37 @@ func (s *stack) waitStatus(evs []models.Event, status string, within time.Durati
 	}
 }
 
+// isFinal tells whether an event's status is one its run ends on.
+func isFinal(status string) bool {
+	return status == models.EventDelivered || status == models.EventFailed
+}
+
+// dispatchMarked tells whether the starter has written what it writes once Temporal has
+// answered: the run's marks (dispatched_at, its ids) and, after a replay, redispatch_at
+// cleared. A run may deliver, and even close, before they land: a start marks the row
+// after ExecuteWorkflow returns, a replay after SignalWithStart, and a claim's runs
+// record attempts while its transaction is still open.
+func dispatchMarked(e models.Event) bool {
+	return e.DispatchedAt != nil && e.RedispatchAt == nil
+}
+
 // waitClosed waits, for a final status, until each event's run has closed too: the
 // activity records the status a moment before its run ends, and a replay in that moment
-// is (rightly) refused as still in progress.
+// is (rightly) refused as still in progress. Each run has its own minute: 500 of them,
+// one after another on a loaded machine, may take longer than one shared budget.
 func (s *stack) waitClosed(evs []models.Event, status string) {
-	if status != models.EventDelivered && status != models.EventFailed {
+	if !isFinal(status) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	c := s.ts.GetDefaultClient()
 	for _, e := range evs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		_ = c.GetWorkflow(ctx, workflows.WorkflowID(e.ID), "").Get(ctx, nil) // a failed run returns its error
-	}
-	if ctx.Err() != nil {
-		s.t.Fatalf("runs of %d events still open after %s", len(evs), status)
+		err := ctx.Err()
+		cancel()
+		if err != nil {
+			s.t.Fatalf("the run of event %s still open a minute after it was %s", e.ID, status)
+		}
 	}
 }
 
@@ -222,7 +240,7 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 
 	evs := s.events(1)
 	st.Dispatch(ctx, evs)
-	s.waitStatus(evs, models.EventDelivered, 20*time.Second)
+	s.waitStatus(evs, models.EventDelivered, time.Minute)
 	ev := s.db.Load(t, evs[0].ID)
 	if ev.DispatchedAt == nil || ev.WorkflowID != workflows.WorkflowID(ev.ID) || ev.RunID == "" {
 		t.Fatalf("event not marked dispatched: %+v", ev)
@@ -260,7 +278,7 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 	s.rc.SetRespond(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 	bad := s.events(1)
 	st.Dispatch(ctx, bad)
-	s.waitStatus(bad, models.EventFailed, 30*time.Second)
+	s.waitStatus(bad, models.EventFailed, time.Minute)
 	as, err := s.db.Store.DeliveryAttempts(ctx, s.db.Env, bad[0].ID)
 	if err != nil || len(as) != workflows.MaxAttempts {
 		t.Fatalf("%d attempts (err %v), want %d", len(as), err, workflows.MaxAttempts)
@@ -309,13 +327,18 @@ func TestWorkerReplacedMidDeliveries(t *testing.T) {
 		_, _ = io.WriteString(w, webhooktest.AckSentence)
 	})
 	// A long interval keeps the first worker from making the second attempts itself, even
-	// on a slow (race-instrumented, loaded) machine.
-	const interval = 6 * time.Second
+	// on a slow (loaded) machine: the first worker is stopped before the interval has
+	// passed since the first start, so before any retry fell due.
+	const interval = 15 * time.Second
 	first := s.worker()
 	evs := s.events(10)
+	started := time.Now()
 	s.starterEvery(s.ts.GetDefaultClient(), interval).Dispatch(context.Background(), evs)
-	s.waitStatus(evs, models.EventRetrying, 20*time.Second)
+	s.waitStatus(evs, models.EventRetrying, interval-time.Second)
 	first.Stop()
+	if took := time.Since(started); took >= interval {
+		t.Fatalf("the first attempts took %v, not under the retry interval %v: the premise does not hold", took, interval)
+	}
 
 	time.Sleep(interval + time.Second) // retries fall due while no worker runs
 	for _, e := range evs {
@@ -325,7 +348,7 @@ func TestWorkerReplacedMidDeliveries(t *testing.T) {
 	}
 	second := s.worker()
 	defer second.Stop()
-	s.waitStatus(evs, models.EventDelivered, 30*time.Second+interval)
+	s.waitStatus(evs, models.EventDelivered, time.Minute+interval)
 	for _, e := range evs {
 		as, err := s.db.Store.DeliveryAttempts(context.Background(), s.db.Env, e.ID)
 		if err != nil || len(as) != 2 || as[0].Outcome != models.AttemptFailed || as[1].Outcome != models.AttemptSucceeded || as[1].Number != 2 {
@@ -360,7 +383,7 @@ func TestSweeperStartsWhatDispatchCouldNot(t *testing.T) {
 	if err != nil || n != len(evs) {
 		t.Fatalf("sweep started %d (err %v), want %d", n, err, len(evs))
 	}
-	s.waitStatus(evs, models.EventDelivered, 20*time.Second)
+	s.waitStatus(evs, models.EventDelivered, time.Minute)
 	if n, err := s.starter(s.ts.GetDefaultClient()).Sweep(context.Background()); err != nil || n != 0 {
 		t.Fatalf("second sweep started %d (err %v), want 0", n, err)
 	}

@@ -79,7 +79,7 @@ func TestEventTypesThroughAPI(t *testing.T) {
 		{"account-created", "account", gone, "draft"},
 		{"account-deleted", "account", gone, "deprovisioned"},
 	}
-	got := waitHooks(t, s.rc, len(want), 30*time.Second)
+	got := waitHooks(t, s.rc, len(want), 90*time.Second)
 	time.Sleep(2 * time.Second) // nothing more may come: no duplicates, no stray events
 	if extra := s.rc.Received(); len(extra) != len(want) {
 		t.Errorf("receiver got %d requests, want %d", len(extra), len(want))

@@ -125,7 +125,11 @@ func (tn *tenant) settled(within time.Duration) []models.Event {
 			if e.Status == models.EventPending || e.Status == models.EventRetrying {
 				return false
 			}
-			evs = append(evs, tn.s.db.Load(tn.t, e.ID))
+			row := tn.s.db.Load(tn.t, e.ID)
+			if row.Status != models.EventSkipped && !dispatchMarked(row) {
+				return false
+			}
+			evs = append(evs, row)
 		}
 		return true
 	})

@@ -194,7 +194,12 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 	w := s.workersWithBackfill(c, watch)
 	defer w.Stop()
 	startConsumer(t, st, nil)
-	svc := &meters.Service{Store: st, Backfills: &dispatch.MeterBackfills{Client: c, Store: st}}
+	backfills := &dispatch.MeterBackfills{Client: c, Store: st}
+	svc := &meters.Service{Store: st, Backfills: backfills}
+	// A backfill's start comes detached after the meter's commit, and a failed one is the
+	// worker's sweeper's, as in production: without it a start cut short under this
+	// test's load would leave a meter backfilling until the hang guard.
+	go backfills.RunSweeper(ctx, 500*time.Millisecond)
 
 	now := time.Now().UTC()
 	r := rand.New(rand.NewPCG(30, 1))

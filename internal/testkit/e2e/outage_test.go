@@ -137,8 +137,9 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	defer func() { _ = stack.Stop() }()
 	addEndpointIDsAttribute(t, temporalAddr, cfg.TemporalNamespace)
 
-	waitFor(t, 3*time.Minute, "the event delivered after Temporal returned", func() bool {
-		return db.Load(t, ev.ID).Status == models.EventDelivered
+	waitFor(t, 3*time.Minute, "the event delivered after Temporal returned, and marked", func() bool {
+		e := db.Load(t, ev.ID)
+		return e.Status == models.EventDelivered && dispatchMarked(e)
 	})
 	got := rc.Received()
 	if len(got) != 1 || got[0].Header.Get("webhook-id") != ev.ID {

@@ -48,7 +48,14 @@ func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rat
 	if st != nil {
 		// As internal/app wires them: replays reach their workflows through the API's queue.
 		apitest.Queue(&deps, st)
-		deps.Replay.Jobs = &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
+		jobs := &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
+		deps.Replay.Jobs = jobs
+		// The API starts a job detached after its commit and leaves a failed start to the
+		// worker's sweeper: without one, a start cut short on a loaded machine would leave
+		// the job (and `revops webhooks replay --failed`, which waits for it) forever.
+		sweepCtx, stopSweeper := context.WithCancel(context.Background())
+		t.Cleanup(stopSweeper)
+		go jobs.RunSweeper(sweepCtx, 500*time.Millisecond)
 	}
 	srv := apitest.Serve(t, deps)
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain), revops.WithMaxRetries(0))
@@ -106,7 +113,7 @@ func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *dispatch.Sta
 	s.failing()
 	evs := s.events(1)
 	st.Dispatch(ctx, evs)
-	s.waitStatus(evs, models.EventFailed, 20*time.Second)
+	s.waitStatus(evs, models.EventFailed, time.Minute)
 	first := s.db.Load(t, evs[0].ID)
 	want := "deal-updated · deal " + first.ObjectID[:8] + " → " + host
 	if got := summary(t, c, first.WorkflowID, first.RunID); got != want {
@@ -122,7 +129,7 @@ func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *dispatch.Sta
 	if out.ID != first.ID || string(out.Status) != models.EventPending {
 		t.Fatalf("replay answered %+v", out)
 	}
-	s.waitStatus(evs, models.EventDelivered, 20*time.Second)
+	s.waitStatus(evs, models.EventDelivered, time.Minute)
 	after := s.db.Load(t, first.ID)
 	if after.RunID == first.RunID || after.WorkflowID != first.WorkflowID {
 		t.Fatalf("run after replay %s/%s, before %s/%s", after.WorkflowID, after.RunID, first.WorkflowID, first.RunID)
@@ -153,7 +160,7 @@ func replayWhileRunning(t *testing.T, s *stack, c client.Client, rapi replayAPI)
 	slow.RetryInterval = time.Hour // the run waits for its second attempt
 	evs := s.events(1)
 	slow.Dispatch(ctx, evs)
-	s.waitStatus(evs, models.EventRetrying, 20*time.Second)
+	s.waitStatus(evs, models.EventRetrying, time.Minute)
 	_, err := rapi.ReplayEvent(ctx, evs[0].ID, nil)
 	if ae := (*revops.Error)(nil); !errors.As(err, &ae) || ae.Status != http.StatusConflict || ae.Code != "delivery_in_progress" {
 		t.Fatalf("replay while running: %v, want 409 delivery_in_progress", err)
@@ -184,7 +191,7 @@ func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	job = waitJobDone(t, rapi, job, 30*time.Second, 50*time.Millisecond)
+	job = waitJobDone(t, rapi, job, 90*time.Second, 50*time.Millisecond)
 	t.Logf("bulk replay of %d events: job done in %v", n, time.Since(started))
 	if job.Matched != n || job.Replayed != n || job.Failed != 0 {
 		t.Fatalf("job = %+v", job)
@@ -232,7 +239,7 @@ func replayCLI(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	s.failing()
 	evs := s.events(3)
 	st.Dispatch(ctx, evs)
-	s.waitStatus(evs, models.EventFailed, 30*time.Second)
+	s.waitStatus(evs, models.EventFailed, time.Minute)
 	s.acknowledging()
 	run := func(args ...string) string {
 		var out, errOut bytes.Buffer
@@ -245,12 +252,12 @@ func replayCLI(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {
 	if out := run(evs[0].ID); !strings.Contains(out, "replayed 1 of 1") {
 		t.Errorf("by id: %s", out)
 	}
-	s.waitStatus(evs[:1], models.EventDelivered, 20*time.Second)
-	if out := run("--failed", "--since", "1m", "--dry-run"); !strings.Contains(out, "2 failed event(s) would be replayed") {
+	s.waitStatus(evs[:1], models.EventDelivered, time.Minute)
+	if out := run("--failed", "--since", "10m", "--dry-run"); !strings.Contains(out, "2 failed event(s) would be replayed") {
 		t.Errorf("dry run: %s", out)
 	}
-	if out := run("--failed", "--since", "1m"); !strings.Contains(out, "matched 2, replayed 2, not replayed 0") {
+	if out := run("--failed", "--since", "10m"); !strings.Contains(out, "matched 2, replayed 2, not replayed 0") {
 		t.Errorf("bulk: %s", out)
 	}
-	s.waitStatus(evs, models.EventDelivered, 20*time.Second)
+	s.waitStatus(evs, models.EventDelivered, time.Minute)
 }

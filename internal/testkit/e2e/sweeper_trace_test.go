@@ -41,7 +41,7 @@ func TestSweptStartJoinsTheRowsTrace(t *testing.T) {
 	if n, err := s.starter(traced).Sweep(context.Background()); err != nil || n != 1 {
 		t.Fatalf("sweep started %d (err %v), want 1", n, err)
 	}
-	s.waitStatus([]models.Event{ev}, models.EventDelivered, 30*time.Second)
+	s.waitStatus([]models.Event{ev}, models.EventDelivered, time.Minute)
 	_ = tp.ForceFlush(context.Background())
 
 	byName := map[string]sdktrace.ReadOnlySpan{}

@@ -294,7 +294,7 @@ func waitEvents(ctx context.Context, t *testing.T, c *apiClient, status string, 
 // completed run is visible: visibility follows the run's close asynchronously.
 func listRuns(ctx context.Context, t *testing.T, tc client.Client, query string) []*workflowpb.WorkflowExecutionInfo {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: query})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
@@ -61,6 +63,10 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	}
 	defer tc.Close()
 
+	// The alerts' current day must hold rows when they are put (putKillAlerts), and the
+	// feed's rows are at or before its start: keep its start and the alerts' creation
+	// (seconds later; 3 minutes allowed) on one UTC day, with a minute of it behind them.
+	intoTheDay(t, 3*time.Minute, time.Minute)
 	now := time.Now().UTC()
 	step := time.Now()
 	feeder := c.clone(0)
@@ -79,6 +85,10 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	// From now on a batch a second: enough to have rows accepted while the meter is
 	// created and backfilled, few enough to keep the test's length in bounds.
 	feed.SetPause(time.Second)
+	before, err := st.MeterRows(ctx, env.ID, meterstest.Metric) // what the backfill will count
+	if err != nil {
+		t.Fatal(err)
+	}
 	obj, err := c.change(ctx, "POST", "/v1/meters", map[string]any{"key": "calls-by-region",
 		"filter": map[string]any{"metric_name": meterstest.Metric}, "aggregation": "sum", "group_by": []string{"region"}})
 	if err != nil || obj["status"] != models.MeterBackfilling {
@@ -89,7 +99,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wid := workflows.MeterBackfillWorkflowID(m.ID)
-	alerts := putKillAlerts(ctx, t, st, env, m)
+	alerts := putKillAlerts(ctx, t, st, env, m, before)
 	step = time.Now()
 
 	victim := killBackfillMidPage(ctx, t, st, tc, m.ID, workers)
@@ -170,16 +180,56 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 
 // putKillAlerts gives the meter usage alerts (CONTRACT §24) as it starts backfilling:
 // thresholds some series reach (during the backfill, from its pages or the consumer's
-// turns, on either side of the kill) and one none does.
-func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env models.Env, m models.Meter) []models.MeterAlert {
+// turns, on either side of the kill) and one none does. An alert watches only windows
+// ending after its creation, the current day or month, which hold more or less at
+// different times of day: so a threshold is half the largest value a watched series
+// has now in the current window over before (the rows the backfill counts), which the
+// series reaches since values only grow. Fixed thresholds fired nothing 4 minutes
+// after midnight UTC.
+func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env models.Env, m models.Meter, before []store.UsageRow) []models.MeterAlert {
 	t.Helper()
+	now := time.Now().UTC()
+	halfOfLargest := func(window, account string, group map[string]string) string {
+		vals, err := meters.Reference(m, before, window, now.AddDate(0, -2, 0), now.AddDate(0, 1, 0), m.GroupBy, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest := 0.0
+	values:
+		for _, v := range vals {
+			if v.WindowStart.After(now) || !v.WindowEnd.After(now) || account != "" && v.AccountID != account {
+				continue
+			}
+			for k, want := range group {
+				if g := v.Group[k]; g == nil || *g != want {
+					continue values
+				}
+			}
+			if f, _ := strconv.ParseFloat(v.Value, 64); f > largest {
+				largest = f
+			}
+		}
+		if largest < 0.02 {
+			t.Fatalf("no %s series of account %q group %v has a value in the current %s: no alert could fire", window, account, group, window)
+		}
+		return usage.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
+	}
 	var out []models.MeterAlert
-	for _, a := range []struct{ window, threshold, account, group string }{
-		{"day", "1000000", "", "{}"}, {"day", "4000000", "", `{"region":"eu"}`}, {"month", "20000000", "acct_1", "{}"},
-		{"month", "1000000000000", "", "{}"},
+	for _, a := range []struct {
+		window, threshold, account string
+		group                      map[string]string
+	}{
+		{"day", halfOfLargest("day", "", nil), "", nil},
+		{"day", halfOfLargest("day", "", map[string]string{"region": "eu"}), "", map[string]string{"region": "eu"}},
+		{"month", halfOfLargest("month", "acct_1", nil), "acct_1", nil},
+		{"month", "1000000000000", "", nil},
 	} {
+		group, _ := json.Marshal(a.group)
+		if a.group == nil {
+			group = []byte("{}")
+		}
 		al := models.MeterAlert{ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID, MeterID: m.ID,
-			Threshold: a.threshold, Window: a.window, AccountID: a.account, Group: a.group, CreatedAt: time.Now().UTC()}
+			Threshold: a.threshold, Window: a.window, AccountID: a.account, Group: string(group), CreatedAt: time.Now().UTC()}
 		if err := st.PutMeterAlert(ctx, al); err != nil {
 			t.Fatal(err)
 		}
@@ -295,6 +345,20 @@ func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc 
 }
 
 // oldestCreated is the creation time of the oldest of alerts.
+// intoTheDay waits, when the UTC day turns over less than before ahead of now (the time
+// a test needs to reach what must fall in one day) or less than after behind it, until
+// after into the new day.
+func intoTheDay(t *testing.T, before, after time.Duration) {
+	now := time.Now().UTC()
+	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	for _, midnight := range []time.Time{next.AddDate(0, 0, -1), next} {
+		if now.After(midnight.Add(-before)) && now.Before(midnight.Add(after)) {
+			t.Logf("%s: waiting until %s into the UTC day", now.Format(time.TimeOnly), after)
+			time.Sleep(midnight.Add(after).Sub(now))
+		}
+	}
+}
+
 func oldestCreated(alerts []models.MeterAlert) time.Time {
 	oldest := time.Now()
 	for _, a := range alerts {

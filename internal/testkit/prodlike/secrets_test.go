@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -19,6 +20,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/internal/testkit/testdb"
+	"github.com/revops/revops/workflows"
 )
 
 // An endpoint that signs with ed25519 and sends a custom header, created, used, rotated
@@ -165,12 +167,27 @@ func TestSecretsStayInTheDatabaseSealed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", PageSize: 1000})
-	if err != nil {
-		t.Fatal(err)
+	// Visibility lists a run a moment after it started: wait (a minute at most) until both
+	// deliveries' runs are listed, then search every run listed.
+	var runs []*workflowpb.WorkflowExecutionInfo
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", PageSize: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = resp.GetExecutions()
+		deliveries := 0
+		for _, r := range runs {
+			if r.GetType().GetName() == workflows.WorkflowName {
+				deliveries++
+			}
+		}
+		if deliveries >= 2 || time.Now().After(deadline) {
+			break
+		}
 	}
 	histories := 0
-	for _, r := range runs.GetExecutions() {
+	for _, r := range runs {
 		it := tc.GetWorkflowHistory(ctx, r.GetExecution().GetWorkflowId(), r.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
 			e, err := it.Next()
