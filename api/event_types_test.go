@@ -196,7 +196,9 @@ func crossAlert(t *testing.T, h *harness) string {
 		"filter": map[string]any{"metric_name": "api_calls"}, "aggregation": "sum", "group_by": []any{"region"}})
 	alert := h.mustObj(http.StatusCreated, "POST", "/v1/meters/api_calls/alerts", map[string]any{
 		"threshold": "100", "window": "day", "group": map[string]any{"region": "eu"}, "description": "EU calls"})["id"].(string)
-	ts := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	// Now, not a minute ago: the alert watches windows ending after its creation, and a
+	// minute ago is yesterday in the first minute of a UTC day.
+	ts := time.Now().UTC().Truncate(time.Second)
 	r := h.mustObj(http.StatusCreated, "POST", "/v1/usage/events", map[string]any{"transaction_id": "alert-1", "mode": "increment",
 		"event_metrics": []any{usageRow("globex", "eu", 150, ts)}})
 	at, err := time.Parse(time.RFC3339Nano, r["received_at"].(string))

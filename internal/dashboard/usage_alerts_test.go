@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -68,6 +69,8 @@ func seedFirings(t *testing.T, db *gorm.DB, env models.Env, fs ...models.MeterAl
 func TestUsageAlerts(t *testing.T) {
 	for dialect, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
 		t.Run(dialect, func(t *testing.T) {
+			// Firings of today and this month, seeded, then read by the page on its clock.
+			clocktest.AwayFromBoundary(t, 24*time.Hour, 30*time.Second, 0)
 			s := newSiteOn(t, testdb.Open(t, url))
 			usageAlerts(t, s, testdb.Raw(t, dialect, url))
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/models"
 )
 
@@ -49,6 +50,8 @@ func demoUsage(daysBack int) [][]usageRow {
 }
 
 func TestBrowserUsage(t *testing.T) {
+	// Usage of today, ingested, then shown by the page on its clock: one UTC day.
+	clocktest.AwayFromBoundary(t, 24*time.Hour, 2*time.Minute, 0)
 	s := newSite(t)
 	u := s.newUser("Acme Corp", "owner@acme.test")
 	env := s.sandbox(u.orgID)

@@ -14,6 +14,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/models"
 )
 
@@ -90,6 +91,8 @@ var (
 func TestUsagePage(t *testing.T) {
 	for name, s := range bothSites(t) {
 		t.Run(name, func(t *testing.T) {
+			// Usage of today, ingested, then charted by the page on its clock: one UTC day.
+			clocktest.AwayFromBoundary(t, 24*time.Hour, 30*time.Second, 0)
 			ctx := context.Background()
 			u := s.newUser("Acme", "owner@acme.test")
 			env := s.sandbox(u.orgID)

@@ -22,6 +22,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -66,7 +67,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	// The alerts' current day must hold rows when they are put (putKillAlerts), and the
 	// feed's rows are at or before its start: keep its start and the alerts' creation
 	// (seconds later; 3 minutes allowed) on one UTC day, with a minute of it behind them.
-	intoTheDay(t, 3*time.Minute, time.Minute)
+	clocktest.AwayFromBoundary(t, 24*time.Hour, 3*time.Minute, time.Minute)
 	now := time.Now().UTC()
 	step := time.Now()
 	feeder := c.clone(0)
@@ -345,20 +346,6 @@ func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc 
 }
 
 // oldestCreated is the creation time of the oldest of alerts.
-// intoTheDay waits, when the UTC day turns over less than before ahead of now (the time
-// a test needs to reach what must fall in one day) or less than after behind it, until
-// after into the new day.
-func intoTheDay(t *testing.T, before, after time.Duration) {
-	now := time.Now().UTC()
-	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	for _, midnight := range []time.Time{next.AddDate(0, 0, -1), next} {
-		if now.After(midnight.Add(-before)) && now.Before(midnight.Add(after)) {
-			t.Logf("%s: waiting until %s into the UTC day", now.Format(time.TimeOnly), after)
-			time.Sleep(midnight.Add(after).Sub(now))
-		}
-	}
-}
-
 func oldestCreated(alerts []models.MeterAlert) time.Time {
 	oldest := time.Now()
 	for _, a := range alerts {
