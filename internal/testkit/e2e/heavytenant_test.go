@@ -85,6 +85,7 @@ type pageWatch struct {
 	waits     []string // what the sessions waiting on a lock ran
 	ran, busy atomic.Int64
 	lockWaits atomic.Int64
+	sampled   atomic.Int64 // samples taken: none means the lock check checked nothing
 	// sampling: look for sessions waiting on a lock. Off while the test creates A's
 	// meters: a creation is a request, which waits for the environment up to its lock
 	// timeout by design (CONTRACT §21, 429 lock_timeout after it).
@@ -111,9 +112,16 @@ func (w *pageWatch) InMeterTx(ctx context.Context, envID string, lock store.Curs
 		if !w.sampling.Load() {
 			return err
 		}
+		// A wait on usage or meters, or behind a session whose statement is on them (this
+		// page's transaction is still open here): not B's delivery waiting a millisecond on
+		// its own event row, between the attempt's record and the start's mark.
 		if qerr := w.raw.WithContext(ctx).Raw(`SELECT l.locktype || ' ' || l.mode || ' ' || COALESCE(l.relation::regclass::text, '') || ': ' || a.query
 			FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND NOT l.granted
-			WHERE a.datname = current_database()`).Scan(&waiting).Error; qerr == nil && len(waiting) > 0 {
+			WHERE a.datname = current_database() AND (a.query ~* '(meter|usage)'
+				OR EXISTS (SELECT 1 FROM pg_stat_activity b WHERE b.pid = ANY(pg_blocking_pids(a.pid)) AND b.query ~* '(meter|usage)'))`).Scan(&waiting).Error; qerr == nil {
+			w.sampled.Add(1)
+		}
+		if len(waiting) > 0 {
 			w.lockWaits.Add(int64(len(waiting)))
 			w.mu.Lock()
 			w.waits = append(w.waits, waiting...)
@@ -251,6 +259,9 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 	}
 	if watch.busy.Load() == 0 {
 		t.Errorf("no page of A ever found A busy: the 32 backfills never contended, the test proves nothing")
+	}
+	if watch.sampled.Load() == 0 {
+		t.Errorf("no lock sample taken while A's pages ran: the lock check checked nothing")
 	}
 	if n := watch.lockWaits.Load(); n != 0 {
 		t.Errorf("%d sessions seen waiting on a lock while a page of A ran, want none; first: %s", n, watch.waits[0])
