@@ -263,10 +263,12 @@ describe("against a running Revops", { skip }, () => {
       delete headers["content-length"];
       const upstream = await fetch(baseUrl + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
       const text = await upstream.text();
-      // A 429 (the key's budget is shared with the suite's other tests) did no work: it
-      // reaches the client, which waits and sends again, and is not the answer lost.
-      if (upstream.status === 429) {
-        res.writeHead(429, { "Content-Type": "application/json", "Retry-After": upstream.headers.get("retry-after") ?? "1" }).end(text);
+      // Only an answer that did the work is lost. A refusal (a 429: the key's budget is
+      // shared with the suite's other tests) reaches the client, which sends again.
+      if (req.method === "POST" && !upstream.ok) {
+        const passed = { "Content-Type": upstream.headers.get("content-type") ?? "application/json" };
+        if (upstream.headers.has("retry-after")) passed["Retry-After"] = upstream.headers.get("retry-after");
+        res.writeHead(upstream.status, passed).end(text);
         return;
       }
       if (req.method === "POST") keys.push({ key: req.headers["idempotency-key"], status: upstream.status, replayed: upstream.headers.get("idempotent-replayed") });
