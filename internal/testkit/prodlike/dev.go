@@ -49,7 +49,9 @@ func startDev(t testing.TB, bin, dir string, env []string) *Dev {
 	httpAddr := ln.Addr().String()
 	ln.Close()
 	logPath := filepath.Join(dir, "dev.log")
-	p, err := startProc("revops-dev", logPath, append([]string{"PATH=/usr/bin:/bin", "HOME=" + dir}, env...), nil, bin, "dev",
+	// Not dev's fixed :9090, which anything else on the machine may hold.
+	const devMetricsAddr = "REVOPS_METRICS_ADDR=127.0.0.1:0"
+	p, err := startProc("revops-dev", logPath, append([]string{"PATH=/usr/bin:/bin", "HOME=" + dir, devMetricsAddr}, env...), nil, bin, "dev",
 		"--data-dir", filepath.Join(dir, "data"), "--http-addr", httpAddr,
 		"--temporal-address", "127.0.0.1:"+strconv.Itoa(ports[0]), "--temporal-ui-addr", "127.0.0.1:"+strconv.Itoa(ports[1]))
 	if err != nil {
