@@ -235,8 +235,10 @@ func TestUsageConcurrentDuplicatesCountOnce(t *testing.T) {
 	}
 	hours = append(hours, time.Now().UTC().Truncate(time.Hour))
 	got := summary(t, h, sk, "resolution=hour")
-	if len(got) != 1 || fmt.Sprint(got) != fmt.Sprintf("map[a/m@%s:3]", hours[0].Format(time.RFC3339)) &&
-		fmt.Sprint(got) != fmt.Sprintf("map[a/m@%s:3]", hours[1].Format(time.RFC3339)) {
+	inHour := func(hour time.Time) bool {
+		return fmt.Sprint(got) == fmt.Sprintf("map[a/m@%s:3]", hour.Format(time.RFC3339))
+	}
+	if len(got) != 1 || !inHour(hours[0]) && !inHour(hours[1]) {
 		t.Fatalf("summary %v, want a/m 3 in the hour %v or %v", got, hours[0], hours[1])
 	}
 }

@@ -190,47 +190,34 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env models.Env, m models.Meter, before []store.UsageRow) []models.MeterAlert {
 	t.Helper()
 	now := time.Now().UTC()
-	halfOfLargest := func(window, account string, group map[string]string) string {
-		vals, err := meters.Reference(m, before, window, now.AddDate(0, -2, 0), now.AddDate(0, 1, 0), m.GroupBy, nil)
+	// The watched values are the reference's firings of a probe alert created now whose
+	// threshold every value with a count reaches.
+	halfOfLargest := func(window, account, group string) string {
+		probe := models.MeterAlert{MeterID: m.ID, Threshold: "0.01", Window: window, AccountID: account, Group: group, CreatedAt: now}
+		watched, _, err := meters.ReferenceFirings(m, []models.MeterAlert{probe}, before, now.AddDate(0, -2, 0), now.AddDate(0, 1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
 		largest := 0.0
-	values:
-		for _, v := range vals {
-			if v.WindowStart.After(now) || !v.WindowEnd.After(now) || account != "" && v.AccountID != account {
-				continue
-			}
-			for k, want := range group {
-				if g := v.Group[k]; g == nil || *g != want {
-					continue values
-				}
-			}
-			if f, _ := strconv.ParseFloat(v.Value, 64); f > largest {
-				largest = f
+		for _, f := range watched {
+			if v, _ := strconv.ParseFloat(f.Value.Value, 64); v > largest {
+				largest = v
 			}
 		}
 		if largest < 0.02 {
-			t.Fatalf("no %s series of account %q group %v has a value in the current %s: no alert could fire", window, account, group, window)
+			t.Fatalf("no %s series of account %q group %s has a value in the current %s: no alert could fire", window, account, group, window)
 		}
 		return usage.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
 	}
 	var out []models.MeterAlert
-	for _, a := range []struct {
-		window, threshold, account string
-		group                      map[string]string
-	}{
-		{"day", halfOfLargest("day", "", nil), "", nil},
-		{"day", halfOfLargest("day", "", map[string]string{"region": "eu"}), "", map[string]string{"region": "eu"}},
-		{"month", halfOfLargest("month", "acct_1", nil), "acct_1", nil},
-		{"month", "1000000000000", "", nil},
+	for _, a := range []struct{ window, threshold, account, group string }{
+		{"day", halfOfLargest("day", "", "{}"), "", "{}"},
+		{"day", halfOfLargest("day", "", `{"region":"eu"}`), "", `{"region":"eu"}`},
+		{"month", halfOfLargest("month", "acct_1", "{}"), "acct_1", "{}"},
+		{"month", "1000000000000", "", "{}"},
 	} {
-		group, _ := json.Marshal(a.group)
-		if a.group == nil {
-			group = []byte("{}")
-		}
 		al := models.MeterAlert{ID: uuid.NewString(), OrganizationID: env.OrganizationID, EnvironmentID: env.ID, MeterID: m.ID,
-			Threshold: a.threshold, Window: a.window, AccountID: a.account, Group: string(group), CreatedAt: time.Now().UTC()}
+			Threshold: a.threshold, Window: a.window, AccountID: a.account, Group: a.group, CreatedAt: time.Now().UTC()}
 		if err := st.PutMeterAlert(ctx, al); err != nil {
 			t.Fatal(err)
 		}
