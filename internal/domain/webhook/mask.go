@@ -2,17 +2,10 @@ package webhook
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net"
-	"net/http/httptrace"
-	"net/netip"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/revops/revops/internal/platform/ssrf"
 )
 
 // Custom header values in what is kept of an answer (CONTRACT §25). A receiver may echo
@@ -117,36 +110,4 @@ func (m masker) reason(err error, timeout time.Duration) string {
 		return reason(err, timeout)
 	}
 	return clip(string(m.mask([]byte(transportReason(err, timeout)))), maxReason)
-}
-
-// peer is the address a request's connection reached, caught by an httptrace hook.
-type peer struct {
-	mu   sync.Mutex
-	addr netip.Addr
-}
-
-// trace is ctx with the hook that records the connection's remote address.
-func (p *peer) trace(ctx context.Context) context.Context {
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		if info.Conn == nil {
-			return
-		}
-		var ap netip.AddrPort
-		if tcp, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
-			ap = tcp.AddrPort()
-		} else if parsed, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
-			ap = parsed
-		}
-		p.mu.Lock()
-		p.addr = ap.Addr()
-		p.mu.Unlock()
-	}})
-}
-
-// private tells whether the connection reached a loopback, private or otherwise
-// reserved address (allowed only by REVOPS_WEBHOOK_ALLOW_PRIVATE), or one not known.
-func (p *peer) private() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return !p.addr.IsValid() || ssrf.Check(p.addr, false) != nil
 }
