@@ -97,7 +97,7 @@ func TestExcerptMasksHeaderValues(t *testing.T) {
 	// a whole value that the drop would cut is dropped with it.
 	m := newMasker(map[string]string{"a": "abcdef", "b": "efQ"})
 	for _, read := range []string{"xyz abc", "xyz abcdef", "xyz abcdef e"} {
-		if got := m.excerpt([]byte(read), true); !strings.HasPrefix(got, "xyz ") || strings.ContainsAny(strings.ReplaceAll(got, Redacted, ""), "abcdefQ") {
+		if got := m.excerpt(context.Background(), []byte(read), true); !strings.HasPrefix(got, "xyz ") || strings.ContainsAny(strings.ReplaceAll(got, Redacted, ""), "abcdefQ") {
 			t.Errorf("truncated read %q kept %q", read, got)
 		}
 	}

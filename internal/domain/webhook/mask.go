@@ -2,39 +2,58 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"sort"
+	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Custom header values in what is kept of an answer (CONTRACT §25). A receiver may echo
 // the request's headers in its body (debugging endpoints, request bins): the excerpt an
 // attempt keeps, and a transport error's text, show "<redacted>" for each value instead.
+//
+// What a receiver sends is tenant input, so masking it costs time linear in what is kept,
+// never in the matches found (CONTRACT §21, issue 41):
+//   - Only what is kept is examined: the first maxExcerpt bytes of an answer (maxReason of
+//     an error's text), and the longest form of a value after them, so that a value that
+//     starts in the kept part is seen, and hidden, whole.
+//   - Those bytes go once through an Aho–Corasick automaton of every form of every value.
+//     Each byte moves it one state deeper at most, and each failure link it follows on the
+//     way leads to a shallower state: the links followed are never more than the bytes
+//     read, so the automaton takes at most two steps per byte examined, however many
+//     partial matches the bytes hold. An occurrence is found where it ends and merged into
+//     the runs of hidden bytes on a stack, where each run is pushed and popped once.
+//   - Where the examined bytes stop before the answer does, their end is hidden while it
+//     may begin a value: the automaton's last state is the longest such end.
+//
+// The automaton is built only when there is something to keep, in time and memory linear
+// in the forms' length (a state per distinct prefix: ten values of 4 KiB, each in up to
+// five forms at most six times as long; about 136,000 states for the hostile suite's),
+// and is dropped with the masker. The context is checked as the bytes are examined.
 
-// masker hides an endpoint's custom header values; the zero masker hides nothing.
+// stopped tells whether masking under ctx should stop: its caller has gone (a worker
+// stopping, an API client away). The attempt's deadline does not stop it: masking runs
+// once the exchange has ended, often because that deadline passed during the read, and
+// what came is still kept, as an attempt cut by its deadline is still recorded.
+func stopped(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// checkEvery is how many examined bytes go by between checks of the context.
+const checkEvery = 4096
+
+// masker hides an endpoint's custom header values; a masker without headers hides nothing.
 type masker struct {
-	forms   [][]byte // each value as sent and as a JSON string's content, longest first
-	longest int
+	headers map[string]string
+	ac      *automaton // of every form of every value, built at the first use
+	// examined counts the automaton's steps over what was examined (tests: at most two
+	// per byte, whatever the answer).
+	examined int
 }
 
-func newMasker(headers map[string]string) masker {
-	seen := map[string]bool{}
-	var m masker
-	for _, v := range headers {
-		for _, form := range valueForms(v) {
-			if form == "" || seen[form] {
-				continue
-			}
-			seen[form] = true
-			m.forms = append(m.forms, []byte(form))
-			m.longest = max(m.longest, len(form))
-		}
-	}
-	// Longest first: a value holding another is replaced whole.
-	sort.Slice(m.forms, func(i, j int) bool { return len(m.forms[i]) > len(m.forms[j]) })
-	return m
-}
+func newMasker(headers map[string]string) *masker { return &masker{headers: headers} }
+
+func (m *masker) active() bool { return len(m.headers) > 0 }
 
 // valueForms are v as sent and as a receiver's JSON encoder may quote it (with and
 // without HTML escapes: `<` as \u003c; with `/` as `\/` too, as PHP's json_encode
@@ -59,55 +78,226 @@ func valueForms(v string) []string {
 	return forms
 }
 
-func (m masker) active() bool { return len(m.forms) > 0 }
-
-// mask is b with every form of every value replaced by Redacted.
-func (m masker) mask(b []byte) []byte {
-	for _, f := range m.forms {
-		b = bytes.ReplaceAll(b, f, []byte(Redacted))
+func (m *masker) automaton() *automaton {
+	if m.ac == nil {
+		forms := map[string]bool{}
+		for _, v := range m.headers {
+			for _, f := range valueForms(v) {
+				forms[f] = true
+			}
+		}
+		m.ac = newAutomaton(forms)
 	}
-	return b
+	return m.ac
 }
 
-// excerpt is what an attempt keeps of body, masked before it is cut, so that a value
-// straddling the cut leaves no prefix behind. truncated: body is the first part of a
-// longer answer, whose end may hold the start of a value: that end is dropped first.
-func (m masker) excerpt(body []byte, truncated bool) string {
+// excerpt is what an attempt keeps of body, its first KiB, masked. truncated: body is
+// the start of a longer answer (the read stopped at its limit, or on an error). Masking
+// stopped by ctx keeps nothing.
+func (m *masker) excerpt(ctx context.Context, body []byte, truncated bool) string {
 	if !m.active() {
 		return excerpt(body)
 	}
-	if truncated {
-		body = m.withoutPartialEnd(body)
+	kept, ok := m.keep(ctx, body, maxExcerpt, truncated)
+	if !ok {
+		return ""
 	}
-	return excerpt(m.mask(bytes.Clone(body)))
+	return excerpt(kept)
 }
 
-// withoutPartialEnd is b without its end while that end is the start of a value (in any
-// form). Once no end of it is, every occurrence of a value in it is whole, and mask
-// replaces it.
-func (m masker) withoutPartialEnd(b []byte) []byte {
+// reason is a transport error's text as kept: one that quotes the error (which may quote
+// what the receiver sent: a malformed status line echoing a header) is masked before it
+// is cut.
+func (m *masker) reason(ctx context.Context, err error, timeout time.Duration) string {
+	text, quotes := transportReason(err, timeout)
+	if !m.active() || !quotes {
+		return clip(text, maxReason)
+	}
+	kept, ok := m.keep(ctx, []byte(text), maxReason, false)
+	if !ok {
+		return "request failed"
+	}
+	return clip(string(kept), maxReason)
+}
+
+// keep is text masked and cut to limit+utf8.UTFMax bytes at most (clip then cuts it to
+// limit on a character): only its first limit bytes and the longest form after them are
+// examined. open: the answer goes on past text. ok is false when masking stopped (ctx).
+func (m *masker) keep(ctx context.Context, text []byte, limit int, open bool) (kept []byte, ok bool) {
+	ac := m.automaton()
+	examined := text[:min(len(text), limit+ac.longest)]
+	runs, ok := m.hidden(ctx, examined, open || len(examined) < len(text))
+	if !ok {
+		return nil, false
+	}
+	return replaced(examined, runs, limit+utf8.UTFMax), true
+}
+
+// span is the bytes [from, to) of a text.
+type span struct{ from, to int }
+
+// hidden are the runs of text's bytes that belong to an occurrence of a form, in order;
+// occurrences that overlap or touch make one run. open: text stops before its answer
+// does, so its end is hidden too while it may begin a form.
+func (m *masker) hidden(ctx context.Context, text []byte, open bool) (runs []span, ok bool) {
+	ac := m.automaton()
+	steps := ac.steps
+	defer func() { m.examined += ac.steps - steps }()
+	state := int32(0)
+	for i, c := range text {
+		if i%checkEvery == 0 && stopped(ctx) {
+			return nil, false
+		}
+		state = ac.step(state, c)
+		if n := int(ac.states[state].match); n > 0 {
+			runs = hide(runs, span{i + 1 - n, i + 1})
+		}
+	}
+	if d := int(ac.states[state].depth); open && d > 0 {
+		runs = hide(runs, span{len(text) - d, len(text)})
+	}
+	return runs, true
+}
+
+// hide adds r to runs, merged with the runs it overlaps or touches. r ends at or after
+// every run (occurrences are found where they end), so those are the last ones.
+func hide(runs []span, r span) []span {
+	for len(runs) > 0 && runs[len(runs)-1].to >= r.from {
+		r.from = min(r.from, runs[len(runs)-1].from)
+		runs = runs[:len(runs)-1]
+	}
+	return append(runs, r)
+}
+
+// replaced is text with each run replaced by Redacted, cut to limit bytes at most.
+func replaced(text []byte, runs []span, limit int) []byte {
+	var out []byte
+	at := 0
+	for _, r := range runs {
+		out = append(append(out, text[at:r.from]...), Redacted...)
+		at = r.to
+		if len(out) >= limit {
+			return out[:limit]
+		}
+	}
+	out = append(out, text[at:]...)
+	return out[:min(len(out), limit)]
+}
+
+// automaton is the Aho–Corasick automaton of a set of forms. A state is a prefix of a
+// form (state 0, the root, the empty one). Most states have one child, kept inline; the
+// root and the states where forms part ways (fewer than the forms) keep a table.
+type automaton struct {
+	states  []state
+	tables  [][256]int32 // children by byte (0: none; the root is no one's child)
+	longest int          // the longest form's length
+	steps   int          // the states looked up by step
+}
+
+type state struct {
+	child int32 // the only child (0: none), or ^t: the children are tables[t]
+	fail  int32 // the longest proper suffix of the state that is a state too
+	depth int32 // the state's length
+	match int32 // the length of the longest form that ends the state (0: none)
+	label byte  // the byte that leads into the state
+}
+
+func newAutomaton(forms map[string]bool) *automaton {
+	n := 1
+	for f := range forms {
+		n += len(f)
+	}
+	a := &automaton{states: make([]state, 1, n), tables: make([][256]int32, 1)}
+	a.states[0].child = ^0
+	for f := range forms {
+		a.add(f)
+	}
+	a.link()
+	return a
+}
+
+// add adds the states of form that are missing.
+func (a *automaton) add(form string) {
+	s := int32(0)
+	for i := range len(form) {
+		t := a.next(s, form[i])
+		if t == 0 {
+			t = a.newState(s, form[i])
+		}
+		s = t
+	}
+	a.states[s].match = a.states[s].depth
+	a.longest = max(a.longest, len(form))
+}
+
+func (a *automaton) newState(parent int32, c byte) int32 {
+	t := int32(len(a.states))
+	a.states = append(a.states, state{label: c, depth: a.states[parent].depth + 1})
+	switch only := a.states[parent].child; {
+	case only == 0:
+		a.states[parent].child = t
+	case only > 0: // a second child: the parent's children move to a table
+		var table [256]int32
+		table[a.states[only].label], table[c] = only, t
+		a.tables = append(a.tables, table)
+		a.states[parent].child = ^int32(len(a.tables) - 1)
+	default:
+		a.tables[^only][c] = t
+	}
+	return t
+}
+
+// next is the child of s by c (0: none).
+func (a *automaton) next(s int32, c byte) int32 {
+	switch only := a.states[s].child; {
+	case only < 0:
+		return a.tables[^only][c]
+	case only > 0 && a.states[only].label == c:
+		return only
+	}
+	return 0
+}
+
+// step is the state after s reads c: the child by c of s or, failing that, of the
+// longest suffix of s that has one; the root if none has.
+func (a *automaton) step(s int32, c byte) int32 {
 	for {
-		start := len(b)
-		for _, f := range m.forms {
-			for i := max(0, len(b)-len(f)+1); i < start; i++ {
-				if b[i] == f[0] && bytes.HasPrefix(f, b[i:]) {
-					start = i
-					break
-				}
+		a.steps++
+		if t := a.next(s, c); t != 0 || s == 0 {
+			return t
+		}
+		s = a.states[s].fail
+	}
+}
+
+// link sets every state's failure link and match, breadth first: a state's link leads
+// to a shorter state, set before it.
+func (a *automaton) link() {
+	queue := make([]int32, 1, len(a.states))
+	for i := 0; i < len(queue); i++ {
+		s := queue[i]
+		from := len(queue)
+		queue = a.appendChildren(queue, s)
+		for _, t := range queue[from:] {
+			st := &a.states[t]
+			if s != 0 {
+				st.fail = a.step(a.states[s].fail, st.label)
+			}
+			st.match = max(st.match, a.states[st.fail].match)
+		}
+	}
+}
+
+func (a *automaton) appendChildren(queue []int32, s int32) []int32 {
+	switch only := a.states[s].child; {
+	case only > 0:
+		return append(queue, only)
+	case only < 0:
+		for _, t := range a.tables[^only] {
+			if t != 0 {
+				queue = append(queue, t)
 			}
 		}
-		if start == len(b) {
-			return b
-		}
-		b = b[:start]
 	}
-}
-
-// reason is reason(err, timeout) masked before it is cut: a transport error may quote
-// what the receiver sent (a malformed status line echoing a header).
-func (m masker) reason(err error, timeout time.Duration) string {
-	if !m.active() {
-		return reason(err, timeout)
-	}
-	return clip(string(m.mask([]byte(transportReason(err, timeout)))), maxReason)
+	return queue
 }

@@ -120,6 +120,52 @@ func hostileSend(ctx context.Context, s *Sender, srv *httptest.Server, kind stri
 		Secrets: []string{"whsec_AAAA"}, Headers: headers})
 }
 
+// sendCounted is Send's exchange of body with a masker of the test's own, whose work it
+// returns.
+func sendCounted(t *testing.T, s *Sender, url string, body []byte, headers map[string]string) (Result, *masker) {
+	t.Helper()
+	req, perm := s.request(Message{URL: url, Method: http.MethodPost, ID: "ev", Body: body,
+		Secrets: []string{"whsec_AAAA"}, Headers: headers})
+	if perm != "" {
+		t.Fatal(perm)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), s.timeout())
+	defer cancel()
+	mk := newMasker(headers)
+	return s.exchange(req.WithContext(ctx), s.timeout(), mk, &peer{}), mk
+}
+
+// Issue 41: whatever a receiver answers, the masker examines only the kept KiB and the
+// longest form after it, at two steps a byte at most, so its work does not grow with the
+// partial matches the answer holds; and it keeps exactly what masking by its definition
+// keeps (naiveKeep, in quadratic time).
+func TestHostileAnswersAreMaskedInLinearWork(t *testing.T) {
+	headers := hostileHeaders()
+	bodies := hostileBodies(headers)
+	srv := hostileReceiver(t, bodies)
+	s := &Sender{Client: srv.Client(), AckSentence: ackSentence, Timeout: 30 * time.Second, publicPeers: true}
+	forms := formsOf(headers)
+	for _, kind := range hostileKinds(bodies) {
+		t.Run(kind, func(t *testing.T) {
+			res, mk := sendCounted(t, s, srv.URL+"/"+kind, []byte("{}"), headers)
+			if res.StatusCode != http.StatusOK || res.Excerpt == "" {
+				t.Fatalf("send: %+v", res)
+			}
+			examined := maxExcerpt + mk.automaton().longest
+			if mk.examined == 0 || mk.examined > 2*examined {
+				t.Fatalf("%d steps for an answer of which %d bytes may be examined", mk.examined, examined)
+			}
+			read := bodies[kind]
+			if kind == "endless" {
+				read = partials(string(endlessBlock(bodies)))
+			}
+			if want := excerpt(naiveKeep(forms, read, maxExcerpt, true)); res.Excerpt != want {
+				t.Fatalf("excerpt\n%q\nwant\n%q", res.Excerpt, want)
+			}
+		})
+	}
+}
+
 // processCPU is the CPU this process has used (user and system).
 func processCPU() time.Duration {
 	var ru syscall.Rusage

@@ -240,12 +240,13 @@ func (s *Sender) request(m Message) (*http.Request, string) {
 }
 
 // exchange sends req and judges the answer. What is kept of it (excerpt, error text)
-// is masked by mk; with custom headers, an answer from a private address (to) keeps no
+// is masked by mk, under req's context (stopped); with custom headers, an answer from a private address (to) keeps no
 // excerpt: such a receiver is often a debugging tool that echoes every request.
-func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk masker, to *peer) Result {
+func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk *masker, to *peer) Result {
+	ctx := req.Context()
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return Result{Reason: mk.reason(err, timeout)}
+		return Result{Reason: mk.reason(ctx, err, timeout)}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	res := Result{StatusCode: resp.StatusCode}
@@ -255,11 +256,11 @@ func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk masker, t
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if !mk.active() || s.publicPeers || !to.private() {
 		// Cut by the read limit, or ended early by an error: the end may start a value.
-		res.Excerpt = mk.excerpt(body, len(body) == maxResponse || err != nil)
+		res.Excerpt = mk.excerpt(ctx, body, len(body) == maxResponse || err != nil)
 	}
 	switch {
 	case err != nil:
-		res.Reason = mk.reason(err, timeout)
+		res.Reason = mk.reason(ctx, err, timeout)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		res.Reason = fmt.Sprintf("redirect not followed (status %d)", resp.StatusCode)
 	case resp.StatusCode != http.StatusOK:
@@ -274,10 +275,13 @@ func (s *Sender) exchange(req *http.Request, timeout time.Duration, mk masker, t
 // errors may quote what the receiver sent (a malformed status line), so the text is
 // made storable like an excerpt.
 func reason(err error, timeout time.Duration) string {
-	return clip(transportReason(err, timeout), maxReason)
+	text, _ := transportReason(err, timeout)
+	return clip(text, maxReason)
 }
 
-func transportReason(err error, timeout time.Duration) string {
+// transportReason is the text of a transport error; quotes: it is the error's own text
+// (the others are fixed), which may quote what the receiver sent.
+func transportReason(err error, timeout time.Duration) (text string, quotes bool) {
 	var (
 		certErr    *tls.CertificateVerificationError
 		unknownCA  x509.UnknownAuthorityError
@@ -287,29 +291,29 @@ func transportReason(err error, timeout time.Duration) string {
 	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return models.AttemptTimeoutPrefix + timeout.Round(time.Millisecond).String()
+		return models.AttemptTimeoutPrefix + timeout.Round(time.Millisecond).String(), false
 	case errors.Is(err, ssrf.ErrNotAllowed):
-		return "destination not allowed"
+		return "destination not allowed", false
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
+		return "connection refused", false
 	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
+		return "connection reset", false
 	case errors.As(err, &unknownCA):
-		return "tls: certificate signed by an unknown authority"
+		return "tls: certificate signed by an unknown authority", false
 	case errors.As(err, &hostErr):
-		return "tls: certificate does not match the host"
+		return "tls: certificate does not match the host", false
 	case errors.As(err, &invalidErr), errors.As(err, &certErr):
-		return "tls: invalid certificate"
+		return "tls: invalid certificate", false
 	case errors.As(err, &recordErr):
-		return "tls: handshake failed (not an HTTPS server?)"
+		return "tls: handshake failed (not an HTTPS server?)", false
 	case strings.Contains(err.Error(), "no such host"):
-		return "host not found"
+		return "host not found", false
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err // url.Error would repeat the URL, query string included
 	}
-	return "request failed: " + err.Error()
+	return "request failed: " + err.Error(), true
 }
 
 func isTimeout(err error) bool {
@@ -318,7 +322,9 @@ func isTimeout(err error) bool {
 }
 
 // excerpt keeps at most the first KiB of a response.
-func excerpt(b []byte) string { return clip(string(b), maxExcerpt) }
+func excerpt(b []byte) string {
+	return clip(string(b[:min(len(b), maxExcerpt+utf8.UTFMax)]), maxExcerpt)
+}
 
 // clip makes s storable and keeps at most its first n bytes, cut on a character
 // boundary. A character split by the first slice becomes a U+FFFD past n, cut away.
