@@ -19,19 +19,26 @@ import (
 //   - Only what is kept is examined: the first maxExcerpt bytes of an answer (maxReason of
 //     an error's text), and the longest form of a value after them, so that a value that
 //     starts in the kept part is seen, and hidden, whole.
-//   - Those bytes go once through an Aho–Corasick automaton of every form of every value.
-//     Each byte moves it one state deeper at most, and each failure link it follows on the
+//   - A form is recognised by its mark, its first markLength bytes (all of it when
+//     shorter): a run of the text that begins with a mark is hidden for the form's length.
+//     So a value is hidden wherever it is whole, and also where a receiver echoed only
+//     its start, once the mark is there (256 bytes of a secret are a leak of it).
+//   - The examined bytes go once through an Aho–Corasick automaton of the marks. Each
+//     byte moves it one state deeper at most, and each failure link it follows on the
 //     way leads to a shallower state: the links followed are never more than the bytes
 //     read, so the automaton takes at most two steps per byte examined, however many
-//     partial matches the bytes hold. An occurrence is found where it ends and merged into
-//     the runs of hidden bytes on a stack, where each run is pushed and popped once.
+//     partial matches the bytes hold. A mark is found where it ends; what it hides is
+//     merged into the runs of hidden bytes on a stack, where each run is pushed and
+//     popped once.
 //   - Where the examined bytes stop before the answer does, their end is hidden while it
-//     may begin a value: the automaton's last state is the longest such end.
+//     may begin a mark: the automaton's last state is the longest such end.
 //
-// The automaton is built only when there is something to keep, in time and memory linear
-// in the forms' length (a state per distinct prefix: ten values of 4 KiB, each in up to
-// five forms at most six times as long; about 136,000 states for the hostile suite's),
-// and is dropped with the masker. The context is checked as the bytes are examined.
+// The automaton is built only when there is something to keep, from the values' forms
+// (ten values of 4 KiB, each in up to five forms), with markLength states per form at
+// most, and is dropped with the masker. The context is checked as the bytes are examined.
+
+// markLength is how much of a form recognises it (see above).
+const markLength = 256
 
 // stopped tells whether masking under ctx should stop: its caller has gone (a worker
 // stopping, an API client away). The attempt's deadline does not stop it: masking runs
@@ -45,13 +52,16 @@ const checkEvery = 4096
 // masker hides an endpoint's custom header values; a masker without headers hides nothing.
 type masker struct {
 	headers map[string]string
-	ac      *automaton // of every form of every value, built at the first use
+	mark    int        // how much of a form recognises it: markLength (tests shorten it)
+	ac      *automaton // of the marks of every form of every value, built at the first use
 	// examined counts the automaton's steps over what was examined (tests: at most two
 	// per byte, whatever the answer).
 	examined int
 }
 
-func newMasker(headers map[string]string) *masker { return &masker{headers: headers} }
+func newMasker(headers map[string]string) *masker {
+	return &masker{headers: headers, mark: markLength}
+}
 
 func (m *masker) active() bool { return len(m.headers) > 0 }
 
@@ -80,13 +90,14 @@ func valueForms(v string) []string {
 
 func (m *masker) automaton() *automaton {
 	if m.ac == nil {
-		forms := map[string]bool{}
+		marks := map[string]int{} // a mark → the length of the longest form it begins
 		for _, v := range m.headers {
 			for _, f := range valueForms(v) {
-				forms[f] = true
+				mark := f[:min(len(f), m.mark)]
+				marks[mark] = max(marks[mark], len(f))
 			}
 		}
-		m.ac = newAutomaton(forms)
+		m.ac = newAutomaton(marks)
 	}
 	return m.ac
 }
@@ -136,9 +147,9 @@ func (m *masker) keep(ctx context.Context, text []byte, limit int, open bool) (k
 // span is the bytes [from, to) of a text.
 type span struct{ from, to int }
 
-// hidden are the runs of text's bytes that belong to an occurrence of a form, in order;
-// occurrences that overlap or touch make one run. open: text stops before its answer
-// does, so its end is hidden too while it may begin a form.
+// hidden are the runs of text's bytes that a mark hides, in order; runs that overlap or
+// touch make one. open: text stops before its answer does, so its end is hidden too
+// while it may begin a mark. A run may end past text.
 func (m *masker) hidden(ctx context.Context, text []byte, open bool) (runs []span, ok bool) {
 	ac := m.automaton()
 	steps := ac.steps
@@ -149,8 +160,8 @@ func (m *masker) hidden(ctx context.Context, text []byte, open bool) (runs []spa
 			return nil, false
 		}
 		state = ac.step(state, c)
-		if n := int(ac.states[state].match); n > 0 {
-			runs = hide(runs, span{i + 1 - n, i + 1})
+		if st := ac.states[state]; st.back > 0 {
+			runs = hide(runs, span{i + 1 - int(st.back), i + 1 + int(st.ahead)})
 		}
 	}
 	if d := int(ac.states[state].depth); open && d > 0 {
@@ -159,11 +170,13 @@ func (m *masker) hidden(ctx context.Context, text []byte, open bool) (runs []spa
 	return runs, true
 }
 
-// hide adds r to runs, merged with the runs it overlaps or touches. r ends at or after
-// every run (occurrences are found where they end), so those are the last ones.
+// hide adds r to runs, merged with the runs it overlaps or touches. The runs are
+// disjoint and in order, and r ends past the position where its mark was found, after
+// every earlier mark: so the runs r touches, if any, are the last ones.
 func hide(runs []span, r span) []span {
 	for len(runs) > 0 && runs[len(runs)-1].to >= r.from {
-		r.from = min(r.from, runs[len(runs)-1].from)
+		last := runs[len(runs)-1]
+		r.from, r.to = min(r.from, last.from), max(r.to, last.to)
 		runs = runs[:len(runs)-1]
 	}
 	return append(runs, r)
@@ -175,7 +188,7 @@ func replaced(text []byte, runs []span, limit int) []byte {
 	at := 0
 	for _, r := range runs {
 		out = append(append(out, text[at:r.from]...), Redacted...)
-		at = r.to
+		at = min(r.to, len(text))
 		if len(out) >= limit {
 			return out[:limit]
 		}
@@ -184,9 +197,9 @@ func replaced(text []byte, runs []span, limit int) []byte {
 	return out[:min(len(out), limit)]
 }
 
-// automaton is the Aho–Corasick automaton of a set of forms. A state is a prefix of a
-// form (state 0, the root, the empty one). Most states have one child, kept inline; the
-// root and the states where forms part ways (fewer than the forms) keep a table.
+// automaton is the Aho–Corasick automaton of a set of marks. A state is a prefix of a
+// mark (state 0, the root, the empty one). Most states have one child, kept inline; the
+// root and the states where marks part ways (fewer than the marks) keep a table.
 type automaton struct {
 	states  []state
 	tables  [][256]int32 // children by byte (0: none; the root is no one's child)
@@ -194,40 +207,46 @@ type automaton struct {
 	steps   int          // the states looked up by step
 }
 
+// state is one state. The marks that end it (it and its suffixes that are marks, found
+// through the failure links) all end at the byte just read, so what they hide is one
+// span: back bytes before it to ahead bytes past it.
 type state struct {
 	child int32 // the only child (0: none), or ^t: the children are tables[t]
 	fail  int32 // the longest proper suffix of the state that is a state too
 	depth int32 // the state's length
-	match int32 // the length of the longest form that ends the state (0: none)
+	back  int32 // the longest mark that ends the state (0: none)
+	ahead int32 // the most a form goes on past its mark, of the marks that end the state
 	label byte  // the byte that leads into the state
 }
 
-func newAutomaton(forms map[string]bool) *automaton {
+// newAutomaton is the automaton of marks, each mapped to the length of its form.
+func newAutomaton(marks map[string]int) *automaton {
 	n := 1
-	for f := range forms {
-		n += len(f)
+	for m := range marks {
+		n += len(m)
 	}
 	a := &automaton{states: make([]state, 1, n), tables: make([][256]int32, 1)}
 	a.states[0].child = ^0
-	for f := range forms {
-		a.add(f)
+	for m, length := range marks {
+		a.add(m, length)
 	}
 	a.link()
 	return a
 }
 
-// add adds the states of form that are missing.
-func (a *automaton) add(form string) {
+// add adds the states of mark that are missing; length is its form's.
+func (a *automaton) add(mark string, length int) {
 	s := int32(0)
-	for i := range len(form) {
-		t := a.next(s, form[i])
+	for i := range len(mark) {
+		t := a.next(s, mark[i])
 		if t == 0 {
-			t = a.newState(s, form[i])
+			t = a.newState(s, mark[i])
 		}
 		s = t
 	}
-	a.states[s].match = a.states[s].depth
-	a.longest = max(a.longest, len(form))
+	st := &a.states[s]
+	st.back, st.ahead = st.depth, max(st.ahead, int32(length-len(mark)))
+	a.longest = max(a.longest, length)
 }
 
 func (a *automaton) newState(parent int32, c byte) int32 {
@@ -270,8 +289,8 @@ func (a *automaton) step(s int32, c byte) int32 {
 	}
 }
 
-// link sets every state's failure link and match, breadth first: a state's link leads
-// to a shorter state, set before it.
+// link sets every state's failure link, and what the marks that end it hide, breadth
+// first: a state's link leads to a shorter state, set before it.
 func (a *automaton) link() {
 	queue := make([]int32, 1, len(a.states))
 	for i := 0; i < len(queue); i++ {
@@ -283,7 +302,7 @@ func (a *automaton) link() {
 			if s != 0 {
 				st.fail = a.step(a.states[s].fail, st.label)
 			}
-			st.match = max(st.match, a.states[st.fail].match)
+			st.back, st.ahead = max(st.back, a.states[st.fail].back), max(st.ahead, a.states[st.fail].ahead)
 		}
 	}
 }

@@ -217,7 +217,7 @@ func TestHeaderValuesAreMaskedWhereverCut(t *testing.T) {
 						if !strings.Contains(stored.Error, "malformed HTTP status code") || !strings.Contains(stored.Error, Redacted) {
 							t.Fatalf("error %q, want the status line masked", stored.Error)
 						}
-					} else if want := excerpt(naiveKeep(forms, a.body[:min(len(a.body), maxResponse)], maxExcerpt, a.cut)); res.Excerpt != want {
+					} else if want := excerpt(naiveKeep(forms, markLength, a.body[:min(len(a.body), maxResponse)], maxExcerpt, a.cut)); res.Excerpt != want {
 						t.Fatalf("excerpt\n%q\nwant\n%q", res.Excerpt, want)
 					}
 					_, mk := sendCounted(t, s, srv.URL, []byte(`{"deal":{"id":"`+kind+`"}}`), headers)

@@ -27,10 +27,11 @@ func formsOf(headers map[string]string) []string {
 }
 
 // naiveKeep is masker.keep by its definition, in quadratic time: of text's first limit
-// bytes and the longest form after them, every byte inside an occurrence of a form is
-// hidden, and, when the answer goes on past them (open, or text is longer), every byte
-// of an end that is the start of a form; each run of hidden bytes becomes Redacted.
-func naiveKeep(forms []string, text []byte, limit int, open bool) []byte {
+// bytes and the longest form after them, every run that begins with a form's mark (its
+// first mark bytes) is hidden for the form's length; when the answer goes on past them
+// (open, or text is longer), so is an end that is the start of a mark; each run of
+// hidden bytes becomes Redacted.
+func naiveKeep(forms []string, mark int, text []byte, limit int, open bool) []byte {
 	longest := 0
 	for _, f := range forms {
 		longest = max(longest, len(f))
@@ -41,11 +42,11 @@ func naiveKeep(forms []string, text []byte, limit int, open bool) []byte {
 	hidden := make([]bool, n)
 	for s := range n {
 		for _, f := range forms {
-			end := 0
+			m, end := f[:min(len(f), mark)], s
 			switch rest := text[s:]; {
-			case f != "" && len(rest) >= len(f) && string(rest[:len(f)]) == f:
-				end = s + len(f)
-			case open && len(rest) < len(f) && string(rest) == f[:len(rest)]:
+			case m != "" && len(rest) >= len(m) && string(rest[:len(m)]) == m:
+				end = min(n, s+len(f))
+			case open && len(rest) < len(m) && string(rest) == m[:len(rest)]:
 				end = n
 			}
 			for i := s; i < end; i++ {
@@ -98,21 +99,28 @@ func TestMaskerHidesEveryOccurrence(t *testing.T) {
 			if !ok || string(got) != tt.want {
 				t.Fatalf("keep(%q, %d, %v) = %q, %v; want %q", tt.text, tt.limit, tt.open, got, ok, tt.want)
 			}
-			if ref := naiveKeep(formsOf(headers), []byte(tt.text), tt.limit, tt.open); !bytes.Equal(ref, got) {
+			if ref := naiveKeep(formsOf(headers), markLength, []byte(tt.text), tt.limit, tt.open); !bytes.Equal(ref, got) {
 				t.Fatalf("the definition keeps %q", ref)
 			}
 		})
 	}
+	// A long value echoed in part is hidden for its length once its mark is there (here
+	// its first 8 bytes).
+	m := newMasker(headers)
+	m.mark = 8
+	if got, _ := m.keep(context.Background(), []byte("xx 0123456789AB yy and more"), 64, false); string(got) != "xx <redacted>more" {
+		t.Fatalf("a value echoed in part: %q", got)
+	}
 	// Only the kept part and the longest form after it are examined, at two steps a
 	// byte at most, however long the text.
-	m := newMasker(headers)
+	m = newMasker(headers)
 	if _, ok := m.keep(context.Background(), bytes.Repeat([]byte("zabcdez"), 10000), 64, true); !ok || m.examined > 2*(64+20) {
 		t.Fatalf("%d steps for a kept part of 64 bytes and a longest form of 20", m.examined)
 	}
 }
 
-// On random values and texts over a small alphabet (so that partial matches, overlaps
-// and escapes abound), the automaton keeps exactly what the definition keeps.
+// On random values, marks and texts over a small alphabet (so that partial matches,
+// overlaps and escapes abound), the automaton keeps exactly what the definition keeps.
 func TestMaskerKeepsWhatItsDefinitionKeeps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 1))
 	const alphabet = `ab<"/\`
@@ -126,14 +134,15 @@ func TestMaskerKeepsWhatItsDefinitionKeeps(t *testing.T) {
 	for round := range 20000 {
 		headers := map[string]string{}
 		for i := range 1 + rng.IntN(4) {
-			headers[string(rune('a'+i))] = word(1 + rng.IntN(6))
+			headers[string(rune('a'+i))] = word(1 + rng.IntN(10))
 		}
 		text := []byte(word(rng.IntN(80)))
 		limit, open := 1+rng.IntN(30), rng.IntN(2) == 0
 		m := newMasker(headers)
+		m.mark = 1 + rng.IntN(8)
 		got, ok := m.keep(context.Background(), text, limit, open)
-		if want := naiveKeep(formsOf(headers), text, limit, open); !ok || !bytes.Equal(got, want) {
-			t.Fatalf("round %d: headers %q, keep(%q, %d, %v) = %q, want %q", round, headers, text, limit, open, got, want)
+		if want := naiveKeep(formsOf(headers), m.mark, text, limit, open); !ok || !bytes.Equal(got, want) {
+			t.Fatalf("round %d: headers %q, mark %d, keep(%q, %d, %v) = %q, want %q", round, headers, m.mark, text, limit, open, got, want)
 		}
 		if examined := min(len(text), limit+m.automaton().longest); m.examined > 2*examined {
 			t.Fatalf("round %d: %d steps for %d bytes examined", round, m.examined, examined)
