@@ -115,8 +115,26 @@ func hostileKinds(bodies map[string][]byte) []string {
 	return append([]string{"plain"}, kinds...)
 }
 
-func hostileSend(ctx context.Context, s *Sender, srv *httptest.Server, kind string, headers map[string]string) Result {
-	return s.Send(ctx, Message{URL: srv.URL + "/" + kind, Method: http.MethodPost, ID: "ev", Body: []byte("{}"),
+// hostileRig is hostileHeaders, hostileBodies, their receiver and a sender to it that
+// keeps the excerpts of loopback answers.
+type hostileRig struct {
+	headers map[string]string
+	bodies  map[string][]byte
+	srv     *httptest.Server
+	s       *Sender
+}
+
+func newHostileRig(tb testing.TB, timeout time.Duration) hostileRig {
+	headers := hostileHeaders()
+	bodies := hostileBodies(headers)
+	srv := hostileReceiver(tb, bodies)
+	return hostileRig{headers: headers, bodies: bodies, srv: srv,
+		s: &Sender{Client: srv.Client(), AckSentence: ackSentence, Timeout: timeout, publicPeers: true}}
+}
+
+// send sends to the answer kind with headers.
+func (r hostileRig) send(ctx context.Context, kind string, headers map[string]string) Result {
+	return r.s.Send(ctx, Message{URL: r.srv.URL + "/" + kind, Method: http.MethodPost, ID: "ev", Body: []byte("{}"),
 		Secrets: []string{"whsec_AAAA"}, Headers: headers})
 }
 
@@ -140,14 +158,11 @@ func sendCounted(t *testing.T, s *Sender, url string, body []byte, headers map[s
 // partial matches the answer holds; and it keeps exactly what masking by its definition
 // keeps (naiveKeep, in quadratic time).
 func TestHostileAnswersAreMaskedInLinearWork(t *testing.T) {
-	headers := hostileHeaders()
-	bodies := hostileBodies(headers)
-	srv := hostileReceiver(t, bodies)
-	s := &Sender{Client: srv.Client(), AckSentence: ackSentence, Timeout: 30 * time.Second, publicPeers: true}
-	forms := formsOf(headers)
-	for _, kind := range hostileKinds(bodies) {
+	rig := newHostileRig(t, 30*time.Second)
+	forms := formsOf(rig.headers)
+	for _, kind := range hostileKinds(rig.bodies) {
 		t.Run(kind, func(t *testing.T) {
-			res, mk := sendCounted(t, s, srv.URL+"/"+kind, []byte("{}"), headers)
+			res, mk := sendCounted(t, rig.s, rig.srv.URL+"/"+kind, []byte("{}"), rig.headers)
 			if res.StatusCode != http.StatusOK || res.Excerpt == "" {
 				t.Fatalf("send: %+v", res)
 			}
@@ -155,9 +170,9 @@ func TestHostileAnswersAreMaskedInLinearWork(t *testing.T) {
 			if mk.examined == 0 || mk.examined > 2*examined {
 				t.Fatalf("%d steps for an answer of which %d bytes may be examined", mk.examined, examined)
 			}
-			read := bodies[kind]
+			read := rig.bodies[kind]
 			if kind == "endless" {
-				read = partials(string(endlessBlock(bodies)))
+				read = partials(string(endlessBlock(rig.bodies)))
 			}
 			if want := excerpt(naiveKeep(forms, markLength, read, maxExcerpt, true)); res.Excerpt != want {
 				t.Fatalf("excerpt\n%q\nwant\n%q", res.Excerpt, want)
@@ -181,21 +196,18 @@ func processCPU() time.Duration {
 //
 //	go test ./internal/domain/webhook -run '^$' -bench HostileAnswers -benchtime 5x
 func BenchmarkHostileAnswers(b *testing.B) {
-	headers := hostileHeaders()
-	bodies := hostileBodies(headers)
-	srv := hostileReceiver(b, bodies)
-	s := &Sender{Client: srv.Client(), AckSentence: ackSentence, Timeout: 2 * time.Minute, publicPeers: true}
-	kinds := hostileKinds(bodies)
+	rig := newHostileRig(b, 2*time.Minute)
+	kinds := hostileKinds(rig.bodies)
 	cpu := map[string]time.Duration{}
 	var bare time.Duration
-	hostileSend(b.Context(), s, srv, "plain", headers) // the client's and the server's first connection
+	rig.send(b.Context(), "plain", rig.headers) // the client's and the server's first connection
 	for range b.N {
 		c0 := processCPU()
-		hostileSend(b.Context(), s, srv, "plain", nil)
+		rig.send(b.Context(), "plain", nil)
 		bare += processCPU() - c0
 		for _, kind := range kinds {
 			c0 := processCPU()
-			hostileSend(b.Context(), s, srv, kind, headers)
+			rig.send(b.Context(), kind, rig.headers)
 			cpu[kind] += processCPU() - c0
 		}
 	}
