@@ -88,6 +88,7 @@ func valueForms(v string) []string {
 	return forms
 }
 
+// automaton is the automaton of the marks of m's values, built at the first use.
 func (m *masker) automaton() *automaton {
 	if m.ac == nil {
 		marks := map[string]int{} // a mark → the length of the longest form it begins
@@ -171,8 +172,9 @@ func (m *masker) hidden(ctx context.Context, text []byte, open bool) (runs []spa
 }
 
 // hide adds r to runs, merged with the runs it overlaps or touches. The runs are
-// disjoint and in order, and r ends past the position where its mark was found, after
-// every earlier mark: so the runs r touches, if any, are the last ones.
+// disjoint and in order; each starts at or before the byte where its mark ended, and r
+// ends after the byte where its own did: so r reaches every run's start, and the runs
+// it touches are those that reach its start, the last ones.
 func hide(runs []span, r span) []span {
 	for len(runs) > 0 && runs[len(runs)-1].to >= r.from {
 		last := runs[len(runs)-1]
