@@ -1,6 +1,6 @@
-// Package jsonnum holds the number rule of CONTRACT §15: a number a client stores in free
-// JSON (usage metadata, account properties) must be finite and at most MaxText characters
-// when written out in plain decimal. PostgreSQL keeps such numbers as numeric and prints
+// Package jsonnum holds the number rule of CONTRACT §15: a number a client stores or sends
+// in free JSON (usage metadata, account properties, a filter test's payload) must be
+// finite and at most MaxText characters when written out in plain decimal. PostgreSQL keeps such numbers as numeric and prints
 // them in full, so 1e131000 — eight bytes sent — would come back as 131,001 characters on
 // every read, and 1e-16384 does not fit numeric at all (a 500). The length is computed
 // from the literal's digits and exponent, never by writing the number out.
