@@ -86,7 +86,7 @@ func (rd *Reader) Decode(payload []byte) (Doc, error) {
 		err = errors.New("has data after the JSON value")
 	}
 	if err != nil {
-		return Doc{}, fmt.Errorf("decode payload: %w (at byte %d)", err, r.i)
+		return Doc{}, fmt.Errorf("payload %w (at byte %d)", err, r.i)
 	}
 	return Doc{v: v, filters: rd.filters}, nil
 }
