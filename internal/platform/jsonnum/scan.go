@@ -1,6 +1,7 @@
 package jsonnum
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func FirstFault(doc []byte) *Fault {
 			i = end
 		case c == '-' || isDigit(c):
 			start := i
-			for i < len(doc) && strings.IndexByte("+-.eE0123456789", doc[i]) >= 0 {
+			for i < len(doc) && isNumberByte(doc[i]) {
 				i++
 			}
 			n, err := TextLen(doc[start:i])
@@ -95,17 +96,25 @@ type frame struct {
 	index   int
 }
 
-// stringEnd is the index just past the string literal that starts at doc[i].
+// stringEnd is the index just past the string literal that starts at doc[i]: the next
+// quote, found a run at a time, unless a backslash escapes it.
 func stringEnd(doc []byte, i int) int {
-	for i++; i < len(doc); i++ {
-		switch doc[i] {
-		case '\\':
-			i++ // the escaped byte cannot end the string
-		case '"':
-			return i + 1
+	for i++; i < len(doc); {
+		q := bytes.IndexByte(doc[i:], '"')
+		if q < 0 {
+			return len(doc)
 		}
+		b := bytes.IndexByte(doc[i:i+q], '\\')
+		if b < 0 {
+			return i + q + 1
+		}
+		i += b + 2 // the escaped byte cannot end the string
 	}
 	return len(doc)
+}
+
+func isNumberByte(c byte) bool {
+	return isDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
 }
 
 func pathOf(stack []frame) []Step {

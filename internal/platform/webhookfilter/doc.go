@@ -77,8 +77,9 @@
 // items when an array operand has its length — and skips the rest, checking its syntax.
 // Every number and decimal string it builds is read as an exact decimal once, when the
 // payload is decoded, never once per comparison; a comparison then examines at most its
-// operand's length. A member name given twice where a filter reads it (on a path, or in
-// an object compared whole) is refused: RFC 8259 leaves its value undefined. Payloads nest
-// at most MaxDocDepth levels. A client's payload is held to §15's number rule before it
+// operand's length. A member name given twice where a filter reads it (on a path, or named
+// in an object operand) is refused: RFC 8259 leaves its value undefined. Elsewhere it
+// changes no answer: an object with a name no operand has equals none of them whichever
+// value the name keeps. Payloads nest at most MaxDocDepth levels. A client's payload is held to §15's number rule before it
 // is decoded (jsonnum.FirstFault); the Reader takes numbers of any length.
 package webhookfilter

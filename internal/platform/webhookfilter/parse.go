@@ -63,7 +63,7 @@ func parse(raw []byte, lim limits) (*Filter, error) {
 		return nil, err
 	}
 	c := compiler{lim: lim}
-	n, err := c.filter(nil, v)
+	n, err := c.filter(newPointer(lim.depth), v)
 	if err != nil {
 		return nil, err
 	}

@@ -57,8 +57,8 @@ type decString struct {
 	d decimal
 }
 
-// object is a payload object: the members a filter can read, and how many distinct
-// members it has (-1 when no object operand is compared with it: not counted).
+// object is a payload object: the members a filter can read, and how many members it has
+// as sent (-1 when no object operand is compared with it: not counted).
 type object struct {
 	m map[string]any
 	n int
@@ -143,25 +143,30 @@ func (r *reader) build(n *need, depth int) (any, error) {
 }
 
 // buildObject reads an object's members after its "{": those n reads are built, the
-// others skipped. A name given twice where a filter reads it (a member on a path, or any
-// member of an object compared whole) is refused: which value it names is not defined
-// (RFC 8259 §4), filters refuse it in themselves, and keeping the last would mean
-// building every one.
+// others skipped (and counted, when an object operand is compared here). A name given
+// twice among those n reads is refused: which value it names is not defined (RFC 8259
+// §4), filters refuse it in themselves, and keeping the last would mean building every
+// one. Other names given twice change no answer: an object equals an operand only when
+// every name it has is one the operand has, so counting them as sent is exact.
 func (r *reader) buildObject(n *need, depth int) (*object, error) {
 	o := &object{n: -1}
-	var names nameSet
+	if n.count {
+		o.n = 0
+	}
 	err := r.eachMember(func() error {
 		key, err := r.memberName()
 		if err != nil {
 			return err
 		}
-		kid, ok := n.members[key]
-		_, built := o.m[key]
-		if built || n.count && !names.add(key) {
-			return fmt.Errorf("names the member %q twice in one object", key)
+		if n.count {
+			o.n++
 		}
+		kid, ok := n.members[key]
 		if !ok {
 			return r.skipValue(depth)
+		}
+		if _, built := o.m[key]; built {
+			return fmt.Errorf("names the member %q twice in one object", key)
 		}
 		v, err := r.build(kid, depth)
 		if o.m == nil {
@@ -170,9 +175,6 @@ func (r *reader) buildObject(n *need, depth int) (*object, error) {
 		o.m[key] = v
 		return err
 	})
-	if n.count {
-		o.n = names.len()
-	}
 	return o, err
 }
 
@@ -390,38 +392,4 @@ func digitsEnd(s []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// nameSet counts distinct member names, without a map for the few of most objects.
-type nameSet struct {
-	few  []string
-	many map[string]struct{}
-}
-
-// add tells whether name is new to the set, adding it.
-func (s *nameSet) add(name string) bool {
-	if s.many != nil {
-		if _, ok := s.many[name]; ok {
-			return false
-		}
-		s.many[name] = struct{}{}
-		return true
-	}
-	if slices.Contains(s.few, name) {
-		return false
-	}
-	if s.few = append(s.few, name); len(s.few) > 8 {
-		s.many = make(map[string]struct{}, 16)
-		for _, k := range s.few {
-			s.many[k] = struct{}{}
-		}
-	}
-	return true
-}
-
-func (s *nameSet) len() int {
-	if s.many != nil {
-		return len(s.many)
-	}
-	return len(s.few)
 }

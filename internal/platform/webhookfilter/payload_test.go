@@ -20,6 +20,7 @@ func TestReaderSemantics(t *testing.T) {
 	}{
 		{`{"a.x":2}`, true},
 		{`{"a2":{"$exists":true}}`, true}, // a name given twice where no filter reads it
+		{`{"a2":{"y":1}}`, false},         // an object compared whole: its members count as sent
 		{`{"a":{"x":2,"y":[1,2,3]}}`, true},
 		{`{"a":{"y":[1,2,3]}}`, false}, // a member more is not equal: skipped members count
 		{`{"a":{"x":2,"y":[1,2,3],"w":null}}`, false},
@@ -75,15 +76,16 @@ func mustDecode(t *testing.T, rd *webhookfilter.Reader, p string) webhookfilter.
 }
 
 // TestReaderRefusesNamesTwice: a member name given twice is refused where a filter reads
-// it: on a path, or in an object compared whole.
+// it: on a path, or named in an object operand.
 func TestReaderRefusesNamesTwice(t *testing.T) {
 	for filter, payload := range map[string]string{
 		`{"a.x":1}`:        `{"a":{"x":1,"x":2}}`,
-		`{"a":{"x":1}}`:    `{"a":{"y":1,"y":1}}`,
+		`{"a":{"x":1}}`:    `{"a":{"x":1,"x":1}}`,
 		`{"a.x":null}`:     `{"a":{"x":null,"x":null}}`,
 		`{"a.x.y":true}`:   `{"a":{"x":{"y":true},"x":{"y":true}}}`,
 		`{"a":[{"b":1}]}`:  `{"a":[{"b":1,"b":1}]}`,
 		`{"$not":{"a":1}}`: `{"a":1,"b":2,"a":1}`,
+		`{"a":{"$in":[{"x":1},{"y":[{"z":0}]}]}}`: `{"a":{"y":[{"z":0,"z":0}]}}`,
 	} {
 		f, err := webhookfilter.Parse([]byte(filter))
 		if err != nil {

@@ -39,6 +39,11 @@ type ref struct {
 func (p pointer) key(k string) pointer { return append(p, ref{key: k, idx: -1}) }
 func (p pointer) index(i int) pointer  { return append(p, ref{idx: i}) }
 
+// newPointer is the filter's own pointer, with room for the deepest one: a value's
+// pointer extends its parent's in place (siblings in turn reuse the slot), so walking a
+// filter allocates none.
+func newPointer(maxDepth int) pointer { return make(pointer, 0, 2*maxDepth+2) }
+
 // String is the RFC 6901 pointer from "filter": "~" written "~0", "/" written "~1".
 func (p pointer) String() string {
 	var b strings.Builder
@@ -74,7 +79,7 @@ var errSyntax = errors.New("is not valid JSON")
 
 func readJSON(raw []byte, maxDepth int) (jval, error) {
 	r := &reader{s: raw, text: string(raw), maxDepth: maxDepth}
-	v, err := r.value(nil, 0)
+	v, err := r.value(newPointer(maxDepth), 0)
 	if err != nil {
 		return jval{}, err
 	}
