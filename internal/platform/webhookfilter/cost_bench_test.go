@@ -212,3 +212,65 @@ func BenchmarkFilterTestReview(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-t0).Microseconds())/float64(b.N), "cpu_µs/op")
 }
+
+// BenchmarkFanOutFilterCost is what filters add to one event of a change that fans out to
+// 16 endpoints (CONTRACT §21, §25): the payload decoded once for all 16 filters (parsed
+// once per change, kept), then each evaluated. Plain: 16 × bigFilter on a deal body; worst:
+// 16 × the costliest filter of the arms on its event-sized payload (an account's number
+// property can be 64 digits).
+//
+//	go test ./internal/platform/webhookfilter -run '^$' -bench FanOutFilterCost -benchtime 200x
+func BenchmarkFanOutFilterCost(b *testing.B) {
+	arms := costArms(b, len(dealBody))
+	type fanout struct {
+		name    string
+		reader  *webhookfilter.Reader
+		filters []*webhookfilter.Filter
+		payload []byte
+	}
+	var outs []fanout
+	for _, a := range arms {
+		f, err := webhookfilter.Parse(a.filter)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fs := make([]*webhookfilter.Filter, 16)
+		for i := range fs {
+			fs[i] = f
+			if i > 0 { // 16 endpoints' filters: each its own parse
+				fs[i], _ = webhookfilter.Parse(a.filter)
+			}
+		}
+		outs = append(outs, fanout{a.name, webhookfilter.NewReader(fs...), fs, a.payload})
+	}
+	cpu := make([]time.Duration, len(outs))
+	const batch = 20
+	for b.Loop() {
+		for i, o := range outs {
+			t0 := cpuTime()
+			for range batch {
+				doc, err := o.reader.Decode(o.payload)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range o.filters {
+					if _, err := f.MatchDoc(doc); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			cpu[i] += cpuTime() - t0
+		}
+	}
+	per := func(i int) float64 { return float64(cpu[i].Nanoseconds()) / 1000 / float64(b.N*batch) }
+	worst := 1
+	for i := range outs {
+		fmt.Printf("fan-out to 16: %-55s %7.1f µs CPU per event\n", outs[i].name, per(i))
+		if i > 0 && per(i) > per(worst) {
+			worst = i
+		}
+	}
+	b.ReportMetric(per(0), "plain_µs")
+	b.ReportMetric(per(worst), "worst_µs")
+	b.ReportMetric(per(worst)/per(0), "ratio")
+}

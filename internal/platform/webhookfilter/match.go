@@ -147,6 +147,9 @@ func (e *evaluation) op(o *op, v any, found bool) bool {
 }
 
 func (e *evaluation) anyEqual(o *op, v any) bool {
+	if o.set != nil {
+		return e.inSet(o, v)
+	}
 	for i := range o.vals {
 		if e.equal(&o.vals[i], v) {
 			return true

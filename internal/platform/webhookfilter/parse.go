@@ -115,6 +115,7 @@ var compareOps = map[string]opKind{
 type op struct {
 	kind   opKind
 	vals   []operand
+	set    *itemSet // a long $in or $nin list's items by value
 	str    string
 	isStr  bool
 	dec    decimal
@@ -257,6 +258,9 @@ func (c *compiler) op(at pointer, m member) (op, error) {
 		o.vals = make([]operand, len(v.arr))
 		for i, item := range v.arr {
 			o.vals[i] = c.value(item)
+		}
+		if len(o.vals) >= minSetItems {
+			o.set = newItemSet(o.vals)
 		}
 	case opExists:
 		if v.kind != 'b' {

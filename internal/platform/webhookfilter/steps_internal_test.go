@@ -104,24 +104,69 @@ func TestEvaluationSpendsWhatItExamines(t *testing.T) {
 	}
 }
 
+// TestSetLookupSpends: a long $in list is one lookup: a step, and the bytes hashed when an
+// item has the value's length (a longer payload string is not hashed at all).
+func TestSetLookupSpends(t *testing.T) {
+	long := strings.Repeat("x", 160)
+	items := `"` + long + `",1.5,-2e3,true,null,[1],{"k":1}`
+	for i := range minSetItems {
+		items += `,"item` + strings.Repeat("y", i) + `"`
+	}
+	f, err := Parse([]byte(`{"a":{"$in":[` + items + `]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for payload, want := range map[string]struct {
+		ok    bool
+		steps int
+	}{
+		`{"a":"` + long + `"}`:                       {true, 1 + 1 + 1 + 160/BytesPerStep},
+		`{"a":"` + strings.Repeat("x", 1<<16) + `"}`: {false, 1 + 1 + 1},
+		`{"a":"itemyyy"}`:                            {true, 1 + 1 + 1},
+		`{"a":-2000.0}`:                              {true, 1 + 1 + 1},
+		`{"a":1.50}`:                                 {true, 1 + 1 + 1},
+		`{"a":1.51}`:                                 {false, 1 + 1 + 1},
+		`{"a":false}`:                                {false, 1 + 1 + 1},
+		`{"a":null}`:                                 {true, 1 + 1 + 1},
+		`{"a":{"k":1.0}}`:                            {true, 1 + 1 + 1 + 1 + 1}, // [1] is not an object; {"k":1}: the object, its member
+		`{"a":[` + strings.Repeat("1,", 100) + `1]}`: {false, 1 + 1 + 1 + 1}, // each container: its length differs at once
+	} {
+		ok, steps, err := f.eval(mustDoc(t, f, []byte(payload)))
+		if err != nil || ok != want.ok || steps != want.steps || steps > f.Steps() {
+			t.Errorf("%.40s: %v in %d steps (%v), want %v in %d within %d", payload, ok, steps, err, want.ok, want.steps, f.Steps())
+		}
+	}
+}
+
 // TestEvaluationBound: an evaluation stops at MaxSteps whatever Parse counted. Parse
 // refuses every filter that could get there, so the filter is parsed here past its
-// bounds; it is cut off with ErrTooCostly, and the one just within the bound is not.
+// bounds: an $in of one-item arrays, each compared (two steps: the array, its item); it
+// is cut off with ErrTooCostly, and the one just within the bound is not.
 func TestEvaluationBound(t *testing.T) {
 	lim := limits{bytes: 1 << 20, depth: MaxDepth, items: 1 << 20, steps: 1 << 30}
 	in := func(n int) *Filter {
-		f, err := parse([]byte(`{"a":{"$in":[`+strings.TrimSuffix(strings.Repeat("0,", n), ",")+`]}}`), lim)
+		f, err := parse([]byte(`{"a":{"$in":[`+strings.TrimSuffix(strings.Repeat("[0],", n), ",")+`]}}`), lim)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
-	payload := []byte(`{"a":1}`)
-	within := in(MaxSteps - 2) // the path's step, $in's, and one per item
-	if ok, err := within.Match(payload); err != nil || ok {
-		t.Fatalf("at the bound: %v, %v", ok, err)
+	payload := []byte(`{"a":[1]}`)
+	within := in((MaxSteps - 2) / 2) // the path's step, $in's, and two per item
+	if ok, steps, err := within.eval(mustDoc(t, within, payload)); err != nil || ok || steps != MaxSteps {
+		t.Fatalf("at the bound: %v, %d steps, %v", ok, steps, err)
 	}
-	if _, err := in(MaxSteps - 1).Match(payload); err != ErrTooCostly {
+	past := in((MaxSteps-2)/2 + 1)
+	if _, _, err := past.eval(mustDoc(t, past, payload)); err != ErrTooCostly {
 		t.Fatalf("past the bound: %v, want ErrTooCostly", err)
 	}
+}
+
+func mustDoc(t *testing.T, f *Filter, payload []byte) Doc {
+	t.Helper()
+	d, err := NewReader(f).Decode(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
