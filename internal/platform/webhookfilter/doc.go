@@ -63,7 +63,9 @@
 // compared by $eq/$neq/$in/$nin, and one more per BytesPerStep bytes such a comparison may
 // examine (the operand's string, digits or member names, a segment's name): what a step
 // costs is then about the same whatever the filter compares, so the bound bounds CPU
-// (CONTRACT §21). Within MaxBytes no filter reaches MaxSteps today (about 2,050 is the
+// (CONTRACT §21). An $in or $nin list of 8 items or more is looked up by value (a step
+// and the bytes hashed) rather than walked, though Parse still counts every item.
+// Within MaxBytes no filter reaches MaxSteps today (about 2,050 is the
 // most 4 KiB can spell); the check stands so that raising one limit cannot silently raise
 // the cost. Evaluation counts the steps it takes, never more than Parse counted, and stops
 // at MaxSteps whatever Parse said (ErrTooCostly).
