@@ -118,3 +118,44 @@ func TextLen[T ~string | ~[]byte](lit T) (int, error) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// LiteralEnd is the index just past the JSON number literal that starts at lit[i], and
+// whether one does: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, whatever its length.
+// Scanners of JSON text use it to step over a number (and to check one) without building
+// anything.
+func LiteralEnd[T ~string | ~[]byte](lit T, i int) (int, bool) {
+	if i < len(lit) && lit[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(lit) && lit[i] == '0':
+		i++
+	case i < len(lit) && lit[i] >= '1' && lit[i] <= '9':
+		i = digitsEnd(lit, i)
+	default:
+		return i, false
+	}
+	if i < len(lit) && lit[i] == '.' {
+		if i++; i >= len(lit) || !isDigit(lit[i]) {
+			return i, false
+		}
+		i = digitsEnd(lit, i)
+	}
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		if i++; i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+			i++
+		}
+		if i >= len(lit) || !isDigit(lit[i]) {
+			return i, false
+		}
+		i = digitsEnd(lit, i)
+	}
+	return i, true
+}
+
+func digitsEnd[T ~string | ~[]byte](lit T, i int) int {
+	for i < len(lit) && isDigit(lit[i]) {
+		i++
+	}
+	return i
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/revops/revops/internal/platform/jsonnum"
 )
 
 // A Reader decodes payloads for a set of filters (the endpoints one event fans out to, or
@@ -349,47 +351,13 @@ func (r *reader) skipName() error {
 	return nil
 }
 
-// jsonNumber reads the number literal at r.i, whatever its length, in one pass that checks
-// its syntax: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+// jsonNumber reads the number literal at r.i, whatever its length, checking its syntax.
 func (r *reader) jsonNumber() (string, error) {
-	s, start := r.s, r.i
-	i := start
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digitsEnd(s, i)
-	default:
+	end, ok := jsonnum.LiteralEnd(r.s, r.i)
+	if !ok {
 		return "", errSyntax
 	}
-	if i < len(s) && s[i] == '.' {
-		j := digitsEnd(s, i+1)
-		if j == i+1 {
-			return "", errSyntax
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digitsEnd(s, i)
-		if j == i {
-			return "", errSyntax
-		}
-		i = j
-	}
-	r.i = i
-	return r.text[start:i], nil
-}
-
-func digitsEnd(s []byte, i int) int {
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return i
+	lit := r.text[r.i:end]
+	r.i = end
+	return lit, nil
 }
