@@ -155,7 +155,7 @@ func (r *reader) buildObject(n *need, depth int) (*object, error) {
 	if n.count {
 		o.n = 0
 	}
-	err := r.eachMember(func() error {
+	err := r.each('}', func() error {
 		key, err := r.memberName()
 		if err != nil {
 			return err
@@ -185,7 +185,7 @@ func (r *reader) buildObject(n *need, depth int) (*object, error) {
 func (r *reader) buildArray(n *need, depth int) (*array, error) {
 	a := &array{}
 	var items []any
-	err := r.eachItem(func() error {
+	err := r.each(']', func() error {
 		defer func() { a.n++ }()
 		if a.n >= len(n.items) {
 			return r.skipValue(depth)
@@ -200,24 +200,21 @@ func (r *reader) buildArray(n *need, depth int) (*array, error) {
 	return a, err
 }
 
-// eachMember calls member once per member of the object whose "{" was just read, with r.i
-// at the member's name: member reads (or skips) the name, its ":" and its value.
-func (r *reader) eachMember(member func() error) error {
-	if r.next() == '}' {
+// each calls elem once per member or item of the object or array whose opening was just
+// read (closing is its '}' or ']'), with r.i at the member's name or the item.
+func (r *reader) each(closing byte, elem func() error) error {
+	if r.next() == closing {
 		r.i++
 		return nil
 	}
 	for {
-		if r.next() != '"' {
-			return errSyntax
-		}
-		if err := member(); err != nil {
+		if err := elem(); err != nil {
 			return err
 		}
 		switch r.next() {
 		case ',':
 			r.i++
-		case '}':
+		case closing:
 			r.i++
 			return nil
 		default:
@@ -228,6 +225,9 @@ func (r *reader) eachMember(member func() error) error {
 
 // memberName reads a member's name and the ":" after it.
 func (r *reader) memberName() (string, error) {
+	if r.next() != '"' {
+		return "", errSyntax
+	}
 	key, err := r.string()
 	if err != nil {
 		return "", err
@@ -237,28 +237,6 @@ func (r *reader) memberName() (string, error) {
 	}
 	r.i++
 	return key, nil
-}
-
-// eachItem calls item once per item of the array whose "[" was just read, with r.i at it.
-func (r *reader) eachItem(item func() error) error {
-	if r.next() == ']' {
-		r.i++
-		return nil
-	}
-	for {
-		if err := item(); err != nil {
-			return err
-		}
-		switch r.next() {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			return nil
-		default:
-			return errSyntax
-		}
-	}
 }
 
 // skipValue moves past the value at r.i checking its syntax only: nothing is built.
