@@ -102,7 +102,7 @@ func filterHostileCases(s hostileSeed) []hostileCase {
 	}
 	for _, c := range []struct{ filter, payload string }{
 		{`{"deal.status":"signed"}`, `{"deal":{"status":"signed","status":"draft"}}`},
-		{`{"deal":{"$eq":{"status":"signed"}}}`, `{"deal":{"id":1,"id":1}}`},
+		{`{"deal":{"$eq":{"status":"signed"}}}`, `{"deal":{"id":1,"status":"signed","status":"signed"}}`},
 	} {
 		cs = append(cs, hostileCase{name: "filter_test payload names twice " + c.filter, method: "POST",
 			path: "/v1/webhook_endpoints/filter_test", status: 400, code: "parameter_invalid", param: "payload",

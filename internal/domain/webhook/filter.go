@@ -159,7 +159,7 @@ func checkPayloadNumbers(fs *apperr.Faults, payload []byte) {
 func matchPayload(f *webhookfilter.Filter, payload []byte) (bool, error) {
 	ok, err := f.Match(payload)
 	switch {
-	case errors.Is(err, webhookfilter.ErrTooCostly): // Parse refuses every filter that could
+	case errors.Is(err, webhookfilter.ErrTooCostly): // cannot happen: Parse refuses such filters
 		return false, apperr.Faults{{Param: "filter", Code: apperr.CodeParameterInvalid, Message: "filter " + err.Error() + "."}}.Err()
 	case err != nil:
 		return false, apperr.Faults{{Param: "payload", Code: apperr.CodeParameterInvalid, Message: err.Error() + "."}}.Err()
