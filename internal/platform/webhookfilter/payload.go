@@ -84,7 +84,7 @@ const MaxDocDepth = 128
 func (rd *Reader) Decode(payload []byte) (Doc, error) {
 	r := &reader{s: payload, text: string(payload), maxDepth: MaxDocDepth}
 	v, err := r.build(rd.need, 0)
-	if err == nil && r.next() != 0 {
+	if r.ws(); err == nil && r.i != len(r.s) {
 		err = errors.New("has data after the JSON value")
 	}
 	if err != nil {

@@ -107,7 +107,7 @@ func TestReaderChecksWhatItSkips(t *testing.T) {
 	deep := strings.Repeat("[", webhookfilter.MaxDocDepth) + strings.Repeat("]", webhookfilter.MaxDocDepth)
 	for _, p := range []string{`{"a":1,"b":[1,}`, `{"a":1,"b":01}`, `{"a":1,"b":1.}`, `{"a":1,"b":-}`,
 		`{"a":1,"b":"\x"}`, `{"a":1,"b":tru}`, `{"a":1,"b":{"c"}}`, `{"a":1,"b":{"c":1,}}`, `{"a":1,"b":[}`,
-		`{"a":1,"b":"` + "\x01" + `"}`, `{"a":1,"b":[1]]}`, `{"a":1} {}`, `{"a":1,"b":` + deep + `}`, `{"a":1,"b":{"c":1]}`} {
+		`{"a":1,"b":"` + "\x01" + `"}`, `{"a":1,"b":[1]]}`, `{"a":1} {}`, "{\"a\":1}\x00", "\x00", `{"a":1,"b":` + deep + `}`, `{"a":1,"b":{"c":1]}`} {
 		if _, err := f.Match([]byte(p)); err == nil {
 			t.Errorf("Match(%.60q) succeeded", p)
 		}
