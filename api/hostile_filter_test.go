@@ -82,6 +82,32 @@ func filterHostileCases(s hostileSeed) []hostileCase {
 				body: []byte(strings.Replace(r.body, "@", f.filter, 1)), status: 400, code: f.code, param: f.param})
 		}
 	}
+	// The filter test's payload: free JSON, so §15's number rule holds in it as in metadata
+	// (CONTRACT §21), wherever the number is; and a member name given twice where the
+	// filter reads it has no defined value.
+	for _, n := range append(hostileNumbers, "1"+strings.Repeat("7", 900_000-1)) {
+		short := n
+		if len(short) > 24 {
+			short = fmt.Sprintf("%.12s…(%d)", n, len(n))
+		}
+		for _, at := range []struct{ payload, param string }{
+			{`{"deal":{"net_price":@}}`, "payload.deal.net_price"},
+			{`{"deal":{"skus":[{"quantity":1},{"quantity":@}]},"x":1e999}`, "payload.deal.skus[1].quantity"},
+			{`@`, "payload"},
+		} {
+			cs = append(cs, hostileCase{name: "filter_test payload number " + short + " at " + at.param, method: "POST",
+				path: "/v1/webhook_endpoints/filter_test", status: 400, code: "invalid_number", param: at.param,
+				body: []byte(`{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":` + strings.Replace(at.payload, "@", n, 1) + `}`)})
+		}
+	}
+	for _, c := range []struct{ filter, payload string }{
+		{`{"deal.status":"signed"}`, `{"deal":{"status":"signed","status":"draft"}}`},
+		{`{"deal":{"$eq":{"status":"signed"}}}`, `{"deal":{"id":1,"status":"signed","status":"signed"}}`},
+	} {
+		cs = append(cs, hostileCase{name: "filter_test payload names twice " + c.filter, method: "POST",
+			path: "/v1/webhook_endpoints/filter_test", status: 400, code: "parameter_invalid", param: "payload",
+			body: []byte(`{"filter":` + c.filter + `,"payload":` + c.payload + `}`)})
+	}
 	// The filter test's other members.
 	for _, hs := range hostileStrings {
 		if hs.inText {

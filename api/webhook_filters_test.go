@@ -113,8 +113,8 @@ func TestWebhookFilterTest(t *testing.T) {
 		{"payload no match", `{"filter":{"deal.status":"signed"},"payload":{"deal":{"status":"draft"}}}`, false},
 		{"empty filter takes everything", `{"filter":{},"payload":{}}`, true},
 		{"decimal string against a number", `{"filter":{"deal.net_price":{"$gte":1000}},"payload":{"deal":{"net_price":"1000.00"}}}`, true},
-		{"huge number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e999}}}`, true},
-		{"tiny number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e-99999}}}`, false},
+		{"longest number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e63}}}`, true},
+		{"smallest number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e-62}}}`, false},
 		{"stored event match", `{"filter":{"event.type":"account-created"},"event_id":"` + evID + `"}`, true},
 		{"stored event no match", `{"filter":{"event.type":"deal-signed"},"event_id":"` + evID + `"}`, false},
 	} {
@@ -131,6 +131,10 @@ func TestWebhookFilterTest(t *testing.T) {
 		{"event of another environment", `{"filter":{},"event_id":"` + liveEv + `"}`, "parameter_invalid", "event_id"},
 		{"not an event id", `{"filter":{},"event_id":"evt_1"}`, "parameter_invalid", "event_id"},
 		{"unknown member", `{"filter":{},"payload":{},"extra":1}`, "unknown_parameter", "extra"},
+		// §15's number rule holds in a payload as in any free JSON (CONTRACT §21).
+		{"huge number in the payload", `{"filter":{"deal.net_price":{"$gte":"1000"}},"payload":{"deal":{"net_price":1e999}}}`, "invalid_number", "payload.deal.net_price"},
+		{"tiny number in an array", `{"filter":{},"payload":{"deal":{"skus":[1,1e-99999]}}}`, "invalid_number", "payload.deal.skus[1]"},
+		{"a name given twice where the filter reads", `{"filter":{"deal.status":"x"},"payload":{"deal":{"status":"x","status":"x"}}}`, "parameter_invalid", "payload"},
 	} {
 		r := h.do("POST", path, h.key[skSandbox], []byte(tc.body))
 		expectError(t, r, http.StatusBadRequest, tc.code)

@@ -1467,7 +1467,7 @@ type WebhookFilterTestRequest struct {
 	// One of the environment's events: the filter is evaluated on its payload as delivered.
 	EventID *string        `json:"event_id,omitempty"`
 	Filter  EndpointFilter `json:"filter"`
-	// A payload to evaluate the filter on (any JSON value; a §8 body is an object).
+	// A payload to evaluate the filter on (any JSON value; a §8 body is an object). Its numbers follow CONTRACT §15 as in any free JSON: finite and at most 64 characters written out, else 400 invalid_number on the number's path (payload.deal.net_price). A member name given twice where the filter reads it is 400 parameter_invalid on payload.
 	Payload any `json:"payload,omitzero"`
 }
 

@@ -19,5 +19,5 @@ func NewEndpoints(cfg config.Config, st *store.Store) (*webhook.Endpoints, error
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender: %w", err)
 	}
-	return &webhook.Endpoints{Store: st, Sender: sender, AllowPrivate: cfg.WebhookAllowPrivate}, nil
+	return &webhook.Endpoints{Store: st, Sender: sender, AllowPrivate: cfg.WebhookAllowPrivate, MaxFilterTests: cfg.FilterTests}, nil
 }

@@ -112,12 +112,12 @@ func newDeliveries(tx *gorm.DB, env Env, now time.Time, events []models.Event) (
 		ev.Status = models.EventSkipped
 		ev.Fanout = &models.Fanout{}
 		ev.FilteredEndpointIDs = models.IDList{}
-		doc := eventDoc{payload: ev.Payload}
+		doc := filters.doc(ev.Payload)
 		for j, ep := range eps {
 			if !catalog.Matches(ep.EventTypes, ev.Type) {
 				continue
 			}
-			if !doc.matches(ctx, filters[j]) {
+			if !doc.matches(ctx, filters.of[j]) {
 				ev.FilteredEndpointIDs = append(ev.FilteredEndpointIDs, ep.ID)
 				continue
 			}

@@ -20,15 +20,19 @@ ALTER TABLE events ADD COLUMN filtered_endpoint_ids TEXT NOT NULL DEFAULT '[]'`}
 }
 
 // fanoutFilters are the filters of the endpoints one change fans out to, each parsed once
-// for all the change's events (nil: the endpoint has none).
-type fanoutFilters []*webhookfilter.Filter
+// for all the change's events (nil: the endpoint has none), and the Reader that decodes
+// an event's payload once for all of them (building only what they read).
+type fanoutFilters struct {
+	of     []*webhookfilter.Filter
+	reader *webhookfilter.Reader
+}
 
 // parseFilters parses the filter of each endpoint of eps. The API validated every one
 // when it was saved, so a parse failure is a stored filter this release does not read:
 // it must not block the change, so the endpoint takes every event (nil), and the fault
 // is logged (its pointer and message only: never a payload).
 func parseFilters(ctx context.Context, eps []models.WebhookEndpoint) fanoutFilters {
-	out := make(fanoutFilters, len(eps))
+	out := make([]*webhookfilter.Filter, len(eps))
 	for i, ep := range eps {
 		if ep.Filter == "" {
 			continue
@@ -41,7 +45,12 @@ func parseFilters(ctx context.Context, eps []models.WebhookEndpoint) fanoutFilte
 		}
 		out[i] = f
 	}
-	return out
+	return fanoutFilters{of: out, reader: webhookfilter.NewReader(out...)}
+}
+
+// doc is an event's payload, to be decoded at most once for all the change's filters.
+func (fs fanoutFilters) doc(payload string) eventDoc {
+	return eventDoc{payload: payload, reader: fs.reader}
 }
 
 // parsedFilters keeps the filters the fan-outs parsed, by their text: every change of an
@@ -81,21 +90,23 @@ func (c *filterCache) parse(text string) (*webhookfilter.Filter, error) {
 // eventDoc is an event's payload decoded at most once, for all the filters that read it.
 type eventDoc struct {
 	payload string
+	reader  *webhookfilter.Reader
 	doc     webhookfilter.Doc
 	decoded bool
 	failed  bool
 }
 
 // matches tells whether filter f (nil: none) takes the event whose payload d holds. A
-// payload the evaluator cannot read (the change wrote it: it cannot happen) lets the
-// event through to every endpoint, logged without the payload: a filter never blocks a
-// change.
+// payload the evaluator cannot read (the change wrote it: it cannot happen) or an
+// evaluation past its step bound (Parse refuses every filter that could get there) lets
+// the event through to every endpoint, logged without the payload: a filter never blocks
+// a change.
 func (d *eventDoc) matches(ctx context.Context, f *webhookfilter.Filter) bool {
 	if f == nil || d.failed {
 		return true
 	}
 	if !d.decoded {
-		doc, err := webhookfilter.Decode([]byte(d.payload))
+		doc, err := d.reader.Decode([]byte(d.payload))
 		if err != nil {
 			d.failed = true
 			slog.WarnContext(ctx, "event payload unreadable by webhook filters; every endpoint takes it", "error", err)
@@ -103,5 +114,10 @@ func (d *eventDoc) matches(ctx context.Context, f *webhookfilter.Filter) bool {
 		}
 		d.doc, d.decoded = doc, true
 	}
-	return f.MatchDoc(d.doc)
+	ok, err := f.MatchDoc(d.doc)
+	if err != nil {
+		slog.WarnContext(ctx, "webhook endpoint filter not evaluated; the endpoint takes the event", "error", err)
+		return true
+	}
+	return ok
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/envgate"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -61,10 +62,10 @@ type Service struct {
 	// request path; nil (or a failed start) leaves it to the sweeper.
 	Purges PurgeStarter
 	// MaxQueries is how many values queries of one environment run at once in this
-	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to QueryWait, then is
-	// refused 429 rate_limited. 0: no bound.
+	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to envgate.Wait, then
+	// is refused 429 rate_limited. 0: no bound.
 	MaxQueries int
-	queries    queryGate
+	queries    envgate.Gate
 }
 
 // MaxMeters is how many meters an environment may have (CONTRACT §18).

@@ -85,7 +85,7 @@ func (s *Service) Values(ctx context.Context, env models.Env, key string, q Valu
 		return ValuesPage{}, err
 	}
 	// Checked after validation: a bad query is a 400, never a 429 (CONTRACT §21).
-	leave, err := s.queries.enter(ctx, env.ID, s.MaxQueries)
+	leave, err := s.queries.Enter(ctx, env.ID, s.MaxQueries, "meter values queries")
 	if err != nil {
 		return ValuesPage{}, err
 	}

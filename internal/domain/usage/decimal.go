@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/revops/revops/internal/platform/jsonnum"
 )
 
 // MaxSignificantDigits bounds a metric value's precision (that of IEEE decimal128), so
@@ -150,42 +152,8 @@ func parseLiteral(s string) (d Decimal, significant int, err error) {
 
 // isJSONNumber checks the JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || !isDigit(s[i]) {
-			return false
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || !isDigit(s[i]) {
-			return false
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	return i == len(s)
+	end, ok := jsonnum.LiteralEnd(s, 0)
+	return ok && end == len(s)
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }

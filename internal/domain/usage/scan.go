@@ -1,5 +1,7 @@
 package usage
 
+import "github.com/revops/revops/internal/platform/jsonnum"
+
 // maxDepth is encoding/json's nesting limit: a deeper document is invalid JSON there, so
 // it is here too.
 const maxDepth = 10000
@@ -173,42 +175,11 @@ func (s *scanner) literal(lit string) bool {
 
 // number moves past a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number() bool {
-	d, i := s.data, s.pos
-	if i < len(d) && d[i] == '-' {
-		i++
+	end, ok := jsonnum.LiteralEnd(s.data, s.pos)
+	if ok {
+		s.pos = end
 	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		i = digits(d, i)
-	default:
-		return false
-	}
-	if i < len(d) && d[i] == '.' {
-		if i++; i >= len(d) || !isDigit(d[i]) {
-			return false
-		}
-		i = digits(d, i)
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		if i++; i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || !isDigit(d[i]) {
-			return false
-		}
-		i = digits(d, i)
-	}
-	s.pos = i
-	return true
-}
-
-func digits(d []byte, i int) int {
-	for i < len(d) && isDigit(d[i]) {
-		i++
-	}
-	return i
+	return ok
 }
 
 // compact appends raw, a valid JSON value, without the white space between tokens, as

@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/bodyfields"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/envgate"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/store"
@@ -287,6 +288,11 @@ type Endpoints struct {
 	// AllowPrivate lets destinations resolve to private and loopback addresses
 	// (REVOPS_WEBHOOK_ALLOW_PRIVATE): the save-time check follows the Sender's dialer.
 	AllowPrivate bool
+	// MaxFilterTests is how many filter tests of one environment run at once in this
+	// process (cfg.FilterTests, CONTRACT §21); the next waits up to envgate.Wait, then is
+	// refused 429 rate_limited. 0: no bound.
+	MaxFilterTests int
+	filterTests    envgate.Gate
 }
 
 // Create validates and stores a new endpoint with a new secret.

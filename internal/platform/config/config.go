@@ -85,6 +85,9 @@ type Config struct {
 	// replica; MeterConsumers how many meter consumers a worker process runs.
 	MeterQueries   int
 	MeterConsumers int
+	// FilterTests is how many webhook filter tests of one environment run at once in this
+	// replica (API and dashboard together).
+	FilterTests int
 	// AlertEventsPerHour caps an environment's meter-threshold-crossed events per clock
 	// hour (CONTRACT §24): firings past it are recorded, and counted in the next event.
 	AlertEventsPerHour int
@@ -115,6 +118,7 @@ const (
 	DefaultDBJobConnections = 8
 	DefaultMeterQueries     = 4
 	DefaultMeterConsumers   = 2
+	DefaultFilterTests      = 4
 	// DefaultAlertEventsPerHour is CONTRACT §24's REVOPS_ALERT_EVENTS_PER_HOUR.
 	DefaultAlertEventsPerHour = 1000
 )
@@ -163,6 +167,7 @@ var envOf = map[string]string{
 	"db-statement-timeout":   "REVOPS_DB_STATEMENT_TIMEOUT",
 	"meter-queries":          "REVOPS_METER_QUERIES",
 	"meter-consumers":        "REVOPS_METER_CONSUMERS",
+	"filter-tests":           "REVOPS_FILTER_TESTS",
 	"alert-events-per-hour":  "REVOPS_ALERT_EVENTS_PER_HOUR",
 }
 
@@ -219,6 +224,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.DurationVar(&c.DBStatementTimeout, "db-statement-timeout", 30*time.Second, "longest database statement of a request")
 	fs.IntVar(&c.MeterQueries, "meter-queries", DefaultMeterQueries, "meter values queries of one environment at once in this replica")
 	fs.IntVar(&c.MeterConsumers, "meter-consumers", DefaultMeterConsumers, "meter consumers per worker process")
+	fs.IntVar(&c.FilterTests, "filter-tests", DefaultFilterTests, "webhook filter tests of one environment at once in this replica")
 	fs.IntVar(&c.AlertEventsPerHour, "alert-events-per-hour", DefaultAlertEventsPerHour, "meter-threshold-crossed events per environment and clock hour (UTC); firings past it are held back")
 
 	if err := fs.Parse(args); err != nil {
@@ -292,6 +298,7 @@ func (c Config) validate() error {
 		n    int
 	}{{"REVOPS_DB_CONNECTIONS (--db-connections)", c.DBConnections}, {"REVOPS_DB_JOB_CONNECTIONS (--db-job-connections)", c.DBJobConnections},
 		{"REVOPS_METER_QUERIES (--meter-queries)", c.MeterQueries}, {"REVOPS_METER_CONSUMERS (--meter-consumers)", c.MeterConsumers},
+		{"REVOPS_FILTER_TESTS (--filter-tests)", c.FilterTests},
 		{"REVOPS_ALERT_EVENTS_PER_HOUR (--alert-events-per-hour)", c.AlertEventsPerHour}} {
 		if b.n < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", b.name, b.n))

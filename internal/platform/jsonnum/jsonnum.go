@@ -1,6 +1,6 @@
-// Package jsonnum holds the number rule of CONTRACT §15: a number a client stores in free
-// JSON (usage metadata, account properties) must be finite and at most MaxText characters
-// when written out in plain decimal. PostgreSQL keeps such numbers as numeric and prints
+// Package jsonnum holds the number rule of CONTRACT §15: a number a client stores or sends
+// in free JSON (usage metadata, account properties, a filter test's payload) must be
+// finite and at most MaxText characters when written out in plain decimal. PostgreSQL keeps such numbers as numeric and prints
 // them in full, so 1e131000 — eight bytes sent — would come back as 131,001 characters on
 // every read, and 1e-16384 does not fit numeric at all (a 500). The length is computed
 // from the literal's digits and exponent, never by writing the number out.
@@ -118,3 +118,44 @@ func TextLen[T ~string | ~[]byte](lit T) (int, error) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// LiteralEnd is the index just past the JSON number literal that starts at lit[i], and
+// whether one does: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, whatever its length.
+// Scanners of JSON text use it to step over a number (and to check one) without building
+// anything.
+func LiteralEnd[T ~string | ~[]byte](lit T, i int) (int, bool) {
+	if i < len(lit) && lit[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(lit) && lit[i] == '0':
+		i++
+	case i < len(lit) && lit[i] >= '1' && lit[i] <= '9':
+		i = digitsEnd(lit, i)
+	default:
+		return i, false
+	}
+	if i < len(lit) && lit[i] == '.' {
+		if i++; i >= len(lit) || !isDigit(lit[i]) {
+			return i, false
+		}
+		i = digitsEnd(lit, i)
+	}
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		if i++; i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+			i++
+		}
+		if i >= len(lit) || !isDigit(lit[i]) {
+			return i, false
+		}
+		i = digitsEnd(lit, i)
+	}
+	return i, true
+}
+
+func digitsEnd[T ~string | ~[]byte](lit T, i int) int {
+	for i < len(lit) && isDigit(lit[i]) {
+		i++
+	}
+	return i
+}

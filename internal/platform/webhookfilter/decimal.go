@@ -1,5 +1,7 @@
 package webhookfilter
 
+import "strings"
+
 // decimal is an exact decimal read from a JSON number or a decimal string without
 // building anything: its significant digits are hi followed by lo (substrings of the
 // text, the point between them dropped), with no leading or trailing zero, and its value
@@ -15,16 +17,9 @@ type decimal struct {
 // cap compares the same as the true one against every operand.
 const expCap = 1 << 40
 
-func (d decimal) digits() int { return len(d.hi) + len(d.lo) }
+func (d *decimal) digits() int { return len(d.hi) + len(d.lo) }
 
-func (d decimal) digit(i int) byte {
-	if i < len(d.hi) {
-		return d.hi[i]
-	}
-	return d.lo[i-len(d.hi)]
-}
-
-func (d decimal) sign() int {
+func (d *decimal) sign() int {
 	switch {
 	case d.digits() == 0:
 		return 0
@@ -35,7 +30,7 @@ func (d decimal) sign() int {
 }
 
 // cmpDecimal orders two decimals: -1, 0 or 1.
-func cmpDecimal(x, y decimal) int {
+func cmpDecimal(x, y *decimal) int {
 	sx, sy := x.sign(), y.sign()
 	if sx != sy {
 		if sx < sy {
@@ -53,24 +48,36 @@ func cmpDecimal(x, y decimal) int {
 	return m
 }
 
-func cmpMagnitude(x, y decimal) int {
+func cmpMagnitude(x, y *decimal) int {
 	if x.exp != y.exp {
 		if x.exp < y.exp {
 			return -1
 		}
 		return 1
 	}
-	nx, ny := x.digits(), y.digits()
-	for i := 0; i < nx && i < ny; i++ {
-		if a, b := x.digit(i), y.digit(i); a != b {
-			if a < b {
-				return -1
-			}
-			return 1
+	// The digits, compared a run at a time (hi then lo of each: runs of bytes, compared
+	// as memory).
+	xs, ys := [2]string{x.hi, x.lo}, [2]string{y.hi, y.lo}
+	var xi, yi int
+	a, b := xs[0], ys[0]
+	for {
+		for a == "" && xi == 0 {
+			xi, a = 1, xs[1]
 		}
+		for b == "" && yi == 0 {
+			yi, b = 1, ys[1]
+		}
+		if a == "" || b == "" {
+			break
+		}
+		n := min(len(a), len(b))
+		if c := strings.Compare(a[:n], b[:n]); c != 0 {
+			return c
+		}
+		a, b = a[n:], b[n:]
 	}
 	// Same prefix: the longer one has a non-zero digit further on.
-	switch {
+	switch nx, ny := x.digits(), y.digits(); {
 	case nx < ny:
 		return -1
 	case nx > ny:

@@ -1,8 +1,8 @@
 // Package webhookfilter is the endpoint filter of CONTRACT §25: a JSON condition on the
 // delivered payload (the §8 body) that decides whether an endpoint gets a delivery. It is
-// pure (no store, no domain): Parse validates and compiles a filter once, Decode reads a
-// payload once, and MatchDoc evaluates any number of filters against it (the fan-out of
-// one event to up to 16 endpoints decodes the body once).
+// pure (no store, no domain): Parse validates and compiles a filter once, a Reader made
+// for some filters decodes a payload once for all of them, and MatchDoc evaluates each
+// against it (the fan-out of one event to up to 16 endpoints decodes the body once).
 //
 // # Grammar
 //
@@ -60,7 +60,28 @@
 // keys given twice in one object; unknown operators; and filters whose static worst-case
 // cost exceeds MaxSteps evaluation steps. The step bound counts one step per filter
 // object, $and/$or/$not, path segment walked, range or $exists test and JSON value
-// compared by $eq/$neq/$in/$nin; evaluation short-circuits and never takes more. Within
-// MaxBytes no filter reaches MaxSteps today (about 2,000 is the most 4 KiB can spell); the
-// check stands so that raising one limit cannot silently raise the cost.
+// compared by $eq/$neq/$in/$nin, and one more per BytesPerStep bytes such a comparison may
+// examine (the operand's string, digits or member names, a segment's name): what a step
+// costs is then about the same whatever the filter compares, so the bound bounds CPU
+// (CONTRACT §21). An $in or $nin list of 8 items or more is looked up by value (a step
+// and the bytes hashed) rather than walked, though Parse still counts every item.
+// Within MaxBytes no filter reaches MaxSteps today (about 2,050 is the
+// most 4 KiB can spell); the check stands so that raising one limit cannot silently raise
+// the cost. Evaluation counts the steps it takes, never more than Parse counted, and stops
+// at MaxSteps whatever Parse said (ErrTooCostly).
+//
+// # Payloads
+//
+// A payload costs one pass over its bytes, plus at most what the filters hold, whatever it
+// is made of (CONTRACT §21). A Reader builds only what its filters can read — the members
+// on their paths, and at the end of a path what the operands compared there can compare:
+// scalars, an object's members named in an object operand and their count, an array's
+// items when an array operand has its length — and skips the rest, checking its syntax.
+// Every number and decimal string it builds is read as an exact decimal once, when the
+// payload is decoded, never once per comparison; a comparison then examines at most its
+// operand's length. A member name given twice where a filter reads it (on a path, or named
+// in an object operand) is refused: RFC 8259 leaves its value undefined. Elsewhere it
+// changes no answer: an object with a name no operand has equals none of them whichever
+// value the name keeps. Payloads nest at most MaxDocDepth levels. A client's payload is held to §15's number rule before it
+// is decoded (jsonnum.FirstFault); the Reader takes numbers of any length.
 package webhookfilter

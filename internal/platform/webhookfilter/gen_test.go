@@ -126,7 +126,11 @@ func (g gen) cond() any {
 		case "$eq", "$neq":
 			ops[name] = g.value(1)
 		case "$in", "$nin":
-			items := make([]any, g.r.IntN(5))
+			n := g.r.IntN(5)
+			if g.r.IntN(3) == 0 { // long enough to be looked up in a set (itemSet)
+				n = 8 + g.r.IntN(8)
+			}
+			items := make([]any, n)
 			for i := range items {
 				items[i] = g.value(1)
 			}

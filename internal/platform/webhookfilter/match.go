@@ -1,71 +1,99 @@
 package webhookfilter
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"slices"
+	"strconv"
 	"strings"
 )
 
-// Doc is a payload decoded once for any number of filters. Numbers stay as their JSON
-// text (json.Number) so that they compare exactly.
-type Doc struct{ v any }
+// BytesPerStep is how many bytes a comparison examines per evaluation step: comparing
+// long strings or numbers costs their length, so that the step bound (MaxSteps) bounds
+// the CPU an evaluation takes, not only the comparisons it makes (CONTRACT §21).
+const BytesPerStep = 16
 
-// Decode reads a payload (any JSON value; a body is an object) for MatchDoc.
-func Decode(payload []byte) (Doc, error) {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return Doc{}, fmt.Errorf("decode payload: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Doc{}, errors.New("decode payload: data after the JSON value")
-	}
-	return Doc{v: v}, nil
-}
+// byteSteps is what examining n bytes costs beyond a comparison's own step.
+func byteSteps(n int) int { return n / BytesPerStep }
 
-// Match decodes payload and evaluates the filter on it; the error is only the payload's.
+// ErrTooCostly is an evaluation stopped at MaxSteps. Parse refuses every filter that could
+// get there, so it is a defence in depth: the bound holds at run time whatever Parse
+// counted.
+var ErrTooCostly = errors.New("would take more than " + strconv.Itoa(MaxSteps) + " evaluation steps")
+
+// errNotRead is a Doc evaluated by a filter its Reader was not made for: it may lack what
+// the filter reads.
+var errNotRead = errors.New("the payload was not decoded for this filter")
+
+// Match decodes payload for the filter and evaluates the filter on it.
 func (f *Filter) Match(payload []byte) (bool, error) {
-	d, err := Decode(payload)
+	d, err := NewReader(f).Decode(payload)
 	if err != nil {
 		return false, err
 	}
-	return f.MatchDoc(d), nil
+	return f.MatchDoc(d)
 }
 
-// MatchDoc evaluates the filter on a decoded payload. A nil filter matches.
-func (f *Filter) MatchDoc(d Doc) bool {
+// MatchDoc evaluates the filter on a payload decoded by a Reader made for it, within
+// MaxSteps steps (else ErrTooCostly). A nil filter matches.
+func (f *Filter) MatchDoc(d Doc) (bool, error) {
+	ok, _, err := f.eval(d)
+	return ok, err
+}
+
+// eval is MatchDoc telling also the steps it took.
+func (f *Filter) eval(d Doc) (bool, int, error) {
 	if f == nil {
-		return true
+		return true, 0, nil
 	}
-	return f.root.match(d.v)
+	if !slices.Contains(d.filters, f) {
+		return false, 0, errNotRead
+	}
+	e := evaluation{left: MaxSteps}
+	ok := e.node(&f.root, d.v)
+	if e.left < 0 {
+		return false, MaxSteps, ErrTooCostly
+	}
+	return ok, MaxSteps - e.left, nil
 }
 
-func (n *node) match(doc any) bool {
+// evaluation is one filter evaluated on one payload: left is how many steps it may still
+// take. Every step it takes is one Parse counted (steps), so left never runs out for a
+// filter Parse took; once it has, every test is false at once.
+type evaluation struct{ left int }
+
+func (e *evaluation) spend(n int) bool {
+	e.left -= n
+	return e.left >= 0
+}
+
+func (e *evaluation) node(n *node, doc any) bool {
 	switch n.kind {
 	case nodeAnd:
+		if !e.spend(1) {
+			return false
+		}
 		for i := range n.kids {
-			if !n.kids[i].match(doc) {
+			if !e.node(&n.kids[i], doc) {
 				return false
 			}
 		}
 		return true
 	case nodeOr:
+		if !e.spend(1) {
+			return false
+		}
 		for i := range n.kids {
-			if n.kids[i].match(doc) {
+			if e.node(&n.kids[i], doc) {
 				return true
 			}
 		}
 		return false
 	case nodeNot:
-		return !n.kids[0].match(doc)
+		return e.spend(1) && !e.node(&n.kids[0], doc)
 	}
-	v, found := lookup(doc, n.path)
+	v, found := e.lookup(doc, n.path)
 	for i := range n.ops {
-		if !n.ops[i].match(v, found) {
+		if !e.op(&n.ops[i], v, found) {
 			return false
 		}
 	}
@@ -73,33 +101,37 @@ func (n *node) match(doc any) bool {
 }
 
 // lookup walks objects only: a path never indexes or fans out over an array.
-func lookup(doc any, path []string) (any, bool) {
+func (e *evaluation) lookup(doc any, path []string) (any, bool) {
 	cur := doc
 	for _, seg := range path {
-		obj, ok := cur.(map[string]any)
-		if !ok {
+		obj, ok := cur.(*object)
+		if !ok || !e.spend(1+byteSteps(len(seg))) {
 			return nil, false
 		}
-		if cur, ok = obj[seg]; !ok {
+		if cur, ok = obj.m[seg]; !ok {
 			return nil, false
 		}
 	}
 	return cur, true
 }
 
-func (o *op) match(v any, found bool) bool {
+func (e *evaluation) op(o *op, v any, found bool) bool {
 	switch o.kind {
 	case opExists:
-		return found == o.exists
-	case opEq, opIn:
-		return found && o.anyEqual(v)
-	case opNeq, opNin:
-		return !found || !o.anyEqual(v)
+		return e.spend(1) && found == o.exists
+	case opEq:
+		return found && e.anyEqual(o, v)
+	case opNeq:
+		return !found || !e.anyEqual(o, v)
+	case opIn:
+		return e.spend(1) && found && e.anyEqual(o, v)
+	case opNin:
+		return e.spend(1) && (!found || !e.anyEqual(o, v))
 	}
-	if !found {
+	if !e.spend(1) || !found {
 		return false
 	}
-	c, ok := o.compare(v)
+	c, ok := e.compare(o, v)
 	if !ok {
 		return false
 	}
@@ -114,52 +146,69 @@ func (o *op) match(v any, found bool) bool {
 	return c <= 0
 }
 
-func (o *op) anyEqual(v any) bool {
+func (e *evaluation) anyEqual(o *op, v any) bool {
+	if o.set != nil {
+		return e.inSet(o, v)
+	}
 	for i := range o.vals {
-		if equal(&o.vals[i], v) {
+		if e.equal(&o.vals[i], v) {
 			return true
 		}
 	}
 	return false
 }
 
-// equal compares an operand with a payload value as JSON (see the package comment).
-func equal(want *operand, v any) bool {
+// equal compares an operand with a payload value as JSON (see the package comment),
+// spending a step and one per BytesPerStep bytes it examines.
+func (e *evaluation) equal(want *operand, v any) bool {
+	switch want.kind {
+	case 's':
+		s, ok := stringOf(v)
+		examined := 0
+		if ok && len(s) == len(want.str) { // strings of other lengths differ at once
+			examined = len(s)
+		}
+		return e.spend(1+byteSteps(examined)) && ok && s == want.str
+	case 'n':
+		d, ok := v.(*decimal)
+		examined := 0
+		if ok {
+			examined = min(d.digits(), want.dec.digits())
+		}
+		return e.spend(1+byteSteps(examined)) && ok && cmpDecimal(d, &want.dec) == 0
+	}
+	if !e.spend(1) {
+		return false
+	}
 	switch want.kind {
 	case 'z':
 		return v == nil
 	case 'b':
 		b, ok := v.(bool)
 		return ok && b == want.b
-	case 's':
-		s, ok := v.(string)
-		return ok && s == want.str
-	case 'n':
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		d, ok := parseNumber(string(n))
-		return ok && cmpDecimal(d, want.dec) == 0
-	case 'a':
-		a, ok := v.([]any)
-		if !ok || len(a) != len(want.kids) {
+	case 'a': // the Reader kept the items of an array of this length
+		a, ok := v.(*array)
+		if !ok || a.n != len(want.kids) {
 			return false
 		}
 		for i := range want.kids {
-			if !equal(&want.kids[i].val, a[i]) {
+			if !e.equal(&want.kids[i].val, a.items[i]) {
 				return false
 			}
 		}
 		return true
-	case 'o':
-		m, ok := v.(map[string]any)
-		if !ok || len(m) != len(want.kids) {
+	case 'o': // the Reader counted the members and kept those of these names
+		o, ok := v.(*object)
+		if !ok || o.n != len(want.kids) {
 			return false
 		}
 		for i := range want.kids {
-			mv, ok := m[want.kids[i].key]
-			if !ok || !equal(&want.kids[i].val, mv) {
+			k := &want.kids[i]
+			if !e.spend(byteSteps(len(k.key))) {
+				return false
+			}
+			mv, ok := o.m[k.key]
+			if !ok || !e.equal(&k.val, mv) {
 				return false
 			}
 		}
@@ -168,28 +217,45 @@ func equal(want *operand, v any) bool {
 	return false
 }
 
+// stringOf is a payload string's text, decimal or not.
+func stringOf(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case *decString:
+		return s.s, true
+	}
+	return "", false
+}
+
 // compare orders the payload value v against a range operand: as exact decimals when
 // both are numbers or decimal strings, by code points when both are strings, else not.
-func (o *op) compare(v any) (int, bool) {
+// It spends what it examines (the op's own step is spent by the caller).
+func (e *evaluation) compare(o *op, v any) (int, bool) {
+	var d *decimal
 	switch x := v.(type) {
-	case json.Number:
+	case *decimal:
+		d = x
+	case *decString:
 		if !o.isDec {
-			return 0, false
+			return e.compareText(o, x.s)
 		}
-		d, ok := parseNumber(string(x))
-		if !ok {
-			return 0, false
-		}
-		return cmpDecimal(d, o.dec), true
+		d = &x.d
 	case string:
-		if o.isDec {
-			if d, ok := parseDecimalString(x); ok {
-				return cmpDecimal(d, o.dec), true
-			}
-		}
-		if o.isStr {
-			return strings.Compare(x, o.str), true
-		}
+		return e.compareText(o, x)
+	default:
+		return 0, false
 	}
-	return 0, false
+	if !o.isDec || !e.spend(byteSteps(min(d.digits(), o.dec.digits()))) {
+		return 0, false
+	}
+	return cmpDecimal(d, &o.dec), true
+}
+
+// compareText orders s against a string operand by code points.
+func (e *evaluation) compareText(o *op, s string) (int, bool) {
+	if !o.isStr || !e.spend(byteSteps(min(len(s), len(o.str)))) {
+		return 0, false
+	}
+	return strings.Compare(s, o.str), true
 }

@@ -35,6 +35,7 @@ func fault(ptr, msg string) *Fault { return &Fault{Pointer: ptr, Message: msg} }
 type Filter struct {
 	root  node
 	steps int
+	need  *need // what it reads of a payload
 }
 
 // Steps is the filter's static worst-case cost in evaluation steps (at most MaxSteps;
@@ -62,14 +63,14 @@ func parse(raw []byte, lim limits) (*Filter, error) {
 		return nil, err
 	}
 	c := compiler{lim: lim}
-	n, err := c.filter(nil, v)
+	n, err := c.filter(newPointer(lim.depth), v)
 	if err != nil {
 		return nil, err
 	}
 	if c.steps > lim.steps {
 		return nil, fault(root, "would take more than "+strconv.Itoa(lim.steps)+" evaluation steps")
 	}
-	return &Filter{root: n, steps: c.steps}, nil
+	return &Filter{root: n, steps: c.steps, need: needOf(&n)}, nil
 }
 
 type nodeKind uint8
@@ -114,6 +115,7 @@ var compareOps = map[string]opKind{
 type op struct {
 	kind   opKind
 	vals   []operand
+	set    *itemSet // a long $in or $nin list's items by value
 	str    string
 	isStr  bool
 	dec    decimal
@@ -207,7 +209,9 @@ func (c *compiler) path(at pointer, m member) (node, error) {
 			return node{}, at.fault("is not a path: dotted keys, none of them empty")
 		}
 	}
-	c.steps += len(segs)
+	for _, s := range segs {
+		c.steps += 1 + byteSteps(len(s)) // a step per object walked, and the key's bytes
+	}
 	n := node{kind: nodePath, path: segs}
 	v := m.val
 	if v.kind != 'o' || len(v.obj) == 0 || !strings.HasPrefix(v.obj[0].key, "$") {
@@ -255,6 +259,9 @@ func (c *compiler) op(at pointer, m member) (op, error) {
 		for i, item := range v.arr {
 			o.vals[i] = c.value(item)
 		}
+		if len(o.vals) >= minSetItems {
+			o.set = newItemSet(o.vals)
+		}
 	case opExists:
 		if v.kind != 'b' {
 			return op{}, at.fault("must be true or false")
@@ -262,7 +269,6 @@ func (c *compiler) op(at pointer, m member) (op, error) {
 		c.steps++
 		o.exists = v.b
 	default: // range
-		c.steps++
 		switch v.kind {
 		case 'n':
 			o.dec, o.isDec = parseNumber(v.str)
@@ -272,11 +278,13 @@ func (c *compiler) op(at pointer, m member) (op, error) {
 		default:
 			return op{}, at.fault("must be a number or a string")
 		}
+		c.steps += 1 + byteSteps(max(len(o.str), o.dec.digits()))
 	}
 	return o, nil
 }
 
-// value turns a JSON value into an operand, counting a step per value compared.
+// value turns a JSON value into an operand, counting a step per value compared and the
+// bytes a comparison with it may examine: a string's, a number's digits, a member's name.
 func (c *compiler) value(v jval) operand {
 	c.steps++
 	o := operand{kind: v.kind, str: v.str, b: v.b}
@@ -284,6 +292,7 @@ func (c *compiler) value(v jval) operand {
 	case 'o':
 		o.kids = make([]operandMember, len(v.obj))
 		for i, m := range v.obj {
+			c.steps += byteSteps(len(m.key))
 			o.kids[i] = operandMember{key: m.key, val: c.value(m.val)}
 		}
 	case 'a':
@@ -293,6 +302,9 @@ func (c *compiler) value(v jval) operand {
 		}
 	case 'n':
 		o.dec, _ = parseNumber(v.str)
+		c.steps += byteSteps(o.dec.digits())
+	case 's':
+		c.steps += byteSteps(len(v.str))
 	}
 	return o
 }

@@ -39,6 +39,11 @@ type ref struct {
 func (p pointer) key(k string) pointer { return append(p, ref{key: k, idx: -1}) }
 func (p pointer) index(i int) pointer  { return append(p, ref{idx: i}) }
 
+// newPointer is the filter's own pointer, with room for the deepest one: a value's
+// pointer extends its parent's in place (siblings in turn reuse the slot), so walking a
+// filter allocates none.
+func newPointer(maxDepth int) pointer { return make(pointer, 0, 2*maxDepth+2) }
+
 // String is the RFC 6901 pointer from "filter": "~" written "~0", "/" written "~1".
 func (p pointer) String() string {
 	var b strings.Builder
@@ -63,16 +68,18 @@ func (p pointer) fault(msg string) *Fault { return fault(p.String(), msg) }
 // before anything is built from them.
 type reader struct {
 	s        []byte
+	text     string // s as a string: what is read is a substring of it, not a copy
 	i        int
 	maxDepth int
 	items    []jval // arrays being read, innermost last: each copied out once, at its size
+	open     []byte // the containers a payload's skip is in (kept to be reused)
 }
 
 var errSyntax = errors.New("is not valid JSON")
 
 func readJSON(raw []byte, maxDepth int) (jval, error) {
-	r := &reader{s: raw, maxDepth: maxDepth}
-	v, err := r.value(nil, 0)
+	r := &reader{s: raw, text: string(raw), maxDepth: maxDepth}
+	v, err := r.value(newPointer(maxDepth), 0)
 	if err != nil {
 		return jval{}, err
 	}
@@ -126,26 +133,39 @@ func (r *reader) value(at pointer, depth int) (jval, error) {
 		}
 		return jval{kind: 's', str: s}, nil
 	case c == '-' || isDigit(c):
-		start := r.i
-		for r.i < len(r.s) && strings.IndexByte("+-.eE0123456789", r.s[r.i]) >= 0 {
-			r.i++
-		}
-		lit := r.s[start:r.i]
+		lit := r.number()
 		if err := jsonnum.Check(lit); err != nil {
 			if errors.Is(err, jsonnum.ErrNotNumber) {
 				err = errSyntax
 			}
 			return jval{}, at.fault(err.Error())
 		}
-		return jval{kind: 'n', str: string(lit)}, nil
+		return jval{kind: 'n', str: lit}, nil
 	}
+	if v, ok := r.literal(); ok {
+		return v, nil
+	}
+	return jval{}, at.fault(errSyntax.Error())
+}
+
+// literal reads true, false or null at r.i.
+func (r *reader) literal() (jval, bool) {
 	for _, lit := range literals {
 		if bytes.HasPrefix(r.s[r.i:], lit.text) {
 			r.i += len(lit.text)
-			return lit.v, nil
+			return lit.v, true
 		}
 	}
-	return jval{}, at.fault(errSyntax.Error())
+	return jval{}, false
+}
+
+// number reads the characters of a number literal at r.i (checked by its caller).
+func (r *reader) number() string {
+	start := r.i
+	for r.i < len(r.s) && strings.IndexByte("+-.eE0123456789", r.s[r.i]) >= 0 {
+		r.i++
+	}
+	return r.text[start:r.i]
 }
 
 func (r *reader) object(at pointer, depth int) ([]member, error) {
@@ -234,12 +254,28 @@ func (r *reader) array(at pointer, depth int) ([]jval, error) {
 // string reads the literal at r.i (its opening quote) and returns its text. Its errors
 // are errSyntax or a textcheck reason (the literal is JSON but not a §15 string).
 func (r *reader) string() (string, error) {
-	start := r.i + 1
-	escaped := false
+	start, end, escaped, err := r.scanString()
+	if err != nil {
+		return "", err
+	}
+	content := r.s[start:end]
+	if err := textcheck.JSONString(content, escaped); err != nil {
+		return "", err
+	}
+	if !escaped {
+		return r.text[start:end], nil
+	}
+	return unescape(content), nil
+}
+
+// scanString moves past the literal at r.i (its opening quote), checking its syntax only,
+// and tells where its content is and whether it holds an escape.
+func (r *reader) scanString() (start, end int, escaped bool, err error) {
+	start = r.i + 1
 	i := start
 	for ; ; i++ {
 		if i >= len(r.s) || r.s[i] < 0x20 {
-			return "", errSyntax
+			return 0, 0, false, errSyntax
 		}
 		c := r.s[i]
 		if c == '"' {
@@ -250,33 +286,26 @@ func (r *reader) string() (string, error) {
 		}
 		escaped = true
 		if i++; i >= len(r.s) {
-			return "", errSyntax
+			return 0, 0, false, errSyntax
 		}
 		switch r.s[i] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
 			if i+4 >= len(r.s) {
-				return "", errSyntax
+				return 0, 0, false, errSyntax
 			}
 			for _, h := range r.s[i+1 : i+5] {
 				if !isHex(h) {
-					return "", errSyntax
+					return 0, 0, false, errSyntax
 				}
 			}
 			i += 4
 		default:
-			return "", errSyntax
+			return 0, 0, false, errSyntax
 		}
 	}
-	content := r.s[start:i]
 	r.i = i + 1
-	if err := textcheck.JSONString(content, escaped); err != nil {
-		return "", err
-	}
-	if !escaped {
-		return string(content), nil
-	}
-	return unescape(content), nil
+	return start, i, escaped, nil
 }
 
 // unescape decodes the escapes of a literal JSONString has passed: every \u is a

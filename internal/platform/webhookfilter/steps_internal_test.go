@@ -56,3 +56,117 @@ func TestStepsCount(t *testing.T) {
 	}
 	t.Logf("%d bytes: %d steps", len(longPath(n+1)), f.Steps())
 }
+
+// TestStepsCountBytes: a comparison costs a step, and one more per BytesPerStep bytes it
+// may examine: a string operand's, a number's digits, a member's or a path segment's name.
+func TestStepsCountBytes(t *testing.T) {
+	s64 := strings.Repeat("x", 64)
+	for raw, want := range map[string]int{
+		`{"a":"` + s64 + `"}`:                                1 + 1 + 1 + 64/BytesPerStep,
+		`{"` + s64 + `":1}`:                                  1 + 1 + 64/BytesPerStep + 1,
+		`{"a":{"$lt":"` + s64 + `"}}`:                        1 + 1 + 1 + 64/BytesPerStep,
+		`{"a":{"$gte":-1234567890.1234567890123456789}}`:     1 + 1 + 1 + 29/BytesPerStep,
+		`{"a":{"$in":["` + s64 + `",1e3]}}`:                  1 + 1 + 1 + (1 + 64/BytesPerStep) + 1,
+		`{"a":{"$eq":{"` + s64 + `":[true,"` + s64 + `"]}}}`: 1 + 1 + 1 + 64/BytesPerStep + 1 + 1 + 1 + 64/BytesPerStep,
+	} {
+		f, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(raw, err)
+		}
+		if f.Steps() != want {
+			t.Errorf("%.50s: %d steps, want %d", raw, f.Steps(), want)
+		}
+	}
+}
+
+// TestEvaluationSpendsWhatItExamines: at run time a comparison spends the bytes it really
+// examines, within what Parse counted: strings of another length differ at once, equal
+// lengths are compared in full, numbers digit by digit.
+func TestEvaluationSpendsWhatItExamines(t *testing.T) {
+	long := strings.Repeat("x", 160)
+	f, err := Parse([]byte(`{"a":{"$in":["` + long + `","` + long + `"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for payload, want := range map[string]int{
+		`{"a":"` + long + `y"}`:                 1 + 1 + 1 + 1,                  // path, $in, two items of another length
+		`{"a":"` + long[1:] + `y"}`:             1 + 1 + 2*(1+160/BytesPerStep), // same length: examined
+		`{"a":` + strings.Repeat("7", 64) + `}`: 1 + 1 + 1 + 1,                  // a number never equals a string
+	} {
+		doc, err := NewReader(f).Decode([]byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, steps, err := f.eval(doc)
+		if err != nil || steps != want || steps > f.Steps() {
+			t.Errorf("%.40s: %d steps (%v), want %d within %d", payload, steps, err, want, f.Steps())
+		}
+	}
+}
+
+// TestSetLookupSpends: a long $in list is one lookup: a step, and the bytes hashed when an
+// item has the value's length (a longer payload string is not hashed at all).
+func TestSetLookupSpends(t *testing.T) {
+	long := strings.Repeat("x", 160)
+	items := `"` + long + `",1.5,-2e3,true,null,[1],{"k":1}`
+	for i := range minSetItems {
+		items += `,"item` + strings.Repeat("y", i) + `"`
+	}
+	f, err := Parse([]byte(`{"a":{"$in":[` + items + `]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for payload, want := range map[string]struct {
+		ok    bool
+		steps int
+	}{
+		`{"a":"` + long + `"}`:                       {true, 1 + 1 + 1 + 160/BytesPerStep},
+		`{"a":"` + strings.Repeat("x", 1<<16) + `"}`: {false, 1 + 1 + 1},
+		`{"a":"itemyyy"}`:                            {true, 1 + 1 + 1},
+		`{"a":-2000.0}`:                              {true, 1 + 1 + 1},
+		`{"a":1.50}`:                                 {true, 1 + 1 + 1},
+		`{"a":1.51}`:                                 {false, 1 + 1 + 1},
+		`{"a":false}`:                                {false, 1 + 1 + 1},
+		`{"a":null}`:                                 {true, 1 + 1 + 1},
+		`{"a":{"k":1.0}}`:                            {true, 1 + 1 + 1 + 1 + 1}, // [1] is not an object; {"k":1}: the object, its member
+		`{"a":[` + strings.Repeat("1,", 100) + `1]}`: {false, 1 + 1 + 1 + 1}, // each container: its length differs at once
+	} {
+		ok, steps, err := f.eval(mustDoc(t, f, []byte(payload)))
+		if err != nil || ok != want.ok || steps != want.steps || steps > f.Steps() {
+			t.Errorf("%.40s: %v in %d steps (%v), want %v in %d within %d", payload, ok, steps, err, want.ok, want.steps, f.Steps())
+		}
+	}
+}
+
+// TestEvaluationBound: an evaluation stops at MaxSteps whatever Parse counted. Parse
+// refuses every filter that could get there, so the filter is parsed here past its
+// bounds: an $in of one-item arrays, each compared (two steps: the array, its item); it
+// is cut off with ErrTooCostly, and the one just within the bound is not.
+func TestEvaluationBound(t *testing.T) {
+	lim := limits{bytes: 1 << 20, depth: MaxDepth, items: 1 << 20, steps: 1 << 30}
+	in := func(n int) *Filter {
+		f, err := parse([]byte(`{"a":{"$in":[`+strings.TrimSuffix(strings.Repeat("[0],", n), ",")+`]}}`), lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	payload := []byte(`{"a":[1]}`)
+	within := in((MaxSteps - 2) / 2) // the path's step, $in's, and two per item
+	if ok, steps, err := within.eval(mustDoc(t, within, payload)); err != nil || ok || steps != MaxSteps {
+		t.Fatalf("at the bound: %v, %d steps, %v", ok, steps, err)
+	}
+	past := in((MaxSteps-2)/2 + 1)
+	if _, _, err := past.eval(mustDoc(t, past, payload)); err != ErrTooCostly {
+		t.Fatalf("past the bound: %v, want ErrTooCostly", err)
+	}
+}
+
+func mustDoc(t *testing.T, f *Filter, payload []byte) Doc {
+	t.Helper()
+	d, err := NewReader(f).Decode(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -325,7 +325,7 @@ export abstract class RevopsOperations {
   /**
    * Evaluate an endpoint filter on a payload or a stored event
    *
-   * Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload.
+   * Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload. At most REVOPS_FILTER_TESTS (default 4) tests of an environment run at once per replica; the next waits up to 1 s, then 429 rate_limited with Retry-After (CONTRACT §21).
    *
    * `POST /v1/webhook_endpoints/filter_test`
    */

@@ -429,7 +429,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate an endpoint filter on a payload or a stored event
-         * @description Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload.
+         * @description Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {} takes every payload. At most REVOPS_FILTER_TESTS (default 4) tests of an environment run at once per replica; the next waits up to 1 s, then 429 rate_limited with Retry-After (CONTRACT §21).
          */
         post: operations["testWebhookEndpointFilter"];
         delete?: never;
@@ -1804,7 +1804,7 @@ export interface components {
         /** @description Exactly one of payload and event_id (both: 400 parameter_invalid on event_id; neither: 400 parameter_missing on payload). An event_id that is not an event of the caller's environment is 400 parameter_invalid on event_id. */
         WebhookFilterTestRequest: {
             filter: components["schemas"]["EndpointFilter"];
-            /** @description A payload to evaluate the filter on (any JSON value; a §8 body is an object). */
+            /** @description A payload to evaluate the filter on (any JSON value; a §8 body is an object). Its numbers follow CONTRACT §15 as in any free JSON: finite and at most 64 characters written out, else 400 invalid_number on the number's path (payload.deal.net_price). A member name given twice where the filter reads it is 400 parameter_invalid on payload. */
             payload?: unknown;
             /**
              * Format: uuid
