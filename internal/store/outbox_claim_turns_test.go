@@ -105,4 +105,3 @@ func TestClaimStartsTurnsRoundAndLeavesHeld(t *testing.T) {
 		t.Fatalf("claim of 6: %v (more %v), want %v and more", got, c.More, want)
 	}
 }
-
