@@ -152,12 +152,13 @@ func (c *Claimer) sweepReplays(ctx context.Context) {
 	}
 }
 
-// claim takes one batch and starts its runs; it says whether events may be left. Its
-// error says that none of its starts succeeded and some failed for the first time
-// (Temporal is likely away): the drain stops, and the next poll claims again.
+// claim takes one batch and starts its runs; it says whether events may be left (never
+// when it started none: the next claim would find the same events). Its error says
+// that none of its starts succeeded and some failed for the first time (Temporal is
+// likely away): the drain stops, and the next poll claims again.
 func (c *Claimer) claim(ctx context.Context) (bool, error) {
 	var out claimOutcome
-	q := store.StartQuery{After: c.cursor, Envs: claimEnvironments, Limit: claimEvents, Held: c.Starter.holds.heldNow()}
+	q := store.StartQuery{After: c.cursor, Envs: claimEnvironments, Limit: claimEvents, Held: c.Starter.holds.heldNow(store.MaxHeld)}
 	claim, err := c.Store.ClaimStarts(ctx, q, func(ctx context.Context, evs []models.Event) []store.Started {
 		out = c.startAll(ctx, evs)
 		return out.started
@@ -169,10 +170,14 @@ func (c *Claimer) claim(ctx context.Context) (bool, error) {
 	// failed is set aside (holds) and left out of the next claims until its time, so
 	// claiming again at once finds the others.
 	c.cursor = claim.Next
-	if len(out.started) == 0 && out.news > 0 {
+	switch {
+	case len(out.started) > 0:
+		return claim.More, nil
+	case out.news > 0:
 		return false, out.lastErr
+	default: // only starts set aside, or known to fail: claiming again at once finds them
+		return false, nil
 	}
-	return claim.More, nil
 }
 
 // Outboxed is the Dispatcher of a process on PostgreSQL: its new events go to the outbox

@@ -112,3 +112,40 @@ func TestClaimerStopsWhenNoStartSucceeds(t *testing.T) {
 		t.Fatalf("Temporal away: %d started in %d claims, want none in one", started, claims)
 	}
 }
+
+// More starts set aside than a claim is told to leave (store.MaxHeld): a claim that
+// returns one of the others does not try it before its time either, and a claim that
+// started nothing ends the drain (claiming again at once would find the same events).
+func TestClaimerSkipsHeldStartsBeyondThoseNamed(t *testing.T) {
+	ctx := context.Background()
+	rows := &claimRows{started: map[string]string{}}
+	broken := map[string]bool{}
+	var bad []string
+	for i := range 100 {
+		id := fmt.Sprintf("ev-%04d", i)
+		rows.events = append(rows.events, models.Event{ID: id, EnvironmentID: "env-a", OrganizationID: "org", Fanout: &models.Fanout{}})
+		broken[workflows.WorkflowID(id)] = true
+		bad = append(bad, id)
+	}
+	tc := &runsClient{broken: broken}
+	starter := &dispatch.Starter{Client: tc}
+	starter.SetClock(newClock().Now)
+	c := &dispatch.Claimer{Starter: starter, Store: rows}
+	tries := func() (n int) {
+		for _, id := range bad {
+			n += tc.triesOf(id)
+		}
+		return n
+	}
+	for range 10 {
+		c.DrainForTest(ctx)
+	}
+	if got := tries(); got != 100 {
+		t.Fatalf("100 starts that always fail were tried %d times while set aside", got)
+	}
+	_, claims := rows.count()
+	c.DrainForTest(ctx)
+	if _, after := rows.count(); after != claims+1 {
+		t.Fatalf("a drain made %d claims that started nothing, want 1", after-claims)
+	}
+}

@@ -42,6 +42,9 @@ func (c *Claimer) startAll(ctx context.Context, events []models.Event) claimOutc
 		return len(out.started) == 0 && out.news >= maxFailuresInRow
 	}
 	for _, e := range interleave(events) {
+		if c.Starter.holds.held(startKey(e)) {
+			continue // set aside, beyond those the claim was told to leave
+		}
 		slots <- struct{}{}
 		if ctx.Err() != nil || away() {
 			<-slots

@@ -36,7 +36,7 @@ func (r *claimRows) ClaimStarts(ctx context.Context, q store.StartQuery, start f
 	r.claims++
 	waiting := map[string][]models.Event{}
 	for _, e := range r.events {
-		if _, ok := r.started[e.ID]; !ok && !slices.Contains(q.Held, e.ID) {
+		if _, ok := r.started[e.ID]; !ok && !slices.Contains(q.Held[:min(len(q.Held), store.MaxHeld)], e.ID) {
 			waiting[e.EnvironmentID] = append(waiting[e.EnvironmentID], e)
 		}
 	}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -85,16 +86,25 @@ func (h *holds) held(key string) bool {
 	return ok && h.clock().Before(v.until)
 }
 
-// heldNow lists the keys set aside now (at most maxHolds).
-func (h *holds) heldNow() []string {
+// heldNow lists up to n of the keys set aside now, those set aside for longest first.
+func (h *holds) heldNow(n int) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock()
-	var out []string
+	type aside struct {
+		key   string
+		until time.Time
+	}
+	var all []aside
 	for k, v := range h.m {
 		if now.Before(v.until) {
-			out = append(out, k)
+			all = append(all, aside{k, v.until})
 		}
+	}
+	slices.SortFunc(all, func(a, b aside) int { return b.until.Compare(a.until) })
+	out := make([]string, 0, min(n, len(all)))
+	for _, a := range all[:min(n, len(all))] {
+		out = append(out, a.key)
 	}
 	return out
 }

@@ -33,15 +33,18 @@ type Started struct {
 // StartQuery is what one claim takes: up to Envs environments with events owed a start,
 // the first after After in id order and on round to the first ones, sharing Limit
 // events; never the events of Held (starts the claimer set aside after they failed, at
-// most maxHeld: one parameter, an array, whatever their number).
+// most MaxHeld are named: one parameter, an array).
 type StartQuery struct {
 	After       string
 	Envs, Limit int
 	Held        []string
 }
 
-// maxHeld bounds the events a claim is told to leave (a claimer holds no more).
-const maxHeld = 256
+// MaxHeld bounds the events a claim is told to leave: each row the statement reads is
+// compared with each of them (a parameter, not a constant: no hashed lookup under a
+// generic plan), so the claimer names those set aside for longest, and skips any other
+// held event a claim returns.
+const MaxHeld = 64
 
 // StartClaim is one batch of events owed a start, locked for the claimer until it returns.
 type StartClaim struct {
@@ -80,10 +83,9 @@ func (s *Store) ClaimStarts(ctx context.Context, q StartQuery, start func(contex
 		if err := tx.Exec("SET LOCAL idle_in_transaction_session_timeout = '30s'").Error; err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
-		var rows []claimedEvent
-		if err := tx.Raw(claimSQL, map[string]any{"after": q.After, "envs": q.Envs, "limit": q.Limit,
-			"held": textArray(q.Held[:min(len(q.Held), maxHeld)])}).Scan(&rows).Error; err != nil {
-			return fmt.Errorf("claim events: %w", err)
+		rows, err := claimEvents(ctx, tx, q)
+		if err != nil {
+			return err
 		}
 		c = claimOf(rows, q)
 		if len(c.Events) == 0 {
@@ -97,7 +99,33 @@ func (s *Store) ClaimStarts(ctx context.Context, q StartQuery, start func(contex
 	return c, err
 }
 
-// claimSQL claims events. The environments are found by skip scans of
+// claimEvents runs claimSQL for q: through the connection, so that each parameter is
+// sent once (the held events are one text[]), whatever the times the statement names it.
+func claimEvents(ctx context.Context, tx *gorm.DB, q StartQuery) ([]claimedEvent, error) {
+	held := q.Held[:min(len(q.Held), MaxHeld)]
+	if held == nil {
+		held = []string{}
+	}
+	rs, err := tx.Statement.ConnPool.QueryContext(ctx, claimSQL, q.After, q.Envs, q.Limit, held)
+	if err != nil {
+		return nil, fmt.Errorf("claim events: %w", err)
+	}
+	defer rs.Close()
+	var rows []claimedEvent
+	for rs.Next() {
+		var r claimedEvent
+		if err := tx.ScanRows(rs, &r); err != nil {
+			return nil, fmt.Errorf("claim events: %w", err)
+		}
+		rows = append(rows, r)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("claim events: %w", err)
+	}
+	return rows, nil
+}
+
+// claimSQL claims events ($1 after, $2 environments, $3 events, $4 held events). The environments are found by skip scans of
 // events_env_undispatched (one index probe each, however many events wait): those after
 // @after, then, when they are fewer than @envs, those up to it from the first (lap 1).
 // Each gives its share. An event is taken with a transaction-scoped advisory lock, not a
@@ -106,32 +134,32 @@ func (s *Store) ClaimStarts(ctx context.Context, q StartQuery, start func(contex
 // event all the same. Each row carries how many environments the claim took, its first
 // and its last.
 const claimSQL = `WITH RECURSIVE ahead(id) AS (
-	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > @after AND id <> ALL(CAST(@held AS text[]))
+	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > $1 AND id <> ALL($4::text[])
 		ORDER BY environment_id LIMIT 1)
 	UNION ALL
-	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ahead.id AND id <> ALL(CAST(@held AS text[]))
+	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ahead.id AND id <> ALL($4::text[])
 		ORDER BY environment_id LIMIT 1)
 	FROM ahead WHERE ahead.id IS NOT NULL
 ), behind(id) AS (
-	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id <= @after AND id <> ALL(CAST(@held AS text[]))
+	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id <= $1 AND id <> ALL($4::text[])
 		ORDER BY environment_id LIMIT 1)
 	UNION ALL
-	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > behind.id AND environment_id <= @after
-		AND id <> ALL(CAST(@held AS text[])) ORDER BY environment_id LIMIT 1)
+	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > behind.id AND environment_id <= $1
+		AND id <> ALL($4::text[]) ORDER BY environment_id LIMIT 1)
 	FROM behind WHERE behind.id IS NOT NULL
-), first_lap AS (SELECT id FROM ahead WHERE id IS NOT NULL LIMIT @envs),
+), first_lap AS (SELECT id FROM ahead WHERE id IS NOT NULL LIMIT $2),
 picked AS (
 	SELECT id, 0 AS lap FROM first_lap
 	UNION ALL
-	(SELECT id, 1 FROM behind WHERE id IS NOT NULL LIMIT GREATEST(0, @envs - (SELECT count(*) FROM first_lap)))
+	(SELECT id, 1 FROM behind WHERE id IS NOT NULL LIMIT GREATEST(0, $2 - (SELECT count(*) FROM first_lap)))
 )
 SELECT ev.*, picked.lap AS claim_lap, (SELECT count(*) FROM picked) AS claim_envs,
 	(SELECT id FROM picked ORDER BY lap, id LIMIT 1) AS claim_first,
 	(SELECT id FROM picked ORDER BY lap DESC, id DESC LIMIT 1) AS claim_last
 FROM picked CROSS JOIN LATERAL (
-	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL AND e.id <> ALL(CAST(@held AS text[]))
+	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL AND e.id <> ALL($4::text[])
 	AND pg_try_advisory_xact_lock(hashtextextended('revops-start:' || e.id, 0))
-	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, @limit / (SELECT count(*) FROM picked))) ev
+	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, $3 / (SELECT count(*) FROM picked))) ev
 ORDER BY picked.lap, ev.environment_id, ev.created_at, ev.seq`
 
 // claimedEvent is a row of claimSQL.
@@ -163,16 +191,6 @@ func claimOf(rows []claimedEvent, q StartQuery) StartClaim {
 		c.Next = rows[0].ClaimFirst
 	}
 	return c
-}
-
-// textArray is ids as one PostgreSQL text[] literal: a statement's one parameter however
-// many they are.
-func textArray(ids []string) string {
-	quoted := make([]string, len(ids))
-	for i, id := range ids {
-		quoted[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id) + `"`
-	}
-	return "{" + strings.Join(quoted, ",") + "}"
 }
 
 // attachFanouts gives each event its deliveries and their endpoints as configured now,
