@@ -72,8 +72,13 @@ type ReplayPageOutput struct {
 }
 
 // ReplayPage replays one page of a bulk replay job and advances the job's row, in one
-// transaction (replay.Page): a retry after a crash replays nothing twice.
+// transaction (replay.Page): a retry after a crash replays nothing twice. A panic ends
+// the page alone (ErrTypePanic).
 func (b *BulkReplay) ReplayPage(ctx context.Context, in ReplayPageInput) (ReplayPageOutput, error) {
+	return guardedPage(ctx, "replay_page", func() (ReplayPageOutput, error) { return b.replayPage(ctx, in) }, "job_id", in.JobID)
+}
+
+func (b *BulkReplay) replayPage(ctx context.Context, in ReplayPageInput) (ReplayPageOutput, error) {
 	began := time.Now()
 	r, err := b.pages().ReplayPage(ctx, in.JobID, in.CursorID, in.Limit)
 	if errors.Is(err, apperr.ErrNotFound) {

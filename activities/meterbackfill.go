@@ -61,6 +61,10 @@ func (b *MeterBackfill) BackfillMeterPage(ctx context.Context, in MeterBackfillP
 		return MeterBackfillPageOutput{}, temporal.NewApplicationErrorWithOptions("meter environment busy", ErrTypeMeterBusy,
 			temporal.ApplicationErrorOptions{NextRetryDelay: busyRetry})
 	}
+	if answer, ok := panicAnswer(ctx, err, "meter_id", in.MeterID); ok {
+		// Recovered by the page (meters.BackfillPage), whose error names the environment.
+		return MeterBackfillPageOutput{}, answer
+	}
 	if err != nil {
 		return MeterBackfillPageOutput{}, fmt.Errorf("backfill meter page: %w", err)
 	}

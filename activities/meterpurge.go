@@ -36,8 +36,13 @@ type MeterPurgePageOutput struct {
 
 // PurgeMeterPage deletes the next page of a deleted meter's figures (store.
 // PurgeMeterPage). The page is decided in the database: an attempt cut anywhere is simply
-// run again and deletes what is left.
+// run again and deletes what is left. A panic ends the page alone (ErrTypePanic).
 func (p *MeterPurge) PurgeMeterPage(ctx context.Context, in MeterPurgeInput) (MeterPurgePageOutput, error) {
+	return guardedPage(ctx, "meter_purge_page", func() (MeterPurgePageOutput, error) { return p.purgePage(ctx, in) },
+		"meter_id", in.MeterID)
+}
+
+func (p *MeterPurge) purgePage(ctx context.Context, in MeterPurgeInput) (MeterPurgePageOutput, error) {
 	limit := p.Rows
 	if limit <= 0 {
 		limit = meters.PurgeRows

@@ -47,8 +47,13 @@ type PurgeResult struct {
 }
 
 // PurgeBatch deletes one batch, in its own short transaction, so no lock is held for
-// longer than one batch takes; the workflow loops until a batch comes back short.
+// longer than one batch takes; the workflow loops until a batch comes back short. A
+// panic ends the batch alone (ErrTypePanic).
 func (r *Retention) PurgeBatch(ctx context.Context, in PurgeInput) (PurgeResult, error) {
+	return guardedPage(ctx, "retention_batch", func() (PurgeResult, error) { return r.purgeBatch(ctx, in) }, "target", in.Target)
+}
+
+func (r *Retention) purgeBatch(ctx context.Context, in PurgeInput) (PurgeResult, error) {
 	if in.Limit <= 0 {
 		return PurgeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("purge limit %d", in.Limit), "BadPurgeInput", nil)
 	}

@@ -32,6 +32,8 @@ type ReplayJobs struct {
 	// SweepAge: jobs younger than this are left to the API's start; default 5s.
 	SweepAge time.Duration
 	Health   Reachability // nil: always try
+
+	holds holds // starts set aside after they failed
 }
 
 // StartReplayJob starts the job's workflow and marks the job started (startJob): a job
@@ -62,9 +64,11 @@ func (r *ReplayJobs) StartDetached(ctx context.Context, j models.ReplayJob) {
 }
 
 // Sweep starts the workflow of every running job older than SweepAge that has none, and
-// says how many; it stops at the first failure (Temporal is likely away).
+// says how many: a start that fails fails only itself (sweep), failures in a
+// row stop it (Temporal is likely away).
 func (r *ReplayJobs) Sweep(ctx context.Context) (int, error) {
-	return sweepJobs(ctx, r.SweepAge, r.Store.UnstartedReplayJobs, r.StartReplayJob)
+	return jobSweep(r.SweepAge, &r.holds, r.Log, "replay job", r.Store.UnstartedReplayJobs, r.StartReplayJob,
+		func(j models.ReplayJob) (string, string) { return j.ID, j.EnvironmentID }).run(ctx)
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.

@@ -7,12 +7,11 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
 )
 
 // ClaimStore is what a Claimer needs of the database (PostgreSQL: store.Store).
 type ClaimStore interface {
-	ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error)
+	ClaimStarts(ctx context.Context, q store.StartQuery, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error)
 	ListenOutbox(ctx context.Context, wake func()) error
 	EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error)
 }
@@ -122,7 +121,7 @@ func (c *Claimer) listen(ctx context.Context, retry time.Duration) {
 	}
 }
 
-// drain claims until a claim says nothing is left or a start failed.
+// drain claims until a claim says nothing is left or none of its starts succeeded.
 func (c *Claimer) drain(ctx context.Context) {
 	for ctx.Err() == nil {
 		more, err := c.claim(ctx)
@@ -148,65 +147,37 @@ func (c *Claimer) drain(ctx context.Context) {
 // ago whose committing process did not (it died, or Temporal was away).
 func (c *Claimer) sweepReplays(ctx context.Context) {
 	age := orDefault(c.Starter.SweepAge, 5*time.Second)
-	if _, err := sweepBatches(ctx, age, c.Store.EventsToRedispatch, c.Starter.Redispatch); err != nil && ctx.Err() == nil {
+	if _, err := c.Starter.eventSweep(age, c.Store.EventsToRedispatch, c.Starter.Redispatch).run(ctx); err != nil && ctx.Err() == nil {
 		c.Starter.log().Debug("replays not reached; retrying at the next poll", "err", err)
 	}
 }
 
-// claim takes one batch and starts its runs; it says whether events may be left.
+// claim takes one batch and starts its runs; it says whether events may be left (never
+// when it started none: the next claim would find the same events). Its error says
+// that none of its starts succeeded and some failed for the first time (Temporal is
+// likely away): the drain stops, and the next poll claims again.
 func (c *Claimer) claim(ctx context.Context) (bool, error) {
-	var failed error
-	claim, err := c.Store.ClaimStarts(ctx, c.cursor, claimEnvironments, claimEvents, func(ctx context.Context, evs []models.Event) []store.Started {
-		var started []store.Started
-		started, failed = c.startAll(ctx, evs)
-		return started
+	var out claimOutcome
+	q := store.StartQuery{After: c.cursor, Envs: claimEnvironments, Limit: claimEvents, Held: c.Starter.holds.heldNow(store.MaxHeld)}
+	claim, err := c.Store.ClaimStarts(ctx, q, func(ctx context.Context, evs []models.Event) []store.Started {
+		out = c.startAll(ctx, evs)
+		return out.started
 	})
 	if err != nil {
 		return false, err
 	}
+	// The round robin goes on after this claim, whatever its starts did: a start that
+	// failed is set aside (holds) and left out of the next claims until its time, so
+	// claiming again at once finds the others.
 	c.cursor = claim.Next
-	// A start that failed stops the drain: claiming again at once would find the same
-	// event, and the next poll retries it.
-	return claim.More && failed == nil, failed
-}
-
-// startAll starts the events' runs, claimStarts at once, and returns those started; at
-// the first failure it starts no more (Temporal is likely away: the claim should end
-// soon, and the next poll retries the rest).
-func (c *Claimer) startAll(ctx context.Context, events []models.Event) ([]store.Started, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu      sync.Mutex
-		started []store.Started
-		failed  error
-		wg      sync.WaitGroup
-		slots   = make(chan struct{}, claimStarts)
-	)
-	for _, e := range events {
-		slots <- struct{}{}
-		if ctx.Err() != nil {
-			<-slots
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			runID, err := c.Starter.launch(ctx, e)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if failed == nil {
-					failed = err
-					cancel()
-				}
-				return
-			}
-			started = append(started, store.Started{EventID: e.ID, WorkflowID: workflows.WorkflowID(e.ID), RunID: runID})
-		}()
+	switch {
+	case len(out.started) > 0:
+		return claim.More, nil
+	case out.news > 0:
+		return false, out.lastErr
+	default: // only starts set aside, or known to fail: claiming again at once finds them
+		return false, nil
 	}
-	wg.Wait()
-	return started, failed
 }
 
 // Outboxed is the Dispatcher of a process on PostgreSQL: its new events go to the outbox

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -18,44 +19,43 @@ import (
 )
 
 // claimRows stands for the events table as claims see it (the SQL is tested in
-// internal/store; this follows it): up to envs environments with events after `after`,
-// each giving its share of limit, the next turn after the last one served, and from the
-// first again once past the last.
+// internal/store; this follows it): up to envs environments with events not held, the
+// first after `after` and on round to the first ones, each giving its share of limit;
+// the next turn after the last one taken when the claim took as many as it could, else
+// after its first.
 type claimRows struct {
 	mu      sync.Mutex
 	events  []models.Event
 	started map[string]string // event id → run id
 	claims  int
+	firsts  []string // the first environment of each claim
 }
 
-func (r *claimRows) ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error) {
+func (r *claimRows) ClaimStarts(ctx context.Context, q store.StartQuery, start func(context.Context, []models.Event) []store.Started) (store.StartClaim, error) {
 	r.mu.Lock()
 	r.claims++
 	waiting := map[string][]models.Event{}
 	for _, e := range r.events {
-		if _, ok := r.started[e.ID]; !ok {
+		if _, ok := r.started[e.ID]; !ok && !slices.Contains(q.Held[:min(len(q.Held), store.MaxHeld)], e.ID) {
 			waiting[e.EnvironmentID] = append(waiting[e.EnvironmentID], e)
 		}
 	}
-	var picked []string
-	for env := range waiting {
-		if env > after {
-			picked = append(picked, env)
-		}
-	}
-	slices.Sort(picked)
-	picked = picked[:min(len(picked), envs)]
-	var c store.StartClaim
+	envs := slices.Sorted(maps.Keys(waiting))
+	i, _ := slices.BinarySearch(envs, q.After+"\x00")
+	picked := append(slices.Clone(envs[i:]), envs[:i]...)
+	picked = picked[:min(len(picked), q.Envs)]
+	c := store.StartClaim{Next: q.After}
 	for _, env := range picked {
-		evs := waiting[env]
-		c.Events = append(c.Events, evs[:min(len(evs), max(1, limit/len(picked)))]...)
-		c.More = c.More || len(evs) >= max(1, limit/envs)
+		evs, share := waiting[env], max(1, q.Limit/len(picked))
+		c.Events = append(c.Events, evs[:min(len(evs), share)]...)
+		c.More = c.More || len(evs) >= share
 	}
 	switch {
-	case len(picked) == envs:
+	case len(picked) == q.Envs:
 		c.Next, c.More = picked[len(picked)-1], true
-	case after != "":
-		c.More = true // past the last environment: the next turn starts from the first
+	case len(picked) > 0:
+		c.Next = picked[0]
+		r.firsts = append(r.firsts, picked[0])
 	}
 	r.mu.Unlock()
 	if len(c.Events) > 0 {
@@ -83,11 +83,14 @@ func (r *claimRows) count() (started, claims int) {
 	return len(r.started), r.claims
 }
 
-// runsClient starts delivery runs, failing those of the events in fail once each.
+// runsClient starts delivery runs, failing those of the events in fail once each and
+// those in broken every time; it counts the starts asked for each workflow.
 type runsClient struct {
 	client.Client
-	mu   sync.Mutex
-	fail map[string]bool
+	mu     sync.Mutex
+	fail   map[string]bool
+	broken map[string]bool
+	tries  map[string]int
 }
 
 type run struct {
@@ -103,17 +106,27 @@ func (c *runsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflo
 	if wf != workflows.WorkflowName || !opts.EnableEagerStart {
 		return nil, errors.New("not an eager start of the delivery workflow")
 	}
-	if c.fail[opts.ID] {
+	if c.tries == nil {
+		c.tries = map[string]int{}
+	}
+	c.tries[opts.ID]++
+	if c.fail[opts.ID] || c.broken[opts.ID] {
 		delete(c.fail, opts.ID)
 		return nil, errors.New("Temporal said no")
 	}
 	return run{id: "run-" + opts.ID}, nil
 }
 
+func (c *runsClient) triesOf(eventID string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tries[workflows.WorkflowID(eventID)]
+}
+
 // One wake drains the outbox claim after claim, environments in turn, until nothing is
 // left — through more environments than one claim takes, and past the last one back to
-// the first — and stops at a claim whose start failed (claiming again at once would only
-// find that event again); the next wake takes what is left.
+// the first; a start that fails is set aside and the drain goes on without it; the drain
+// after its time starts it.
 func TestClaimerDrainsTheOutbox(t *testing.T) {
 	rows := &claimRows{started: map[string]string{}}
 	add := func(n int, env func(i int) string) {
@@ -128,7 +141,10 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 	add(200, func(i int) string { return fmt.Sprintf("env-%02d", i%20) })
 	add(150, func(int) string { return "env-99" })
 	tc := &runsClient{fail: map[string]bool{}}
-	c := &dispatch.Claimer{Starter: &dispatch.Starter{Client: tc}, Store: rows}
+	clk := newClock()
+	starter := &dispatch.Starter{Client: tc}
+	starter.SetClock(clk.Now)
+	c := &dispatch.Claimer{Starter: starter, Store: rows}
 	ctx := context.Background()
 
 	c.DrainForTest(ctx)
@@ -145,17 +161,43 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 		}
 	}
 
-	// A failed start: the drain stops, the event stays owed, the next drain starts it.
+	// A failed start fails only itself: the drain starts the others, the event stays
+	// owed, set aside; the drain after its time starts it.
 	add(100, func(int) string { return "env-05" })
 	tc.mu.Lock()
 	tc.fail[workflows.WorkflowID("ev-0350")] = true
 	tc.mu.Unlock()
 	c.DrainForTest(ctx)
-	if started, after := rows.count(); after != claims+1 || started == 450 {
-		t.Fatalf("after a failed start: %d claims (want 1), %d of 450 started", after-claims, started)
+	if started, _ := rows.count(); started != 449 || rows.started["ev-0350"] != "" {
+		t.Fatalf("after a failed start: %d of 450 started, the failed one %q", started, rows.started["ev-0350"])
 	}
 	c.DrainForTest(ctx)
-	if started, _ := rows.count(); started != 450 {
-		t.Fatalf("the next drain left %d of 450 unstarted", 450-started)
+	if started, _ := rows.count(); started != 449 || tc.triesOf("ev-0350") != 1 {
+		t.Fatalf("the failed start was tried again before its time (%d tries)", tc.triesOf("ev-0350"))
 	}
+	clk.add(time.Second)
+	c.DrainForTest(ctx)
+	if started, _ := rows.count(); started != 450 {
+		t.Fatalf("the drain after its time left %d of 450 unstarted", 450-started)
+	}
+}
+
+// clock is a starter's set-aside clock, moved by the test.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/platform/isolate"
 	"github.com/revops/revops/workflows"
 )
 
@@ -26,8 +27,13 @@ type job struct {
 
 // startJob starts the job's workflow and marks its row started. The workflow id is the
 // row's, under REJECT_DUPLICATE: a row has one run, ever (one that continues as new stays
-// the same workflow); one already started, or finished, counts as started.
+// the same workflow); one already started, or finished, counts as started. A panic on
+// the row's data fails this start alone (isolate.Call), as any failed start.
 func startJob(ctx context.Context, c client.Client, j job) error {
+	return isolate.Call("workflow_start", func() error { return launchJob(ctx, c, j) })
+}
+
+func launchJob(ctx context.Context, c client.Client, j job) error {
 	opts := client.StartWorkflowOptions{
 		ID:                       j.workflowID,
 		TaskQueue:                workflows.JobsTaskQueue,
@@ -50,15 +56,24 @@ func startJob(ctx context.Context, c client.Client, j job) error {
 	return j.markStarted(markCtx, time.Now())
 }
 
-// sweepJobs starts the workflow of every row older than age that list says has none,
-// each start bounded, and says how many; it stops at the first failure (Temporal is
-// likely away).
-func sweepJobs[T any](ctx context.Context, age time.Duration, list func(context.Context, time.Time, int) ([]T, error), start func(context.Context, T) error) (int, error) {
-	return sweepBatches(ctx, orDefault(age, 5*time.Second), list, func(ctx context.Context, row T) error {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		return start(sctx, row)
-	})
+// jobSweep is the pass of a job sweeper (sweep) over the rows list finds older than age
+// (default 5 s), each start bounded by 5 s; name gives a row's id (its key among the
+// holds) and its environment (for the log line). what names the job in log lines.
+func jobSweep[T any](age time.Duration, h *holds, log *slog.Logger, what string, list func(context.Context, time.Time, int) ([]T, error),
+	start func(context.Context, T) error, name func(T) (id, envID string)) sweep[T] {
+	return sweep[T]{
+		age: orDefault(age, 5*time.Second), holds: h, log: log, what: what + " workflow", list: list,
+		start: func(ctx context.Context, row T) error {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			return start(sctx, row)
+		},
+		key: func(row T) string { id, _ := name(row); return id },
+		attrs: func(row T) []any {
+			id, envID := name(row)
+			return []any{"id", id, "environment_id", envID}
+		},
+	}
 }
 
 // runJobSweeper runs sweep every interval until ctx ends, while Temporal answers (h),

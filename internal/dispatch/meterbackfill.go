@@ -32,6 +32,8 @@ type MeterBackfills struct {
 	// SweepAge: meters younger than this are left to the API's start; default 5s.
 	SweepAge time.Duration
 	Health   Reachability // nil: always try
+
+	holds holds // starts set aside after they failed
 }
 
 // StartMeterBackfill starts the meter's workflow and marks its backfill started
@@ -58,9 +60,11 @@ func (b *MeterBackfills) StartMeterBackfillDetached(ctx context.Context, m model
 }
 
 // Sweep starts the workflow of every backfilling meter older than SweepAge that has
-// none, and says how many; it stops at the first failure (Temporal is likely away).
+// none, and says how many: a start that fails fails only itself (sweep), failures in a
+// row stop it (Temporal is likely away).
 func (b *MeterBackfills) Sweep(ctx context.Context) (int, error) {
-	return sweepJobs(ctx, b.SweepAge, b.Store.UnstartedBackfills, b.StartMeterBackfill)
+	return jobSweep(b.SweepAge, &b.holds, b.Log, "meter backfill", b.Store.UnstartedBackfills, b.StartMeterBackfill,
+		func(m models.Meter) (string, string) { return m.ID, m.EnvironmentID }).run(ctx)
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.

@@ -104,7 +104,7 @@ func TestStartMeterBackfill(t *testing.T) {
 }
 
 // The sweeper starts every backfill the API's start missed, once: a second sweep finds
-// nothing; while Temporal refuses, it stops at the first meter and marks none.
+// nothing; while Temporal refuses, it stops after three meters in a row and marks none.
 func TestMeterBackfillSweepStartsEachOnce(t *testing.T) {
 	rows := &backfillRows{}
 	for _, id := range []string{"m-1", "m-2", "m-3"} {

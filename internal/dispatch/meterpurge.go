@@ -32,6 +32,8 @@ type MeterPurges struct {
 	// SweepAge: purges younger than this are left to the API's start; default 5s.
 	SweepAge time.Duration
 	Health   Reachability // nil: always try
+
+	holds holds // starts set aside after they failed
 }
 
 // StartMeterPurge starts the deleted meter's workflow and marks its purge started
@@ -58,9 +60,11 @@ func (p *MeterPurges) StartMeterPurgeDetached(ctx context.Context, mp models.Met
 }
 
 // Sweep starts the workflow of every purge older than SweepAge that has none, and says
-// how many; it stops at the first failure (Temporal is likely away).
+// how many: a start that fails fails only itself (sweep), failures in a
+// row stop it (Temporal is likely away).
 func (p *MeterPurges) Sweep(ctx context.Context) (int, error) {
-	return sweepJobs(ctx, p.SweepAge, p.Store.UnstartedPurges, p.StartMeterPurge)
+	return jobSweep(p.SweepAge, &p.holds, p.Log, "meter purge", p.Store.UnstartedPurges, p.StartMeterPurge,
+		func(mp models.MeterPurge) (string, string) { return mp.MeterID, mp.EnvironmentID }).run(ctx)
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.

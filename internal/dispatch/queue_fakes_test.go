@@ -62,9 +62,9 @@ func (o *fakeOutbox) PendingStarts(_ context.Context, env models.Env, limit int)
 }
 
 // recorder is the next Dispatcher: it records every event handed over, in order, and
-// marks it started in the outbox after waiting for gate when there is one. Like Starter
-// it stops at the first start that fails: every one while failing (Temporal is away),
-// or those in fails.
+// marks it started in the outbox after waiting for gate when there is one. It stops at
+// the first start that fails (as Starter does when Temporal is away): every one while
+// failing, or those in fails.
 type recorder struct {
 	outbox  *fakeOutbox
 	gate    chan struct{}

@@ -107,8 +107,8 @@ func (q *Queue) refillOnce(e *envQueue) bool {
 
 // fresh are the events read back that are neither queued nor in flight here, nor
 // handed over lately, nor failed. One handed over before the query began that comes back
-// failed to start (Starter logs it and stops at the first failure): it is added to the
-// environment's failed ones, left to the sweeper (mu held).
+// failed to start (Starter logs it and sets it aside, or was passed over while set
+// aside): it is added to the environment's failed ones, left to the sweeper (mu held).
 func (q *Queue) fresh(e *envQueue, events []models.Event, doneMark uint64) []models.Event {
 	var fresh []models.Event
 	for _, ev := range events {

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/revops/revops/internal/platform/isolate"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -26,6 +27,11 @@ func (s *Starter) Redispatch(ctx context.Context, e models.Event) error {
 	if e.RedispatchAt == nil {
 		return nil
 	}
+	// A panic on the event's data fails this start alone, as any failed start.
+	return isolate.Call("workflow_start", func() error { return s.redispatch(ctx, e) })
+}
+
+func (s *Starter) redispatch(ctx context.Context, e models.Event) error {
 	if tracing.On() {
 		// A replay is its own trace (its request's or its bulk job's, which the row
 		// carries; a new one when that had none), linked to the original (CONTRACT §19).

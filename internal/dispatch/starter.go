@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/revops/revops/internal/platform/isolate"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -51,6 +52,10 @@ type Starter struct {
 	// did not, Dispatch and the sweeper leave events (new and replayed) in the outbox
 	// instead of each waiting out StartTimeout. nil: always try.
 	Health Reachability
+
+	// holds are the starts (fresh and replayed events) set aside after they failed, shared
+	// by Dispatch, the sweeper and the claimer of this process.
+	holds holds
 }
 
 // Reachability is what the starter asks of a Temporal health monitor (health.Monitor).
@@ -80,18 +85,36 @@ func orDefault(d, def time.Duration) time.Duration {
 // Dispatch starts the delivery of freshly committed events, and reaches the workflow of
 // replayed ones (Redispatch), in the caller: the API calls it off the request path
 // (through a Queue, which also detaches ctx from the request and cancels it at
-// shutdown). It only logs failures and stops at the first one (Temporal is likely away,
-// and each start would wait StartTimeout): the sweeper does whatever it could not.
+// shutdown). It only logs failures: a start that fails fails only itself (it is set
+// aside, and the sweeper retries it after its time), and the events set aside are left
+// to the sweeper; after maxFailuresInRow failures in a row (of starts that had not failed
+// before) it stops (Temporal is likely away, and each start would wait StartTimeout):
+// the sweeper does whatever it could not.
 func (s *Starter) Dispatch(ctx context.Context, events []models.Event) {
 	if !s.reachable() {
 		s.log().Debug("Temporal unreachable; events left to the sweeper", "events", len(events))
 		return
 	}
+	var aside setAsides
+	started, inRow := 0, 0
+	defer func() { aside.log(s.log(), "webhook delivery", started > 0) }()
 	for i, e := range events {
-		if err := s.dispatch(ctx, e); err != nil {
-			s.log().Warn("webhook delivery not started; the sweeper will retry", "event_id", e.ID, "left", len(events)-i, "err", err)
-			return
+		k := startKey(e)
+		if s.holds.held(k) {
+			continue
 		}
+		if err := s.dispatch(ctx, e); err != nil {
+			if aside.add(&s.holds, k, err, eventAttrs(e)) {
+				inRow++
+			}
+			if inRow >= maxFailuresInRow {
+				s.log().Warn("webhook deliveries not started; the sweeper will retry", "left", len(events)-i-1, "err", err)
+				return
+			}
+			continue
+		}
+		s.holds.started(k)
+		started, inRow = started+1, 0
 	}
 }
 
@@ -117,8 +140,18 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 }
 
 // launch starts the event's workflow and returns its run id ("" when it had been started
-// already: the same id means the same delivery), without marking the event.
-func (s *Starter) launch(ctx context.Context, e models.Event) (string, error) {
+// already: the same id means the same delivery), without marking the event. A panic on
+// the event's data fails this start alone (isolate.Call), as any failed start.
+func (s *Starter) launch(ctx context.Context, e models.Event) (runID string, err error) {
+	err = isolate.Call("workflow_start", func() (err error) {
+		runID, err = s.startRun(ctx, e)
+		return err
+	})
+	return runID, err
+}
+
+// startRun is launch's start.
+func (s *Starter) startRun(ctx context.Context, e models.Event) (string, error) {
 	// The start continues the trace of the change that wrote the event, whichever process
 	// makes it, after however long (CONTRACT §19): the row carries it.
 	ctx = tracing.WithParent(ctx, e.TraceParent)
@@ -230,42 +263,17 @@ func SearchAttributesOf(e models.Event, endpointIDs []string) temporal.SearchAtt
 
 // Sweep starts, oldest first, every event without a workflow that is older than
 // SweepAge, then reaches the workflow of every event replayed more than SweepAge ago
-// that the dispatcher did not reach, and returns how many it handled. It stops at the
-// first failure (Temporal is likely down; the next sweep tries again).
+// that the dispatcher did not reach, and returns how many it handled. A start that fails
+// fails only itself (sweep); after failures in a row it stops (Temporal is likely down;
+// the next sweep tries again).
 func (s *Starter) Sweep(ctx context.Context) (int, error) {
-	n, err := s.sweep(ctx, s.Store.UndispatchedEvents, s.Start)
+	age := orDefault(s.SweepAge, 5*time.Second)
+	n, err := s.eventSweep(age, s.Store.UndispatchedEvents, s.Start).run(ctx)
 	if err != nil {
 		return n, err
 	}
-	m, err := s.sweep(ctx, s.Store.EventsToRedispatch, s.Redispatch)
+	m, err := s.eventSweep(age, s.Store.EventsToRedispatch, s.Redispatch).run(ctx)
 	return n + m, err
-}
-
-// sweep handles, batch by batch, the events list finds.
-func (s *Starter) sweep(ctx context.Context, list func(context.Context, time.Time, int) ([]models.Event, error), handle func(context.Context, models.Event) error) (int, error) {
-	return sweepBatches(ctx, orDefault(s.SweepAge, 5*time.Second), list, handle)
-}
-
-// sweepBatches hands every row list finds that is older than age to handle, a batch at
-// a time, oldest first, and says how many it handled; it stops at the first failure
-// (Temporal is likely away: the next sweep tries again).
-func sweepBatches[T any](ctx context.Context, age time.Duration, list func(context.Context, time.Time, int) ([]T, error), handle func(context.Context, T) error) (int, error) {
-	done := 0
-	for {
-		rows, err := list(ctx, time.Now().UTC().Add(-age), sweepBatch)
-		if err != nil {
-			return done, err
-		}
-		for _, row := range rows {
-			if err := handle(ctx, row); err != nil {
-				return done, err
-			}
-			done++
-		}
-		if len(rows) < sweepBatch {
-			return done, nil
-		}
-	}
 }
 
 // RunSweeper sweeps every interval until ctx ends. While the health monitor says

@@ -22,7 +22,7 @@ func TestStarterDoesNotWaitForAnAbsentTemporal(t *testing.T) {
 	c, st := &recordingClient{}, &recordingStore{}
 	s := &Starter{Health: away{}, Client: c, Store: st}
 	replayed := time.Now()
-	// One batch each: Dispatch stops at the first start that fails.
+	// One batch each, so that neither is passed over for the other.
 	for _, e := range []models.Event{{ID: "e1", Fanout: &models.Fanout{}}, {ID: "e2", RedispatchAt: &replayed}} {
 		s.Dispatch(context.Background(), []models.Event{e})
 	}

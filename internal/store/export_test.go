@@ -191,3 +191,7 @@ func (c *sqlCapture) Trace(_ context.Context, _ time.Time, fc func() (string, in
 func (s *Store) ScanForTest(ctx context.Context, dest any, sql string, args ...any) error {
 	return s.db.WithContext(ctx).Raw(sql, args...).Scan(dest).Error
 }
+
+// ClaimSQLForTest is the statement of a claim (ClaimStarts: $1 after, $2 environments,
+// $3 events, $4 held events), for the claim's benchmark.
+const ClaimSQLForTest = claimSQL

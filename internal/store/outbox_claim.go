@@ -30,28 +30,49 @@ type Started struct {
 	EventID, WorkflowID, RunID string
 }
 
+// StartQuery is what one claim takes: up to Envs environments with events owed a start,
+// the first after After in id order and on round to the first ones, sharing Limit
+// events; never the events of Held (starts the claimer set aside after they failed, at
+// most MaxHeld are named: one parameter, an array).
+type StartQuery struct {
+	After       string
+	Envs, Limit int
+	Held        []string
+}
+
+// MaxHeld bounds the events a claim is told to leave: each row the statement reads is
+// compared with each of them (a parameter, not a constant: no hashed lookup under a
+// generic plan), so the claimer names those set aside for longest, and skips any other
+// held event a claim returns.
+const MaxHeld = 64
+
 // StartClaim is one batch of events owed a start, locked for the claimer until it returns.
 type StartClaim struct {
+	// Events are in the round robin's order: environment by environment from the first
+	// after After, round to the first ones; each environment's oldest first.
 	Events []models.Event // each with its Fanout as the database has it now
-	// Next is the environment to resume the round robin after.
+	// Next is the environment to resume the round robin after: the last one taken when
+	// the claim took as many as it could (more may follow), else the first one taken, so
+	// that the next claim begins with the one after it rather than with the same one.
 	Next string
 	// More says that events may be left: an environment gave its whole share, or as many
 	// environments had events as one claim takes.
 	More bool
 }
 
-// ClaimStarts takes up to limit events still owed a start, round robin by environment:
-// up to envs environments with such events after `after` in id order, then each one's
-// oldest, at most limit/environments each, each under a transaction-scoped advisory lock
-// that other claimers skip, so that claimers of any number of processes do not take the
-// same event. start starts their runs while the claim holds them; those it returns are
+// ClaimStarts takes up to q.Limit events still owed a start, round robin by environment:
+// up to q.Envs environments with such events, the first after q.After in id order, then
+// on round to the first ones, and each one's oldest, at most Limit/environments each,
+// each under a transaction-scoped advisory lock that other claimers skip, so that
+// claimers of any number of processes do not take the same event; the events of q.Held
+// are left. start starts their runs while the claim holds them; those it returns are
 // marked dispatched in the same transaction (the claim takes the place of a
 // MarkDispatched per event), the others are left to the next claim. A claimer that dies
 // mid-claim loses nothing: its transaction rolls back, and the next claim finds the
 // events again (their starts are idempotent: the workflow id is the event's). One
 // statement claims, one reads the deliveries and their endpoints, and the mark locks,
 // then updates.
-func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, start func(context.Context, []models.Event) []Started) (StartClaim, error) {
+func (s *Store) ClaimStarts(ctx context.Context, q StartQuery, start func(context.Context, []models.Event) []Started) (StartClaim, error) {
 	if !s.ClaimsStarts() {
 		return StartClaim{}, ErrClaimsUnsupported
 	}
@@ -62,25 +83,11 @@ func (s *Store) ClaimStarts(ctx context.Context, after string, envs, limit int, 
 		if err := tx.Exec("SET LOCAL idle_in_transaction_session_timeout = '30s'").Error; err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
-		// The environments are found by a skip scan of events_env_undispatched (one index
-		// probe each, however many events wait), then each gives its share. An event is
-		// taken with a transaction-scoped advisory lock, not a row lock: the runs the claim
-		// starts record their first attempt (which locks the event row) while the claim is
-		// still open, and must not wait for it; another claimer skips the event all the same.
-		if err := tx.Raw(`WITH RECURSIVE envs(id) AS (
-	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ? ORDER BY environment_id LIMIT 1)
-	UNION ALL
-	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > envs.id ORDER BY environment_id LIMIT 1)
-	FROM envs WHERE envs.id IS NOT NULL
-), picked AS (SELECT id FROM envs WHERE id IS NOT NULL LIMIT ?)
-SELECT ev.* FROM picked CROSS JOIN LATERAL (
-	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL
-	AND pg_try_advisory_xact_lock(hashtextextended('revops-start:' || e.id, 0))
-	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, ? / (SELECT count(*) FROM picked))) ev
-ORDER BY ev.environment_id, ev.created_at, ev.seq`, after, envs, limit).Scan(&c.Events).Error; err != nil {
-			return fmt.Errorf("claim events: %w", err)
+		rows, err := claimEvents(ctx, tx, q)
+		if err != nil {
+			return err
 		}
-		c.Next, c.More = turn(c.Events, after, envs, limit)
+		c = claimOf(rows, q)
 		if len(c.Events) == 0 {
 			return nil
 		}
@@ -92,26 +99,98 @@ ORDER BY ev.environment_id, ev.created_at, ev.seq`, after, envs, limit).Scan(&c.
 	return c, err
 }
 
-// turn is where the round robin goes on after a claim of events (in environment order)
-// that began after `after`, and whether events may be left: an environment gave its
-// whole share, as many environments had events as a claim takes, or the claim reached
-// the last environment from part-way (the next one starts again from the first).
-func turn(events []models.Event, after string, envs, limit int) (next string, more bool) {
+// claimEvents runs claimSQL for q: through the connection, so that each parameter is
+// sent once (the held events are one text[]), whatever the times the statement names it.
+func claimEvents(ctx context.Context, tx *gorm.DB, q StartQuery) ([]claimedEvent, error) {
+	held := q.Held[:min(len(q.Held), MaxHeld)]
+	if held == nil {
+		held = []string{}
+	}
+	rs, err := tx.Statement.ConnPool.QueryContext(ctx, claimSQL, q.After, q.Envs, q.Limit, held)
+	if err != nil {
+		return nil, fmt.Errorf("claim events: %w", err)
+	}
+	defer rs.Close()
+	var rows []claimedEvent
+	for rs.Next() {
+		var r claimedEvent
+		if err := tx.ScanRows(rs, &r); err != nil {
+			return nil, fmt.Errorf("claim events: %w", err)
+		}
+		rows = append(rows, r)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("claim events: %w", err)
+	}
+	return rows, nil
+}
+
+// claimSQL claims events ($1 after, $2 environments, $3 events, $4 held events). The environments are found by skip scans of
+// events_env_undispatched (one index probe each, however many events wait): those after
+// @after, then, when they are fewer than @envs, those up to it from the first (lap 1).
+// Each gives its share. An event is taken with a transaction-scoped advisory lock, not a
+// row lock: the runs the claim starts record their first attempt (which locks the event
+// row) while the claim is still open, and must not wait for it; another claimer skips the
+// event all the same. Each row carries how many environments the claim took, its first
+// and its last.
+const claimSQL = `WITH RECURSIVE ahead(id) AS (
+	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > $1 AND id <> ALL($4::text[])
+		ORDER BY environment_id LIMIT 1)
+	UNION ALL
+	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > ahead.id AND id <> ALL($4::text[])
+		ORDER BY environment_id LIMIT 1)
+	FROM ahead WHERE ahead.id IS NOT NULL
+), behind(id) AS (
+	(SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id <= $1 AND id <> ALL($4::text[])
+		ORDER BY environment_id LIMIT 1)
+	UNION ALL
+	SELECT (SELECT environment_id FROM events WHERE dispatched_at IS NULL AND environment_id > behind.id AND environment_id <= $1
+		AND id <> ALL($4::text[]) ORDER BY environment_id LIMIT 1)
+	FROM behind WHERE behind.id IS NOT NULL
+), first_lap AS (SELECT id FROM ahead WHERE id IS NOT NULL LIMIT $2),
+picked AS (
+	SELECT id, 0 AS lap FROM first_lap
+	UNION ALL
+	(SELECT id, 1 FROM behind WHERE id IS NOT NULL LIMIT GREATEST(0, $2 - (SELECT count(*) FROM first_lap)))
+)
+SELECT ev.*, picked.lap AS claim_lap, (SELECT count(*) FROM picked) AS claim_envs,
+	(SELECT id FROM picked ORDER BY lap, id LIMIT 1) AS claim_first,
+	(SELECT id FROM picked ORDER BY lap DESC, id DESC LIMIT 1) AS claim_last
+FROM picked CROSS JOIN LATERAL (
+	SELECT * FROM events e WHERE e.environment_id = picked.id AND e.dispatched_at IS NULL AND e.id <> ALL($4::text[])
+	AND pg_try_advisory_xact_lock(hashtextextended('revops-start:' || e.id, 0))
+	ORDER BY e.created_at, e.seq LIMIT GREATEST(1, $3 / (SELECT count(*) FROM picked))) ev
+ORDER BY picked.lap, ev.environment_id, ev.created_at, ev.seq`
+
+// claimedEvent is a row of claimSQL.
+type claimedEvent struct {
+	models.Event          `gorm:"embedded"`
+	ClaimLap, ClaimEnvs   int
+	ClaimFirst, ClaimLast string
+}
+
+// claimOf is the claim of rows (in the round robin's order) for q: where the round robin
+// goes on after it, and whether events may be left.
+func claimOf(rows []claimedEvent, q StartQuery) StartClaim {
+	if len(rows) == 0 { // nothing to take, or every event taken by other claimers
+		return StartClaim{Next: q.After}
+	}
+	c := StartClaim{Events: make([]models.Event, len(rows))}
 	n := map[string]int{}
-	for _, e := range events {
-		n[e.EnvironmentID]++
+	for i, r := range rows {
+		c.Events[i] = r.Event
+		n[r.EnvironmentID]++
 	}
-	if len(n) == 0 {
-		return "", after != ""
-	}
-	least := max(1, limit/envs) // the smallest share an environment can be given
+	share := max(1, q.Limit/rows[0].ClaimEnvs)
 	for _, k := range n {
-		more = more || k >= least
+		c.More = c.More || k >= share
 	}
-	if len(n) < envs {
-		return "", more || after != ""
+	if rows[0].ClaimEnvs >= q.Envs {
+		c.Next, c.More = rows[0].ClaimLast, true
+	} else {
+		c.Next = rows[0].ClaimFirst
 	}
-	return events[len(events)-1].EnvironmentID, true
+	return c
 }
 
 // attachFanouts gives each event its deliveries and their endpoints as configured now,

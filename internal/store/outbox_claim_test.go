@@ -19,7 +19,7 @@ func TestClaimStarts(t *testing.T) {
 	for name, db := range bothDatabases(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
 			if !db.st.ClaimsStarts() {
-				_, err := db.st.ClaimStarts(ctx, "", 16, 64, nil)
+				_, err := db.st.ClaimStarts(ctx, store.StartQuery{Envs: 16, Limit: 64}, nil)
 				if !errors.Is(err, store.ErrClaimsUnsupported) {
 					t.Fatalf("SQLite claim: %v, want ErrClaimsUnsupported", err)
 				}
@@ -44,7 +44,7 @@ func TestClaimStarts(t *testing.T) {
 			}
 
 			var inner store.StartClaim
-			claim, err := db.st.ClaimStarts(ctx, "", 16, 4, func(ctx context.Context, evs []models.Event) []store.Started {
+			claim, err := db.st.ClaimStarts(ctx, store.StartQuery{Envs: 16, Limit: 4}, func(ctx context.Context, evs []models.Event) []store.Started {
 				// The runs it starts record their first attempt meanwhile, which locks the
 				// event row: a claim holds no row lock they would wait for.
 				if err := db.st.ExecForTest(ctx, "SELECT id FROM events WHERE id = ? FOR UPDATE NOWAIT", evs[0].ID); err != nil {
@@ -52,7 +52,7 @@ func TestClaimStarts(t *testing.T) {
 				}
 				// Another claimer meanwhile gets the others, never these.
 				var err error
-				inner, err = db.st.ClaimStarts(ctx, "", 16, 64, func(context.Context, []models.Event) []store.Started { return nil })
+				inner, err = db.st.ClaimStarts(ctx, store.StartQuery{Envs: 16, Limit: 64}, func(context.Context, []models.Event) []store.Started { return nil })
 				if err != nil {
 					t.Error(err)
 				}
@@ -88,24 +88,22 @@ func TestClaimStarts(t *testing.T) {
 				t.Fatalf("dispatched %+v, want only %s with its run", dispatched, claim.Events[0].ID)
 			}
 			// One environment a turn: each turn goes on after the one the last ended with,
-			// and wraps around.
+			// and round to the first past the last.
 			none := func(context.Context, []models.Event) []store.Started { return nil }
 			var served []string
 			after := ""
-			for turns := 0; len(served) < 3 && turns < 4; turns++ {
-				c, err := db.st.ClaimStarts(ctx, after, 1, 64, none)
+			for range 3 {
+				c, err := db.st.ClaimStarts(ctx, store.StartQuery{After: after, Envs: 1, Limit: 64}, none)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !c.More {
-					t.Fatalf("turn after %q: %d events and nothing more, with events waiting", after, len(c.Events))
+				if !c.More || len(c.Events) == 0 {
+					t.Fatalf("turn after %q: %d events, more %v, with events waiting", after, len(c.Events), c.More)
 				}
-				if len(c.Events) > 0 { // else past the last environment: the next turn wraps
-					served = append(served, c.Events[0].EnvironmentID)
-				}
+				served = append(served, c.Events[0].EnvironmentID)
 				after = c.Next
 			}
-			if len(served) < 3 || served[0] == served[1] || served[2] != served[0] {
+			if served[0] == served[1] || served[2] != served[0] {
 				t.Errorf("environments served in turn: %v, want A B A", served)
 			}
 		})

@@ -40,32 +40,38 @@ func BackfillPageAlerting(ctx context.Context, st Store, meterID string, now tim
 	return backfillPage(ctx, st, meterID, now, Budget{RowMeters: BackfillRows, Bytes: stepBytes, AlertEvents: alertEvents})
 }
 
-// backfillPage is BackfillPage with pages within b.
+// backfillPage is BackfillPage with pages within b. A panic on the environment's data
+// ends this page only (guarded); its activity's retry policy then sets the meter aside
+// for a growing while.
 func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, b Budget) (done bool, rows int, err error) {
 	m, err := st.MeterByID(ctx, meterID)
 	if err != nil {
 		return false, 0, err
 	}
-	ran, err := st.InMeterTx(ctx, m.EnvironmentID, store.SkipBusy, func(mt *store.MeterTx) error {
-		m, err := mt.Meter(meterID) // as of the lock: deleted meanwhile, or made ready
-		if err != nil || m.Status == models.MeterReady {
-			done = err == nil
-			return err
-		}
-		if _, _, err := consumeStep(mt, pageTurn); err != nil {
-			return err
-		}
-		var finished bool
-		if rows, finished, err = backfillStep(mt, m, b); err != nil {
-			return err
-		}
-		if finished {
-			done = true
-			if err := mt.MarkMeterReady(m, now); err != nil {
+	var ran bool
+	err = guarded("meter_backfill_page", m.EnvironmentID, func() (err error) {
+		ran, err = st.InMeterTx(ctx, m.EnvironmentID, store.SkipBusy, func(mt *store.MeterTx) error {
+			m, err := mt.Meter(meterID) // as of the lock: deleted meanwhile, or made ready
+			if err != nil || m.Status == models.MeterReady {
+				done = err == nil
 				return err
 			}
-		}
-		return fireAlerts(mt, b.AlertEvents)
+			if _, _, err := consumeStep(mt, pageTurn); err != nil {
+				return err
+			}
+			var finished bool
+			if rows, finished, err = backfillStep(mt, m, b); err != nil {
+				return err
+			}
+			if finished {
+				done = true
+				if err := mt.MarkMeterReady(m, now); err != nil {
+					return err
+				}
+			}
+			return fireAlerts(mt, b.AlertEvents)
+		})
+		return err
 	})
 	if err == nil && !ran {
 		return false, 0, ErrBusy

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/revops/revops/internal/platform/isolate"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -61,16 +62,33 @@ func Consume(ctx context.Context, st Store) (int, error) {
 }
 
 // Turn is one consumer step in env within b: ran is false when another transaction held
-// the environment; n the rows read; more whether batches are left waiting.
+// the environment; n the rows read; more whether batches are left waiting. A panic on
+// the environment's data ends this turn only (guarded).
 func Turn(ctx context.Context, st Store, envID string, b Budget) (ran bool, n int, more bool, err error) {
-	ran, err = st.InMeterTx(ctx, envID, store.SkipBusy, func(mt *store.MeterTx) error {
-		var err error
-		if n, more, err = consumeStep(mt, b); err != nil {
-			return err
-		}
-		return fireAlerts(mt, b.AlertEvents)
+	err = guarded("meter_turn", envID, func() (err error) {
+		ran, err = st.InMeterTx(ctx, envID, store.SkipBusy, func(mt *store.MeterTx) error {
+			var err error
+			if n, more, err = consumeStep(mt, b); err != nil {
+				return err
+			}
+			return fireAlerts(mt, b.AlertEvents)
+		})
+		return err
 	})
 	return ran, n, more, err
+}
+
+// guarded runs fn, one step of an environment's meter work (where: its name among the
+// metric's fixed labels), and turns a panic in it into an *isolate.Panic wrapped with the
+// environment: the step's transaction rolls back as the panic leaves it, nothing is
+// counted, and the step's error ends it alone, never the consumer or worker that serves
+// every environment (CONTRACT §21: no input can make the consumer fail again and again).
+func guarded(where, envID string, fn func() error) error {
+	err := isolate.Call(where, fn)
+	if _, panicked := err.(*isolate.Panic); panicked {
+		return fmt.Errorf("environment %s: %w", envID, err)
+	}
+	return err
 }
 
 // Consumer runs the meter consumers of a worker process (any number of replicas: an
@@ -91,6 +109,8 @@ type Consumer struct {
 	// consumer takes its next one: its environment, its budget, the rows it read and
 	// whether more waits. The heavy-tenant tests observe CONTRACT §21's bounds through it.
 	Turned func(env string, b Budget, rows int, more bool)
+
+	now func() time.Time // the set-aside clock; nil: time.Now (tests move their own)
 }
 
 // Run consumes until ctx ends. A failed turn (the database away) is logged and its
@@ -104,7 +124,7 @@ func (c *Consumer) Run(ctx context.Context) {
 	if log == nil {
 		log = slog.Default()
 	}
-	l := &line{budgets: map[string]Budget{}, wake: make(chan struct{}, 1)}
+	l := newLine(c.now)
 	var wg sync.WaitGroup
 	for range max(1, c.Consumers) {
 		wg.Add(1)
@@ -128,6 +148,7 @@ func (c *Consumer) Run(ctx context.Context) {
 			log.Info("meter consumer lists waiting usage again")
 		}
 		failing = err != nil
+		l.release()
 		l.join(envs)
 		select {
 		case <-ctx.Done():
@@ -149,6 +170,16 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 		b.AlertEvents = c.AlertEventsPerHour
 		ran, n, more, err := Turn(ctx, c.Store, env, b)
 		took := time.Since(start)
+		if p := (*isolate.Panic)(nil); errors.As(err, &p) {
+			// The environment's data makes the turn panic: tried again now, it would
+			// panic again, at every turn of every replica. It is set aside, out of the
+			// line, for a growing while; the others keep their turns (CONTRACT §21).
+			// Neither the panic's value nor any of the data goes in the log.
+			wait, strikes := l.setAside(env, b)
+			log.Error("meter consumer turn panicked; the environment is set aside, its batches stay waiting",
+				"environment_id", env, "panic", p.Kind, "panics_in_a_row", strikes, "retry_in", wait, "stack", p.Stack)
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			log.Warn("meter consumer turn failed; its batches stay waiting", "environment_id", env, "err", err)
 		}
@@ -157,7 +188,7 @@ func (c *Consumer) take(ctx context.Context, l *line, log *slog.Logger) {
 		}
 		// Held elsewhere or failed: leave it until the next look at the database, so a
 		// busy environment is not tried again and again meanwhile.
-		l.done(env, adapt(b, took), ran && more && err == nil)
+		l.done(env, adapt(b, took), ran && err == nil, ran && more && err == nil)
 	}
 }
 
@@ -180,9 +211,22 @@ func adapt(b Budget, took time.Duration) Budget {
 type line struct {
 	mu      sync.Mutex
 	queue   []string
-	in      map[string]bool // in the queue or taken by a consumer
+	in      map[string]bool // in the queue, taken by a consumer, or set aside
 	budgets map[string]Budget
 	wake    chan struct{}
+	// An environment whose turn panicked is set aside (in, but out of the queue) until
+	// its time; strikes counts its panics since its last good turn.
+	aside   map[string]time.Time
+	strikes map[string]int
+	now     func() time.Time
+}
+
+func newLine(now func() time.Time) *line {
+	if now == nil {
+		now = time.Now
+	}
+	return &line{budgets: map[string]Budget{}, wake: make(chan struct{}, 1),
+		aside: map[string]time.Time{}, strikes: map[string]int{}, now: now}
 }
 
 // join adds the environments not in the line yet at its end, oldest waiting first.
@@ -252,11 +296,14 @@ func (l *line) next(ctx context.Context) (string, Budget, bool) {
 // maxBudgets bounds the budgets a consumer remembers (past it, all start again).
 const maxBudgets = 10_000
 
-// done returns an environment after its turn, with the budget of its next turn: at the
-// end of the line when it has more waiting, out of it otherwise.
-func (l *line) done(env string, b Budget, more bool) {
+// done returns an environment after its turn (ok: it ran and committed), with the budget
+// of its next turn: at the end of the line when it has more waiting, out of it otherwise.
+func (l *line) done(env string, b Budget, ok, more bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if ok {
+		delete(l.strikes, env)
+	}
 	if len(l.budgets) >= maxBudgets {
 		clear(l.budgets)
 	}
@@ -269,5 +316,40 @@ func (l *line) done(env string, b Budget, more bool) {
 	select {
 	case l.wake <- struct{}{}:
 	default:
+	}
+}
+
+// setAside takes an environment whose turn panicked out of the line for isolate.Backoff
+// of its panics in a row (1 s, doubling, at most a minute) and says how long and how
+// many. It stays a member meanwhile, so the look at the database does not bring it back
+// before its time; release does.
+func (l *line) setAside(env string, b Budget) (time.Duration, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.strikes[env]++
+	wait := isolate.Backoff(l.strikes[env], isolate.First, isolate.Limit)
+	l.aside[env] = l.now().Add(wait)
+	l.budgets[env] = b
+	return wait, l.strikes[env]
+}
+
+// release puts the environments set aside whose time has come back at the end of the
+// line (each look at the database calls it).
+func (l *line) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for env, until := range l.aside {
+		if now.Before(until) {
+			continue
+		}
+		delete(l.aside, env)
+		l.queue = append(l.queue, env)
+	}
+	if len(l.queue) > 0 {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 func TestConsumerLineTakesTurns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l := &line{budgets: map[string]Budget{}, wake: make(chan struct{}, 1)}
+	l := newLine(nil)
 	l.join([]string{"heavy-a", "heavy-b"})
 	var order []string
 	turn := func(more func(env string) bool) {
@@ -22,7 +22,7 @@ func TestConsumerLineTakesTurns(t *testing.T) {
 			t.Fatal("no environment in the line")
 		}
 		order = append(order, env)
-		l.done(env, b, more(env))
+		l.done(env, b, true, more(env))
 	}
 	heavy := func(env string) bool { return env == "heavy-a" || env == "heavy-b" }
 	turn(heavy)                          // heavy-a, then back in the line behind heavy-b
@@ -37,7 +37,7 @@ func TestConsumerLineTakesTurns(t *testing.T) {
 		}
 	}
 	// A budget adapted to a slow turn is the environment's next.
-	l.done("heavy-b", Budget{RowMeters: 1234, Bytes: 1}, false)
+	l.done("heavy-b", Budget{RowMeters: 1234, Bytes: 1}, true, false)
 	if b := l.budgets["heavy-b"]; b.RowMeters != 1234 {
 		t.Fatalf("budget kept %+v", b)
 	}
@@ -61,5 +61,61 @@ func TestAdaptBudget(t *testing.T) {
 	}
 	if got := adapt(Budget{RowMeters: maxRowMeters}, time.Millisecond); got.RowMeters != maxRowMeters {
 		t.Fatalf("grown past the bound: %d", got.RowMeters)
+	}
+}
+
+// CONTRACT §21: an environment whose turn panicked leaves the line for 1 s, then 2 s, …
+// (its panics in a row), while the others keep their turns; a look at the database does
+// not bring it back before its time, release does after it; a good turn ends the streak.
+func TestConsumerLineSetsAsidePanickingEnvironment(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	l := newLine(func() time.Time { return now })
+	l.join([]string{"bad", "good"})
+	take := func() string {
+		env, _, ok := l.next(ctx)
+		if !ok {
+			t.Fatal("no environment in the line")
+		}
+		return env
+	}
+	onlyGood := func(why string) {
+		t.Helper()
+		for range 3 {
+			if env := take(); env != "good" {
+				t.Fatalf("%s: %s took a turn", why, env)
+			}
+			l.done("good", DefaultBudget, true, true)
+		}
+	}
+	if env := take(); env != "bad" {
+		t.Fatalf("first turn: %s", env)
+	}
+	for strikes, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		wait, n := l.setAside("bad", DefaultBudget)
+		if wait != want || n != strikes+1 {
+			t.Fatalf("panic %d: set aside %v (%d in a row), want %v", strikes+1, wait, n, want)
+		}
+		l.join([]string{"bad"}) // listed again by the database: still set aside
+		l.release()
+		onlyGood("before its time")
+		now = now.Add(wait - time.Millisecond)
+		l.release()
+		onlyGood("a millisecond before its time")
+		now = now.Add(time.Millisecond)
+		l.release()
+		for env := take(); env != "bad"; env = take() {
+			l.done(env, DefaultBudget, true, true)
+		}
+	}
+	l.done("bad", DefaultBudget, true, true) // a good turn: the next panic starts again at 1 s
+	if env := take(); env != "good" {
+		t.Fatalf("after bad's good turn: %s", env)
+	}
+	l.done("good", DefaultBudget, true, true)
+	take()
+	if wait, n := l.setAside("bad", DefaultBudget); wait != time.Second || n != 1 {
+		t.Fatalf("after a good turn: set aside %v (%d in a row)", wait, n)
 	}
 }
