@@ -199,7 +199,12 @@ func countSQL(t *testing.T, sql *gorm.DB, q string, args ...any) int64 {
 // revops-jobs, fair by its environment.
 func waitPurgeRunning(t *testing.T, tc client.Client, meterID, envID string) {
 	t.Helper()
-	wid := workflows.MeterPurgeWorkflowID(meterID)
+	waitJobRunning(t, tc, workflows.MeterPurgeWorkflowID(meterID), envID)
+}
+
+// waitJobRunning waits until the job's run wid is open, on revops-jobs, fair by envID.
+func waitJobRunning(t *testing.T, tc client.Client, wid, envID string) {
+	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		d, err := tc.DescribeWorkflowExecution(context.Background(), wid, "")
 		if err == nil {
@@ -217,10 +222,16 @@ func waitPurgeRunning(t *testing.T, tc client.Client, meterID, envID string) {
 	}
 }
 
-// startPurgeDev runs the dev shape (embedded Temporal, app.Run with the API and the
-// worker) on st with purge pages of purgePageRows, and gives the API's base URL and a
-// Temporal client; both stop when the test ends.
+// startPurgeDev runs the dev shape on st with purge pages of purgePageRows (startDev).
 func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
+	t.Helper()
+	return startDev(t, st, app.Parts{PurgeRows: purgePageRows})
+}
+
+// startDev runs the dev shape (embedded Temporal, app.Run with the API and the worker,
+// sweeping every 200 ms) on st with p's page bounds and the extra flags, and gives the
+// API's base URL and a Temporal client; both stop when the test ends.
+func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (string, client.Client) {
 	t.Helper()
 	ctx := context.Background()
 	temporalAddr := freeAddr(t)
@@ -238,10 +249,11 @@ func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
 		t.Fatalf("start Temporal: %v", err)
 	}
 	t.Cleanup(func() { _ = stack.Stop() })
-	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", []string{
+	addEndpointIDsAttribute(t, temporalAddr, "default") // as revops dev registers it
+	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", append([]string{
 		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--env-rate-limit", "0",
 		"--temporal-address", temporalAddr,
-	})
+	}, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +265,8 @@ func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
 	runCtx, stop := context.WithCancel(ctx)
 	ready, done := make(chan string, 1), make(chan error, 1)
 	go func() {
-		done <- app.Run(runCtx, cfg, log, st, tc, app.Parts{API: true, Worker: true, Ready: ready,
-			SweepEvery: 200 * time.Millisecond, PurgeRows: purgePageRows})
+		p.API, p.Worker, p.Ready, p.SweepEvery = true, true, ready, 200*time.Millisecond
+		done <- app.Run(runCtx, cfg, log, st, tc, p)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	select {
