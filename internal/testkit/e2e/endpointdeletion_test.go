@@ -22,15 +22,15 @@ import (
 const deletionBacklog = 70_000
 
 // twoTenants are environment A (the stack's sandbox) and B (the same organization's
-// live environment), each with its key, on the dev shape with HTTPS receivers trusted.
+// live environment), each with its key, on the dev shape (startDev) with HTTPS receivers
+// trusted: §21's test shape, A doing the heavy thing while B is served.
 type twoTenants struct {
 	db   *webhooktest.DB
-	envB models.Env
 	a, b devAPI
 	tc   client.Client
 }
 
-func newTwoTenants(t *testing.T, p app.Parts) (*twoTenants, func(id string) string) {
+func newTwoTenants(t *testing.T, p app.Parts) *twoTenants {
 	t.Helper()
 	db := webhooktest.New(t)
 	ctx := context.Background()
@@ -48,18 +48,19 @@ func newTwoTenants(t *testing.T, p app.Parts) (*twoTenants, func(id string) stri
 		t.Fatal(err)
 	}
 	base, tc := startDev(t, db.Store, p, "--webhook-ca-file", webhooktest.CAFile(t), "--webhook-allow-private")
-	tt := &twoTenants{db: db, envB: envB, a: devAPI{base: base, key: keyA.Plain}, b: devAPI{base: base, key: keyB.Plain}, tc: tc}
-	result := func(id string) string {
-		t.Helper()
-		waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		defer cancel()
-		var res workflows.EndpointDeletionResult
-		if err := tc.GetWorkflow(waitCtx, workflows.EndpointDeletionWorkflowID(id), "").Get(waitCtx, &res); err != nil {
-			t.Fatalf("deletion of %s: %v", id, err)
-		}
-		return fmt.Sprintf("%d pages, %d deliveries", res.Pages, res.Rows)
+	return &twoTenants{db: db, a: devAPI{base: base, key: keyA.Plain}, b: devAPI{base: base, key: keyB.Plain}, tc: tc}
+}
+
+// deletionResult waits for the EndpointDeletion run of endpoint id and says what it did.
+func (tt *twoTenants) deletionResult(t *testing.T, id string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var res workflows.EndpointDeletionResult
+	if err := tt.tc.GetWorkflow(ctx, workflows.EndpointDeletionWorkflowID(id), "").Get(ctx, &res); err != nil {
+		t.Fatalf("deletion of %s: %v", id, err)
 	}
-	return tt, result
+	return fmt.Sprintf("%d pages, %d deliveries", res.Pages, res.Rows)
 }
 
 // endpoint creates an endpoint of api's environment with body (JSON) and returns its id.
@@ -83,7 +84,7 @@ func (tt *twoTenants) endpoint(t *testing.T, api devAPI, body string) string {
 // (That the DELETE issues the same statements for 70,000 deliveries as for 10 is
 // store.TestDeleteEndpointStatementsDoNotGrowWithItsBacklog.)
 func TestDeletingAnEndpointWithALargeBacklogAnswersAtOnce(t *testing.T) {
-	tt, deletionResult := newTwoTenants(t, app.Parts{})
+	tt := newTwoTenants(t, app.Parts{})
 	ctx := context.Background()
 	db, sql := tt.db, tt.db.SQL()
 	rcB := webhooktest.NewReceiver(t)
@@ -153,7 +154,7 @@ func TestDeletingAnEndpointWithALargeBacklogAnswersAtOnce(t *testing.T) {
 	if err := hold.Rollback().Error; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("deletion's job: %s, ended %v after the DELETE answered", deletionResult(dead), time.Since(answered).Round(time.Second))
+	t.Logf("deletion's job: %s, ended %v after the DELETE answered", tt.deletionResult(t, dead), time.Since(answered).Round(time.Second))
 	if n := countSQL(t, sql, `SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'skipped' AND last_error = 'endpoint_deleted'`, dead); n != deletionBacklog {
 		t.Fatalf("%d deliveries skipped (endpoint_deleted), want %d", n, deletionBacklog)
 	}
@@ -167,7 +168,7 @@ func TestDeletingAnEndpointWithALargeBacklogAnswersAtOnce(t *testing.T) {
 // for its next attempt, sends nothing and ends quietly (completed, no attempt recorded);
 // the delivery ends skipped (endpoint_deleted).
 func TestARunWakingForADeletedEndpointEndsQuietly(t *testing.T) {
-	tt, deletionResult := newTwoTenants(t, app.Parts{})
+	tt := newTwoTenants(t, app.Parts{})
 	ctx := context.Background()
 	sql := tt.db.SQL()
 	rc := webhooktest.NewReceiver(t)
@@ -185,7 +186,7 @@ func TestARunWakingForADeletedEndpointEndsQuietly(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	t.Logf("deletion's job: %s", deletionResult(id))
+	t.Logf("deletion's job: %s", tt.deletionResult(t, id))
 
 	var evID string
 	if err := sql.Raw(`SELECT id FROM events WHERE object_id = ?`, acct.ID).Scan(&evID).Error; err != nil {

@@ -15,14 +15,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
 
@@ -45,23 +42,9 @@ const seededPurgeRows = 20 + 10 + 20*10*5 + 500
 // bounded pages, leaving no figure of the deleted meters and no purge row, and B's
 // figures untouched.
 func TestDeletingLargeMetersAnswersAtOnceAndPurgesInTheBackground(t *testing.T) {
-	db := webhooktest.New(t)
+	tt := newTwoTenants(t, app.Parts{PurgeRows: purgePageRows})
 	ctx := context.Background()
-	envB, err := db.Store.Environment(ctx, db.Env.OrganizationID, models.EnvLive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(db.Store)
-	keyA, err := km.Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyB, err := km.Create(ctx, envB.OrganizationID, envB.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, tc := startPurgeDev(t, db.Store)
-	a, b := devAPI{base: base, key: keyA.Plain}, devAPI{base: base, key: keyB.Plain}
+	db, a, b, tc := tt.db, tt.a, tt.b, tt.tc
 
 	if err := b.post(ctx, "/v1/meters", `{"key":"b-calls","filter":{"metric_name":"calls"},"aggregation":"count"}`, nil); err != nil {
 		t.Fatal(err)
@@ -220,12 +203,6 @@ func waitJobRunning(t *testing.T, tc client.Client, wid, envID string) {
 			t.Fatalf("no run of %s: %v", wid, err)
 		}
 	}
-}
-
-// startPurgeDev runs the dev shape on st with purge pages of purgePageRows (startDev).
-func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
-	t.Helper()
-	return startDev(t, st, app.Parts{PurgeRows: purgePageRows})
 }
 
 // startDev runs the dev shape (embedded Temporal, app.Run with the API and the worker,
