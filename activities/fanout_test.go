@@ -122,8 +122,16 @@ func TestDeliverOneDeliveryNotSent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "", models.EventDelivered, 0},
-		{"endpoint deleted: skipped, not sent", func(t *testing.T, f *twoEndpoints) {
+		{"endpoint deleted: not sent, nothing recorded (its deletion's job ends it skipped)", func(t *testing.T, f *twoEndpoints) {
 			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "", models.EventPending, 0},
+		{"delivery skipped by its endpoint's deletion: not sent", func(t *testing.T, f *twoEndpoints) {
+			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.db.Store.SkipDeletedEndpointPage(context.Background(), f.db.Env.ID, f.eps[0].ID, webhook.DeletionRows); err != nil {
 				t.Fatal(err)
 			}
 		}, "", models.EventSkipped, 0},

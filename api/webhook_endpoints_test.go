@@ -197,6 +197,16 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 	}
 	expectError(t, h.do("DELETE", "/v1/webhook_endpoints/"+id, sk, nil), http.StatusNotFound, "resource_missing")
 	expectError(t, h.do("GET", "/v1/webhook_endpoints/"+oldest, h.key["secret live"], nil), http.StatusNotFound, "resource_missing")
+	// The deleted endpoint holds its place until its deletion's job has ended its
+	// deliveries (CONTRACT §21; no worker here: the test runs the job's store calls).
+	expectError(t, h.do("POST", "/v1/webhook_endpoints", sk, map[string]any{"url": rc.URL + "/again"}), http.StatusBadRequest, "too_many_endpoints")
+	env := h.objEnv("sandbox")
+	if _, err := h.store.Jobs().SkipDeletedEndpointPage(context.Background(), env.ID, id, webhook.DeletionRows); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.Jobs().EndEndpointDeletion(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/again"})
 }
 

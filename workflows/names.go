@@ -16,7 +16,8 @@ const (
 	// until they drain.
 	TaskQueue = "revops-webhooks"
 	// JobsTaskQueue is the work tenants cause besides deliveries (bulk replays, meter
-	// backfills and purges), fair by environment like deliveries (JobsPriority).
+	// backfills and purges, endpoint deletions), fair by environment like deliveries
+	// (JobsPriority).
 	JobsTaskQueue = "revops-jobs"
 	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
 	// failed, recording late successes, retention): it never waits for a tenant's slot.
@@ -37,6 +38,9 @@ const (
 	// MeterPurgeWorkflowName is the workflow that purges a deleted meter's figures
 	// (CONTRACT §21).
 	MeterPurgeWorkflowName = "MeterPurge"
+	// EndpointDeletionWorkflowName is the workflow that ends a deleted webhook endpoint's
+	// unfinished deliveries skipped (CONTRACT §13, §21).
+	EndpointDeletionWorkflowName = "EndpointDeletion"
 	// HealthCheckWorkflowName is the workflow the endpoint health Schedule runs every
 	// minute (CONTRACT §23).
 	HealthCheckWorkflowName = "EndpointHealthCheck"
@@ -57,6 +61,10 @@ func MeterBackfillWorkflowID(meterID string) string { return "meter-backfill-" +
 
 // MeterPurgeWorkflowID is the id of a deleted meter's purge workflow: one per meter, ever.
 func MeterPurgeWorkflowID(meterID string) string { return "meter-purge-" + meterID }
+
+// EndpointDeletionWorkflowID is the id of a deleted endpoint's deletion workflow: one per
+// endpoint, ever.
+func EndpointDeletionWorkflowID(endpointID string) string { return "endpoint-deletion-" + endpointID }
 
 // Retention runs on a Temporal Schedule (CONTRACT §16).
 const (

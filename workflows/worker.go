@@ -30,7 +30,10 @@ type Activities struct {
 	BulkReplay    *activities.BulkReplay
 	MeterBackfill *activities.MeterBackfill
 	MeterPurge    *activities.MeterPurge
-	Health        *activities.Health // nil: no health check on this worker (tests)
+	// EndpointDeletion ends deleted endpoints' unfinished deliveries (nil: not on this
+	// worker, tests that delete no endpoint).
+	EndpointDeletion *activities.EndpointDeletion
+	Health           *activities.Health // nil: no health check on this worker (tests)
 }
 
 // Workers are the workers of one process, one per task queue (CONTRACT §17).
@@ -38,7 +41,8 @@ type Workers []worker.Worker
 
 // NewWorkers builds, unstarted, the workers of one process with opts (whose activity
 // slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
-// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays, meter backfills and purges;
+// (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays, meter backfills and purges,
+// endpoint deletions;
 // revops-system the bookkeeping that settles deliveries and retention. revops-webhooks
 // keeps every registration of the releases before the three queues (BulkReplay,
 // Retention and their activities), so that their runs there drain: a BulkReplay run
@@ -60,6 +64,10 @@ func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker
 	jw.RegisterActivity(acts.MeterBackfill)
 	jw.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
 	jw.RegisterActivity(acts.MeterPurge)
+	jw.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: EndpointDeletionWorkflowName})
+	if acts.EndpointDeletion != nil {
+		jw.RegisterActivity(acts.EndpointDeletion)
+	}
 
 	system := opts
 	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
@@ -114,10 +122,11 @@ func registerWebhooksWorkflows(w worker.WorkflowRegistry) {
 
 // RegisterWorkflows registers every workflow a recorded history may hold under its name,
 // for the replay test of recorded histories (a WorkflowReplayer has no activities and no
-// task queue). MeterBackfill and MeterPurge run only on revops-jobs, so revops-webhooks
-// goes without them.
+// task queue). MeterBackfill, MeterPurge and EndpointDeletion run only on revops-jobs, so
+// revops-webhooks goes without them.
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	registerWebhooksWorkflows(w)
 	w.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
 	w.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
+	w.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: EndpointDeletionWorkflowName})
 }

@@ -53,6 +53,9 @@ type Parts struct {
 	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
 	// Tests make it small, so that a purge takes many pages.
 	PurgeRows int
+	// DeletionRows bounds a page of a deleted endpoint's job; zero means
+	// webhook.DeletionRows. Tests make it small, so that a deletion takes many pages.
+	DeletionRows int
 }
 
 // TemporalOptions are the client options of every command; the SDK logs at warn and
@@ -145,6 +148,10 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
 	purges := &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon}
+	// A deleted endpoint's job is started after its deletion commits, by the API or the
+	// dashboard (CONTRACT §21).
+	deletions := &dispatch.EndpointDeletions{Client: tc, Store: st, Log: log, Health: mon}
+	endpoints.Deletions = deletions
 
 	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
 	// committed events from the outbox and start them eagerly; a process that commits
@@ -169,6 +176,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
 			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
+			// So are a deleted endpoint's unfinished deliveries ended.
+			EndpointDeletion: &activities.EndpointDeletion{Store: st.Jobs(), Rows: p.DeletionRows},
 		}
 		goRun(func() {
 			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
@@ -182,6 +191,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		goRun(func() { purges.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
+		goRun(func() { deletions.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		// Meters count usage rows in the processes that run the worker (`revops dev`,
 		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 		// under its cursor lock, so they share the work without counting a row twice.

@@ -242,6 +242,11 @@ func TestWebhookEndpointAddEditSecretTestDelete(t *testing.T) {
 	if p := c.get("/dashboard/webhooks/" + ep.ID); p.status != http.StatusNotFound {
 		t.Fatalf("deleted endpoint page: %d", p.status)
 	}
+	// The API's path (CONTRACT §21): the deletion is recorded for its job, which ends the
+	// endpoint's unfinished deliveries (started by the worker's sweeper here).
+	if ds, err := s.store.UnstartedEndpointDeletions(context.Background(), time.Now().Add(time.Hour), 10); err != nil || len(ds) != 1 || ds[0].EndpointID != ep.ID {
+		t.Fatalf("deletions awaiting their job: %+v %v", ds, err)
+	}
 }
 
 // Another organization, or the other environment, cannot see or touch an endpoint; every

@@ -45,7 +45,8 @@ func (h recordsTo) Handle(_ context.Context, r slog.Record) error {
 func (h recordsTo) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h recordsTo) WithGroup(string) slog.Handler      { return h }
 
-// A start after commit returns while Temporal has not answered, so the request does not
+// A start after commit (a meter's backfill or purge, an endpoint's deletion) returns
+// while Temporal has not answered, so the request does not
 // wait for it; it outlives the request's context, under a deadline of its own; a start
 // that fails is logged for the sweeper.
 func TestDetachedMeterStarts(t *testing.T) {
@@ -59,6 +60,9 @@ func TestDetachedMeterStarts(t *testing.T) {
 		{"purge", func(ctx context.Context, c client.Client, log *slog.Logger) {
 			(&dispatch.MeterPurges{Client: c, Store: &purgeRows{}, Log: log}).StartMeterPurgeDetached(ctx, models.MeterPurge{MeterID: "m-1", EnvironmentID: "env-1"})
 		}},
+		{"endpoint deletion", func(ctx context.Context, c client.Client, log *slog.Logger) {
+			(&dispatch.EndpointDeletions{Client: c, Store: &deletionRows{}, Log: log}).StartEndpointDeletionDetached(ctx, models.EndpointDeletion{EndpointID: "ep-1", EnvironmentID: "env-1"})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &heldClient{release: make(chan struct{}), seen: make(chan startContext, 1), err: errors.New("connection refused")}
@@ -70,7 +74,11 @@ func TestDetachedMeterStarts(t *testing.T) {
 			if got := <-c.seen; got.err != nil || !got.hasDeadline {
 				t.Fatalf("the start's context: err %v, deadline %v; want live, with a deadline", got.err, got.hasDeadline)
 			}
-			if msg, want := <-logs, "meter "+tc.name+" not started; the sweeper will"; msg != want {
+			want := "meter " + tc.name + " not started; the sweeper will"
+			if tc.name == "endpoint deletion" {
+				want = "endpoint deletion not started; the sweeper will"
+			}
+			if msg := <-logs; msg != want {
 				t.Fatalf("logged %q, want %q", msg, want)
 			}
 		})

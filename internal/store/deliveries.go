@@ -34,15 +34,26 @@ func SummarizeDeliveries(statuses []string) string {
 	return models.EventSkipped
 }
 
-// summarySQL is SummarizeDeliveries as an SQL expression over the events row.
+// summarySQL is SummarizeDeliveries as an SQL expression over the events row: the
+// first of summaryOrder any delivery has (the least rank), else skipped. One aggregate
+// over the event's deliveries (by webhook_deliveries_event_endpoint), never EXISTS per
+// status: PostgreSQL may run those over many events as hashed subplans, which read
+// every delivery of every environment with that status (CONTRACT §21).
 var summarySQL = func() string {
-	var b strings.Builder
-	b.WriteString("CASE")
-	for _, st := range summaryOrder {
-		fmt.Fprintf(&b, " WHEN EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id AND d.status = '%s') THEN '%s'", st, st)
+	var rank, name strings.Builder
+	rank.WriteString("CASE d.status")
+	name.WriteString("CASE MIN(")
+	for i, st := range summaryOrder {
+		fmt.Fprintf(&rank, " WHEN '%s' THEN %d", st, i)
 	}
-	fmt.Fprintf(&b, " ELSE '%s' END", models.EventSkipped)
-	return b.String()
+	rank.WriteString(" END")
+	name.WriteString(rank.String() + ")")
+	for i, st := range summaryOrder {
+		fmt.Fprintf(&name, " WHEN %d THEN '%s'", i, st)
+	}
+	name.WriteString(" END")
+	return fmt.Sprintf("COALESCE((SELECT %s FROM webhook_deliveries d WHERE d.event_id = events.id), '%s')",
+		name.String(), models.EventSkipped)
 }()
 
 // summarizeEvent sets the event's status to the summary of its deliveries. Callers lock
@@ -53,7 +64,8 @@ func summarizeEvent(tx *gorm.DB, eventID string, now time.Time) error {
 }
 
 // summarizeEvents is summarizeEvent for several events, in one statement; every one of
-// them must exist.
+// them must exist. Its callers bound the list (a page of a job at most): no statement
+// takes a list that grows with an environment's data (CONTRACT §21).
 func summarizeEvents(tx *gorm.DB, now time.Time, eventIDs ...string) error {
 	if len(eventIDs) == 0 {
 		return nil
@@ -81,7 +93,8 @@ func (s *Store) lockEvents(tx *gorm.DB, ids ...string) error {
 	return lockEventRows(tx, s.dialect, ids...)
 }
 
-// lockEventRows is lockEvents for a transaction that knows its dialect (Tx).
+// lockEventRows is lockEvents for a transaction that knows its dialect (Tx). Its callers
+// bound ids (one event, a claim of starts), as summarizeEvents's.
 func lockEventRows(tx *gorm.DB, dialect string, ids ...string) error {
 	if dialect != "postgres" || len(ids) == 0 {
 		return nil

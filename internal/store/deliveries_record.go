@@ -21,7 +21,8 @@ import (
 // a.DeliveryID names the delivery; an attempt of a run of the single-endpoint releases
 // has none and resolves to the event's only delivery (or that of the environment's
 // oldest endpoint, the one those runs send to). A delivery already ended skipped by the
-// deletion of its endpoint keeps that status. An event without deliveries (old runs of
+// deletion of its endpoint keeps that status; one whose endpoint is gone ends skipped
+// (unlessEndpointGone). An event without deliveries (old runs of
 // events no endpoint took) takes the status as given.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
 	_, err := s.InTx(ctx, env, func(tx *Tx) error {
@@ -83,7 +84,11 @@ func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.Del
 	}
 	res := scope(tx.Model(&models.WebhookDelivery{}), env).
 		Where("id = ? AND NOT (status = ? AND last_error = ?)", d.ID, models.EventSkipped, models.DeliveryEndpointDeleted).
-		Updates(map[string]any{"status": deliveryStatus, "last_error": attemptLastError(a), "updated_at": now})
+		Updates(map[string]any{
+			"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), deliveryStatus, models.EventSkipped),
+			"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), attemptLastError(a), models.DeliveryEndpointDeleted),
+			"updated_at": now,
+		})
 	if res.Error != nil {
 		return rec, fmt.Errorf("set status of delivery %s: %w", d.ID, res.Error)
 	}
@@ -169,7 +174,8 @@ func (s *Store) DeliveryEnv(ctx context.Context, deliveryID string) (Env, error)
 }
 
 // MarkDeliveryFailed ends a delivery failed if it is still under way (pending or
-// retrying), with reason as its error when one is given (endpoint_disabled), summarises
+// retrying), with reason as its error when one is given (endpoint_disabled), or skipped
+// (endpoint_deleted) when its endpoint is gone (unlessEndpointGone), summarises
 // its event, and returns the delivery as it is then. Its event is locked first, as for
 // every change of a delivery (lockEvents).
 //
@@ -192,9 +198,16 @@ func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d mode
 		return d, false, err
 	}
 	now := tx.Now()
-	set := map[string]any{"status": models.EventFailed, "updated_at": now}
+	// A delivery whose endpoint is gone ends skipped, as its deletion's job would end it:
+	// never failed, so it is not announced (delivery-exhausted) nor counted as failed.
+	lastError := gorm.Expr("last_error")
 	if reason != "" {
-		set["last_error"] = reason
+		lastError = gorm.Expr("?", reason)
+	}
+	set := map[string]any{
+		"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), models.EventFailed, models.EventSkipped),
+		"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), lastError, models.DeliveryEndpointDeleted),
+		"updated_at": now,
 	}
 	q := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("id = ? AND status IN ?", d.ID, unfinishedStatuses)
 	if replays != nil {
@@ -214,7 +227,8 @@ func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d mode
 }
 
 // MarkEventFailed is the single-endpoint releases' MarkDeliveryFailed: it ends the
-// event's unfinished deliveries failed (or, without deliveries, the event itself).
+// event's unfinished deliveries failed, those of deleted endpoints skipped (or, without
+// deliveries, the event itself failed).
 func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
 	now := time.Now().UTC()
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -231,7 +245,11 @@ func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
 				Updates(failed).Error
 		}
 		if err := tx.Model(&models.WebhookDelivery{}).Where("event_id = ? AND status IN ?", eventID, unfinishedStatuses).
-			Updates(failed).Error; err != nil {
+			Updates(map[string]any{
+				"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), models.EventFailed, models.EventSkipped),
+				"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "last_error", "?"), models.DeliveryEndpointDeleted),
+				"updated_at": now,
+			}).Error; err != nil {
 			return fmt.Errorf("mark deliveries of %s failed: %w", eventID, err)
 		}
 		return summarizeEvent(tx, eventID, now)
@@ -239,9 +257,10 @@ func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
 }
 
 // LockDeliveryEndpoint locks the endpoint of delivery deliveryID, if both are there,
-// before the change locks the delivery's event: an endpoint's deletion locks the
-// endpoint, then the events of its unfinished deliveries, so a change that may lock the
-// endpoint (MarkDeliveryFailed's disabling) must not hold the event while it waits for it.
+// before the change locks the delivery's event: a change that may lock the endpoint
+// (MarkDeliveryFailed's disabling) takes it first, as the endpoint writes and its
+// deletion do, so that no change holds an event while it waits for an endpoint
+// (CONTRACT §23's lock order: endpoint, event, health row).
 func (tx *Tx) LockDeliveryEndpoint(deliveryID string) error {
 	if tx.dialect != "postgres" {
 		return nil // SQLite's write transaction is exclusive

@@ -63,9 +63,10 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, delive
 // then, and since a replay may have put the delivery back to pending. When
 // the event or the delivery is missing the attempt is written with no endpoint, and
 // rolled back with the ErrNotFound the caller returns. The update of the delivery is
-// checked again on its latest version when it changed after the statement began (the
-// deletion of its endpoint, committed while this waited for the event), so a delivery
-// skipped by that deletion stays skipped. health_times moves the endpoint's health times
+// checked again on its latest version when it changed after the statement began (a page
+// of its endpoint's deletion, committed while this waited for the event), so a delivery
+// skipped by that deletion stays skipped; a delivery whose endpoint is gone already ends
+// skipped (unlessEndpointGone). health_times moves the endpoint's health times
 // forward only when stale (healthTimesSQL), after the event's lock (lock order: event,
 // then health row); h is the row as the statement's snapshot shows it, which the webhook
 // domain reads to decide whether the attempt changes anything else (store.AttemptRecord).
@@ -82,7 +83,8 @@ var recordFanOutSQL = sync.OnceValue(func() string {
 	ON CONFLICT DO NOTHING
 	RETURNING 1
 ), delivery AS (
-	UPDATE webhook_deliveries w SET status = @status, last_error = @last_error, updated_at = @now
+	UPDATE webhook_deliveries w SET status = ` + unlessEndpointGone("w", "@status", "@skipped") + `,
+	last_error = ` + unlessEndpointGone("w", "@last_error", "@deleted") + `, updated_at = @now
 	FROM d WHERE w.id = d.id AND EXISTS (SELECT 1 FROM attempt)
 	AND NOT (w.status = @skipped AND w.last_error = @deleted)
 ), ` + statRollupCTE() + `, health_times AS (

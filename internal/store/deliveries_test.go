@@ -193,53 +193,6 @@ func TestEndpointUpdateAndSingularPut(t *testing.T) {
 	}
 }
 
-// Deleting an endpoint ends its unfinished deliveries skipped (endpoint_deleted) and
-// summarises their events again; a late attempt does not revive them; finished ones stay.
-func TestDeleteEndpointSkipsUnfinishedDeliveries(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			a := newEndpoint(t, db, "https://a.example/", nil, true)
-			b := newEndpoint(t, db, "https://b.example/", nil, true)
-			done := newAccountEvent(t, db)
-			open := newAccountEvent(t, db)
-			attempt(t, db, deliveriesByEndpoint(t, db, done.ID)[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
-			attempt(t, db, deliveriesByEndpoint(t, db, open.ID)[a.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
-			attempt(t, db, deliveriesByEndpoint(t, db, open.ID)[b.ID], models.AttemptFailed, models.EventRetrying, time.Now().UTC())
-			if s := eventStatus(t, db, open.ID); s != models.EventRetrying {
-				t.Fatalf("before delete: %q", s)
-			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
-				t.Fatal(err)
-			}
-			d := deliveriesByEndpoint(t, db, open.ID)[b.ID]
-			if d.Status != models.EventSkipped || d.LastError != models.DeliveryEndpointDeleted {
-				t.Fatalf("unfinished delivery after delete: %+v", d)
-			}
-			if s := eventStatus(t, db, open.ID); s != models.EventDelivered {
-				t.Fatalf("event after delete: %q, want delivered (a delivered, b skipped)", s)
-			}
-			if d := deliveriesByEndpoint(t, db, done.ID)[b.ID]; d.Status != models.EventDelivered {
-				t.Fatalf("finished delivery after delete: %+v", d)
-			}
-			attempt(t, db, deliveriesByEndpoint(t, db, open.ID)[b.ID], models.AttemptFailed, models.EventRetrying, time.Now().UTC())
-			if d := deliveriesByEndpoint(t, db, open.ID)[b.ID]; d.Status != models.EventSkipped {
-				t.Fatalf("a late attempt revived the deleted endpoint's delivery: %+v", d)
-			}
-			target, err := db.st.DeliveryForAttempt(ctx, d.ID)
-			if err != nil || target.Endpoint != nil {
-				t.Fatalf("DeliveryForAttempt of a deleted endpoint: %+v %v", target.Endpoint, err)
-			}
-			if ev := newAccountEvent(t, db); len(deliveriesByEndpoint(t, db, ev.ID)) != 1 {
-				t.Fatal("a deleted endpoint still takes new events")
-			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, b.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); !errors.Is(err, apperr.ErrNotFound) {
-				t.Fatalf("second delete: %v", err)
-			}
-		})
-	}
-}
-
 // Runs of the single-endpoint releases record attempts without a delivery id: they land
 // on the event's delivery to the oldest endpoint; their MarkDeliveryFailed and replay act
 // on the deliveries too.

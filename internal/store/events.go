@@ -108,16 +108,23 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent 
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Create(&events).Error; err != nil {
+	if err := tx.CreateInBatches(&events, insertChunk).Error; err != nil {
 		return nil, fmt.Errorf("write events: %w", err)
 	}
 	if len(deliveries) > 0 {
-		if err := tx.Create(&deliveries).Error; err != nil {
+		if err := tx.CreateInBatches(&deliveries, insertChunk).Error; err != nil {
 			return nil, fmt.Errorf("write deliveries: %w", err)
 		}
 	}
 	return events, nil
 }
+
+// insertChunk bounds the rows of one INSERT of a change's events or deliveries (about
+// twenty parameters each): a change may emit many events (a consumer step's
+// meter-threshold-crossed, up to REVOPS_ALERT_EVENTS_PER_HOUR), each with a delivery per
+// endpoint, and neither database takes a list of parameters that grows with them
+// (PostgreSQL's bound is 65,535; CONTRACT §21).
+const insertChunk = 500
 
 // webhookBody is {"event":{id,time,type},"<object type>":{…}}, event first.
 func webhookBody(ev models.Event, object any, more ...BodyMember) (string, error) {

@@ -16,9 +16,10 @@ import (
 // by every attempt record when they are more than healthTimesSlack stale, and the state
 // the webhook domain saves — and reports them; the domain decides what they mean and
 // what to announce. Lock order: an attempt's record locks its event, then the health
-// row; an endpoint's deletion locks the endpoint, then events, and never the health row;
-// the endpoint writes lock the endpoint, then the health row. No path takes a health
-// row before an event or an endpoint.
+// row; an endpoint's deletion locks the endpoint alone, and the pages of its job that end
+// its unfinished deliveries lock events alone (endpoint_deletion.go); the endpoint writes
+// lock the endpoint, then the health row. No path takes a health row before an event or
+// an endpoint, nor an endpoint after an event.
 
 // healthTimesSlack is how stale the health row's times may be before an attempt's record
 // writes them: the attempts of a busy healthy endpoint leave its row alone, rather than

@@ -318,9 +318,10 @@ func TestHealthReenabledRecoversOnNextSuccess(t *testing.T) {
 	}
 }
 
-// An endpoint's deletion (endpoint, then events) runs beside the records of its
-// attempts (event, then health row) and the ends of its deliveries (event, endpoint,
-// health row) without a deadlock.
+// An endpoint's deletion (the endpoint alone) and its job's pages (events alone, several
+// in id order) run beside the records of its attempts (event, then health row) and the
+// ends of its deliveries (endpoint, event, health row) without a deadlock (CONTRACT §23),
+// and leave none of its deliveries unfinished.
 func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 	db := bothDatabases(t, models.EnvLive)["postgres"]
 	ctx := context.Background()
@@ -331,8 +332,8 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 			ds = append(ds, deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID])
 		}
 		var wg sync.WaitGroup
-		errs := make(chan error, len(ds)+1)
-		start := make(chan struct{})
+		errs := make(chan error, len(ds)+2)
+		start, deleted := make(chan struct{}), make(chan struct{})
 		for i, d := range ds {
 			wg.Add(1)
 			go func() {
@@ -357,7 +358,20 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 			defer wg.Done()
 			<-start
 			_, err := webhook.DeleteEndpoint(ctx, db.st, db.env, a.ID, idempotency.Reply[webhook.DeletedEndpoint]{})
+			close(deleted)
 			errs <- err
+		}()
+		wg.Add(1)
+		go func() { // the deletion's job, pages of 3, while the records go on
+			defer wg.Done()
+			<-deleted
+			for {
+				n, err := db.st.Jobs().SkipDeletedEndpointPage(ctx, db.env.ID, a.ID, 3)
+				if err != nil || n < 3 {
+					errs <- err
+					return
+				}
+			}
 		}()
 		close(start)
 		wg.Wait()
@@ -369,6 +383,9 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 					t.Fatal("deadlock")
 				}
 			}
+		}
+		if n := countWhere(t, db, "webhook_deliveries", "endpoint_id = ? AND status IN ('pending', 'retrying')", a.ID); n != 0 {
+			t.Errorf("round %d: %d deliveries of the deleted endpoint left unfinished", round, n)
 		}
 	}
 	// The health rows of deleted endpoints go with the check.

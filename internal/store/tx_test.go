@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -163,5 +165,31 @@ func TestSavepointUndoesItsWritesAndLocks(t *testing.T) {
 	}
 	if _, err := st.Account(ctx, env, undone); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("the refused savepoint's row: %v, want not found", err)
+	}
+}
+
+// A change may emit many events, each with a delivery per endpoint: 1,000 events to 16
+// endpoints is 16,000 deliveries, far past PostgreSQL's 65,535 parameters in one INSERT
+// (CONTRACT §21); they are written all the same, in bounded statements.
+func TestOneChangeWritesManyEventsToManyEndpoints(t *testing.T) {
+	const events = 1000
+	for name, db := range bothDatabases(t, models.EnvLive) {
+		t.Run(name, func(t *testing.T) {
+			for range webhook.MaxEndpoints {
+				newEndpoint(t, db, "https://a.example/", nil, true)
+			}
+			evs, err := db.st.InTx(context.Background(), db.env, func(tx *store.Tx) error {
+				for i := range events {
+					tx.Emit(store.Emit{Type: "account-created", ObjectType: "account", ObjectID: fmt.Sprint("acct-", i), Object: map[string]int{"n": i}})
+				}
+				return nil
+			})
+			if err != nil || len(evs) != events {
+				t.Fatalf("%d events written (%v), want %d", len(evs), err, events)
+			}
+			if n := countWhere(t, db, "webhook_deliveries", "environment_id = ?", db.env.ID); n != events*webhook.MaxEndpoints {
+				t.Fatalf("%d deliveries, want %d", n, events*webhook.MaxEndpoints)
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -78,15 +77,6 @@ func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
 	return q.Clauses(clause.Locking{Strength: "UPDATE"})
 }
 
-// CountEndpoints counts the environment's endpoints.
-func (tx *Tx) CountEndpoints() (int64, error) {
-	var n int64
-	if err := scope(tx.db.Model(&models.WebhookEndpoint{}), tx.env).Count(&n).Error; err != nil {
-		return 0, fmt.Errorf("count webhook endpoints: %w", err)
-	}
-	return n, nil
-}
-
 // InsertEndpoint writes a new endpoint in the transaction's environment, every column
 // as given (its ID and timestamps set by the caller), with its health row (CONTRACT §23).
 func (tx *Tx) InsertEndpoint(ep *models.WebhookEndpoint) error {
@@ -122,43 +112,6 @@ func (tx *Tx) Endpoint(id string) (models.WebhookEndpoint, error) {
 // time.
 func (tx *Tx) SaveEndpoint(ep *models.WebhookEndpoint) error {
 	return saveRow(tx, "webhook endpoint", ep.ID, ep)
-}
-
-// DeleteEndpoint removes endpoint id; its deliveries and attempts stay.
-func (tx *Tx) DeleteEndpoint(id string) error {
-	if err := scope(tx.db, tx.env).Where("id = ?", id).Delete(&models.WebhookEndpoint{}).Error; err != nil {
-		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
-	}
-	return nil
-}
-
-// EndUnfinishedDeliveries ends the endpoint's unfinished deliveries (pending or
-// retrying) skipped with reason as their error, and summarises their events again.
-func (tx *Tx) EndUnfinishedDeliveries(endpointID, reason string) error {
-	unfinished := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).
-		Where("endpoint_id = ? AND status IN ?", endpointID, unfinishedStatuses).Session(&gorm.Session{})
-	// The events are locked before their deliveries change, as every delivery change
-	// does (lockEvents); a second look takes in what changed while the first waited.
-	var eventIDs []string
-	for look := 0; look < 2; look++ {
-		var ids []string
-		if err := unfinished.Pluck("event_id", &ids).Error; err != nil {
-			return fmt.Errorf("unfinished deliveries of %s: %w", endpointID, err)
-		}
-		if err := lockEventRows(tx.db, tx.dialect, ids...); err != nil {
-			return err
-		}
-		eventIDs = append(eventIDs, ids...)
-	}
-	slices.Sort(eventIDs)
-	eventIDs = slices.Compact(eventIDs)
-	now := tx.Now()
-	if err := unfinished.Updates(map[string]any{
-		"status": models.EventSkipped, "last_error": reason, "updated_at": now,
-	}).Error; err != nil {
-		return fmt.Errorf("skip deliveries of %s: %w", endpointID, err)
-	}
-	return summarizeEvents(tx.db, now, eventIDs...)
 }
 
 // WebhookEndpoints lists an environment's endpoints, newest first (CONTRACT §9).

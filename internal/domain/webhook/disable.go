@@ -36,9 +36,8 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 		return false, err
 	}
 	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
-		// The endpoint before the event (its deletion's order): the disabling below locks
-		// it after the event, which would deadlock with a deletion holding the endpoint
-		// and waiting for this event.
+		// The endpoint before the event (the one lock order, CONTRACT §23): the disabling
+		// below locks it after the event otherwise.
 		if err := tx.LockDeliveryEndpoint(deliveryID); err != nil {
 			return err
 		}

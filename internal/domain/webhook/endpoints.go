@@ -293,6 +293,9 @@ type Endpoints struct {
 	// refused 429 rate_limited. 0: no bound.
 	MaxFilterTests int
 	filterTests    envgate.Gate
+	// Deletions starts a deleted endpoint's job right after its deletion commits, off the
+	// request path (nil: the sweeper starts it).
+	Deletions DeletionStarter
 }
 
 // Create validates and stores a new endpoint with a new secret.
@@ -367,9 +370,18 @@ func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) (
 	return e.Store.WebhookEndpoints(ctx, env, page)
 }
 
-// Delete removes an endpoint; its unfinished deliveries end skipped.
+// Delete removes an endpoint and answers at once (CONTRACT §21); its unfinished
+// deliveries end skipped by its EndpointDeletion job, handed to Deletions once the
+// deletion has committed.
 func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
-	return DeleteEndpoint(ctx, e.Store, env, id, reply)
+	ep, err := DeleteEndpoint(ctx, e.Store, env, id, reply)
+	if err != nil {
+		return ep, err
+	}
+	if e.Deletions != nil {
+		e.Deletions.StartEndpointDeletionDetached(ctx, DeletionOf(ep))
+	}
+	return ep, nil
 }
 
 // Rotate makes a new key of the endpoint's scheme (a secret, or an ed25519 key pair);

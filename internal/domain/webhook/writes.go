@@ -61,13 +61,8 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 		if err := tx.LockEndpoints(); err != nil {
 			return err
 		}
-		n, err := tx.CountEndpoints()
-		if err != nil {
+		if err := checkRoom(tx); err != nil {
 			return err
-		}
-		if n >= MaxEndpoints {
-			return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
-				"This environment already has %d webhook endpoints, the most it may have; delete one first.", MaxEndpoints)
 		}
 		ep = newRow(ep, now)
 		if err := tx.InsertEndpoint(&ep); err != nil {
@@ -77,6 +72,21 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 		return reply.KeepSecretShown(tx, WithHeadersShown(kept, ep, HeaderNames(ep.Headers)), kept, ep.ID, ep.Secret)
 	})
 	return ep, err
+}
+
+// checkRoom refuses an environment's 17th endpoint, under the environment's lock
+// (LockEndpoints). A deleted endpoint holds its place until its unfinished deliveries
+// have ended (CONTRACT §21): that is work the environment still causes.
+func checkRoom(tx *store.Tx) error {
+	endpoints, deleting, err := tx.CountEndpoints()
+	if err != nil {
+		return err
+	}
+	if endpoints+deleting >= MaxEndpoints {
+		return apperr.Invalid(ErrTooManyEndpoints, CodeTooManyEndpoints, "",
+			"This environment already has %d webhook endpoints, counting deleted endpoints whose unfinished deliveries are still being ended: the most it may have. Delete one first, or wait for a deletion to end.", MaxEndpoints)
+	}
+	return nil
 }
 
 // newRow is ep as a new endpoint created at now: enabled since now, or disabled by hand;
@@ -188,10 +198,11 @@ func withNewKey(ep models.WebhookEndpoint, key string, now time.Time, overlap ti
 	return ep
 }
 
-// DeleteEndpoint removes endpoint id. Its unfinished deliveries end skipped
-// (endpoint_deleted) and their events' statuses are summarised again, in the same
-// transaction; its past deliveries and attempts stay. reply's answer is the deleted stub
-// (ToDeletedEndpoint).
+// DeleteEndpoint removes endpoint id and records its deletion, whatever its backlog, in
+// one short transaction (CONTRACT §21): from its commit the endpoint is 404 and takes no
+// new delivery. Its unfinished deliveries end skipped (endpoint_deleted) afterwards, by
+// its EndpointDeletion job (Endpoints.Delete starts it); its past deliveries and attempts
+// stay. reply's answer is the deleted stub (ToDeletedEndpoint).
 func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -199,10 +210,7 @@ func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, r
 		if ep, err = tx.LockEndpoint(id); err != nil {
 			return err
 		}
-		if err := tx.DeleteEndpoint(id); err != nil {
-			return err
-		}
-		if err := tx.EndUnfinishedDeliveries(id, models.DeliveryEndpointDeleted); err != nil {
+		if err := tx.DeleteEndpoint(ep); err != nil {
 			return err
 		}
 		return reply.KeepSecret(tx, ToDeletedEndpoint(ep), ep.ID, ep.Secret)
@@ -257,6 +265,9 @@ func PutOldest(ctx context.Context, st Writer, env models.Env, create models.Web
 		cur, err := tx.OldestEndpoint()
 		switch {
 		case errors.Is(err, apperr.ErrNotFound):
+			if err := checkRoom(tx); err != nil {
+				return err // none left, but 16 deleted ones still ending their deliveries
+			}
 			created, ep = true, newRow(create, now)
 			return tx.InsertEndpoint(&ep)
 		case err != nil:

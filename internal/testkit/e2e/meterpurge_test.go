@@ -15,14 +15,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
 )
 
@@ -45,23 +42,9 @@ const seededPurgeRows = 20 + 10 + 20*10*5 + 500
 // bounded pages, leaving no figure of the deleted meters and no purge row, and B's
 // figures untouched.
 func TestDeletingLargeMetersAnswersAtOnceAndPurgesInTheBackground(t *testing.T) {
-	db := webhooktest.New(t)
+	tt := newTwoTenants(t, app.Parts{PurgeRows: purgePageRows})
 	ctx := context.Background()
-	envB, err := db.Store.Environment(ctx, db.Env.OrganizationID, models.EnvLive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	km := keys.NewManager(db.Store)
-	keyA, err := km.Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyB, err := km.Create(ctx, envB.OrganizationID, envB.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, tc := startPurgeDev(t, db.Store)
-	a, b := devAPI{base: base, key: keyA.Plain}, devAPI{base: base, key: keyB.Plain}
+	db, a, b, tc := tt.db, tt.a, tt.b, tt.tc
 
 	if err := b.post(ctx, "/v1/meters", `{"key":"b-calls","filter":{"metric_name":"calls"},"aggregation":"count"}`, nil); err != nil {
 		t.Fatal(err)
@@ -199,7 +182,12 @@ func countSQL(t *testing.T, sql *gorm.DB, q string, args ...any) int64 {
 // revops-jobs, fair by its environment.
 func waitPurgeRunning(t *testing.T, tc client.Client, meterID, envID string) {
 	t.Helper()
-	wid := workflows.MeterPurgeWorkflowID(meterID)
+	waitJobRunning(t, tc, workflows.MeterPurgeWorkflowID(meterID), envID)
+}
+
+// waitJobRunning waits until the job's run wid is open, on revops-jobs, fair by envID.
+func waitJobRunning(t *testing.T, tc client.Client, wid, envID string) {
+	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		d, err := tc.DescribeWorkflowExecution(context.Background(), wid, "")
 		if err == nil {
@@ -217,10 +205,10 @@ func waitPurgeRunning(t *testing.T, tc client.Client, meterID, envID string) {
 	}
 }
 
-// startPurgeDev runs the dev shape (embedded Temporal, app.Run with the API and the
-// worker) on st with purge pages of purgePageRows, and gives the API's base URL and a
-// Temporal client; both stop when the test ends.
-func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
+// startDev runs the dev shape (embedded Temporal, app.Run with the API and the worker,
+// sweeping every 200 ms) on st with p's page bounds and the extra flags, and gives the
+// API's base URL and a Temporal client; both stop when the test ends.
+func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (string, client.Client) {
 	t.Helper()
 	ctx := context.Background()
 	temporalAddr := freeAddr(t)
@@ -238,10 +226,11 @@ func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
 		t.Fatalf("start Temporal: %v", err)
 	}
 	t.Cleanup(func() { _ = stack.Stop() })
-	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", []string{
+	addEndpointIDsAttribute(t, temporalAddr, "default") // as revops dev registers it
+	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", append([]string{
 		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--env-rate-limit", "0",
 		"--temporal-address", temporalAddr,
-	})
+	}, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +242,8 @@ func startPurgeDev(t *testing.T, st *store.Store) (string, client.Client) {
 	runCtx, stop := context.WithCancel(ctx)
 	ready, done := make(chan string, 1), make(chan error, 1)
 	go func() {
-		done <- app.Run(runCtx, cfg, log, st, tc, app.Parts{API: true, Worker: true, Ready: ready,
-			SweepEvery: 200 * time.Millisecond, PurgeRows: purgePageRows})
+		p.API, p.Worker, p.Ready, p.SweepEvery = true, true, ready, 200*time.Millisecond
+		done <- app.Run(runCtx, cfg, log, st, tc, p)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 	select {

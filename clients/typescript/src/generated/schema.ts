@@ -454,7 +454,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Takes no body (or an empty JSON object). Its unfinished deliveries end skipped (endpoint_deleted); its past deliveries and attempts stay readable.
+         * @description Takes no body (or an empty JSON object). Answers at once, whatever the endpoint's backlog: from then on the endpoint is 404 and gets no new delivery. Its unfinished deliveries end skipped (endpoint_deleted) shortly after, in the background; until they have, the deleted endpoint still counts toward the environment's 16 (too_many_endpoints). Its past deliveries and attempts stay readable.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
