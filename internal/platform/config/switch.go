@@ -35,6 +35,9 @@ func (s *Switch) Set(v string) error {
 	return nil
 }
 
+// IsBoolFlag lets the flag be given alone (--seal-bound means true).
+func (s *Switch) IsBoolFlag() bool { return true }
+
 // Value is the setting: nil when left to Revops.
 func (s Switch) Value() *bool {
 	if !s.set {
