@@ -19,7 +19,7 @@ import (
 
 // openForm opens a second store on url with the test keys, writing secrets bound to
 // their row when bound says so (nil: the store decides, as REVOPS_SEAL_BOUND unset).
-func openForm(t *testing.T, url string, bound *bool) *store.Store {
+func openForm(t testing.TB, url string, bound *bool) *store.Store {
 	t.Helper()
 	o := keyed()
 	o.SealBound = bound
@@ -44,7 +44,7 @@ func sealedColumnsOf(t *testing.T, st *store.Store, id string) map[string]string
 }
 
 // createWith creates an endpoint in env with secret and headers through st.
-func createWith(t *testing.T, st *store.Store, env models.Env, secret string, headers map[string]string) models.WebhookEndpoint {
+func createWith(t testing.TB, st *store.Store, env models.Env, secret string, headers map[string]string) models.WebhookEndpoint {
 	t.Helper()
 	ep, err := webhook.CreateEndpoint(context.Background(), st, env, models.WebhookEndpoint{URL: "https://receiver.example/h", Method: "POST",
 		Enabled: true, Secret: secret, Headers: headers}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
