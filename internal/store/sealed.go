@@ -47,11 +47,20 @@ func sealErr(field *schema.Field, format string, args ...any) error {
 	return &SealError{at: "field " + field.Name, err: fmt.Errorf(format, args...)}
 }
 
+// sealErrAt is err of field in row, named by its place where its row's id is known.
+func sealErrAt(ctx context.Context, field *schema.Field, row reflect.Value, err error) error {
+	at, perr := placeOf(ctx, field, row)
+	if perr != nil {
+		return sealErr(field, "%w", err)
+	}
+	return &SealError{at: at.String(), err: err}
+}
+
 // sealer is what a store's statements seal with: its keys, and the form it writes.
 type sealer struct {
 	kr *secretbox.Keyring
 	// bound: write the bound form; else the unbound one the release before reads. Set
-	// once, while the store opens (sealForm), before any statement that seals.
+	// once, while the store opens (sealsBound), before any statement that seals.
 	bound bool
 }
 
@@ -128,7 +137,7 @@ func (sealedSerializer) Scan(ctx context.Context, field *schema.Field, dst refle
 			}
 		}
 		if plain, err = sl.kr.Open(stored, at); err != nil {
-			return &SealError{at: at.String(), err: err}
+			return sealErrAt(ctx, field, dst, err)
 		}
 	}
 	value := reflect.New(field.FieldType)
