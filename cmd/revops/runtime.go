@@ -72,6 +72,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store
 	if use.Clear > 0 {
 		log.Warn("secrets stored in clear: run `revops migrate` to encrypt them", "secrets", use.Clear)
 	}
+	log.Info("secrets at rest", "bound_to_row", st.SealsBound(), "unbound", use.Unbound) // docs/production.md
 	metrics.RegisterOutbox(st.OutboxBacklogAge)
 	return st, nil
 }
@@ -121,6 +122,14 @@ func sealSecrets(ctx context.Context, st *store.Store, cfg config.Config, report
 		return err
 	}
 	report(fmt.Sprintf("secrets sealed under key id %s: %d endpoint(s) re-sealed", cfg.Keyring.Current(), n))
+	if st.SealsBound() {
+		report("secrets are bound to their row")
+		return nil
+	}
+	// The unbound form is written until the operator says no process of the release
+	// before is left (CONTRACT §25, rolling upgrades).
+	report(fmt.Sprintf("secrets are written unbound, as the release before reads them: once every process runs this release, set %s=true on all of them and run `revops migrate` again to bind the stored ones to their row (docs/production.md, \"Secrets at rest\")",
+		config.SealBoundEnv))
 	return nil
 }
 
@@ -155,7 +164,7 @@ func storeOptions(cfg config.Config) store.Options {
 	o := store.DefaultOptions()
 	o.Connections, o.JobConnections = cfg.DBConnections, cfg.DBJobConnections
 	o.LockTimeout, o.StatementTimeout = cfg.DBLockTimeout, cfg.DBStatementTimeout
-	o.Keyring = cfg.Keyring
+	o.Keyring, o.SealBound = cfg.Keyring, cfg.SealBound.Value()
 	return o
 }
 

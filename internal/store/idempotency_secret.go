@@ -106,7 +106,8 @@ func (s *Store) withCurrentSecret(ctx context.Context, env Env, body []byte, end
 	if endpointID == nil {
 		return body, nil
 	}
-	// Read into the model, not plucked: the column is sealed (sealed.go).
+	// Read into the model, not plucked: the column is sealed (sealed.go), and opens with
+	// its row's id, selected before it.
 	var eps []models.WebhookEndpoint
 	if err := s.in(ctx, env).Select("id", "secret").Where("id = ?", *endpointID).Limit(1).Find(&eps).Error; err != nil {
 		return nil, fmt.Errorf("current secret of webhook endpoint %s: %w", *endpointID, err)

@@ -29,6 +29,9 @@ type Options struct {
 	// Keyring seals and opens the secrets the store keeps (sealed.go, CONTRACT §25); nil:
 	// none, and a secret can then be neither written nor read sealed.
 	Keyring *secretbox.Keyring
+	// SealBound is REVOPS_SEAL_BOUND: true writes secrets bound to their row, false in the
+	// unbound form the release before reads, nil decides when the store opens (sealForm).
+	SealBound *bool
 }
 
 // The bounds of tenant jobs. A job page is bounded by rows and bytes and retried by its

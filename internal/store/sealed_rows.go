@@ -31,15 +31,17 @@ var sealedColumns = sync.OnceValue(func() []string {
 const ResealBatch = 500
 
 // Reseal seals, under the keyring's first key, every secret stored in clear (before
-// CONTRACT §25) or under another key: `revops migrate` runs it, after which the older
-// keys can be dropped from REVOPS_ENCRYPTION_KEYS. Batches of batch endpoints, each in
-// its own transaction, in id order (keyset): bounded, and idempotent (a second run finds
-// nothing). It returns how many endpoints it rewrote.
+// CONTRACT §25) or under another key, and, once the store writes secrets bound to their
+// row (SealsBound), every one still unbound: `revops migrate` runs it, after which the
+// older keys can be dropped from REVOPS_ENCRYPTION_KEYS (and a later release may refuse
+// the unbound form). Batches of batch endpoints, each in its own transaction, in id order
+// (keyset): bounded, and idempotent (a second run finds nothing). It returns how many
+// endpoints it rewrote.
 func (s *Store) Reseal(ctx context.Context, batch int) (int, error) {
 	if s.keyring == nil {
 		return 0, fmt.Errorf("re-seal secrets: %w", secretbox.ErrNoKeyring)
 	}
-	stale, args := staleSealed(s.keyring.Current())
+	stale, args := s.staleSealed()
 	cols := sealedColumns()
 	total, after := 0, ""
 	for {
@@ -78,27 +80,16 @@ func (s *Store) Reseal(ctx context.Context, batch int) (int, error) {
 // writes for "" and an empty map) and "{}" (an empty map some column defaults write).
 const emptySealed = "('', '{}')"
 
-// staleSealed is the condition of an endpoint holding a secret not sealed under the key
-// current: in clear, or under another key.
-func staleSealed(current string) (string, []any) {
-	var conds []string
-	var args []any
-	for _, c := range sealedColumns() {
-		conds = append(conds, "("+c+" NOT IN "+emptySealed+" AND "+c+" NOT LIKE ?)")
-		args = append(args, secretbox.Prefix+current+":%")
-	}
-	return strings.Join(conds, " OR "), args
-}
-
-// KeyUse is what the stored secrets need: the ids of the keys they are sealed under, and
-// how many are still in clear.
+// KeyUse is what the stored secrets need: the ids of the keys they are sealed under, how
+// many are still in clear, and how many sealed unbound (sealed_form.go).
 type KeyUse struct {
-	KeyIDs []string
-	Clear  int64
+	KeyIDs  []string
+	Clear   int64
+	Unbound int64
 }
 
-// SecretKeyUse reads KeyUse: one DISTINCT scan of the key id prefix per sealed column
-// (webhook_endpoints holds at most 16 rows per environment).
+// SecretKeyUse reads KeyUse: one DISTINCT scan of the key id prefix and two counts per
+// sealed column (webhook_endpoints holds at most 16 rows per environment).
 func (s *Store) SecretKeyUse(ctx context.Context) (KeyUse, error) {
 	var use KeyUse
 	start := len(secretbox.Prefix) + 1
@@ -119,6 +110,12 @@ func (s *Store) SecretKeyUse(ctx context.Context) (KeyUse, error) {
 			return use, fmt.Errorf("clear %s: %w", c, err)
 		}
 		use.Clear += clear
+		var unbound int64
+		if err := s.db.WithContext(ctx).Raw(fmt.Sprintf(`SELECT COUNT(*) FROM webhook_endpoints WHERE %s LIKE ? AND %s NOT LIKE ?`, c, c),
+			secretbox.Prefix+"%", boundLike).Scan(&unbound).Error; err != nil {
+			return use, fmt.Errorf("unbound %s: %w", c, err)
+		}
+		use.Unbound += unbound
 	}
 	slices.Sort(use.KeyIDs)
 	return use, nil

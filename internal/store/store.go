@@ -32,6 +32,7 @@ type Store struct {
 	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 	keyring *secretbox.Keyring
+	seal    *sealer // the keyring and the form its statements seal in (sealed.go)
 }
 
 // Env is the environment every query is scoped to (models.Env), named short here
@@ -51,19 +52,24 @@ func OpenWith(ctx context.Context, url string, o Options, log *slog.Logger) (*St
 		s   *Store
 		err error
 	)
+	sl := &sealer{kr: o.Keyring}
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
-		s, err = openPostgres(url, o)
+		s, err = openPostgres(url, o, sl)
 	} else {
-		s, err = openSQLite(url, o)
+		s, err = openSQLite(url, o, sl)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.keyring = o.Keyring
+	s.keyring, s.seal = o.Keyring, sl
 	if s.jobs != nil {
-		s.jobs.keyring = o.Keyring
+		s.jobs.keyring, s.jobs.seal = o.Keyring, sl
 	}
 	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if sl.bound, err = s.sealsBound(ctx, o.SealBound); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -75,12 +81,12 @@ func OpenWith(ctx context.Context, url string, o Options, log *slog.Logger) (*St
 
 // openPostgres opens the request pool and the job pool, each connection of either with
 // its pool's timeouts (withTimeouts).
-func openPostgres(url string, o Options) (*Store, error) {
-	db, err := openPool(url, o.Connections, o.LockTimeout, o.StatementTimeout, o.Keyring)
+func openPostgres(url string, o Options, sl *sealer) (*Store, error) {
+	db, err := openPool(url, o.Connections, o.LockTimeout, o.StatementTimeout, sl)
 	if err != nil {
 		return nil, err
 	}
-	jobDB, err := openPool(url, o.JobConnections, o.JobLockTimeout, o.JobStatementTimeout, o.Keyring)
+	jobDB, err := openPool(url, o.JobConnections, o.JobLockTimeout, o.JobStatementTimeout, sl)
 	if err != nil {
 		closeDB(db)
 		return nil, err
@@ -92,7 +98,7 @@ func openPostgres(url string, o Options) (*Store, error) {
 	return s, nil
 }
 
-func openPool(url string, size int, lock, statement time.Duration, kr *secretbox.Keyring) (*gorm.DB, error) {
+func openPool(url string, size int, lock, statement time.Duration, sl *sealer) (*gorm.DB, error) {
 	dsn, err := withTimeouts(url, lock, statement)
 	if err != nil {
 		return nil, err
@@ -105,7 +111,7 @@ func openPool(url string, size int, lock, statement time.Duration, kr *secretbox
 	if err != nil {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
-	if err := withKeyring(db, kr); err != nil {
+	if err := withKeyring(db, sl); err != nil {
 		closeDB(db)
 		return nil, err
 	}
@@ -118,7 +124,7 @@ func openPool(url string, size int, lock, statement time.Duration, kr *secretbox
 // first's write lock (SQLITE_BUSY) instead of queueing for it in the pool. SQLite serves
 // one process (revops dev); the busy timeout, how long a writer from another process
 // waits for the file, is the lock timeout.
-func openSQLite(url string, o Options) (*Store, error) {
+func openSQLite(url string, o Options, sl *sealer) (*Store, error) {
 	if dir := filepath.Dir(url); dir != "." {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create database directory: %w", err)
@@ -134,7 +140,7 @@ func openSQLite(url string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database handle: %w", err)
 	}
-	if err := withKeyring(db, o.Keyring); err != nil {
+	if err := withKeyring(db, sl); err != nil {
 		closeDB(db)
 		return nil, err
 	}

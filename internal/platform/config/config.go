@@ -97,6 +97,10 @@ type Config struct {
 	// shows in the process list), and the raw keys are not kept: printing a Config shows
 	// a pointer, never a key.
 	Keyring *secretbox.Keyring
+	// SealBound is REVOPS_SEAL_BOUND: whether secrets are written bound to their row (the
+	// form the release before cannot read) or unbound; auto, the default (on in dev),
+	// binds them when the database keeps none unbound (store.Options.SealBound).
+	SealBound Switch
 
 	// Pprof adds Go's profiler (/debug/pprof/) to the metrics listener when PprofEnv is
 	// "1": how the delivery benchmark on the production shape profiles the api and worker
@@ -111,6 +115,9 @@ const PprofEnv = "REVOPS_PPROF"
 // EncryptionKeysEnv is REVOPS_ENCRYPTION_KEYS: comma-separated base64 keys of 32 bytes,
 // the first seals, all open (CONTRACT §25).
 const EncryptionKeysEnv = "REVOPS_ENCRYPTION_KEYS"
+
+// SealBoundEnv is REVOPS_SEAL_BOUND (Config.SealBound).
+const SealBoundEnv = "REVOPS_SEAL_BOUND"
 
 // Defaults of the §21 bounds, chosen by measurement (docs/benchmarks.md).
 const (
@@ -169,6 +176,7 @@ var envOf = map[string]string{
 	"meter-consumers":        "REVOPS_METER_CONSUMERS",
 	"filter-tests":           "REVOPS_FILTER_TESTS",
 	"alert-events-per-hour":  "REVOPS_ALERT_EVENTS_PER_HOUR",
+	"seal-bound":             SealBoundEnv,
 }
 
 // EnvVars lists every REVOPS_* variable the binary reads.
@@ -226,6 +234,10 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.IntVar(&c.MeterConsumers, "meter-consumers", DefaultMeterConsumers, "meter consumers per worker process")
 	fs.IntVar(&c.FilterTests, "filter-tests", DefaultFilterTests, "webhook filter tests of one environment at once in this replica")
 	fs.IntVar(&c.AlertEventsPerHour, "alert-events-per-hour", DefaultAlertEventsPerHour, "meter-threshold-crossed events per environment and clock hour (UTC); firings past it are held back")
+	if mode == "dev" {
+		c.SealBound = On() // one process is the whole deployment: none of the release before reads beside it
+	}
+	fs.Var(&c.SealBound, "seal-bound", "write secrets bound to their row: true once every process runs this release, false, or auto (bound when none is stored unbound; true in dev)")
 
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err

@@ -3,9 +3,11 @@
 // REVOPS_ENCRYPTION_KEYS (CONTRACT §25). The list's first key seals, every key opens, so
 // keys rotate: list a new key first, re-seal (`revops migrate`), drop the old one.
 //
-// A sealed value names its key: "enc:v1:<key id>:<base64 of nonce and ciphertext>". A
-// value without that prefix is clear (stored before encryption). Errors name key ids,
-// never keys or plaintext.
+// A sealed value names its key and its form (place.go): "enc:v1:<key id>:bound:<base64 of
+// nonce and ciphertext>", bound to the table, column and row it is kept in, or
+// "enc:v1:<key id>:<base64>", the unbound form of the releases before, which opens
+// wherever it is copied. A value without the prefix is clear (stored before encryption).
+// Errors name key ids, never keys or plaintext.
 package secretbox
 
 import (
@@ -30,9 +32,9 @@ const KeySize = 32
 // IDLen is the length of a key id (hex characters).
 const IDLen = 8
 
-// aad binds a sealed value to Revops (domain separation); values are not bound to their
-// row, as a rotation moves a secret from one column to another.
-var aad = []byte("revops secret v1")
+// unboundAAD is the additional data of the unbound form: it binds a value to Revops
+// (domain separation) but not to its place, so a value copied to another row opens there.
+var unboundAAD = []byte("revops secret v1")
 
 // ErrNoKeyring: a sealed value met a process without keys.
 var ErrNoKeyring = errors.New("no encryption keys (REVOPS_ENCRYPTION_KEYS is not set)")
@@ -134,8 +136,25 @@ func (kr *Keyring) Has(id string) bool {
 	return false
 }
 
-// Seal encrypts plaintext under the first key. "" stays "" (nothing to hide).
-func (kr *Keyring) Seal(plaintext string) (string, error) {
+// Seal encrypts plaintext under the first key, bound to the place it is kept at: it opens
+// there only (CONTRACT §25). "" stays "" (nothing to hide).
+func (kr *Keyring) Seal(plaintext string, at Place) (string, error) {
+	if plaintext == "" {
+		return "", nil
+	}
+	if err := at.check(); err != nil {
+		return "", err
+	}
+	return kr.seal(plaintext, at.aad(), BoundMark)
+}
+
+// SealUnbound encrypts plaintext under the first key in the unbound form, which the
+// release before this one reads: written until every process runs this one (Place).
+func (kr *Keyring) SealUnbound(plaintext string) (string, error) {
+	return kr.seal(plaintext, unboundAAD, "")
+}
+
+func (kr *Keyring) seal(plaintext string, aad []byte, mark string) (string, error) {
 	if plaintext == "" {
 		return "", nil
 	}
@@ -148,7 +167,7 @@ func (kr *Keyring) Seal(plaintext string) (string, error) {
 		return "", fmt.Errorf("seal: %w", err)
 	}
 	box := k.aead.Seal(nonce, nonce, []byte(plaintext), aad)
-	return Prefix + k.id + ":" + base64.StdEncoding.EncodeToString(box), nil
+	return Prefix + k.id + ":" + mark + base64.StdEncoding.EncodeToString(box), nil
 }
 
 // IsSealed tells a sealed value from a clear one.
@@ -163,14 +182,23 @@ func SealedWith(v string) (string, bool) {
 	return id, ok
 }
 
-// Open returns the plaintext of a sealed value; a clear value is returned as it is.
-func (kr *Keyring) Open(v string) (string, error) {
+// Open returns the plaintext of a sealed value kept at at, in either form; a clear value
+// is returned as it is. A bound value opens at its own place only: moved to another row or
+// column it is refused (the caller names the place; this error names the key id only).
+func (kr *Keyring) Open(v string, at Place) (string, error) {
 	if !IsSealed(v) {
 		return v, nil
 	}
 	id, body, ok := strings.Cut(v[len(Prefix):], ":")
 	if !ok {
 		return "", errors.New("sealed value without key id")
+	}
+	aad, bound := unboundAAD, strings.HasPrefix(body, BoundMark)
+	if bound {
+		if err := at.check(); err != nil {
+			return "", err
+		}
+		aad, body = at.aad(), body[len(BoundMark):]
 	}
 	if kr == nil {
 		return "", fmt.Errorf("value sealed under key %s: %w", id, ErrNoKeyring)
@@ -185,6 +213,9 @@ func (kr *Keyring) Open(v string) (string, error) {
 		}
 		n := k.aead.NonceSize()
 		plain, err := k.aead.Open(nil, box[:n], box[n:], aad)
+		if err != nil && bound {
+			return "", fmt.Errorf("value sealed under key %s does not open here: sealed for another row or column (copied), altered, or another key with the same id", id)
+		}
 		if err != nil {
 			return "", fmt.Errorf("value sealed under key %s does not open: altered, or another key with the same id", id)
 		}

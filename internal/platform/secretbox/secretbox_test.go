@@ -7,13 +7,15 @@ import (
 	"testing"
 )
 
+var here = Place{Table: "webhook_endpoints", Column: "secret", Row: "ep_1"}
+
 func TestSealOpenRotate(t *testing.T) {
 	oldKey, newKey := Generate(), Generate()
 	old, err := Parse(oldKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := old.Seal("whsec_abc")
+	sealed, err := old.Seal("whsec_abc", here)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,30 +29,30 @@ func TestSealOpenRotate(t *testing.T) {
 	if both.Current() == old.Current() {
 		t.Fatal("the first key listed does not seal")
 	}
-	if got, err := both.Open(sealed); err != nil || got != "whsec_abc" {
+	if got, err := both.Open(sealed, here); err != nil || got != "whsec_abc" {
 		t.Fatalf("open under the old key = %q, %v", got, err)
 	}
-	resealed, _ := both.Seal("whsec_abc")
+	resealed, _ := both.Seal("whsec_abc", here)
 	if id, _ := SealedWith(resealed); id != both.Current() {
 		t.Errorf("sealed with %s, want the first key %s", id, both.Current())
 	}
 	onlyNew, _ := Parse(newKey)
-	_, err = onlyNew.Open(sealed)
+	_, err = onlyNew.Open(sealed, here)
 	if err == nil || !strings.Contains(err.Error(), old.Current()) || strings.Contains(err.Error(), oldKey) || strings.Contains(err.Error(), newKey) {
 		t.Errorf("open under a dropped key: %v", err)
 	}
-	if got, err := onlyNew.Open("whsec_clear"); err != nil || got != "whsec_clear" {
+	if got, err := onlyNew.Open("whsec_clear", here); err != nil || got != "whsec_clear" {
 		t.Errorf("clear value = %q, %v", got, err)
 	}
-	if s, err := onlyNew.Seal(""); err != nil || s != "" {
+	if s, err := onlyNew.Seal("", here); err != nil || s != "" {
 		t.Errorf(`Seal("") = %q, %v`, s, err)
 	}
 	var none *Keyring
-	if _, err := none.Seal("x"); err == nil {
+	if _, err := none.Seal("x", here); err == nil {
 		t.Error("sealed without keys")
 	}
 	tampered := sealed[:len(sealed)-4] + "AAA="
-	if _, err := old.Open(tampered); err == nil {
+	if _, err := old.Open(tampered, here); err == nil {
 		t.Error("an altered value opened")
 	}
 }
@@ -103,11 +105,11 @@ func BenchmarkSealOpen(b *testing.B) {
 	}
 	secret := "whsec_" + strings.Repeat("k", 44)
 	for b.Loop() {
-		sealed, err := kr.Seal(secret)
+		sealed, err := kr.Seal(secret, here)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := kr.Open(sealed); err != nil {
+		if _, err := kr.Open(sealed, here); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/workflows"
@@ -122,8 +123,9 @@ func TestSecretsStayInTheDatabaseSealed(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT secret, previous_secret FROM webhook_endpoints WHERE id = $1`, id).Scan(&current, &previous); err != nil {
 		t.Fatal(err)
 	}
-	for _, sealed := range []string{current, previous} {
-		k, err := testdb.Keyring().Open(sealed) // the processes' key (prodlike.Start)
+	for col, sealed := range map[string]string{"secret": current, "previous_secret": previous} {
+		// The processes' key (prodlike.Start); a fresh database: bound to the row (§25).
+		k, err := testdb.Keyring().Open(sealed, secretbox.Place{Table: "webhook_endpoints", Column: col, Row: id})
 		if err != nil || !strings.HasPrefix(k, "whsk_") {
 			t.Fatalf("endpoint %s holds a key that is not a sealed whsk_ one (%v)", id, err)
 		}
