@@ -42,15 +42,7 @@ func TestAttemptsMaskTheURLsSecrets(t *testing.T) {
 		}
 		_, _ = w.Write([]byte("Revops API Event Received."))
 	})
-	ev := f.db.Event(t, "deal-signed", map[string]any{"id": "d1"}, time.Time{})
-	ds, err := f.db.Store.EventDeliveries(ctx, f.db.Env, ev.ID)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("deliveries %v (%v)", ds, err)
-	}
-	logs := &strings.Builder{}
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	in := activities.DeliverInput{EventID: ev.ID, DeliveryID: ds[0].ID, Trigger: models.TriggerScheduled, MaxAttempts: 3}
+	ev, in, suite, logs := f.loggedDelivery(t)
 	var errs []string
 	for _, failing := range []bool{true, false} {
 		fail.Store(failing)
@@ -94,4 +86,19 @@ func TestAttemptsMaskTheURLsSecrets(t *testing.T) {
 	if !strings.Contains(logs.String(), "webhook attempt") || !strings.Contains(string(shown), `token=\u003credacted\u003e`) {
 		t.Fatalf("no attempt logged or shown: the search proves nothing\n%s\n%s", logs, shown)
 	}
+}
+
+// loggedDelivery is a deal-signed event with its one delivery, the input of its attempts
+// (at most 3), and a test suite whose activities log into logs, for a search of them.
+func (f *fixture) loggedDelivery(t *testing.T) (models.Event, activities.DeliverInput, *testsuite.WorkflowTestSuite, *strings.Builder) {
+	t.Helper()
+	ev := f.db.Event(t, "deal-signed", map[string]any{"id": "d1"}, time.Time{})
+	ds, err := f.db.Store.EventDeliveries(context.Background(), f.db.Env, ev.ID)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("deliveries %v (%v)", ds, err)
+	}
+	logs := &strings.Builder{}
+	suite := &testsuite.WorkflowTestSuite{}
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	return ev, activities.DeliverInput{EventID: ev.ID, DeliveryID: ds[0].ID, Trigger: models.TriggerScheduled, MaxAttempts: 3}, suite, logs
 }
