@@ -11,7 +11,8 @@ import (
 )
 
 // A device is known for its own user's email only, until it expires; signing in again
-// renews it; a user is remembered on at most MaxLoginDevices browsers (CONTRACT §17).
+// renews it; a user is remembered on at most MaxLoginDevices browsers, and on none after
+// a password reset (CONTRACT §17).
 func TestLoginDevices(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
@@ -66,6 +67,13 @@ func TestLoginDevices(t *testing.T) {
 				if !known(fmt.Sprintf("d%d", i), "a@example.com", at) {
 					t.Errorf("device d%d forgotten, want the %d newest kept", i, store.MaxLoginDevices)
 				}
+			}
+			// A password reset forgets them all.
+			if err := st.ResetUserPassword(ctx, owner.ID, "new-hash"); err != nil {
+				t.Fatal(err)
+			}
+			if known("d1", "a@example.com", at) {
+				t.Error("a device outlived its user's password reset")
 			}
 		})
 	}
