@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/redact"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -233,7 +233,7 @@ func (a *Activities) recordUnsent(ctx context.Context, env models.Env, eventType
 // judge fills the attempt's record from the sender's result and returns the event's
 // status after it.
 func judge(att *models.DeliveryAttempt, ep models.WebhookEndpoint, res webhook.Result, last bool) string {
-	att.URL, att.Method = redact(ep.URL), ep.Method
+	att.URL, att.Method = redact.URL(ep.URL), ep.Method
 	att.DurationMS, att.StatusCode = res.Duration.Milliseconds(), res.StatusCode
 	att.ResponseExcerpt, att.Error, att.Outcome = res.Excerpt, res.Reason, models.AttemptSucceeded
 	switch {
@@ -271,13 +271,4 @@ func maxAttempts(in DeliverInput, info activity.Info) int32 {
 		return info.RetryPolicy.MaximumAttempts
 	}
 	return 1
-}
-
-// redact hides a password in the URL's user information before the URL is recorded.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Redacted()
 }

@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/testsuite"
-
-	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
@@ -37,11 +32,7 @@ func TestEveryAttemptCarriesTheEndpointsHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := f.db.Event(t, "deal-signed", map[string]any{"id": "d1"}, time.Time{})
-	ds, err := f.db.Store.EventDeliveries(ctx, f.db.Env, ev.ID)
-	if err != nil || len(ds) != 1 {
-		t.Fatalf("deliveries %v (%v)", ds, err)
-	}
+	ev, in, suite, logs := f.loggedDelivery(t)
 	var failing atomic.Bool
 	failing.Store(true)
 	f.rc.SetRespond(func(w http.ResponseWriter, r *http.Request) {
@@ -51,10 +42,6 @@ func TestEveryAttemptCarriesTheEndpointsHeaders(t *testing.T) {
 		_, _ = io.WriteString(w, webhooktest.AckSentence+" you sent "+r.Header.Get("X-Api-Key"))
 	})
 
-	logs := &strings.Builder{}
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	in := activities.DeliverInput{EventID: ev.ID, DeliveryID: ds[0].ID, Trigger: models.TriggerScheduled, MaxAttempts: 3}
 	attempt := func() error {
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(f.acts)

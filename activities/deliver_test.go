@@ -148,7 +148,7 @@ func TestDeliverSuccessPOST(t *testing.T) {
 	a := as[0]
 	if a.Number != 1 || a.Outcome != models.AttemptSucceeded || a.StatusCode != 200 || a.Method != "POST" ||
 		a.Trigger != models.TriggerScheduled || a.Error != "" || !strings.Contains(a.ResponseExcerpt, webhooktest.AckSentence) ||
-		a.URL != f.rc.URL+"/hooks?src=revops" || a.StartedAt.IsZero() {
+		a.URL != f.rc.URL+"/hooks?src=<redacted>" || a.StartedAt.IsZero() { // query values masked (issue 41)
 		t.Errorf("attempt recorded as %+v", a)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/redact"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -64,7 +65,7 @@ func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*Unrecord
 // is back).
 func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ctx, t.Event, in, info, a.now())
-	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact(t.Endpoint.URL), t.Endpoint.Method
+	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact.URL(t.Endpoint.URL), t.Endpoint.Method
 	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled
 	describeAttempt(ctx, t.Event, &att)
 	if err := a.recordUnsent(ctx, t.Env, t.Event.Type, &att, models.EventFailed); err != nil {

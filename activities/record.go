@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/metrics"
+	"github.com/revops/revops/internal/platform/redact"
 	"github.com/revops/revops/models"
 )
 
@@ -152,7 +153,7 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 		StatusCode: u.StatusCode, Outcome: models.AttemptSucceeded, TraceID: u.TraceID,
 	}
 	if ep, err := a.endpointOf(ctx, env, in.DeliveryID); err == nil {
-		att.EndpointID, att.URL = ep.ID, redact(ep.URL)
+		att.EndpointID, att.URL = ep.ID, redact.URL(ep.URL)
 	}
 	return a.recorder().RecordAttempt(ctx, env, &att, models.EventDelivered)
 }

@@ -13,3 +13,14 @@ type DashboardSession struct {
 	CreatedAt      time.Time
 	ExpiresAt      time.Time
 }
+
+// LoginDevice is a browser that signed in as a user: the device token of OWASP's "device
+// cookies" (CONTRACT §17). Its logins count against a budget of its own rather than its
+// address's, so people sharing the owner's address cannot keep the owner's browser out.
+// The cookie carries a random token; only its SHA-256 is stored.
+type LoginDevice struct {
+	ID        string `gorm:"primaryKey"` // hex SHA-256 of the cookie token
+	UserID    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}

@@ -232,7 +232,7 @@ type DeliveryAttempt struct {
 	// The OpenTelemetry trace the attempt ran in; null when tracing was off.
 	TraceID *string                `json:"trace_id"`
 	Trigger DeliveryAttemptTrigger `json:"trigger"`
-	// The endpoint URL used (password redacted); absent when skipped.
+	// The endpoint URL used, its user information and every query value shown as <redacted> (the endpoint itself shows its URL as saved); absent when skipped.
 	URL string `json:"url,omitzero"`
 }
 
@@ -293,7 +293,10 @@ type Endpoint struct {
 	Status  EndpointStatus  `json:"status"`
 	// RFC 3339, UTC.
 	UpdatedAt time.Time `json:"updated_at"`
-	URL       string    `json:"url"`
+	// As saved. One saved with user information before such URLs were refused keeps delivering, and warnings says to move its credentials into a header.
+	URL string `json:"url"`
+	// What the endpoint does that works but should change; empty when nothing. Codes: url_credentials (its URL carries user:password@, stored and shown in clear: move them into a custom header and remove them from the URL). More codes may be added.
+	Warnings []EndpointWarning `json:"warnings"`
 }
 
 // EndpointCreate is generated from the OpenAPI document.
@@ -310,7 +313,8 @@ type EndpointCreate struct {
 	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
 	Signing *EndpointSigning `json:"signing,omitempty"`
-	URL     string           `json:"url"`
+	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+	URL string `json:"url"`
 }
 
 // EndpointDisabledReason is one of the constants below (used by Endpoint.disabled_reason).
@@ -429,7 +433,16 @@ type EndpointUpdate struct {
 	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
 	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
 	Signing *EndpointSigning `json:"signing,omitempty"`
-	URL     *string          `json:"url,omitempty"`
+	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+	URL *string `json:"url,omitempty"`
+}
+
+// EndpointWarning: A warning on an endpoint (CONTRACT §13).
+type EndpointWarning struct {
+	// Stable, for programs: url_credentials. More may be added.
+	Code string `json:"code"`
+	// For people: what is wrong and what to do.
+	Message string `json:"message"`
 }
 
 // EndpointWindowStats is generated from the OpenAPI document.
@@ -1394,7 +1407,8 @@ type WebhookEndpoint struct {
 type WebhookEndpointPut struct {
 	Enabled *bool          `json:"enabled,omitempty"`
 	Method  *WebhookMethod `json:"method,omitempty"`
-	URL     string         `json:"url"`
+	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+	URL string `json:"url"`
 }
 
 // WebhookEvent is the body of a webhook delivery: Event says what happened, and the

@@ -76,8 +76,9 @@ type endpointData struct {
 	Choices        []subscriptionChoice
 	DisabledReason string
 	FailingSince   *time.Time
-	Secret         string // set only when revealed or just rotated
-	PublicKey      string // an ed25519 endpoint's whpk_ key, always shown (it has no secret to reveal)
+	Warnings       []webhook.Warning // the saved endpoint's (credentials in its URL)
+	Secret         string            // set only when revealed or just rotated
+	PublicKey      string            // an ed25519 endpoint's whpk_ key, always shown (it has no secret to reveal)
 	PreviousUntil  *time.Time
 	TestTypes      []string
 	TestType       string
@@ -272,7 +273,7 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 // endpointPage prepares the page of a loaded endpoint.
 func (h *handler) endpointPage(ep models.WebhookEndpoint) endpointData {
 	d := endpointData{ID: ep.ID, Form: formOf(ep), DisabledReason: ep.DisabledReason, FailingSince: ep.FailingSince,
-		SavedHeaders: webhook.HeaderNames(ep.Headers)}
+		SavedHeaders: webhook.HeaderNames(ep.Headers), Warnings: webhook.Warnings(ep)}
 	if pub := webhook.ToEndpointObject(ep).PublicKey; pub != nil {
 		d.PublicKey = *pub
 	}
@@ -336,7 +337,7 @@ func (h *handler) saveEndpoint(c *gin.Context, d endpointData) {
 	var ep models.WebhookEndpoint
 	if len(faults) > 0 {
 		// Not saved: only list the other fields' faults too, with the same rules.
-		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy)
+		_, err = webhook.ValidateEndpointFields(in, d.ID == "", models.DefaultRetryPolicy, d.Form.URL) // d: as saved
 	} else if d.ID == "" {
 		ep, err = h.endpoints.Create(c.Request.Context(), env, in, idempotency.Reply[webhook.EndpointObject]{})
 	} else {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/platform/clientaddr"
 	"github.com/revops/revops/models"
 )
 
@@ -163,47 +162,63 @@ func (h *handler) login(c *gin.Context) {
 		h.showLogin(c, http.StatusBadRequest, "", fmt.Sprintf("An email address has at most %d characters.", maxEmailLength))
 		return
 	}
-	ctx, client := c.Request.Context(), clientaddr.Of(c.Request, h.cfg.TrustedProxies)
-	refused, err := h.throttle.attempt(ctx, email, client)
+	ctx := c.Request.Context()
+	who, err := h.loginClient(c, email)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	refused, err := h.throttle.attempt(ctx, email, who)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	if refused.wait > 0 {
-		secs := int(refused.wait.Seconds() + 0.999)
-		msg := fmt.Sprintf("Too many failed attempts for this email from your address. Try again in %d seconds.", secs)
-		if refused.overall {
-			msg = fmt.Sprintf("Too many sign-in attempts from your address. Try again in %d seconds.", secs)
-		}
-		c.Header("Retry-After", strconv.Itoa(secs))
-		h.showLogin(c, http.StatusTooManyRequests, email, msg)
+		h.refuseLogin(c, email, who, refused)
 		return
 	}
-	if !h.hashes.enter(ctx) {
+	if !h.hashes.enter(ctx, who.seat) {
 		c.Header("Retry-After", "1")
 		h.showLogin(c, http.StatusTooManyRequests, email, "Too many people are signing in right now. Try again in a moment.")
 		return
 	}
 	u, err := h.checkPassword(ctx, email, c.PostForm("password"))
-	h.hashes.leave()
+	h.hashes.leave(who.seat)
 	if errors.Is(err, errBadCredentials) {
 		h.showLogin(c, http.StatusUnauthorized, email, "Incorrect email or password.")
 		return
+	}
+	if err == nil {
+		err = h.throttle.succeeded(ctx, email, who)
+	}
+	if err == nil {
+		err = h.startSession(c, u)
+	}
+	if err == nil {
+		err = h.rememberDevice(c, u, who)
 	}
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.throttle.succeeded(ctx, email, client); err != nil {
-		h.fail(c, err)
-		return
-	}
-	if err := h.startSession(c, u); err != nil {
-		h.fail(c, err)
-		return
-	}
 	h.setCookie(c, loginCookie, "", "/dashboard/login", -1)
 	c.Redirect(http.StatusSeeOther, "/dashboard/api-keys")
+}
+
+// refuseLogin answers a login over its client's limits: 429 with Retry-After, saying
+// which limit (CONTRACT §17).
+func (h *handler) refuseLogin(c *gin.Context, email string, who loginClient, r refusal) {
+	secs := int(r.wait.Seconds() + 0.999)
+	from := "your address"
+	if who.device != "" {
+		from = "this browser"
+	}
+	msg := fmt.Sprintf("Too many failed attempts for this email from %s. Try again in %d seconds.", from, secs)
+	if r.overall {
+		msg = fmt.Sprintf("Too many sign-in attempts from %s. Try again in %d seconds.", from, secs)
+	}
+	c.Header("Retry-After", strconv.Itoa(secs))
+	h.showLogin(c, http.StatusTooManyRequests, email, msg)
 }
 
 var errBadCredentials = errors.New("bad credentials")

@@ -23,16 +23,20 @@ var (
 	perClient = loginLimit{max: 20, window: time.Minute}
 	// perClientEmail slows one client guessing one user's password to five failures a
 	// minute. It is the client's own: an attacker's failures for an email never lock
-	// the owner, who signs in from elsewhere (CONTRACT §17).
+	// the owner, who signs in from elsewhere or from a browser it signed in on before
+	// (CONTRACT §17).
 	perClientEmail = loginLimit{max: 5, window: time.Minute}
 )
 
-// throttle limits login attempts per client address, and per client and email. Its
-// counters live in the database, so every replica sees the same counts, and an attempt is
-// counted before its password is checked (one atomic statement), so racing attempts
-// cannot slip past a limit together. A correct password is refused only when the client
-// presenting it is over its own limits; it then clears that client's failures for the
-// email (a run of typos ends), but still counts against the client's budget.
+// throttle limits login attempts per client, and per client and email (CONTRACT §17). A
+// client is a browser that signed in as the user it names before (its device token,
+// device.go), or else an address: so the owner's browser keeps a budget of its own, which
+// nobody sharing its address can spend. Its counters live in the database, so every
+// replica sees the same counts, and an attempt is counted before its password is checked
+// (one atomic statement), so racing attempts cannot slip past a limit together. A correct
+// password is refused only when the client presenting it is over its own limits; it then
+// clears that client's failures for the email (a run of typos ends), but still counts
+// against the client's budget.
 type throttle struct {
 	store       *store.Store
 	now         func() time.Time
@@ -53,7 +57,7 @@ type refusal struct {
 
 // attempt counts one login attempt of email from client and tells how long to wait when
 // it is over a limit (wait 0: it may go ahead).
-func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr) (refusal, error) {
+func (t *throttle) attempt(ctx context.Context, email string, client loginClient) (refusal, error) {
 	now := t.now().UTC()
 	var r refusal
 	opened := false
@@ -61,7 +65,7 @@ func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr)
 		scope   string
 		limit   loginLimit
 		overall bool
-	}{{clientScope(client), t.client, true}, {pairScope(email, client), t.clientEmail, false}} {
+	}{{client.scope, t.client, true}, {pairScope(email, client), t.clientEmail, false}} {
 		w, err := t.store.CountLoginAttempt(ctx, s.scope, now, s.limit.window)
 		if err != nil {
 			return refusal{}, err
@@ -86,14 +90,14 @@ func (t *throttle) attempt(ctx context.Context, email string, client netip.Addr)
 }
 
 // succeeded forgets client's failures for email; the attempt stays in client's budget.
-func (t *throttle) succeeded(ctx context.Context, email string, client netip.Addr) error {
+func (t *throttle) succeeded(ctx context.Context, email string, client loginClient) error {
 	return t.store.ClearLoginAttempts(ctx, pairScope(email, client))
 }
 
 // pairScope keys one client's attempts at one email. It is hashed: the table then holds
 // no email, nor what people type by mistake into the email field (their password, often).
-func pairScope(email string, client netip.Addr) string {
-	sum := sha256.Sum256([]byte(email + "\x00" + clientaddr.Scope(client)))
+func pairScope(email string, client loginClient) string {
+	sum := sha256.Sum256([]byte(email + "\x00" + client.scope))
 	return "pair:" + hex.EncodeToString(sum[:16])
 }
 

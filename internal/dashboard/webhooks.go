@@ -26,7 +26,8 @@ type endpointRow struct {
 	// the first failed attempt since (its failing spell).
 	Health                   string
 	LastSuccess, FailingFrom *time.Time
-	Figures                  endpointFigures // 24 h success rate and p95, the week's attempts by outcome
+	Figures                  endpointFigures   // 24 h success rate and p95, the week's attempts by outcome
+	Warnings                 []webhook.Warning // what works but should change (credentials in the URL)
 }
 
 type webhooksData struct {
@@ -70,7 +71,8 @@ func (h *handler) webhookPage(c *gin.Context) {
 func toEndpointRow(ep models.WebhookEndpoint, now time.Time) endpointRow {
 	r := endpointRow{ID: ep.ID, URL: ep.URL, Method: ep.Method, Description: ep.Description,
 		Subscriptions: ep.EventTypes, Enabled: ep.Enabled, DisabledReason: ep.DisabledReason,
-		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy), Health: webhook.ToHealthObject(ep, now).Status}
+		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy), Health: webhook.ToHealthObject(ep, now).Status,
+		Warnings: webhook.Warnings(ep)}
 	if ep.Health != nil {
 		r.LastSuccess, r.FailingFrom = ep.Health.LastSuccessAt, ep.Health.FailingSince
 	}

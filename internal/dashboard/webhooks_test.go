@@ -80,6 +80,7 @@ func TestWebhookEndpointFormValidation(t *testing.T) {
 				{"empty url", []string{"url", "|"}, "url", "url is required."},
 				{"plain http", []string{"url", "http://example.com/hook"}, "url", "beginning with https://"},
 				{"loopback", []string{"url", "https://127.0.0.1/hook"}, "url", "loopback, private, link-local or metadata"},
+				{"credentials in the url", []string{"url", "https://user:pw@example.com/hook"}, "url", "url must not carry credentials"},
 				{"bad method", []string{"method", "PUT"}, "method", "method must be POST or GET."},
 				{"no event type", []string{"event_types", ""}, "event_types", "at least one type"},
 				{"unknown event type", []string{"event_types", "deal-signed|deal-exploded"}, "event_types", `"deal-exploded" is not an event type`},

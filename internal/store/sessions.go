@@ -87,7 +87,8 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 
 // ResetUserPassword replaces a user's password hash and ends every session of the user in
 // the same transaction: whoever knew the old password (or held a session opened with it)
-// is out as soon as the new one exists.
+// is out as soon as the new one exists. The browsers the user signed in on are forgotten
+// too (login_devices.go): one that signed in with the old password is a stranger again.
 func (s *Store) ResetUserPassword(ctx context.Context, userID, passwordHash string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.OrganizationUser{}).Where("id = ?", userID).Update("password_hash", passwordHash)
@@ -99,6 +100,9 @@ func (s *Store) ResetUserPassword(ctx context.Context, userID, passwordHash stri
 		}
 		if err := tx.Where("user_id = ?", userID).Delete(&models.DashboardSession{}).Error; err != nil {
 			return fmt.Errorf("end sessions of user %s: %w", userID, err)
+		}
+		if err := tx.Where("user_id = ?", userID).Delete(&models.LoginDevice{}).Error; err != nil {
+			return fmt.Errorf("forget login devices of user %s: %w", userID, err)
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/platform/apiobject"
+	"github.com/revops/revops/internal/platform/redact"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/models"
 )
@@ -106,11 +107,13 @@ func ToObject(e Event, l Links) Object {
 	return o
 }
 
+// toAttemptObject is an attempt as the API shows it. Its URL is masked again on the way
+// out: attempts recorded by an earlier release hold it in clear until retention ends them.
 func toAttemptObject(a models.DeliveryAttempt) AttemptObject {
 	o := AttemptObject{
 		EndpointID: apiobject.NonEmpty(a.EndpointID), Number: a.Number, Trigger: a.Trigger, RunID: a.RunID, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano),
 		DurationMS: a.DurationMS, ResponseExcerpt: a.ResponseExcerpt, Error: apiobject.NonEmpty(a.Error),
-		Outcome: a.Outcome, URL: a.URL, Method: a.Method, TraceID: apiobject.NonEmpty(a.TraceID),
+		Outcome: a.Outcome, URL: redact.URL(a.URL), Method: a.Method, TraceID: apiobject.NonEmpty(a.TraceID),
 	}
 	if a.StatusCode != 0 {
 		code := a.StatusCode

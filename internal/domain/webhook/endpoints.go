@@ -83,12 +83,14 @@ type EndpointFields struct {
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
 // fills the defaults (POST, enabled, ["*"], the default policy). base is the policy a
-// partial retry_policy completes: the endpoint's own for a PATCH.
-func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy) (EndpointPatch, error) {
+// partial retry_policy completes: the endpoint's own for a PATCH. savedURL is the
+// endpoint's URL as saved ("" for a new one): sent again unchanged, it is not judged as
+// a new URL would be (credentials.go).
+func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPolicy, savedURL string) (EndpointPatch, error) {
 	var fs apperr.Faults
 	var p EndpointPatch
 	if in.URL != nil || create {
-		if u, ok := checkURL(&fs, in.URL); ok {
+		if u, ok := checkURL(&fs, in.URL, savedURL); ok {
 			p.URL = &u
 		}
 	}
@@ -175,8 +177,9 @@ func checkSigning(fs *apperr.Faults, s string) bool {
 	return true
 }
 
-// checkURL applies §8's rules to a url member (required when checked).
-func checkURL(fs *apperr.Faults, raw *string) (string, bool) {
+// checkURL applies §8's rules to a url member (required when checked), and refuses
+// credentials in a URL other than saved.
+func checkURL(fs *apperr.Faults, raw *string, saved string) (string, bool) {
 	switch {
 	case raw == nil || *raw == "":
 		fs.Missing("url")
@@ -189,7 +192,7 @@ func checkURL(fs *apperr.Faults, raw *string) (string, bool) {
 			fs.Invalid("url", "url must be an absolute URL beginning with https://.")
 			return "", false
 		}
-		return *raw, true
+		return *raw, checkCredentials(fs, u, *raw, saved)
 	}
 	return "", false
 }
@@ -300,7 +303,7 @@ type Endpoints struct {
 
 // Create validates and stores a new endpoint with a new secret.
 func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointFields, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
-	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy)
+	p, err := ValidateEndpointFields(in, true, models.DefaultRetryPolicy, "")
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
@@ -338,7 +341,7 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 	if err != nil {
 		return cur, err
 	}
-	p, err := ValidateEndpointFields(in, false, cur.RetryPolicy)
+	p, err := ValidateEndpointFields(in, false, cur.RetryPolicy, cur.URL)
 	if err != nil {
 		return cur, err
 	}

@@ -33,8 +33,11 @@ type EndpointObject struct {
 	Signing   string            `json:"signing"`          // hmac-sha256 or ed25519 (CONTRACT §25)
 	PublicKey *string           `json:"public_key"`       // ed25519 only: whpk_…, derived from the private key
 	Secret    string            `json:"secret,omitempty"` // only in the answer of the create, hmac only
-	CreatedAt string            `json:"created_at"`
-	UpdatedAt string            `json:"updated_at"`
+	// Warnings are what the endpoint does that works but should change (credentials.go);
+	// never null.
+	Warnings  []Warning `json:"warnings"`
+	CreatedAt string    `json:"created_at"`
+	UpdatedAt string    `json:"updated_at"`
 }
 
 // HealthObject is an endpoint's health (CONTRACT §23).
@@ -81,7 +84,7 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
 			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
 		},
-		Health: ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers),
+		Health: ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers), Warnings: Warnings(ep),
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
 	o.Signing, o.PublicKey = signingOf(ep)

@@ -25,7 +25,11 @@ func (e *Endpoints) Oldest(ctx context.Context, env models.Env) (models.WebhookE
 // when the environment has none, creates one with a new secret as Create would (created
 // tells which). Only in.URL, in.Method and in.Enabled are read.
 func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) (ep models.WebhookEndpoint, created bool, err error) {
-	p, err := ValidateEndpointFields(EndpointFields{URL: in.URL, Method: in.Method, Enabled: in.Enabled}, true, models.DefaultRetryPolicy)
+	saved, err := e.savedCredentials(ctx, env, in.URL)
+	if err != nil {
+		return ep, false, err
+	}
+	p, err := ValidateEndpointFields(EndpointFields{URL: in.URL, Method: in.Method, Enabled: in.Enabled}, true, models.DefaultRetryPolicy, saved)
 	if err != nil {
 		return ep, false, err
 	}
@@ -40,6 +44,19 @@ func (e *Endpoints) Put(ctx context.Context, env models.Env, in EndpointFields) 
 	// that concurrent first PUTs make one endpoint.
 	return PutOldest(ctx, e.Store, env, newEndpoint(p, secret),
 		EndpointPatch{URL: p.URL, Method: p.Method, Enabled: p.Enabled}, time.Now().UTC())
+}
+
+// savedCredentials is the oldest endpoint's URL when the PUT's url carries credentials
+// (credentials.go): sent again unchanged, that URL keeps them. Other URLs need no read.
+func (e *Endpoints) savedCredentials(ctx context.Context, env models.Env, url *string) (string, error) {
+	if url == nil || !HasCredentials(*url) {
+		return "", nil
+	}
+	oldest, err := e.Oldest(ctx, env)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return "", nil
+	}
+	return oldest.URL, err
 }
 
 // RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:

@@ -39,7 +39,7 @@ func TestValidateEndpoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := ValidateEndpointFields(tt.in, true, models.DefaultRetryPolicy)
+			set, err := ValidateEndpointFields(tt.in, true, models.DefaultRetryPolicy, "")
 			var got []string
 			var verr *apperr.ValidationError
 			if errors.As(err, &verr) {

@@ -49,6 +49,7 @@ export type Endpoint = components["schemas"]["Endpoint"];
 export type EndpointHeaders = components["schemas"]["EndpointHeaders"];
 export type EndpointHeadersInput = components["schemas"]["EndpointHeadersInput"];
 export type EndpointHealth = components["schemas"]["EndpointHealth"];
+export type EndpointWarning = components["schemas"]["EndpointWarning"];
 export type EndpointCreate = components["schemas"]["EndpointCreate"];
 export type EndpointUpdate = components["schemas"]["EndpointUpdate"];
 export type EndpointList = components["schemas"]["EndpointList"];

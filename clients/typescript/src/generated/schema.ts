@@ -1389,7 +1389,10 @@ export interface components {
             updated_at: string;
         };
         WebhookEndpointPut: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+             */
             url: string;
             /**
              * @default POST
@@ -1475,7 +1478,7 @@ export interface components {
             outcome: "succeeded" | "failed" | "skipped";
             /**
              * Format: uri
-             * @description The endpoint URL used (password redacted); absent when skipped.
+             * @description The endpoint URL used, its user information and every query value shown as <redacted> (the endpoint itself shows its URL as saved); absent when skipped.
              */
             url?: string;
             /**
@@ -1641,7 +1644,10 @@ export interface components {
             id: string;
             /** @constant */
             object: "webhook_endpoint";
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description As saved. One saved with user information before such URLs were refused keeps delivering, and warnings says to move its credentials into a header.
+             */
             url: string;
             /** @enum {string} */
             method: "POST" | "GET";
@@ -1670,6 +1676,8 @@ export interface components {
             headers: components["schemas"]["EndpointHeaders"];
             /** @description Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead). */
             secret?: string;
+            /** @description What the endpoint does that works but should change; empty when nothing. Codes: url_credentials (its URL carries user:password@, stored and shown in clear: move them into a custom header and remove them from the URL). More codes may be added. */
+            warnings: components["schemas"]["EndpointWarning"][];
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
@@ -1709,8 +1717,18 @@ export interface components {
              */
             failing_since: string | null;
         };
+        /** @description A warning on an endpoint (CONTRACT §13). */
+        EndpointWarning: {
+            /** @description Stable, for programs: url_credentials. More may be added. */
+            code: string;
+            /** @description For people: what is wrong and what to do. */
+            message: string;
+        };
         EndpointCreate: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+             */
             url: string;
             /**
              * @default POST
@@ -1741,7 +1759,10 @@ export interface components {
         };
         /** @description Only the fields given change. */
         EndpointUpdate: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
+             */
             url?: string;
             /** @enum {string} */
             method?: "POST" | "GET";

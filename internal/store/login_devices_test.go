@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
+)
+
+// A device is known for its own user's email only, until it expires; signing in again
+// renews it; a user is remembered on at most MaxLoginDevices browsers, and on none after
+// a password reset (CONTRACT §17).
+func TestLoginDevices(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	for name, db := range bothDatabases(t, "sandbox") {
+		t.Run(name, func(t *testing.T) {
+			st := db.st
+			owner, err := st.UserByEmail(ctx, "a@example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.CreateOrganization(ctx, "Other", "b@example.com", "x"); err != nil {
+				t.Fatal(err)
+			}
+			known := func(id, email string, at time.Time) bool {
+				t.Helper()
+				ok, err := st.KnownDevice(ctx, id, email, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			remember := func(id string, at time.Time) {
+				t.Helper()
+				err := st.RememberDevice(ctx, models.LoginDevice{ID: id, UserID: owner.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			remember("d0", now)
+			switch {
+			case !known("d0", "a@example.com", now):
+				t.Fatal("a remembered device is not known")
+			case known("d0", "b@example.com", now):
+				t.Fatal("a device is known for another user's email")
+			case known("nope", "a@example.com", now):
+				t.Fatal("an unknown id is known")
+			case known("d0", "a@example.com", now.Add(time.Hour)):
+				t.Fatal("an expired device is known")
+			}
+			remember("d0", now.Add(50*time.Minute)) // signed in again: renewed
+			if !known("d0", "a@example.com", now.Add(time.Hour)) {
+				t.Fatal("a renewed device expired at its first expiry")
+			}
+			for i := 1; i <= store.MaxLoginDevices; i++ {
+				remember(fmt.Sprintf("d%d", i), now.Add(time.Duration(i)*time.Second))
+			}
+			at := now.Add(store.MaxLoginDevices * time.Second)
+			if known("d0", "a@example.com", at) {
+				t.Error("the first remembered device outlived the cap")
+			}
+			for i := 1; i <= store.MaxLoginDevices; i++ {
+				if !known(fmt.Sprintf("d%d", i), "a@example.com", at) {
+					t.Errorf("device d%d forgotten, want the %d newest kept", i, store.MaxLoginDevices)
+				}
+			}
+			// A password reset forgets them all.
+			if err := st.ResetUserPassword(ctx, owner.ID, "new-hash"); err != nil {
+				t.Fatal(err)
+			}
+			if known("d1", "a@example.com", at) {
+				t.Error("a device outlived its user's password reset")
+			}
+		})
+	}
+}
