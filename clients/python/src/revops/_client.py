@@ -62,8 +62,7 @@ class Revops(RevopsOperations):
         key = api_key if api_key is not None else os.environ.get("REVOPS_API_KEY", "")
         if not key:
             raise ValueError("No Revops API key: pass Revops(api_key=…) or set REVOPS_API_KEY.")
-        # Name-mangled: the key shows in no repr, error or traceback of this object.
-        self.__api_key = key
+        self.__api_key = _Secret(key)
         url = base_url if base_url is not None else os.environ.get("REVOPS_BASE_URL") or DEFAULT_BASE_URL
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the base URL must start with http:// or https://, got {url!r}")
@@ -83,7 +82,7 @@ class Revops(RevopsOperations):
         self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
-        kind = next((k for k in _KEY_KINDS if self.__api_key.startswith(k)), "")
+        kind = next((k for k in _KEY_KINDS if self.__api_key.value.startswith(k)), "")
         return f"Revops(base_url={self.base_url!r}, api_key='{kind}…')"
 
     def request(
@@ -121,7 +120,7 @@ class Revops(RevopsOperations):
         target = _encode.url(self.base_url, path, path_params, query)
         payload = None if body is None else _encode.body(body)
         headers = {"Accept": "application/json", "User-Agent": self._user_agent, **self._headers, **opts.get("headers", {})}
-        headers["Authorization"] = "Bearer " + self.__api_key
+        headers["Authorization"] = "Bearer " + self.__api_key.value
         if method != "GET":
             headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
         if payload is not None:
@@ -161,6 +160,19 @@ class Revops(RevopsOperations):
                 return err.code, err.headers, _read(err) if getattr(err, "fp", None) is not None else b""
             finally:
                 err.close()
+
+
+class _Secret:
+    """Holds the API key so that it shows in no repr: of the client, of vars(client), of a
+    traceback's locals or a debugger's view."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<redacted>"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
