@@ -9,9 +9,11 @@ import threading
 import time
 from dataclasses import dataclass
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
+
+from .support import LocalServer
 
 # Success per CONTRACT §8: status 200 and a body containing the sentence.
 SENTENCE = b"Revops API Event Received."
@@ -29,7 +31,7 @@ class Delivery:
     body: bytes  # the raw body (for a GET endpoint, the payload query parameter)
 
 
-class Receiver:
+class Receiver(LocalServer):
     """Keeps every delivery with its raw body and headers; a context manager."""
 
     def __init__(self, cert: str, key: str) -> None:
@@ -61,23 +63,7 @@ class Receiver:
 
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"https://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "Receiver":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        super().__init__(Handler, context)
 
     def wait_for(self, match: Callable[[Delivery], bool], timeout: float = 90.0, after: int = 0) -> Delivery:
         """The first delivery from index `after` on that match accepts."""

@@ -2,13 +2,14 @@
 
 import json
 import os
+import ssl
 import threading
 import time
 import unittest
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type
 
 PACKAGE = Path(__file__).resolve().parent.parent  # clients/python
 REPO = PACKAGE.parent.parent
@@ -49,7 +50,35 @@ def api_error(status: int, type: str, code: str, **extra: Any) -> Answer:
     return Answer(status=status, json={"error": error}, headers={"X-Request-Id": "req_header"})
 
 
-class FakeRevops:
+class LocalServer:
+    """A ThreadingHTTPServer on 127.0.0.1, served from a thread, HTTPS when given a TLS
+    context; a context manager. The test servers (the fake Revops, the webhook receiver,
+    the proxy that loses an answer) are this with their own handler."""
+
+    def __init__(self, handler: Type[BaseHTTPRequestHandler], tls: Optional[ssl.SSLContext] = None) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self._scheme = "http" if tls is None else "https"
+        # A short poll: shutdown() waits for the loop to notice it.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> "LocalServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+class FakeRevops(LocalServer):
     """A local HTTP server whose answers come from respond(request, n), n counting
     requests from 0. Use it as a context manager."""
 
@@ -90,24 +119,11 @@ class FakeRevops:
                 pass
 
         lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        # A short poll: shutdown() waits for the loop to notice it.
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(Handler)
 
     def __enter__(self) -> "FakeRevops":
-        self._thread.start()
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
 
 
 def ok(body: Any) -> Respond:

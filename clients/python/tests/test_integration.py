@@ -12,7 +12,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 from urllib import error as urlerror
 from urllib import request as urlrequest
@@ -21,7 +21,7 @@ from revops import Revops, RevopsError, Webhooks, WebhookVerificationError
 from revops.models import Endpoint, EndpointSigning
 
 from .receiver import Delivery, Receiver, receiver_files
-from .support import live_env, skip_unless_live
+from .support import LocalServer, live_env, skip_unless_live
 
 ENDPOINT_DESCRIPTION = "clients/python integration test"
 T = TypeVar("T")
@@ -270,7 +270,7 @@ class Webhooks_(unittest.TestCase):
             self.assertIn("account", Webhooks(key).verify(after.body, after.headers))
 
 
-class LosingProxy:
+class LosingProxy(LocalServer):
     """Forwards every request to Revops, but answers the first POST that Revops answered
     with a 2xx by 502: the change was made and its answer lost on the way back. Only an
     answer that did the work is lost; a refusal (a 429: the key's budget is shared with the
@@ -312,22 +312,7 @@ class LosingProxy:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> "LosingProxy":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        super().__init__(Handler)
 
 
 if __name__ == "__main__":

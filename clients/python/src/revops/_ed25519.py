@@ -8,7 +8,7 @@ signatures; S must be below the group order L (no malleable signatures).
 """
 
 import hashlib
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 Point = Tuple[int, int, int, int]  # (X, Y, Z, T) with x = X/Z, y = Y/Z, x*y = T/Z
 
@@ -32,13 +32,42 @@ def _add(p: Point, q: Point) -> Point:
     return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
 
 
+def _double(p: Point) -> Point:
+    """2P, by RFC 8032's doubling formulas (5.1.4): cheaper than _add(p, p)."""
+    a = p[0] * p[0] % _P
+    b = p[1] * p[1] % _P
+    c = 2 * p[2] * p[2] % _P
+    h = a + b
+    e = h - (p[0] + p[1]) ** 2 % _P
+    g = a - b
+    f = c + g
+    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
+
+
 def _multiply(s: int, p: Point) -> Point:
+    """[s]P, double and add, from the top bit down."""
     q = _IDENTITY
-    while s > 0:
-        if s & 1:
+    for i in reversed(range(s.bit_length())):
+        q = _double(q)
+        if (s >> i) & 1:
             q = _add(q, p)
-        p = _add(p, p)
-        s >>= 1
+    return q
+
+
+_base_powers: List[Point] = []  # 2^i B for i < 253, made on first use
+
+
+def _multiply_base(s: int) -> Point:
+    """[s]B from the table of 2^i B: an addition per set bit, no doubling."""
+    if not _base_powers:
+        p = _G
+        for _ in range(253):
+            _base_powers.append(p)
+            p = _double(p)
+    q = _IDENTITY
+    for i in range(s.bit_length()):
+        if (s >> i) & 1:
+            q = _add(q, _base_powers[i])
     return q
 
 
@@ -47,15 +76,20 @@ def _equal(p: Point, q: Point) -> bool:
 
 
 def _recover_x(y: int, sign: int) -> Optional[int]:
+    """x from y and x's low bit (RFC 8032, 5.1.3): the square root of u/v, u = y² - 1,
+    v = d y² + 1, as u v³ (u v⁷)^((p-5)/8), one exponentiation."""
     if y >= _P:
         return None
-    x2 = (y * y - 1) * _inverse(_D * y * y + 1) % _P
-    if x2 == 0:
-        return None if sign else 0
-    x = pow(x2, (_P + 3) // 8, _P)
-    if (x * x - x2) % _P != 0:
+    u = (y * y - 1) % _P
+    v = (_D * y * y + 1) % _P
+    v3 = v * v * v % _P
+    x = u * v3 * pow(u * v3 * v3 * v % _P, (_P - 5) // 8, _P) % _P
+    vx2 = v * x * x % _P
+    if vx2 == (-u) % _P:
         x = x * _SQRT_M1 % _P
-    if (x * x - x2) % _P != 0:
+    elif vx2 != u:
+        return None
+    if x == 0 and sign:
         return None
     if (x & 1) != sign:
         x = _P - x
@@ -89,4 +123,4 @@ def verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
     if s >= _L:
         return False
     k = int.from_bytes(hashlib.sha512(signature[:32] + public_key + message).digest(), "little") % _L
-    return _equal(_multiply(s, _G), _add(r, _multiply(k, a)))
+    return _equal(_multiply_base(s), _add(r, _multiply(k, a)))
