@@ -117,6 +117,9 @@ class Requests(unittest.TestCase):
         self.assertEqual(got, {"ok": True})
         self.assertEqual(fake.requests[0].path, "/v1/future_route?dry_run=true")
         self.assertIn("idempotency-key", fake.requests[0].headers)
+        with FakeRevops(ok({"ok": True})) as fake:
+            client(fake.url).request("GET", "/v1/accounts?limit=5", query={"status": "active"})
+        self.assertEqual(fake.requests[0].path, "/v1/accounts?limit=5&status=active")
 
     def test_every_operation_of_the_document_has_a_method(self) -> None:
         with open(DOCUMENT, encoding="utf-8") as f:

@@ -6,6 +6,7 @@ import math
 import os
 import platform
 import ssl
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -135,7 +136,7 @@ class Revops(RevopsOperations):
                 # arrived; and if it did, the idempotency key makes the retry safe.
                 if attempt >= max_retries:
                     raise RevopsConnectionError(f"{what}: {_describe(err)} (after {attempt + 1} attempts)") from err
-                _retry.sleep(_retry.backoff(attempt, self.initial_backoff, self.max_backoff))
+                time.sleep(_retry.backoff(attempt, self.initial_backoff, self.max_backoff))
                 attempt += 1
                 continue
             if 200 <= status < 300:
@@ -145,7 +146,7 @@ class Revops(RevopsOperations):
                                      self.initial_backoff, self.max_backoff, self.max_retry_after)
             if wait is None or attempt >= max_retries:
                 raise error
-            _retry.sleep(wait)
+            time.sleep(wait)
             attempt += 1
 
     def _send(self, method: str, target: str, headers: Mapping[str, str], payload: Optional[bytes], timeout: float) -> Tuple[int, Message, bytes]:

@@ -18,7 +18,9 @@ def url(base_url: str, template: str, path_params: Optional[Mapping[str, str]], 
     for key, value in (query or {}).items():
         _append(pairs, key, value)
     qs = urllib.parse.urlencode(pairs)
-    return base_url + path + ("?" + qs if qs else "")
+    if not qs:
+        return base_url + path
+    return base_url + path + ("&" if "?" in path else "?") + qs
 
 
 def _append(pairs: List[Tuple[str, str]], key: str, value: object) -> None:

@@ -3,7 +3,6 @@
 import email.utils
 import math
 import random
-import time
 from datetime import datetime, timezone
 from typing import Optional
 
@@ -61,6 +60,3 @@ def parse_retry_after(value: Optional[str]) -> Optional[float]:
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
-
-def sleep(seconds: float) -> None:
-    time.sleep(seconds)

@@ -11,124 +11,124 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, TypedDict, Union, final
 
 
-AccountStatus = Literal["draft", "active", "deprovisioned"]
 # Used by Account.status, listAccounts?status.
+AccountStatus = Literal["draft", "active", "deprovisioned"]
 
 
-AutoDisabledReason = Literal["failing", "gone"]
 # Used by webhook endpoint-disabled.webhook_endpoint.disabled_reason.
+AutoDisabledReason = Literal["failing", "gone"]
 
 
-BillingFrequency = Literal["monthly", "quarterly", "annual", "one_time"]
 # Used by Term.billing_frequency, TermInput.billing_frequency.
+BillingFrequency = Literal["monthly", "quarterly", "annual", "one_time"]
 
 
-DealStatus = Literal["draft", "pending_approval", "approved", "signed", "active", "void"]
 # Used by Deal.status, listDeals?status.
+DealStatus = Literal["draft", "pending_approval", "approved", "signed", "active", "void"]
 
 
-DeliveryAttemptOutcome = Literal["succeeded", "failed", "skipped"]
 # Used by DeliveryAttempt.outcome.
+DeliveryAttemptOutcome = Literal["succeeded", "failed", "skipped"]
 
 
-DeliveryAttemptTrigger = Literal["scheduled", "manual"]
 # Used by DeliveryAttempt.trigger.
+DeliveryAttemptTrigger = Literal["scheduled", "manual"]
 
 
-EndpointDisabledReason = Literal["manual", "failing", "gone"]
 # Used by Endpoint.disabled_reason.
+EndpointDisabledReason = Literal["manual", "failing", "gone"]
 
 
-EndpointEventType = Literal["*", "deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted", "endpoint-disabled", "meter-threshold-crossed", "endpoint-failing", "endpoint-recovered", "delivery-exhausted"]
 # Used by Endpoint.event_types[], EndpointCreate.event_types[],
 # EndpointUpdate.event_types[].
+EndpointEventType = Literal["*", "deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted", "endpoint-disabled", "meter-threshold-crossed", "endpoint-failing", "endpoint-recovered", "delivery-exhausted"]
 
 
-EndpointHealthStatus = Literal["healthy", "failing", "disabled", "idle"]
 # Used by EndpointHealth.status.
+EndpointHealthStatus = Literal["healthy", "failing", "disabled", "idle"]
 
 
-EndpointSigning = Literal["hmac-sha256", "ed25519"]
 # Used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing.
+EndpointSigning = Literal["hmac-sha256", "ed25519"]
 
 
-EndpointStatsWindow = Literal["hour", "day"]
 # Used by EndpointStats.window, getWebhookEndpointStats?window.
+EndpointStatsWindow = Literal["hour", "day"]
 
 
-EndpointStatus = Literal["enabled", "disabled"]
 # Used by Endpoint.status.
+EndpointStatus = Literal["enabled", "disabled"]
 
 
-Environment = Literal["live", "sandbox"]
 # Used by Event.environment, UsageEventBatch.environment, WhoAmI.environment.
+Environment = Literal["live", "sandbox"]
 
 
-ErrorType = Literal["authentication_error", "permission_error", "invalid_request_error", "rate_limit_error", "api_error"]
 # Used by Error.error.type.
+ErrorType = Literal["authentication_error", "permission_error", "invalid_request_error", "rate_limit_error", "api_error"]
 
 
-EventObjectType = Literal["deal", "account", "webhook_endpoint"]
 # Used by Event.object_type.
+EventObjectType = Literal["deal", "account", "webhook_endpoint"]
 
 
-EventStatus = Literal["pending", "delivered", "retrying", "failed", "skipped"]
 # Used by Delivery.status, Event.status, EventReplayFilter.status, ReplayJob.filter.status,
 # listEvents?status.
+EventStatus = Literal["pending", "delivered", "retrying", "failed", "skipped"]
 
 
-EventType = Literal["deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted", "endpoint-disabled", "meter-threshold-crossed", "endpoint-failing", "endpoint-recovered", "delivery-exhausted"]
 # Used by Event.type, EventReplayFilter.type, ReplayJob.filter.type, listEvents?type.
+EventType = Literal["deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted", "endpoint-disabled", "meter-threshold-crossed", "endpoint-failing", "endpoint-recovered", "delivery-exhausted"]
 
 
-FaultCode = Literal["invalid_json", "parameter_missing", "parameter_invalid", "unknown_parameter", "parameter_read_only", "invalid_string", "invalid_number", "url_not_allowed", "invalid_event_type"]
 # Used by Fault.code.
+FaultCode = Literal["invalid_json", "parameter_missing", "parameter_invalid", "unknown_parameter", "parameter_read_only", "invalid_string", "invalid_number", "url_not_allowed", "invalid_event_type"]
 
 
-KeyType = Literal["public", "secret"]
 # Used by WhoAmI.type.
+KeyType = Literal["public", "secret"]
 
 
-MeterAggregation = Literal["sum", "count", "max", "min", "latest", "unique_count"]
 # Used by Meter.aggregation, MeterCreate.aggregation.
+MeterAggregation = Literal["sum", "count", "max", "min", "latest", "unique_count"]
 
 
-MeterAlertWindow = Literal["day", "month"]
 # Used by MeterAlert.window, MeterAlertCreate.window, webhook
 # meter-threshold-crossed.meter_alert.window.
+MeterAlertWindow = Literal["day", "month"]
 
 
-MeterStatus = Literal["backfilling", "ready"]
 # Used by Meter.status.
+MeterStatus = Literal["backfilling", "ready"]
 
 
-Precision = Literal["0", "1", "2", "3", "4", "5", "6"]
 # Used by Deal.net_price_precision, Deal.original_net_price_precision,
 # DealCreate.net_price_precision, DealCreate.original_net_price_precision,
 # DealUpdate.net_price_precision, DealUpdate.original_net_price_precision.
+Precision = Literal["0", "1", "2", "3", "4", "5", "6"]
 
 
-ReplayJobStatus = Literal["running", "done"]
 # Used by ReplayJob.status.
+ReplayJobStatus = Literal["running", "done"]
 
 
-Resolution = Literal["minute", "hour", "day", "week", "month"]
 # Used by MeterValues.window, UsageEvent.metric_resolution,
 # UsageMetricInput.metric_resolution, UsageSummaryRow.resolution, meterValues?window,
 # usageSummary?resolution.
+Resolution = Literal["minute", "hour", "day", "week", "month"]
 
 
-TestEventType = Literal["deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted"]
 # Used by WebhookTestRequest.type.
+TestEventType = Literal["deal-created", "deal-updated", "deal-signed", "deal-active", "account-created", "account-updated", "account-deleted"]
 
 
-UsageMode = Literal["increment", "set"]
 # Used by UsageEvent.mode, UsageEventBatch.mode, UsageEventBatchRequest.mode.
+UsageMode = Literal["increment", "set"]
 
 
-WebhookMethod = Literal["POST", "GET"]
 # Used by DeliveryAttempt.method, Endpoint.method, EndpointCreate.method,
 # EndpointUpdate.method, WebhookEndpoint.method, WebhookEndpointPut.method.
+WebhookMethod = Literal["POST", "GET"]
 
 
 class Account(TypedDict):
@@ -1571,11 +1571,10 @@ class WhoAmIOrganization(TypedDict):
     name: str
 
 
-EmptyObject = dict[str, Any]
 # An empty JSON object.
+EmptyObject = dict[str, Any]
 
 
-EndpointFilter = dict[str, Any]
 # A condition on the delivered payload (the §8 body), CONTRACT §25: the endpoint gets an
 # event only when it holds. Members are conditions that must all hold: "path": value (the
 # same as {"$eq": value}), "path": {"$op": operand, …}, "$and"/"$or": [filter, …], "$not":
@@ -1587,16 +1586,16 @@ EndpointFilter = dict[str, Any]
 # KiB (compact JSON), 8 levels deep, 100 items per $in/$nin, numbers within §15's bounds and
 # 10,000 evaluation steps; a fault is 400 parameter_invalid with param the JSON Pointer of
 # the faulty value (filter/deal.status/$in/3).
+EndpointFilter = dict[str, Any]
 
 
-EndpointHeaders = dict[str, str]
 # Custom headers sent with every request to the endpoint (CONTRACT §25), by name as given.
 # Values are secrets: each is "<redacted>" except in the answer of the write that set it
 # (the create shows every value, a PATCH the values it sets); idempotent replays show
 # "<redacted>" too.
+EndpointHeaders = dict[str, str]
 
 
-EndpointHeadersInput = Optional[dict[str, Optional[str]]]
 # Custom headers (CONTRACT §25): at most 10; names RFC 9110 tokens of at most 64 characters,
 # not webhook-*, content-*, proxy-*, x-forwarded-*, host, connection, keep-alive, te,
 # trailer, transfer-encoding, upgrade, expect, accept-encoding, range, forwarded,
@@ -1606,8 +1605,10 @@ EndpointHeadersInput = Optional[dict[str, Optional[str]]]
 # characters, parameter_invalid otherwise; headers for more than 10). A PATCH merges by
 # case-insensitive name (the name as sent replaces the old spelling); a null value removes
 # that header; null as a whole removes them all.
+EndpointHeadersInput = Optional[dict[str, Optional[str]]]
 
 
+# A delivered webhook body. Narrow it by a member: `if "deal" in event: event["deal"]`.
 WebhookEvent = Union[
     AccountCreatedWebhook,
     AccountDeletedWebhook,
@@ -1622,8 +1623,7 @@ WebhookEvent = Union[
     EndpointRecoveredWebhook,
     MeterThresholdCrossedWebhook,
 ]
-# A delivered webhook body. Narrow it by a member: `if "deal" in event: event["deal"]`.
 
 
-WebhookEventType = Literal["account-created", "account-deleted", "account-updated", "deal-active", "deal-created", "deal-signed", "deal-updated", "delivery-exhausted", "endpoint-disabled", "endpoint-failing", "endpoint-recovered", "meter-threshold-crossed"]
 # The event types Revops delivers (the document's webhooks section).
+WebhookEventType = Literal["account-created", "account-deleted", "account-updated", "deal-active", "deal-created", "deal-signed", "deal-updated", "delivery-exhausted", "endpoint-disabled", "endpoint-failing", "endpoint-recovered", "meter-threshold-crossed"]

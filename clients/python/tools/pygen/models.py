@@ -42,7 +42,7 @@ class Models:
         s = schemas(self.doc)[name]
         t = self.py_type(s, py, name)
         if t != py:
-            self.declare(self.aliases, py, f"{py} = {t}\n" + _comment(s.get("description", ""), ""))
+            self.declare(self.aliases, py, _comment(s.get("description", ""), "") + f"{py} = {t}\n")
 
     def py_type(self, s: Optional[Schema], derived: str, use: str) -> str:
         """The annotation of s, declaring the named types it needs. derived is the name an
@@ -143,9 +143,10 @@ class Models:
             self.typed_dict(name, members, f"webhook {hook}", final=True)
             payloads.append(name)
         literals = ", ".join(_literal(n) for n in names)
-        self.declare(self.aliases, "WebhookEventType", f"WebhookEventType = Literal[{literals}]\n# The event types Revops delivers (the document's webhooks section).\n")
-        self.declare(self.aliases, "WebhookEvent", "WebhookEvent = Union[\n" + "".join(f"    {p},\n" for p in payloads) +
-                     "]\n# A delivered webhook body. Narrow it by a member: `if \"deal\" in event: event[\"deal\"]`.\n")
+        self.declare(self.aliases, "WebhookEventType", "# The event types Revops delivers (the document's webhooks section).\n"
+                     f"WebhookEventType = Literal[{literals}]\n")
+        self.declare(self.aliases, "WebhookEvent", "# A delivered webhook body. Narrow it by a member: `if \"deal\" in event: event[\"deal\"]`.\n"
+                     "WebhookEvent = Union[\n" + "".join(f"    {p},\n" for p in payloads) + "]\n")
 
     def _member(self, s: Schema) -> Schema:
         want = sorted(s.get("properties", {}))
@@ -166,7 +167,7 @@ class Models:
         for key in sorted(self.enums, key=lambda k: self.enums[k].name):
             e = self.enums[key]
             values = ", ".join(_literal(v) for v in e.values)
-            out.append(f"{e.name} = Literal[{values}]\n" + comment(f"Used by {', '.join(e.uses)}.", ""))
+            out.append(comment(f"Used by {', '.join(e.uses)}.", "") + f"{e.name} = Literal[{values}]\n")
         out.extend(self.classes[name] for name in sorted(self.classes))
         out.extend(self.aliases[name] for name in sorted(self.aliases))
         return "\n\n".join(out)
