@@ -76,13 +76,13 @@ raise_connections() {
 }
 
 # ensure_chromium installs Debian's chromium for the dashboard's browser tests when missing.
-# ensure_client_packages installs the TypeScript client's npm packages, exactly as its
-# lockfile pins them (npm ci), when Node is there; the client tests fail without them.
+# ensure_client_packages installs the client libraries' tools when Node is there: the
+# TypeScript client's npm packages and the Python client's type checker (pyright), exactly
+# as their lockfiles pin them (npm ci); and Python 3.9+ with venv for the Python client's
+# suite. The client tests fail without them.
 ensure_client_packages() {
-  local dir=clients/typescript
-  [ -f "$dir/package-lock.json" ] || return 0
   if ! command -v npm >/dev/null; then
-    echo "==> installing Node.js and npm for the TypeScript client (apt-get)"
+    echo "==> installing Node.js and npm for the client libraries (apt-get)"
     if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
@@ -93,10 +93,30 @@ ensure_client_packages() {
     echo "scripts/test: the TypeScript client needs Node.js 20.3 or later; found $(node --version)" >&2
     exit 1
   fi
-  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
-    echo "==> npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  local dir
+  for dir in clients/typescript clients/python; do
+    [ -f "$dir/package-lock.json" ] || continue
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+      echo "==> npm ci in $dir"
+      (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+  done
+  ensure_python
+}
+
+# ensure_python makes sure python3 is 3.9 or later and can make a venv with pip in it
+# (Debian ships venv's ensurepip apart, in python3-venv): the Python client's suite runs
+# in a new venv, as its README tells users.
+ensure_python() {
+  local check='import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 9) else 1)'
+  if command -v python3 >/dev/null && python3 -c "$check" 2>/dev/null; then
+    return
   fi
+  echo "==> installing Python 3 with venv for the Python client (apt-get)"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv >/dev/null
+  python3 -c "$check" || { echo "scripts/test: the Python client needs Python 3.9 or later with venv" >&2; exit 1; }
 }
 
 ensure_chromium() {

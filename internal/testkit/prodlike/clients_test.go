@@ -23,9 +23,10 @@ import (
 )
 
 // The client libraries (CONTRACT §20) are tested as their users run them: each suite in
-// its own toolchain (the Go module's `go test`, the TypeScript package's `npm test`)
-// against a real `revops dev`, with its webhooks delivered over HTTPS to a receiver the
-// suite serves; the README examples are extracted and run unchanged; and a program that
+// its own toolchain (the Go module's `go test`, the TypeScript package's `npm test`, the
+// Python package's `python -m unittest` in a new venv it was installed into) against a
+// real `revops dev`, with its webhooks delivered over HTTPS to a receiver the suite
+// serves; the README examples are extracted and run unchanged; and a program that
 // requires only the Go client builds without the server's dependencies.
 func TestClientsAgainstDev(t *testing.T) {
 	prodlike.Require(t)
@@ -53,6 +54,38 @@ func TestClientsAgainstDev(t *testing.T) {
 		}
 		noSkips(t, run(t, dir, env, "npm", "test"))
 	})
+	t.Run("python", func(t *testing.T) {
+		testPythonClient(t, root, env)
+	})
+}
+
+// testPythonClient does what clients/python/README.md tells a user: a new venv, the
+// package installed from its folder with no package index (pip's isolated build needs
+// none: the package names its own standard-library backend), then pyright in strict mode
+// (pinned by package-lock.json) and the suite under `python -W error`, integration tests
+// and the README's first example included.
+func testPythonClient(t *testing.T, root string, env []string) {
+	dir := filepath.Join(root, "clients", "python")
+	pyright := filepath.Join(dir, "node_modules", ".bin", "pyright")
+	if _, err := os.Stat(pyright); err != nil {
+		t.Fatalf("clients/python has no pyright: run `npm ci` there (./scripts/test does)")
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	run(t, dir, nil, "python3", "-m", "venv", venv)
+	python := filepath.Join(venv, "bin", "python")
+	run(t, root, []string{"PIP_NO_INDEX=1", "PIP_DISABLE_PIP_VERSION_CHECK=1"}, python, "-m", "pip", "install", "./clients/python")
+	if out := run(t, dir, nil, pyright); !strings.Contains(out, "0 errors, 0 warnings") {
+		t.Errorf("pyright reports:\n%s", out)
+	}
+	out := run(t, dir, env, python, "-W", "error", "-m", "unittest", "-v")
+	noSkips(t, out)
+	// A warning raised where it cannot propagate (a ResourceWarning in a finalizer) is
+	// printed, not failed: under -W error the suite must print none.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "Exception ignored") || strings.Contains(line, "Warning:") {
+			t.Errorf("the Python suite warned: %s", strings.TrimSpace(line))
+		}
+	}
 }
 
 // noSkips fails the test when a suite skipped any test: here every variable the
@@ -60,8 +93,9 @@ func TestClientsAgainstDev(t *testing.T) {
 func noSkips(t *testing.T, out string) {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
-		// go test -v: "--- SKIP"; node --test, TAP: "# SKIP", "# skipped 2"; spec: "ℹ skipped 2".
-		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "# SKIP") || regexp.MustCompile(`\bskipped [1-9]`).MatchString(line) {
+		// go test -v: "--- SKIP"; node --test, TAP: "# SKIP", "# skipped 2"; spec: "ℹ skipped 2";
+		// python -m unittest -v: "... skipped 'why'", "OK (skipped=2)".
+		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "# SKIP") || regexp.MustCompile(`\bskipped [1-9]|\.\.\. skipped |\(skipped=`).MatchString(line) {
 			t.Errorf("a client test was skipped: %s", strings.TrimSpace(line))
 		}
 	}
