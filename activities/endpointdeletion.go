@@ -37,8 +37,14 @@ type EndpointDeletionPageOutput struct {
 
 // SkipDeletedEndpointPage ends the next page of a deleted endpoint's unfinished
 // deliveries skipped (store.SkipDeletedEndpointPage). The page is decided in the
-// database: an attempt cut anywhere is simply run again and ends what is left.
+// database: an attempt cut anywhere is simply run again and ends what is left. A panic
+// ends the page alone (ErrTypePanic).
 func (d *EndpointDeletion) SkipDeletedEndpointPage(ctx context.Context, in EndpointDeletionInput) (EndpointDeletionPageOutput, error) {
+	return guardedPage(ctx, "endpoint_deletion_page", func() (EndpointDeletionPageOutput, error) { return d.skipPage(ctx, in) },
+		"endpoint_id", in.EndpointID, "environment_id", in.EnvironmentID)
+}
+
+func (d *EndpointDeletion) skipPage(ctx context.Context, in EndpointDeletionInput) (EndpointDeletionPageOutput, error) {
 	limit := d.Rows
 	if limit <= 0 {
 		limit = webhook.DeletionRows

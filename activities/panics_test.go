@@ -34,6 +34,12 @@ func (panicking) PurgeMeterPage(context.Context, string, int) (int, error) {
 
 func (panicking) EndMeterPurge(context.Context, string) error { return nil }
 
+func (panicking) SkipDeletedEndpointPage(context.Context, string, string, int) (int, error) {
+	panic("deliveries of " + secretRow)
+}
+
+func (panicking) EndEndpointDeletion(context.Context, string) error { return nil }
+
 func (panicking) PurgeEvents(context.Context, time.Time, int) (store.Purged, error) {
 	panic("events of " + secretRow)
 }
@@ -56,7 +62,8 @@ func (panicking) InMeterTx(context.Context, string, store.CursorLock, func(*stor
 	return true, nil
 }
 
-// CONTRACT §21: a page of a tenant's job (a meter's backfill or purge, a bulk replay) or
+// CONTRACT §21: a page of a tenant's job (a meter's backfill or purge, a bulk replay, a
+// deleted endpoint's deliveries) or
 // a retention batch that panics answers a retryable error of type "panic", whose retry
 // waits for the activity's RetryPolicy (no NextRetryDelay: never at once), whose text
 // names where (and, for a backfill page, the environment) but never the panic's value;
@@ -67,6 +74,7 @@ func TestPagePanicsAnswerRetryableErrors(t *testing.T) {
 	purge := &activities.MeterPurge{Store: p}
 	bulk := &activities.BulkReplay{Pages: p}
 	retention := &activities.Retention{Store: p}
+	deletion := &activities.EndpointDeletion{Store: p}
 	for _, tc := range []struct {
 		where string
 		run   any
@@ -75,6 +83,7 @@ func TestPagePanicsAnswerRetryableErrors(t *testing.T) {
 	}{
 		{"meter_backfill_page", backfill.BackfillMeterPage, activities.MeterBackfillPageInput{MeterID: "meter-1"}, "environment env-poisoned: "},
 		{"meter_purge_page", purge.PurgeMeterPage, activities.MeterPurgeInput{MeterID: "meter-1"}, ""},
+		{"endpoint_deletion_page", deletion.SkipDeletedEndpointPage, activities.EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"}, ""},
 		{"replay_page", bulk.ReplayPage, activities.ReplayPageInput{JobID: "job-1", Limit: 10}, ""},
 		{"retention_batch", retention.PurgeBatch, activities.PurgeInput{Target: activities.PurgeEvents, Limit: 10}, ""},
 	} {

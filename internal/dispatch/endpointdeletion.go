@@ -33,6 +33,8 @@ type EndpointDeletions struct {
 	// SweepAge: deletions younger than this are left to the API's start; default 5s.
 	SweepAge time.Duration
 	Health   Reachability // nil: always try
+
+	holds holds // starts set aside after they failed
 }
 
 // StartEndpointDeletion starts the deleted endpoint's workflow and marks its deletion
@@ -59,9 +61,11 @@ func (e *EndpointDeletions) StartEndpointDeletionDetached(ctx context.Context, d
 }
 
 // Sweep starts the workflow of every deletion older than SweepAge that has none, and
-// says how many; it stops at the first failure (Temporal is likely away).
+// says how many: a start that fails fails only itself (sweep), failures in a row stop it
+// (Temporal is likely away).
 func (e *EndpointDeletions) Sweep(ctx context.Context) (int, error) {
-	return sweepJobs(ctx, e.SweepAge, e.Store.UnstartedEndpointDeletions, e.StartEndpointDeletion)
+	return jobSweep(e.SweepAge, &e.holds, e.Log, "endpoint deletion", e.Store.UnstartedEndpointDeletions, e.StartEndpointDeletion,
+		func(d models.EndpointDeletion) (string, string) { return d.EndpointID, d.EnvironmentID }).run(ctx)
 }
 
 // RunSweeper sweeps every interval until ctx ends, while Temporal answers.

@@ -1308,7 +1308,9 @@ class RevopsOperations(abc.ABC):
 
         Nothing is stored or sent (CONTRACT §25). A filter that could not be saved on an
         endpoint is refused with the same 400 parameter_invalid and JSON Pointer param; {}
-        takes every payload.
+        takes every payload. At most REVOPS_FILTER_TESTS (default 4) tests of an environment
+        run at once per replica; the next waits up to 1 s, then 429 rate_limited with
+        Retry-After (CONTRACT §21).
 
         ``POST /v1/webhook_endpoints/filter_test``
         """
@@ -1370,8 +1372,11 @@ class RevopsOperations(abc.ABC):
     ) -> DeletedEndpoint:
         """Delete a webhook endpoint.
 
-        Takes no body (or an empty JSON object). Its unfinished deliveries end skipped
-        (endpoint_deleted); its past deliveries and attempts stay readable.
+        Takes no body (or an empty JSON object). Answers at once, whatever the endpoint's
+        backlog: from then on the endpoint is 404 and gets no new delivery. Its unfinished
+        deliveries end skipped (endpoint_deleted) shortly after, in the background; until
+        they have, the deleted endpoint still counts toward the environment's 16
+        (too_many_endpoints). Its past deliveries and attempts stay readable.
 
         ``DELETE /v1/webhook_endpoints/{id}``
         """

@@ -512,7 +512,8 @@ class DeliveryAttempt(_DeliveryAttemptRequired, total=False):
 
     # The HTTP method used; absent when skipped.
     method: WebhookMethod
-    # The endpoint URL used (password redacted); absent when skipped.
+    # The endpoint URL used, its user information and every query value shown as <redacted>
+    # (the endpoint itself shows its URL as saved); absent when skipped.
     url: str
 
 
@@ -607,7 +608,13 @@ class _EndpointRequired(TypedDict):
     status: EndpointStatus
     # RFC 3339, UTC.
     updated_at: str
+    # As saved. One saved with user information before such URLs were refused keeps
+    # delivering, and warnings says to move its credentials into a header.
     url: str
+    # What the endpoint does that works but should change; empty when nothing. Codes:
+    # url_credentials (its URL carries user:password@, stored and shown in clear: move them
+    # into a custom header and remove them from the URL). More codes may be added.
+    warnings: list[EndpointWarning]
 
 
 class Endpoint(_EndpointRequired, total=False):
@@ -621,6 +628,10 @@ class Endpoint(_EndpointRequired, total=False):
 class _EndpointCreateRequired(TypedDict):
     """The required keys of EndpointCreate."""
 
+    # An https URL. Credentials do not belong in it: a URL with user information
+    # (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as
+    # saved, sent again unchanged; send them in a custom header (headers) instead, where
+    # they are kept encrypted (CONTRACT §25).
     url: str
 
 
@@ -826,7 +837,20 @@ class EndpointUpdate(TypedDict, total=False):
     # with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps
     # signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
     signing: EndpointSigning
+    # An https URL. Credentials do not belong in it: a URL with user information
+    # (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as
+    # saved, sent again unchanged; send them in a custom header (headers) instead, where
+    # they are kept encrypted (CONTRACT §25).
     url: str
+
+
+class EndpointWarning(TypedDict):
+    """A warning on an endpoint (CONTRACT §13)."""
+
+    # Stable, for programs: url_credentials. More may be added.
+    code: str
+    # For people: what is wrong and what to do.
+    message: str
 
 
 class EndpointWindowStats(TypedDict):
@@ -1480,6 +1504,10 @@ class WebhookEndpoint(_WebhookEndpointRequired, total=False):
 class _WebhookEndpointPutRequired(TypedDict):
     """The required keys of WebhookEndpointPut."""
 
+    # An https URL. Credentials do not belong in it: a URL with user information
+    # (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as
+    # saved, sent again unchanged; send them in a custom header (headers) instead, where
+    # they are kept encrypted (CONTRACT §25).
     url: str
 
 
@@ -1504,7 +1532,10 @@ class WebhookFilterTestRequest(_WebhookFilterTestRequestRequired, total=False):
 
     # One of the environment's events: the filter is evaluated on its payload as delivered.
     event_id: str
-    # A payload to evaluate the filter on (any JSON value; a §8 body is an object).
+    # A payload to evaluate the filter on (any JSON value; a §8 body is an object). Its
+    # numbers follow CONTRACT §15 as in any free JSON: finite and at most 64 characters
+    # written out, else 400 invalid_number on the number's path (payload.deal.net_price). A
+    # member name given twice where the filter reads it is 400 parameter_invalid on payload.
     payload: Any
 
 
