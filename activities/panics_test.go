@@ -56,10 +56,10 @@ func (panicking) MeterByID(context.Context, string) (models.Meter, error) {
 	return models.Meter{ID: "meter-1", EnvironmentID: "env-poisoned"}, nil
 }
 
-func (panicking) InMeterTx(context.Context, string, store.CursorLock, func(*store.MeterTx) error) (bool, error) {
+func (panicking) InTx(context.Context, models.Env, func(*store.Tx) error) ([]models.Event, error) {
 	var row map[string]string
 	row[secretRow] = "x" // a runtime error on the environment's data
-	return true, nil
+	return nil, nil
 }
 
 // CONTRACT §21: a page of a tenant's job (a meter's backfill or purge, a bulk replay, a

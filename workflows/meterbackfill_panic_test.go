@@ -30,10 +30,10 @@ func (p *poisonedMeter) MeterByID(context.Context, string) (models.Meter, error)
 	return models.Meter{ID: "meter-1", EnvironmentID: "env-1"}, nil
 }
 
-func (p *poisonedMeter) InMeterTx(context.Context, string, store.CursorLock, func(*store.MeterTx) error) (bool, error) {
+func (p *poisonedMeter) InTx(context.Context, models.Env, func(*store.Tx) error) ([]models.Event, error) {
 	var s []int
 	_ = s[p.calls] // index out of range on the environment's data
-	return true, nil
+	return nil, nil
 }
 
 // CONTRACT §21: a backfill page that panics is retried under the page's RetryPolicy —

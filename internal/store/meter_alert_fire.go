@@ -13,8 +13,8 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// The store side of usage alerts firing (CONTRACT §24): a meter transaction (InMeterTx)
-// reads the alerts of its environment, the firings already recorded for the series it
+// The store side of usage alerts firing (CONTRACT §24): a transaction holding the
+// environment's usage cursor (LockUsageCursor) reads the alerts of its environment, the firings already recorded for the series it
 // wrote, and the day figures a month's value adds up; it records the new firings, the
 // environment's hourly event count and the meter-threshold-crossed events, all in the
 // transaction that wrote the figures. What fires, and which events are held back, is
@@ -38,48 +38,25 @@ CREATE TABLE meter_alert_caps (
 // SQLite's and PostgreSQL's parameters are bounded.
 const firingChunk = 500
 
-// Emit adds events to the meter transaction: InMeterTx writes them (the outbox) before
-// the commit, with their deliveries, and the sweeper starts them.
-func (t *MeterTx) Emit(e ...Emit) { t.emits = append(t.emits, e...) }
-
-// Now is the transaction's change time, fixed at its first call: firings and the events
-// that list them show the same time.
-func (t *MeterTx) Now() time.Time {
-	if t.at.IsZero() {
-		t.at = changeTime()
-	}
-	return t.at
-}
-
-// writeEmits writes the events the transaction emitted, in its environment.
-func (t *MeterTx) writeEmits() error {
-	if len(t.emits) == 0 {
-		return nil
-	}
-	var e models.Environment
-	if err := t.db.Where("id = ?", t.envID).Take(&e).Error; err != nil {
-		return notFound(err, "environment "+t.envID)
-	}
-	_, err := writeEvents(t.db, Env{OrganizationID: e.OrganizationID, ID: e.ID, Name: e.Name}, t.Now(), t.emits, "")
-	return err
-}
-
 // WroteFigures tells whether this transaction wrote figures.
-func (t *MeterTx) WroteFigures() bool { return len(t.wrote) > 0 }
+func (tx *Tx) WroteFigures() bool { return tx.meter != nil && len(tx.meter.wrote) > 0 }
 
 // Wrote lists the figures this transaction wrote (the last value of each), in no order.
-func (t *MeterTx) Wrote() []models.MeterFigure {
-	out := make([]models.MeterFigure, 0, len(t.wrote))
-	for _, f := range t.wrote {
+func (tx *Tx) Wrote() []models.MeterFigure {
+	if tx.meter == nil {
+		return nil
+	}
+	out := make([]models.MeterFigure, 0, len(tx.meter.wrote))
+	for _, f := range tx.meter.wrote {
 		out = append(out, f)
 	}
 	return out
 }
 
 // MeterAlerts lists the alerts of the environment's meters, oldest first.
-func (t *MeterTx) MeterAlerts() ([]models.MeterAlert, error) {
+func (tx *Tx) MeterAlerts() ([]models.MeterAlert, error) {
 	var as []models.MeterAlert
-	if err := t.db.Where("environment_id = ?", t.envID).Order("created_at, id").Find(&as).Error; err != nil {
+	if err := scope(tx.db, tx.env).Order("created_at, id").Find(&as).Error; err != nil {
 		return nil, fmt.Errorf("meter alerts: %w", err)
 	}
 	return as, nil
@@ -93,19 +70,19 @@ type FiringKey struct {
 
 // KnownFired tells, for each of keys, whether this process knows its firing recorded
 // (firedCache): no statement, and a key it does not know may be recorded still (Fired).
-func (t *MeterTx) KnownFired(keys []FiringKey) []bool { return t.fired.known(keys) }
+func (tx *Tx) KnownFired(keys []FiringKey) []bool { return tx.fired.known(keys) }
 
 // Fired says which of keys have a firing recorded: those this process knows of
 // (firedCache), then the others from the database, in a few statements whatever their
 // number (by alert, window range and accounts, in chunks of accounts).
-func (t *MeterTx) Fired(keys []FiringKey) ([]FiringKey, error) {
+func (tx *Tx) Fired(keys []FiringKey) ([]FiringKey, error) {
 	var out []FiringKey
 	misses := map[firedKey]bool{}
 	var alerts, accounts []string
 	var from, to time.Time
 	for _, k := range keys {
 		fk := firedKeyOf(k)
-		if t.fired.has(fk) {
+		if tx.fired.has(fk) {
 			out = append(out, k)
 			continue
 		}
@@ -132,7 +109,7 @@ func (t *MeterTx) Fired(keys []FiringKey) ([]FiringKey, error) {
 	var found []firedKey
 	for chunk := range slices.Chunk(accounts, firingChunk) {
 		var got []FiringKey
-		if err := t.db.Raw(`SELECT alert_id, account_id, groups, window_start FROM meter_alert_firings
+		if err := tx.db.Raw(`SELECT alert_id, account_id, groups, window_start FROM meter_alert_firings
 			WHERE alert_id IN ? AND window_start >= ? AND window_start <= ? AND account_id IN ?`,
 			alerts, from.UTC(), to.UTC(), chunk).Scan(&got).Error; err != nil {
 			return nil, fmt.Errorf("meter alert firings: %w", err)
@@ -144,13 +121,13 @@ func (t *MeterTx) Fired(keys []FiringKey) ([]FiringKey, error) {
 			}
 		}
 	}
-	t.fired.add(found) // committed by another transaction: recorded for good
+	tx.fired.add(found) // committed by another transaction: recorded for good
 	return out, nil
 }
 
 // DayFigures reads meterID's day figures in [from, to) of the given series (a month's
 // days, which a sum, count or max meter adds up into its month).
-func (t *MeterTx) DayFigures(meterID string, series []SeriesKey, from, to time.Time) ([]models.MeterFigure, error) {
+func (tx *Tx) DayFigures(meterID string, series []SeriesKey, from, to time.Time) ([]models.MeterFigure, error) {
 	var out []models.MeterFigure
 	for chunk := range slices.Chunk(series, firingChunk) {
 		pairs := strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ",")
@@ -158,7 +135,7 @@ func (t *MeterTx) DayFigures(meterID string, series []SeriesKey, from, to time.T
 		for _, s := range chunk {
 			args = append(args, s.AccountID, s.Groups)
 		}
-		got, err := scanFigures(t.db.Raw(`SELECT `+figureColumns+` FROM meter_figures f
+		got, err := scanFigures(tx.db.Raw(`SELECT `+figureColumns+` FROM meter_figures f
 			WHERE meter_id = ? AND kind = 'day' AND window_start >= ? AND window_start < ?
 			AND (account_id, groups) IN (VALUES `+pairs+`)`, args...).Rows())
 		if err != nil {
@@ -169,17 +146,21 @@ func (t *MeterTx) DayFigures(meterID string, series []SeriesKey, from, to time.T
 	return out, nil
 }
 
-// InsertFirings records firings; one already recorded (the same alert, series and
-// window) is left as it is.
-func (t *MeterTx) InsertFirings(fs []models.MeterAlertFiring) error {
-	if len(fs) == 0 {
-		return nil
+// InsertFirings records firings in the environment; one already recorded (the same
+// alert, series and window) is left as it is.
+func (tx *Tx) InsertFirings(fs []models.MeterAlertFiring) error {
+	w, err := tx.work()
+	if err != nil || len(fs) == 0 {
+		return err
 	}
-	if err := t.db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, firingChunk).Error; err != nil {
+	for i := range fs {
+		fs[i].EnvironmentID = tx.env.ID
+	}
+	if err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fs, firingChunk).Error; err != nil {
 		return fmt.Errorf("record meter alert firings: %w", err)
 	}
 	for _, f := range fs {
-		t.firing = append(t.firing, firedKeyOf(FiringKey{AlertID: f.AlertID, AccountID: f.AccountID, Groups: f.Groups, WindowStart: f.WindowStart}))
+		w.firing = append(w.firing, firedKeyOf(FiringKey{AlertID: f.AlertID, AccountID: f.AccountID, Groups: f.Groups, WindowStart: f.WindowStart}))
 	}
 	return nil
 }
@@ -195,10 +176,10 @@ type AlertCap struct {
 // AlertCap reads the environment's count (zero when it has none). The transaction holds
 // the environment's usage cursor, as every writer of the count does: it cannot change
 // before the transaction ends.
-func (t *MeterTx) AlertCap() (AlertCap, error) {
+func (tx *Tx) AlertCap() (AlertCap, error) {
 	var got []AlertCap
-	if err := t.db.Raw(`SELECT hour_start, sent, held_back FROM meter_alert_caps WHERE environment_id = ?`,
-		t.envID).Scan(&got).Error; err != nil {
+	if err := tx.db.Raw(`SELECT hour_start, sent, held_back FROM meter_alert_caps WHERE environment_id = ?`,
+		tx.env.ID).Scan(&got).Error; err != nil {
 		return AlertCap{}, fmt.Errorf("meter alert cap: %w", err)
 	}
 	if len(got) == 0 {
@@ -208,10 +189,13 @@ func (t *MeterTx) AlertCap() (AlertCap, error) {
 }
 
 // SaveAlertCap writes the environment's count.
-func (t *MeterTx) SaveAlertCap(c AlertCap) error {
-	if err := t.db.Exec(`INSERT INTO meter_alert_caps (environment_id, hour_start, sent, held_back) VALUES (?, ?, ?, ?)
+func (tx *Tx) SaveAlertCap(c AlertCap) error {
+	if _, err := tx.work(); err != nil {
+		return err
+	}
+	if err := tx.db.Exec(`INSERT INTO meter_alert_caps (environment_id, hour_start, sent, held_back) VALUES (?, ?, ?, ?)
 		ON CONFLICT (environment_id) DO UPDATE SET hour_start = excluded.hour_start, sent = excluded.sent, held_back = excluded.held_back`,
-		t.envID, c.HourStart.UTC(), c.Sent, c.HeldBack).Error; err != nil {
+		tx.env.ID, c.HourStart.UTC(), c.Sent, c.HeldBack).Error; err != nil {
 		return fmt.Errorf("save meter alert cap: %w", err)
 	}
 	return nil
@@ -220,10 +204,10 @@ func (t *MeterTx) SaveAlertCap(c AlertCap) error {
 // OldestWaitingBatch is the receipt time of the environment's oldest batch the consumer
 // has not taken, as of this transaction (nil: none): with the backfills', the as_of of
 // the figures it wrote (MeterAsOf).
-func (t *MeterTx) OldestWaitingBatch() (*time.Time, error) {
+func (tx *Tx) OldestWaitingBatch() (*time.Time, error) {
 	var got []time.Time
-	if err := t.db.Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY received_at LIMIT 1`,
-		t.envID).Scan(&got).Error; err != nil {
+	if err := tx.db.Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY received_at LIMIT 1`,
+		tx.env.ID).Scan(&got).Error; err != nil {
 		return nil, fmt.Errorf("oldest waiting usage batch: %w", err)
 	}
 	if len(got) == 0 {

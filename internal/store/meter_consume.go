@@ -13,12 +13,13 @@ import (
 )
 
 // The store side of meter steps (CONTRACT §18, §21): a consumer step or a backfill page
-// is one transaction holding its environment's usage cursor (InMeterTx), in which the
-// meters package reads what it decides to take (WaitingBatches, BackfillBatches,
-// UsageRows), counts it, and records how far it got (Advance, SaveBackfill). The store
-// stores; what a step takes, and within which budget, is the meters package's choice.
+// is one transaction (InTx) that holds its environment's usage cursor (LockUsageCursor),
+// in which the meters package reads what it decides to take (WaitingBatches,
+// BackfillBatches, UsageRows), counts it, and records how far it got (Advance,
+// SaveBackfill). The store stores; what a step takes, and within which budget, is the
+// meters package's choice.
 
-// CursorLock is how a meter transaction takes its environment's usage cursor.
+// CursorLock is how a transaction takes its environment's usage cursor.
 type CursorLock int
 
 const (
@@ -40,33 +41,6 @@ type UsageCursor struct {
 	Writes    int64
 	PartSeq   int64
 	PartAfter string
-}
-
-// InMeterTx runs fn in one transaction that holds envID's usage cursor. With SkipBusy it
-// returns ran false, having run nothing, when another transaction holds the cursor. fn's
-// error rolls everything back; on commit the figures fn wrote are kept in the process's
-// figure cache.
-func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn func(mt *MeterTx) error) (ran bool, err error) {
-	var mt *MeterTx
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		cursor, held, err := lockCursor(tx, s.dialect, envID, lock)
-		if err != nil || !held {
-			return err
-		}
-		mt = s.meterTx(tx, envID, cursor)
-		if err := fn(mt); err != nil {
-			return err
-		}
-		if err := mt.writeEmits(); err != nil {
-			return err
-		}
-		return mt.finish()
-	})
-	if err != nil || mt == nil {
-		return false, dbError(err) // fn's raw statements bypass GORM's translation
-	}
-	mt.committed()
-	return true, nil
 }
 
 // lockCursor locks envID's cursor row until tx ends, creating it first if the
@@ -111,31 +85,56 @@ func lockCursor(tx *gorm.DB, dialect, envID string, lock CursorLock) (c UsageCur
 // lockCursorSQL reads an environment's cursor row (lockCursorPG, lockCursorSQLite).
 const lockCursorSQL = `SELECT gen, writes, part_seq, part_after FROM usage_cursors WHERE environment_id = ?`
 
-// Cursor is the environment's usage cursor as this transaction locked it.
-func (t *MeterTx) Cursor() UsageCursor { return t.cursor }
+// LockUsageCursor takes the environment's usage cursor until the transaction ends: with
+// Wait (requests: creating or deleting a meter) up to the lock timeout; with SkipBusy
+// (meter work) held is false at once, and nothing is locked, when another transaction
+// holds it. Once held, the verbs of meter work may run: the figures are read through
+// the process's cache as of the cursor's count of writes, and what the transaction
+// writes reaches the caches when it commits (InTx).
+func (tx *Tx) LockUsageCursor(lock CursorLock) (c UsageCursor, held bool, err error) {
+	if tx.meter != nil {
+		return tx.meter.cursor, true, nil
+	}
+	if c, held, err = lockCursor(tx.db, tx.dialect, tx.env.ID, lock); err != nil || !held {
+		return c, held, err
+	}
+	tx.meter = &meterWork{cursor: c, view: tx.figures.view(tx.env.ID, c.Writes)}
+	return c, true, nil
+}
 
-// EnvironmentID is the environment whose cursor the transaction holds.
-func (t *MeterTx) EnvironmentID() string { return t.envID }
+// UsageCursor is the environment's usage cursor as this transaction holds it (Advance
+// moves it); the zero cursor when it holds none.
+func (tx *Tx) UsageCursor() UsageCursor {
+	if tx.meter == nil {
+		return UsageCursor{}
+	}
+	return tx.meter.cursor
+}
 
 // Meters lists the environment's meters as of the lock: a meter created or deleted
 // takes the same lock, so the list cannot change before the transaction ends but by the
 // transaction's own progress (SaveBackfill, MarkMeterReady), which reads it again. The
 // caller gets its own copy.
-func (t *MeterTx) Meters() ([]models.Meter, error) {
-	if t.meters == nil {
+func (tx *Tx) Meters() ([]models.Meter, error) {
+	w, err := tx.work()
+	if err != nil {
+		return nil, err
+	}
+	if w.meters == nil {
 		var ms []models.Meter
-		if err := t.db.Where("environment_id = ?", t.envID).Order("created_at, id").Find(&ms).Error; err != nil {
+		if err := scope(tx.db, tx.env).Order("created_at, id").Find(&ms).Error; err != nil {
 			return nil, fmt.Errorf("meters: %w", err)
 		}
-		t.meters = ms
+		w.meters = ms
 	}
-	return slices.Clone(t.meters), nil
+	return slices.Clone(w.meters), nil
 }
 
-// Meter reads one of the environment's meters as of the lock.
-func (t *MeterTx) Meter(id string) (models.Meter, error) {
+// MeterByID reads one of the environment's meters, as of the lock when the transaction
+// holds the usage cursor.
+func (tx *Tx) MeterByID(id string) (models.Meter, error) {
 	var m models.Meter
-	if err := t.db.Where("environment_id = ? AND id = ?", t.envID, id).Take(&m).Error; err != nil {
+	if err := scope(tx.db, tx.env).Where("id = ?", id).Take(&m).Error; err != nil {
 		return m, notFound(err, "meter "+id)
 	}
 	return m, nil
@@ -149,18 +148,18 @@ type Batch struct {
 }
 
 // WaitingBatches lists up to limit batches the consumer has not taken, in seq order.
-func (t *MeterTx) WaitingBatches(limit int) ([]Batch, error) {
+func (tx *Tx) WaitingBatches(limit int) ([]Batch, error) {
 	var bs []Batch
-	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT ?`,
-		t.envID, limit).Scan(&bs).Error; err != nil {
+	if err := tx.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches WHERE environment_id = ? AND gen IS NULL ORDER BY seq LIMIT ?`,
+		tx.env.ID, limit).Scan(&bs).Error; err != nil {
 		return nil, fmt.Errorf("waiting usage batches: %w", err)
 	}
 	return bs, nil
 }
 
-// BatchBySeq reads one of the environment's batches (the one the consumer applies in
-// parts, or a meter's part to backfill).
-func (t *MeterTx) BatchBySeq(seq int64) (Batch, error) { return batchBySeq(t.db, t.envID, seq) }
+// Batch reads one of the environment's batches (the one the consumer applies in parts,
+// a meter's part to backfill, or where a new meter's backfill starts).
+func (tx *Tx) Batch(seq int64) (Batch, error) { return batchBySeq(tx.db, tx.env.ID, seq) }
 
 // batchBySeq reads envID's batch seq in db's transaction.
 func batchBySeq(db *gorm.DB, envID string, seq int64) (Batch, error) {
@@ -177,11 +176,11 @@ func batchBySeq(db *gorm.DB, envID string, seq int64) (Batch, error) {
 
 // BackfillBatches lists up to limit of m's batches to backfill after its progress, in
 // seq order: those the consumer had taken when m was created (gen at most BackfillGen).
-func (t *MeterTx) BackfillBatches(m models.Meter, limit int) ([]Batch, error) {
+func (tx *Tx) BackfillBatches(m models.Meter, limit int) ([]Batch, error) {
 	var bs []Batch
-	if err := t.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches
+	if err := tx.db.Raw(`SELECT seq, metrics_count, received_at FROM usage_batches
 		WHERE environment_id = ? AND seq > ? AND gen IS NOT NULL AND gen <= ? ORDER BY seq LIMIT ?`,
-		t.envID, m.BackfillSeq, m.BackfillGen, limit).Scan(&bs).Error; err != nil {
+		tx.env.ID, m.BackfillSeq, m.BackfillGen, limit).Scan(&bs).Error; err != nil {
 		return nil, fmt.Errorf("backfill batches: %w", err)
 	}
 	return bs, nil
@@ -191,11 +190,11 @@ func (t *MeterTx) BackfillBatches(m models.Meter, limit int) ([]Batch, error) {
 // batch afterSeq, looked for from notBefore on (nil: none left). Batches are backfilled
 // in seq order, which receipt order follows but for requests in flight together, so
 // from the previous answer on this reads about the batches of one page.
-func (t *MeterTx) OldestToBackfill(m models.Meter, afterSeq int64, notBefore time.Time) (*time.Time, error) {
+func (tx *Tx) OldestToBackfill(m models.Meter, afterSeq int64, notBefore time.Time) (*time.Time, error) {
 	var got []time.Time
-	if err := t.db.Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND received_at >= ? AND seq > ?
+	if err := tx.db.Raw(`SELECT received_at FROM usage_batches WHERE environment_id = ? AND received_at >= ? AND seq > ?
 		AND gen IS NOT NULL AND gen <= ? ORDER BY received_at LIMIT 1`,
-		t.envID, notBefore.UTC(), afterSeq, m.BackfillGen).Scan(&got).Error; err != nil {
+		tx.env.ID, notBefore.UTC(), afterSeq, m.BackfillGen).Scan(&got).Error; err != nil {
 		return nil, fmt.Errorf("oldest batch to backfill: %w", err)
 	}
 	if len(got) == 0 {
@@ -222,7 +221,7 @@ type RowQuery struct {
 // UsageRows reads the rows q selects. Reading stops before a row that would take the
 // bytes read past maxBytes (0: no bound), after at least one row; more says a row was
 // left (by either bound), so that the caller knows the last batch read may be partial.
-func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more bool, err error) {
+func (tx *Tx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more bool, err error) {
 	if len(q.Batches) == 0 {
 		return nil, false, nil
 	}
@@ -231,10 +230,10 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 		limit = -1
 	}
 	var res *sql.Rows
-	if t.dialect == "postgres" {
-		res, err = usageRowsPG(t.db, q, limit)
+	if tx.dialect == "postgres" {
+		res, err = usageRowsPG(tx.db, q, limit)
 	} else {
-		res, err = usageRowsSQLite(t.db, q, limit)
+		res, err = usageRowsSQLite(tx.db, q, limit)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read usage rows of %d batches: %w", len(q.Batches), err)
@@ -262,46 +261,58 @@ func (t *MeterTx) UsageRows(q RowQuery, maxBytes int) (rows []UsageRow, more boo
 // Advance records a consumer step: done, the batches it counted whole, are stamped with
 // the cursor's next generation; part is the batch it counted up to id partAfter (partSeq
 // 0: none), which stays waiting.
-func (t *MeterTx) Advance(done []int64, partSeq int64, partAfter string) error {
-	c := t.cursor
+func (tx *Tx) Advance(done []int64, partSeq int64, partAfter string) error {
+	w, err := tx.work()
+	if err != nil {
+		return err
+	}
+	c := w.cursor
 	if len(done) > 0 {
 		c.Gen++
-		if err := t.db.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, c.Gen, done).Error; err != nil {
+		if err := tx.db.Exec(`UPDATE usage_batches SET gen = ? WHERE seq IN ?`, c.Gen, done).Error; err != nil {
 			return fmt.Errorf("stamp usage batches: %w", err)
 		}
 	}
 	c.PartSeq, c.PartAfter = partSeq, partAfter
-	if c == t.cursor {
+	if c == w.cursor {
 		return nil
 	}
-	if err := t.db.Exec(`UPDATE usage_cursors SET gen = ?, part_seq = ?, part_after = ? WHERE environment_id = ?`,
-		c.Gen, c.PartSeq, c.PartAfter, t.envID).Error; err != nil {
+	if err := tx.db.Exec(`UPDATE usage_cursors SET gen = ?, part_seq = ?, part_after = ? WHERE environment_id = ?`,
+		c.Gen, c.PartSeq, c.PartAfter, tx.env.ID).Error; err != nil {
 		return fmt.Errorf("advance usage cursor: %w", err)
 	}
-	t.cursor.Gen, t.cursor.PartSeq, t.cursor.PartAfter = c.Gen, c.PartSeq, c.PartAfter
+	w.cursor.Gen, w.cursor.PartSeq, w.cursor.PartAfter = c.Gen, c.PartSeq, c.PartAfter
 	return nil
 }
 
 // SaveBackfill records a backfill page's progress: m's backfill_seq, part and as-of.
 // Progress only: updated_at says when the meter's object last changed (ready).
-func (t *MeterTx) SaveBackfill(m models.Meter) error {
-	err := t.db.Exec(`UPDATE meters SET backfill_seq = ?, backfill_part_seq = ?, backfill_part_after = ?, backfill_as_of = ? WHERE id = ?`,
-		m.BackfillSeq, m.BackfillPartSeq, m.BackfillPartAfter, m.BackfillAsOf, m.ID).Error
+func (tx *Tx) SaveBackfill(m models.Meter) error {
+	w, err := tx.work()
+	if err != nil {
+		return err
+	}
+	err = tx.db.Exec(`UPDATE meters SET backfill_seq = ?, backfill_part_seq = ?, backfill_part_after = ?, backfill_as_of = ? WHERE id = ? AND environment_id = ?`,
+		m.BackfillSeq, m.BackfillPartSeq, m.BackfillPartAfter, m.BackfillAsOf, m.ID, tx.env.ID).Error
 	if err != nil {
 		return fmt.Errorf("save backfill progress of meter %s: %w", m.ID, err)
 	}
-	t.meters = nil
+	w.meters = nil
 	return nil
 }
 
 // MarkMeterReady ends m's backfill.
-func (t *MeterTx) MarkMeterReady(m models.Meter, now time.Time) error {
-	err := t.db.Exec(`UPDATE meters SET status = ?, backfill_as_of = NULL, backfill_part_seq = 0, backfill_part_after = '', updated_at = ? WHERE id = ?`,
-		models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID).Error
+func (tx *Tx) MarkMeterReady(m models.Meter, now time.Time) error {
+	w, err := tx.work()
+	if err != nil {
+		return err
+	}
+	err = tx.db.Exec(`UPDATE meters SET status = ?, backfill_as_of = NULL, backfill_part_seq = 0, backfill_part_after = '', updated_at = ? WHERE id = ? AND environment_id = ?`,
+		models.MeterReady, now.UTC().Truncate(time.Microsecond), m.ID, tx.env.ID).Error
 	if err != nil {
 		return fmt.Errorf("mark meter %s ready: %w", m.ID, err)
 	}
-	t.meters = nil
+	w.meters = nil
 	return nil
 }
 

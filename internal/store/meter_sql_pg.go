@@ -11,7 +11,7 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// The PostgreSQL statements of meter transactions (MeterTx), each db the transaction's;
+// The PostgreSQL statements of meter work (a Tx holding the usage cursor), each db the transaction's;
 // their SQLite counterparts are in meter_sql_sqlite.go. Statements with arrays go
 // straight to the connection, so that the arrays reach unnest whole (GORM would expand
 // them into lists).

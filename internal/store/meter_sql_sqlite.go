@@ -10,7 +10,7 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// The SQLite statements of meter transactions (MeterTx), each db the transaction's;
+// The SQLite statements of meter work (a Tx holding the usage cursor), each db the transaction's;
 // their PostgreSQL counterparts are in meter_sql_pg.go. SQLite runs in process: one
 // indexed lookup per key is cheap, and a statement's parameters are bounded, so writes go
 // in chunks.

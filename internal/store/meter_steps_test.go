@@ -114,8 +114,11 @@ func TestUsageRowsReadOnlyTheKeysMetersUse(t *testing.T) {
 			var batches []store.Batch
 			read := func(keys []string, maxRows, maxBytes int) (rows []store.UsageRow, more bool) {
 				t.Helper()
-				_, err := db.st.InMeterTx(ctx, db.env.ID, store.Wait, func(mt *store.MeterTx) error {
-					var err error
+				_, err := db.st.InTx(ctx, db.env, func(mt *store.Tx) error {
+					_, _, err := mt.LockUsageCursor(store.Wait)
+					if err != nil {
+						return err
+					}
 					if batches, err = mt.WaitingBatches(10); err != nil || len(batches) != 1 {
 						return fmt.Errorf("waiting batches %v: %w", batches, err)
 					}
@@ -153,7 +156,7 @@ func TestUsageRowsReadOnlyTheKeysMetersUse(t *testing.T) {
 				t.Fatalf("a 1-byte bound: %d rows, more %v; want the first row and more", len(rows), more)
 			}
 			after := rows[4].ID
-			_, err := db.st.InMeterTx(ctx, db.env.ID, store.Wait, func(mt *store.MeterTx) error {
+			_, err := db.st.InTx(ctx, db.env, func(mt *store.Tx) error {
 				rest, _, err := mt.UsageRows(store.RowQuery{Batches: []int64{batches[0].Seq}, AfterID: after, MetricNames: []string{"calls"}}, 0)
 				if err == nil && (len(rest) != 5 || rest[0].ID != rows[5].ID) {
 					err = fmt.Errorf("rows after the 5th: %d from %s, want 5 from %s", len(rest), rest[0].ID, rows[5].ID)

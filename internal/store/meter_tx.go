@@ -2,55 +2,55 @@ package store
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/revops/revops/models"
 )
 
-// MeterTx is the transaction of a consumer or backfill page: it reads and writes a
-// meter's kept figures while holding the environment's usage cursor lock, so that
-// figures are read, combined (in Go, exactly, on both databases) and written back by one
-// transaction at a time per environment.
-type MeterTx struct {
-	db      *gorm.DB
-	dialect string
-	envID   string
-	cursor  UsageCursor
-	cache   *figureCache
-	view    map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
-	wrote   map[figureID]models.MeterFigure // figures this transaction wrote
-	meters  []models.Meter                  // the environment's meters as last read (Meters; nil: read them)
-	emits   []Emit                          // events to write before the commit (Emit)
-	fired   *firedCache
-	firing  []firedKey // firings this transaction recorded: known to fired once committed
-	at      time.Time  // the change time (Now)
+// meterWork is what a transaction's meter work keeps while it holds the environment's
+// usage cursor (LockUsageCursor): meters' kept figures are read, combined (in Go,
+// exactly, on both databases) and written back by one transaction at a time per
+// environment, through the process's figure cache as of the cursor's count of writes.
+type meterWork struct {
+	cursor UsageCursor
+	view   map[figureID]models.MeterFigure // the cache as of cursor.Writes (nil: none)
+	wrote  map[figureID]models.MeterFigure // figures this transaction wrote
+	meters []models.Meter                  // the environment's meters as last read (Meters; nil: read them)
+	firing []firedKey                      // firings this transaction recorded: known to fired once committed
 }
 
-// meterTx starts the meter work of tx, which holds envID's cursor.
-func (s *Store) meterTx(tx *gorm.DB, envID string, cursor UsageCursor) *MeterTx {
-	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures, fired: s.fired,
-		view: s.figures.view(envID, cursor.Writes)}
+// errNoCursor is a verb of meter work called by a transaction that does not hold the
+// environment's usage cursor (or by a savepoint's Tx): the figure and firing caches are
+// kept only for the transaction holding it, which alone writes figures.
+var errNoCursor = errors.New("meter work needs the environment's usage cursor (LockUsageCursor)")
+
+// work is the transaction's meter work, or errNoCursor.
+func (tx *Tx) work() (*meterWork, error) {
+	if tx.meter == nil {
+		return nil, errNoCursor
+	}
+	return tx.meter, nil
 }
 
 // finish records, before the commit, that the transaction wrote figures.
-func (t *MeterTx) finish() error {
-	if len(t.wrote) == 0 {
+func (w *meterWork) finish(tx *Tx) error {
+	if len(w.wrote) == 0 {
 		return nil
 	}
-	if err := t.db.Exec(`UPDATE usage_cursors SET writes = writes + 1 WHERE environment_id = ?`, t.envID).Error; err != nil {
+	if err := tx.db.Exec(`UPDATE usage_cursors SET writes = writes + 1 WHERE environment_id = ?`, tx.env.ID).Error; err != nil {
 		return fmt.Errorf("count meter figure writes: %w", err)
 	}
 	return nil
 }
 
-// committed keeps what the committed transaction wrote in the figure cache.
-func (t *MeterTx) committed() {
-	t.fired.add(t.firing)
-	if len(t.wrote) > 0 {
-		t.cache.committed(t.envID, t.cursor.Writes, t.view, t.wrote)
+// committed keeps what the committed transaction wrote in the figure cache, and the
+// firings it recorded in the fired cache.
+func (w *meterWork) committed(tx *Tx) {
+	tx.fired.add(w.firing)
+	if len(w.wrote) > 0 {
+		tx.figures.committed(tx.env.ID, w.cursor.Writes, w.view, w.wrote)
 	}
 }
 
@@ -85,32 +85,36 @@ type UsageRow struct {
 }
 
 // Figures reads the kept figures of meterID with the given keys (missing ones are absent).
-func (t *MeterTx) Figures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
+func (tx *Tx) Figures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
+	w, err := tx.work()
+	if err != nil {
+		return nil, err
+	}
 	var out []models.MeterFigure
 	var misses []FigureKey
 	for _, k := range keys {
 		id := idOf(meterID, k)
-		if f, ok := t.wrote[id]; ok {
+		if f, ok := w.wrote[id]; ok {
 			out = append(out, f)
-		} else if f, ok := t.view[id]; ok {
+		} else if f, ok := w.view[id]; ok {
 			out = append(out, f)
 		} else {
 			misses = append(misses, k)
 		}
 	}
-	got, err := t.readFigures(meterID, misses)
+	got, err := tx.readFigures(meterID, misses)
 	return append(out, got...), err
 }
 
 // readFigures is Figures from the database.
-func (t *MeterTx) readFigures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
+func (tx *Tx) readFigures(meterID string, keys []FigureKey) ([]models.MeterFigure, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	if t.dialect == "postgres" {
-		return readFiguresPG(t.db, meterID, keys)
+	if tx.dialect == "postgres" {
+		return readFiguresPG(tx.db, meterID, keys)
 	}
-	return readFiguresSQLite(t.db, meterID, keys)
+	return readFiguresSQLite(tx.db, meterID, keys)
 }
 
 // figureColumns are the columns scanFigures reads, of meter_figures as f.
@@ -127,43 +131,44 @@ func scanFigures(rows *sql.Rows, err error) ([]models.MeterFigure, error) {
 }
 
 // SaveFigures writes figures, replacing the kept ones with the same key.
-func (t *MeterTx) SaveFigures(fs []models.MeterFigure) error {
-	if len(fs) == 0 {
-		return nil
-	}
-	if err := t.writeFigures(fs); err != nil {
+func (tx *Tx) SaveFigures(fs []models.MeterFigure) error {
+	w, err := tx.work()
+	if err != nil || len(fs) == 0 {
 		return err
 	}
-	if t.wrote == nil {
-		t.wrote = make(map[figureID]models.MeterFigure, len(fs))
+	if err := tx.writeFigures(fs); err != nil {
+		return err
+	}
+	if w.wrote == nil {
+		w.wrote = make(map[figureID]models.MeterFigure, len(fs))
 	}
 	for _, f := range fs {
-		t.wrote[idOf(f.MeterID, FigureKey{Kind: f.Kind, WindowStart: f.WindowStart, AccountID: f.AccountID, Groups: f.Groups})] = f
+		w.wrote[idOf(f.MeterID, FigureKey{Kind: f.Kind, WindowStart: f.WindowStart, AccountID: f.AccountID, Groups: f.Groups})] = f
 	}
 	return nil
 }
 
 // writeFigures is SaveFigures' database write (fs not empty).
-func (t *MeterTx) writeFigures(fs []models.MeterFigure) error {
-	if t.dialect == "postgres" {
-		return writeFiguresPG(t.db, fs)
+func (tx *Tx) writeFigures(fs []models.MeterFigure) error {
+	if tx.dialect == "postgres" {
+		return writeFiguresPG(tx.db, fs)
 	}
-	return writeFiguresSQLite(t.db, fs)
+	return writeFiguresSQLite(tx.db, fs)
 }
 
 // SeriesIDs numbers the series of meterID (meter_series), numbering the new ones: ids[i]
 // is keys[i]'s.
-func (t *MeterTx) SeriesIDs(meterID string, keys []SeriesKey) ([]int64, error) {
+func (tx *Tx) SeriesIDs(meterID string, keys []SeriesKey) ([]int64, error) {
 	accts, groups := make([]string, len(keys)), make([]string, len(keys))
 	for i, k := range keys {
 		accts[i], groups[i] = k.AccountID, k.Groups
 	}
-	return t.number(meterID, "meter_series", []string{"account_id", "groups"}, accts, groups)
+	return tx.number(meterID, "meter_series", []string{"account_id", "groups"}, accts, groups)
 }
 
 // ValueIDs numbers the distinct values of meterID (meter_values) the same way.
-func (t *MeterTx) ValueIDs(meterID string, values []string) ([]int64, error) {
-	return t.number(meterID, "meter_values", []string{"value"}, values)
+func (tx *Tx) ValueIDs(meterID string, values []string) ([]int64, error) {
+	return tx.number(meterID, "meter_values", []string{"value"}, values)
 }
 
 // number reads (and adds, for the missing ones) the ids of rows of table keyed by
@@ -171,34 +176,37 @@ func (t *MeterTx) ValueIDs(meterID string, values []string) ([]int64, error) {
 // writer of a meter's numbers (consumer transactions, backfill pages) holds the
 // environment's usage cursor lock, so a key read missing is still missing when inserted
 // (and the table's unique key would refuse a second number if it were not).
-func (t *MeterTx) number(meterID, table string, cols []string, vals ...[]string) ([]int64, error) {
+func (tx *Tx) number(meterID, table string, cols []string, vals ...[]string) ([]int64, error) {
+	if _, err := tx.work(); err != nil {
+		return nil, err
+	}
 	if len(vals[0]) == 0 {
 		return []int64{}, nil
 	}
-	if t.dialect == "postgres" {
-		return numberPG(t.db, meterID, table, cols, vals...)
+	if tx.dialect == "postgres" {
+		return numberPG(tx.db, meterID, table, cols, vals...)
 	}
-	return numberSQLite(t.db, meterID, table, cols, vals...)
+	return numberSQLite(tx.db, meterID, table, cols, vals...)
 }
 
 // MemberDays reads the kept days of the given distinct values on days in [from, to)
 // (days since 1970-01-01 UTC).
-func (t *MeterTx) MemberDays(keys []MemberKey, from, to int32) ([]models.MeterMemberDay, error) {
-	if t.dialect == "postgres" {
-		return memberDaysPG(t.db, keys, from, to)
+func (tx *Tx) MemberDays(keys []MemberKey, from, to int32) ([]models.MeterMemberDay, error) {
+	if tx.dialect == "postgres" {
+		return memberDaysPG(tx.db, keys, from, to)
 	}
-	return memberDaysSQLite(t.db, keys, from, to)
+	return memberDaysSQLite(tx.db, keys, from, to)
 }
 
 // SaveMemberDays writes member days, replacing the kept ones with the same key.
-func (t *MeterTx) SaveMemberDays(ms []models.MeterMemberDay) error {
-	if len(ms) == 0 {
-		return nil
+func (tx *Tx) SaveMemberDays(ms []models.MeterMemberDay) error {
+	if _, err := tx.work(); err != nil || len(ms) == 0 {
+		return err
 	}
-	if t.dialect == "postgres" {
-		return saveMemberDaysPG(t.db, ms)
+	if tx.dialect == "postgres" {
+		return saveMemberDaysPG(tx.db, ms)
 	}
-	return saveMemberDaysSQLite(t.db, ms)
+	return saveMemberDaysSQLite(tx.db, ms)
 }
 
 // scanMemberDays is scanFigures for member days.

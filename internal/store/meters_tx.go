@@ -19,13 +19,6 @@ import (
 // ErrMeterKeyTaken is a meter insert refused by the environment's unique key.
 var ErrMeterKeyTaken = errors.New("meter key taken")
 
-// LockUsageCursor waits for the environment's usage cursor (up to the request's lock
-// timeout) and holds it until the transaction ends.
-func (tx *Tx) LockUsageCursor() (UsageCursor, error) {
-	c, _, err := lockCursor(tx.db, tx.dialect, tx.env.ID, Wait)
-	return c, err
-}
-
 // CountMeters counts the environment's meters, and its deleted meters whose figures
 // await their purge (meter_purges), in one statement.
 func (tx *Tx) CountMeters() (meters, purging int64, err error) {
@@ -61,9 +54,6 @@ func (tx *Tx) OldestTakenBatch(gen int64) (*time.Time, error) {
 	at := got[0].UTC()
 	return &at, nil
 }
-
-// Batch reads the environment's batch seq.
-func (tx *Tx) Batch(seq int64) (Batch, error) { return batchBySeq(tx.db, tx.env.ID, seq) }
 
 // CreateMeter inserts m in the environment (its id and times set here); a key the
 // environment has already is ErrMeterKeyTaken.

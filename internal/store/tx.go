@@ -13,15 +13,20 @@ import (
 )
 
 // Tx is the store inside one write transaction, scoped to one environment as Store
-// scopes its queries (scope). A business function that changes deals or accounts gets
-// one from InTx and reads top to bottom through it: lock, decide, save, emit, keep the
-// answer. Whatever it wrote commits or rolls back as one.
+// scopes its queries (scope), or to one organization (OrgScope). Every write a request
+// or a domain decision makes is a domain function that gets one from InTx and reads top
+// to bottom through it: lock, decide, save, emit, keep the answer. Whatever it wrote
+// commits or rolls back as one. Meter work (a consumer step, a backfill page) is verbs
+// of the same Tx once it holds the environment's usage cursor (LockUsageCursor).
 type Tx struct {
 	db      *gorm.DB
 	dialect string
 	env     Env
 	at      time.Time
 	emits   []Emit
+	figures *figureCache // the process's caches of meter work, kept as of the commit
+	fired   *firedCache
+	meter   *meterWork // the usage cursor's work (LockUsageCursor); nil: not held
 }
 
 // InTx runs fn in one transaction in env. fn's error rolls everything back and is
@@ -33,19 +38,53 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (event
 	caller := tracing.TraceParent(ctx)
 	ctx, end := s.span(ctx, "db change")
 	defer end(&err)
+	var tx *Tx
 	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		tx := &Tx{db: db, dialect: s.dialect, env: env}
+		tx = &Tx{db: db, dialect: s.dialect, env: env, figures: s.figures, fired: s.fired}
 		if err := fn(tx); err != nil {
 			return err
 		}
+		if err := tx.beforeCommit(); err != nil {
+			return err
+		}
 		var err error
-		events, err = writeEvents(db, env, tx.Now(), tx.emits, caller)
+		events, err = writeEvents(db, tx.env, tx.Now(), tx.emits, caller)
 		return err
 	})
 	if err != nil {
 		return nil, dbError(err) // fn's raw statements bypass GORM's translation
 	}
+	tx.committed()
 	return events, nil
+}
+
+// beforeCommit completes the transaction's work before its events are written: the
+// meter work's count of figure writes, and the environment's name and organization
+// when the transaction knows its environment by id alone (a consumer step, a backfill
+// page) and emitted events, which carry them.
+func (tx *Tx) beforeCommit() error {
+	if tx.meter != nil {
+		if err := tx.meter.finish(tx); err != nil {
+			return err
+		}
+	}
+	if len(tx.emits) == 0 || tx.env.Name != "" {
+		return nil
+	}
+	var e models.Environment
+	if err := tx.db.Where("id = ?", tx.env.ID).Take(&e).Error; err != nil {
+		return notFound(err, "environment "+tx.env.ID)
+	}
+	tx.env = Env{OrganizationID: e.OrganizationID, ID: e.ID, Name: e.Name}
+	return nil
+}
+
+// committed keeps, once the transaction committed, what its meter work leaves to the
+// process's caches (commit-time state: a rolled back transaction leaves nothing).
+func (tx *Tx) committed() {
+	if tx.meter != nil {
+		tx.meter.committed(tx)
+	}
 }
 
 // Now is the time of the change: every updated_at it saves and every event it writes
@@ -62,10 +101,12 @@ func (tx *Tx) Now() time.Time {
 // error undoes what fn did, its row locks included, and is returned while the
 // transaction goes on (a bulk replay page counts a refused event and does not keep it
 // locked until the page commits). fn's change time is its own, taken after its locks
-// (Now); the events it emits join the transaction's when it succeeds.
+// (Now); the events it emits join the transaction's when it succeeds. Meter work stays
+// the transaction's: its verbs refuse a savepoint's Tx (errNoCursor), whose figures a
+// rollback to the savepoint would leave in the caches.
 func (tx *Tx) Savepoint(fn func(tx *Tx) error) error {
 	return tx.db.Transaction(func(db *gorm.DB) error { // nested: SAVEPOINT … ROLLBACK TO
-		sub := &Tx{db: db, dialect: tx.dialect, env: tx.env}
+		sub := &Tx{db: db, dialect: tx.dialect, env: tx.env} // no meter work: its caches follow the commit
 		if err := fn(sub); err != nil {
 			return err
 		}

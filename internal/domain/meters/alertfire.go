@@ -29,7 +29,7 @@ type firing struct {
 // one statement), and only the candidates at or over their threshold are looked for
 // among the recorded firings (one statement, or one per 500 accounts): a threshold no
 // series reaches costs no read of firings, turn after turn.
-func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []models.MeterFigure) ([]firing, error) {
+func meterFirings(tx *store.Tx, m *models.Meter, ws []*watch, wrote []models.MeterFigure) ([]firing, error) {
 	cs := candidates(m, ws, wrote)
 	if len(cs) == 0 {
 		return nil, nil
@@ -38,7 +38,7 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 	for i := range cs {
 		keys[i] = cs[i].key()
 	}
-	known := mt.KnownFired(keys)
+	known := tx.KnownFired(keys)
 	n := 0
 	for i := range cs {
 		if !known[i] {
@@ -47,7 +47,7 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 		}
 	}
 	cs = cs[:n]
-	if err := monthValues(mt, m, cs); err != nil {
+	if err := monthValues(tx, m, cs); err != nil {
 		return nil, err
 	}
 	var over []firing
@@ -63,16 +63,16 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 	if len(over) == 0 {
 		return nil, nil
 	}
-	return notFired(mt, over)
+	return notFired(tx, over)
 }
 
 // notFired drops the firings recorded already.
-func notFired(mt *store.MeterTx, fs []firing) ([]firing, error) {
+func notFired(tx *store.Tx, fs []firing) ([]firing, error) {
 	keys := make([]store.FiringKey, len(fs))
 	for i := range fs {
 		keys[i] = fs[i].key()
 	}
-	got, err := mt.Fired(keys)
+	got, err := tx.Fired(keys)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (c *candidate) key() store.FiringKey {
 
 // monthValues fills in the month values of sum, count and max candidates (value ""),
 // from the kept days of their months: the sum, or the max, of the days.
-func monthValues(mt *store.MeterTx, m *models.Meter, cs []candidate) error {
+func monthValues(tx *store.Tx, m *models.Meter, cs []candidate) error {
 	type month struct {
 		series store.SeriesKey
 		start  int64
@@ -116,7 +116,7 @@ func monthValues(mt *store.MeterTx, m *models.Meter, cs []candidate) error {
 	if len(series) == 0 {
 		return nil
 	}
-	days, err := mt.DayFigures(m.ID, series, from, to)
+	days, err := tx.DayFigures(m.ID, series, from, to)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func monthValues(mt *store.MeterTx, m *models.Meter, cs []candidate) error {
 // record writes the firings and the events that list them: one per alert, unless the
 // environment has sent alertEvents this clock hour already (UTC), in which case its
 // firings are recorded without an event and counted in the next event's held_back.
-func record(mt *store.MeterTx, fs []firing, alertEvents int) error {
+func record(tx *store.Tx, fs []firing, alertEvents int) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -162,8 +162,8 @@ func record(mt *store.MeterTx, fs []firing, alertEvents int) error {
 		return cmp.Or(a.alert.CreatedAt.Compare(b.alert.CreatedAt), cmp.Compare(a.alert.ID, b.alert.ID),
 			cmp.Compare(a.accountID, b.accountID), cmp.Compare(a.groups, b.groups), a.start.Compare(b.start))
 	})
-	now := mt.Now()
-	limit, err := mt.AlertCap()
+	now := tx.Now()
+	limit, err := tx.AlertCap()
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func record(mt *store.MeterTx, fs []firing, alertEvents int) error {
 		eventID := ""
 		if limit.Sent < alertEvents {
 			eventID = uuid.NewString()
-			mt.Emit(crossedEmit(eventID, fs[i:j], limit.HeldBack))
+			tx.Emit(crossedEmit(eventID, fs[i:j], limit.HeldBack))
 			limit.Sent, limit.HeldBack = limit.Sent+1, 0
 		} else {
 			limit.HeldBack += j - i
@@ -187,16 +187,16 @@ func record(mt *store.MeterTx, fs []firing, alertEvents int) error {
 		for _, f := range fs[i:j] {
 			rows = append(rows, models.MeterAlertFiring{
 				AlertID: f.alert.ID, AccountID: f.accountID, Groups: f.groups, WindowStart: f.start,
-				EnvironmentID: mt.EnvironmentID(), MeterID: f.alert.MeterID, WindowEnd: f.end, Value: f.value,
+				MeterID: f.alert.MeterID, WindowEnd: f.end, Value: f.value,
 				AsOf: f.asOf, EventID: eventID, CreatedAt: now,
 			})
 		}
 		i = j
 	}
-	if err := mt.SaveAlertCap(limit); err != nil {
+	if err := tx.SaveAlertCap(limit); err != nil {
 		return err
 	}
-	return mt.InsertFirings(rows)
+	return tx.InsertFirings(rows)
 }
 
 // crossedEmit is the meter-threshold-crossed event of one alert's firings (one alert's,

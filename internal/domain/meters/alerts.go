@@ -43,16 +43,16 @@ type watch struct {
 
 // fireAlerts records the firings of the transaction's figures and emits their events
 // (alertEvents: the environment's cap per hour; 0 is the default).
-func fireAlerts(mt *store.MeterTx, alertEvents int) error {
-	if !mt.WroteFigures() {
+func fireAlerts(tx *store.Tx, alertEvents int) error {
+	if !tx.WroteFigures() {
 		return nil
 	}
-	alerts, err := mt.MeterAlerts()
+	alerts, err := tx.MeterAlerts()
 	if err != nil || len(alerts) == 0 {
 		return err
 	}
-	wrote := mt.Wrote()
-	ms, err := mt.Meters() // as the transaction leaves them: a backfill's progress saved
+	wrote := tx.Wrote()
+	ms, err := tx.Meters() // as the transaction leaves them: a backfill's progress saved
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func fireAlerts(mt *store.MeterTx, alertEvents int) error {
 		if len(watches[m.ID]) == 0 {
 			continue
 		}
-		got, err := meterFirings(mt, m, watches[m.ID], wrote)
+		got, err := meterFirings(tx, m, watches[m.ID], wrote)
 		if err != nil {
 			return fmt.Errorf("alerts of meter %s: %w", m.Key, err)
 		}
@@ -75,14 +75,14 @@ func fireAlerts(mt *store.MeterTx, alertEvents int) error {
 	if len(fired) == 0 {
 		return nil
 	}
-	oldest, err := mt.OldestWaitingBatch()
+	oldest, err := tx.OldestWaitingBatch()
 	if err != nil {
 		return err
 	}
 	for i := range fired {
-		fired[i].asOf = asOfFigures(fired[i].alert.meter, oldest, mt.Now())
+		fired[i].asOf = asOfFigures(fired[i].alert.meter, oldest, tx.Now())
 	}
-	return record(mt, fired, alertEvents)
+	return record(tx, fired, alertEvents)
 }
 
 // asOfFigures is §18's as_of of m's figures once the transaction commits: the oldest

@@ -175,7 +175,10 @@ func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
 			}
 			// The count is per clock hour: once the hour has turned (the recorded hour
 			// moved back one), a cap of 3 sends 3 events again.
-			if _, err := db.st.InMeterTx(context.Background(), db.env.ID, store.Wait, func(mt *store.MeterTx) error {
+			if _, err := db.st.InTx(context.Background(), db.env, func(mt *store.Tx) error {
+				if _, _, err := mt.LockUsageCursor(store.Wait); err != nil {
+					return err
+				}
 				c, err := mt.AlertCap()
 				if err != nil || c.Sent != 3 || c.HeldBack != 3 {
 					return fmt.Errorf("cap %+v, %v; want 3 sent, 3 held back", c, err)
@@ -330,7 +333,10 @@ func TestDeletedMeterTakesItsAlerts(t *testing.T) {
 func alertsLeft(t *testing.T, db database) int {
 	t.Helper()
 	n := 0
-	if _, err := db.st.InMeterTx(context.Background(), db.env.ID, store.Wait, func(mt *store.MeterTx) error {
+	if _, err := db.st.InTx(context.Background(), db.env, func(mt *store.Tx) error {
+		if _, _, err := mt.LockUsageCursor(store.Wait); err != nil {
+			return err
+		}
 		as, err := mt.MeterAlerts()
 		n = len(as)
 		return err

@@ -10,7 +10,7 @@ import (
 
 // apply counts rows (of batches not yet counted into these meters) into meters: the
 // work of consumer steps and backfill pages (step.go).
-func apply(tx *store.MeterTx, meters []models.Meter, rows []store.UsageRow) error {
+func apply(tx *store.Tx, meters []models.Meter, rows []store.UsageRow) error {
 	d := newRowDims(meters, rows)
 	for mi := range meters {
 		m := &meters[mi]
@@ -34,7 +34,7 @@ func matches(m *models.Meter, r *store.UsageRow) bool {
 
 // applyFigures counts rows into a sum, count, max, min or latest meter: each row's
 // figure is folded into its minute (its hour's slot), hour and day.
-func applyFigures(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
+func applyFigures(tx *store.Tx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	p := newPending(m)
 	for i := range rows {
 		r := &rows[i]

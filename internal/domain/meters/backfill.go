@@ -50,26 +50,26 @@ func backfillPage(ctx context.Context, st Store, meterID string, now time.Time, 
 	}
 	var ran bool
 	err = guarded("meter_backfill_page", m.EnvironmentID, func() (err error) {
-		ran, err = st.InMeterTx(ctx, m.EnvironmentID, store.SkipBusy, func(mt *store.MeterTx) error {
-			m, err := mt.Meter(meterID) // as of the lock: deleted meanwhile, or made ready
+		ran, err = inCursor(ctx, st, models.Env{OrganizationID: m.OrganizationID, ID: m.EnvironmentID}, func(tx *store.Tx) error {
+			m, err := tx.MeterByID(meterID) // as of the lock: deleted meanwhile, or made ready
 			if err != nil || m.Status == models.MeterReady {
 				done = err == nil
 				return err
 			}
-			if _, _, err := consumeStep(mt, pageTurn); err != nil {
+			if _, _, err := consumeStep(tx, pageTurn); err != nil {
 				return err
 			}
 			var finished bool
-			if rows, finished, err = backfillStep(mt, m, b); err != nil {
+			if rows, finished, err = backfillStep(tx, m, b); err != nil {
 				return err
 			}
 			if finished {
 				done = true
-				if err := mt.MarkMeterReady(m, now); err != nil {
+				if err := tx.MarkMeterReady(m, now); err != nil {
 					return err
 				}
 			}
-			return fireAlerts(mt, b.AlertEvents)
+			return fireAlerts(tx, b.AlertEvents)
 		})
 		return err
 	})

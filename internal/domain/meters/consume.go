@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/platform/isolate"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 )
 
 // turnTime is the time a consumer turn aims at (CONTRACT §21: at most ~0.5 s): an
@@ -66,16 +67,33 @@ func Consume(ctx context.Context, st Store) (int, error) {
 // the environment's data ends this turn only (guarded).
 func Turn(ctx context.Context, st Store, envID string, b Budget) (ran bool, n int, more bool, err error) {
 	err = guarded("meter_turn", envID, func() (err error) {
-		ran, err = st.InMeterTx(ctx, envID, store.SkipBusy, func(mt *store.MeterTx) error {
+		ran, err = inCursor(ctx, st, models.Env{ID: envID}, func(tx *store.Tx) error {
 			var err error
-			if n, more, err = consumeStep(mt, b); err != nil {
+			if n, more, err = consumeStep(tx, b); err != nil {
 				return err
 			}
-			return fireAlerts(mt, b.AlertEvents)
+			return fireAlerts(tx, b.AlertEvents)
 		})
 		return err
 	})
 	return ran, n, more, err
+}
+
+// inCursor runs fn in a transaction of env (Store.InTx) holding the environment's usage
+// cursor, as every consumer step and backfill page does: ran is false, having run
+// nothing, when another transaction holds it (SkipBusy: meter work never waits for meter
+// work, nor holds a connection while waiting). env may name its environment by id
+// alone: the store completes it when the transaction emits events (usage alerts).
+func inCursor(ctx context.Context, st Store, env models.Env, fn func(tx *store.Tx) error) (ran bool, err error) {
+	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+		_, held, err := tx.LockUsageCursor(store.SkipBusy)
+		if err != nil || !held {
+			return err
+		}
+		ran = true
+		return fn(tx)
+	})
+	return ran && err == nil, err
 }
 
 // guarded runs fn, one step of an environment's meter work (where: its name among the

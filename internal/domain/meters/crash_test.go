@@ -21,6 +21,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
+	"github.com/revops/revops/models"
 )
 
 // crashChildDB names the database the child consumer of TestConsumerSIGKILLedMidTransaction
@@ -213,8 +214,8 @@ func TestCrashChildConsumer(t *testing.T) {
 // holdingStore keeps each meter transaction open crashChildHold after its work.
 type holdingStore struct{ *store.Store }
 
-func (h holdingStore) InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error) {
-	return h.Store.InMeterTx(ctx, envID, lock, func(mt *store.MeterTx) error {
+func (h holdingStore) InTx(ctx context.Context, env models.Env, fn func(mt *store.Tx) error) ([]models.Event, error) {
+	return h.Store.InTx(ctx, env, func(mt *store.Tx) error {
 		if err := fn(mt); err != nil {
 			return err
 		}

@@ -185,7 +185,7 @@ func (p *pending) addMinute(t time.Time, accountID, groups string, vals [MaxGrou
 // transaction that holds the environment's usage cursor (so no other writes between).
 // An hour's minutes are merged as text: only the minutes this transaction changed are
 // decoded and encoded again, the others are copied as they were kept.
-func (p *pending) save(tx *store.MeterTx) error {
+func (p *pending) save(tx *store.Tx) error {
 	if len(p.keys) == 0 {
 		return nil
 	}

@@ -34,16 +34,19 @@ type poisoned struct {
 	tries int // turns of env begun
 }
 
-func (p *poisoned) InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error) {
-	if envID != p.env {
-		return p.Store.InMeterTx(ctx, envID, lock, fn)
+func (p *poisoned) InTx(ctx context.Context, env models.Env, fn func(mt *store.Tx) error) ([]models.Event, error) {
+	if env.ID != p.env {
+		return p.Store.InTx(ctx, env, fn)
 	}
 	p.mu.Lock()
 	p.tries++
 	armed := p.armed
 	p.mu.Unlock()
-	return p.Store.InMeterTx(ctx, envID, lock, func(mt *store.MeterTx) error {
+	return p.Store.InTx(ctx, env, func(mt *store.Tx) error {
 		if armed {
+			if _, held, err := mt.LockUsageCursor(store.SkipBusy); err != nil || !held {
+				return err
+			}
 			panic(fmt.Sprintf("bad row of %s", poisonPayload))
 		}
 		return fn(mt)

@@ -17,11 +17,12 @@ import (
 )
 
 // Store is what meters need of the database. Meter work runs in transactions the store
-// opens and the meters package fills in: a request's (InTx) for definitions, one that
-// holds the environment's usage cursor (InMeterTx) for consumer steps and backfill pages.
+// opens and the meters package fills in (InTx): a request's for definitions, which waits
+// for the environment's usage cursor when it creates or deletes a meter; a consumer
+// step's or a backfill page's, which takes the cursor or skips a busy environment
+// (inCursor).
 type Store interface {
 	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
-	InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error)
 	Meters(ctx context.Context, env models.Env, page store.Page) ([]models.Meter, bool, error)
 	Meter(ctx context.Context, env models.Env, key string) (models.Meter, error)
 	MeterByID(ctx context.Context, id string) (models.Meter, error)
@@ -104,7 +105,7 @@ func create(tx *store.Tx, m *models.Meter, reply idempotency.Reply[Object]) erro
 	if err := checkRoom(tx, m.Key); err != nil {
 		return err
 	}
-	cursor, err := tx.LockUsageCursor()
+	cursor, _, err := tx.LockUsageCursor(store.Wait)
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply 
 		if _, err := tx.FindMeter(key); err != nil {
 			return err
 		}
-		if _, err := tx.LockUsageCursor(); err != nil {
+		if _, _, err := tx.LockUsageCursor(store.Wait); err != nil {
 			return err
 		}
 		var err error

@@ -54,15 +54,15 @@ func (b Budget) rowsFor(n int) int {
 // than the budget is applied in parts: the cursor keeps the last row counted, and the
 // next step continues it (alone) from there. It returns the rows it read and whether
 // batches are left waiting.
-func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
-	meters, err := mt.Meters()
+func consumeStep(tx *store.Tx, b Budget) (rows int, more bool, err error) {
+	meters, err := tx.Meters()
 	if err != nil {
 		return 0, false, err
 	}
-	cur := mt.Cursor()
+	cur := tx.UsageCursor()
 	var batches []store.Batch
 	if cur.PartSeq != 0 {
-		part, err := mt.BatchBySeq(cur.PartSeq)
+		part, err := tx.Batch(cur.PartSeq)
 		if err != nil {
 			return 0, false, err
 		}
@@ -73,7 +73,7 @@ func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
 		if len(meters) > 0 {
 			limit = min(limit, b.rowsFor(len(meters)))
 		}
-		if batches, err = mt.WaitingBatches(limit); err != nil {
+		if batches, err = tx.WaitingBatches(limit); err != nil {
 			return 0, false, err
 		}
 		more = len(batches) == limit
@@ -83,16 +83,16 @@ func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
 	}
 	more = more || cur.PartSeq != 0
 	if len(meters) == 0 { // nothing to count: take them all
-		return 0, more, mt.Advance(seqsOf(batches), 0, "")
+		return 0, more, tx.Advance(seqsOf(batches), 0, "")
 	}
 	maxRows := b.rowsFor(len(meters))
 	seqs := takeRows(batches, maxRows)
 	more = more || len(seqs) < len(batches)
-	got, cut, err := mt.UsageRows(rowQuery(meters, seqs, cur.PartAfter, maxRows), b.Bytes)
+	got, cut, err := tx.UsageRows(rowQuery(meters, seqs, cur.PartAfter, maxRows), b.Bytes)
 	if err != nil {
 		return 0, false, err
 	}
-	if err := apply(mt, meters, got); err != nil {
+	if err := apply(tx, meters, got); err != nil {
 		return 0, false, err
 	}
 	done, partSeq, partAfter := seqs, int64(0), ""
@@ -104,16 +104,16 @@ func consumeStep(mt *store.MeterTx, b Budget) (rows int, more bool, err error) {
 		done, partSeq, partAfter = seqs[:i], last.BatchSeq, last.ID
 		more = true
 	}
-	return len(got), more, mt.Advance(done, partSeq, partAfter)
+	return len(got), more, tx.Advance(done, partSeq, partAfter)
 }
 
 // backfillStep counts the next page of m's rows accepted before it: first the part of a
 // batch the consumer had counted in parts when m was created, then its batches in seq
 // order, whole batches within the budget's rows and bytes (at least one batch). It records the progress and the receipt time of the oldest batch left (the
 // meter's as_of, §18), or marks m ready when none is left.
-func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done bool, err error) {
+func backfillStep(tx *store.Tx, m models.Meter, b Budget) (rows int, done bool, err error) {
 	if m.BackfillPartSeq != 0 {
-		got, _, err := mt.UsageRows(store.RowQuery{Batches: []int64{m.BackfillPartSeq}, MetricNames: []string{m.FilterMetricName},
+		got, _, err := tx.UsageRows(store.RowQuery{Batches: []int64{m.BackfillPartSeq}, MetricNames: []string{m.FilterMetricName},
 			Keys: keysOf([]models.Meter{m})}, 0)
 		if err != nil {
 			return 0, false, err
@@ -124,13 +124,13 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 				part = append(part, r)
 			}
 		}
-		if err := apply(mt, []models.Meter{m}, part); err != nil {
+		if err := apply(tx, []models.Meter{m}, part); err != nil {
 			return 0, false, err
 		}
 		m.BackfillPartSeq, m.BackfillPartAfter = 0, ""
-		return len(part), false, saveBackfill(mt, m, m.BackfillSeq)
+		return len(part), false, saveBackfill(tx, m, m.BackfillSeq)
 	}
-	batches, err := mt.BackfillBatches(m, stepBatches)
+	batches, err := tx.BackfillBatches(m, stepBatches)
 	if err != nil {
 		return 0, false, err
 	}
@@ -138,7 +138,7 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 		return 0, true, nil
 	}
 	seqs := takeRows(batches, b.rowsFor(1))
-	got, cut, err := mt.UsageRows(rowQuery([]models.Meter{m}, seqs, "", 0), b.Bytes)
+	got, cut, err := tx.UsageRows(rowQuery([]models.Meter{m}, seqs, "", 0), b.Bytes)
 	if err != nil {
 		return 0, false, err
 	}
@@ -149,14 +149,14 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 		i := slices.Index(seqs, got[len(got)-1].BatchSeq)
 		if i == 0 {
 			i = 1
-			if got, _, err = mt.UsageRows(rowQuery([]models.Meter{m}, seqs[:1], "", 0), 0); err != nil {
+			if got, _, err = tx.UsageRows(rowQuery([]models.Meter{m}, seqs[:1], "", 0), 0); err != nil {
 				return 0, false, err
 			}
 		}
 		seqs = seqs[:i]
 		got = slices.DeleteFunc(got, func(r store.UsageRow) bool { return r.BatchSeq > seqs[i-1] })
 	}
-	if err := apply(mt, []models.Meter{m}, got); err != nil {
+	if err := apply(tx, []models.Meter{m}, got); err != nil {
 		return 0, false, err
 	}
 	m.BackfillSeq = seqs[len(seqs)-1]
@@ -164,22 +164,22 @@ func backfillStep(mt *store.MeterTx, m models.Meter, b Budget) (rows int, done b
 		// The page took every batch left: nothing to look for (the search would walk
 		// every batch received since, the backfill's own as well as the consumer's).
 		m.BackfillAsOf = nil
-		return len(got), false, mt.SaveBackfill(m)
+		return len(got), false, tx.SaveBackfill(m)
 	}
-	return len(got), false, saveBackfill(mt, m, m.BackfillSeq)
+	return len(got), false, saveBackfill(tx, m, m.BackfillSeq)
 }
 
 // saveBackfill records m's progress up to batch seq with the receipt time of the oldest
 // batch left, looked for from the previous one on.
-func saveBackfill(mt *store.MeterTx, m models.Meter, seq int64) error {
+func saveBackfill(tx *store.Tx, m models.Meter, seq int64) error {
 	if m.BackfillAsOf != nil {
-		asOf, err := mt.OldestToBackfill(m, seq, *m.BackfillAsOf)
+		asOf, err := tx.OldestToBackfill(m, seq, *m.BackfillAsOf)
 		if err != nil {
 			return err
 		}
 		m.BackfillAsOf = asOf
 	}
-	return mt.SaveBackfill(m)
+	return tx.SaveBackfill(m)
 }
 
 // rowQuery selects the rows of seqs that meters count, after id after in the first.

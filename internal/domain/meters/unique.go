@@ -14,7 +14,7 @@ import (
 // minute of that window saw it yet; the minutes it was seen in are kept per day
 // (meter_member_days), so a sighting is new to its minute, hour, day, ISO week and month
 // exactly when those minutes say so, in whatever order rows come.
-func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
+func applyUnique(tx *store.Tx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
 	type valueKey struct { // a distinct value in a series, by text
 		series store.SeriesKey
 		value  string
@@ -103,7 +103,7 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *r
 
 // memberKeys numbers n distinct values (key(i) is the i-th's series and text) by their
 // series and value numbers.
-func memberKeys(tx *store.MeterTx, m *models.Meter, n int, key func(i int) (store.SeriesKey, string)) ([]store.MemberKey, error) {
+func memberKeys(tx *store.Tx, m *models.Meter, n int, key func(i int) (store.SeriesKey, string)) ([]store.MemberKey, error) {
 	seriesAt, valueAt := map[store.SeriesKey]int{}, map[string]int{}
 	var series []store.SeriesKey
 	var values []string

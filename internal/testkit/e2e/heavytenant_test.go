@@ -96,8 +96,14 @@ func newPageWatch(st meters.Store, raw *gorm.DB) *pageWatch {
 	return &pageWatch{Store: st, raw: raw, holding: map[string]int{}, high: map[string]int{}}
 }
 
-func (w *pageWatch) InMeterTx(ctx context.Context, envID string, lock store.CursorLock, fn func(mt *store.MeterTx) error) (bool, error) {
-	ran, err := w.Store.InMeterTx(ctx, envID, lock, func(mt *store.MeterTx) error {
+func (w *pageWatch) InTx(ctx context.Context, env models.Env, fn func(mt *store.Tx) error) ([]models.Event, error) {
+	envID, ran := env.ID, false
+	_, err := w.Store.InTx(ctx, env, func(mt *store.Tx) error {
+		// The page's own lock, taken first here to tell a page that ran from a busy one.
+		if _, held, err := mt.LockUsageCursor(store.SkipBusy); err != nil || !held {
+			return err
+		}
+		ran = true
 		w.mu.Lock()
 		w.holding[envID]++
 		w.high[envID] = max(w.high[envID], w.holding[envID])
@@ -135,7 +141,7 @@ func (w *pageWatch) InMeterTx(ctx context.Context, envID string, lock store.Curs
 	case err == nil:
 		w.busy.Add(1)
 	}
-	return ran, err
+	return nil, err
 }
 
 func (w *pageWatch) highWater(envID string) int {
