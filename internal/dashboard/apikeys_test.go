@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/store"
 )
 
 var newKeyField = regexp.MustCompile(`id="new-key" class="mono" type="text" value="([^"]+)"`)
@@ -139,7 +138,7 @@ func TestAPIKeysLimitOnDashboard(t *testing.T) {
 	u := s.newUser("Acme", "owner@acme.test")
 	ctx := context.Background()
 	var first keys.Created
-	for i := range store.MaxKeys {
+	for i := range keys.MaxKeys {
 		k, err := s.keys.Create(ctx, u.orgID, "sandbox", "secret")
 		if err != nil {
 			t.Fatalf("key %d: %v", i+1, err)
@@ -160,7 +159,7 @@ func TestAPIKeysLimitOnDashboard(t *testing.T) {
 		t.Fatalf("roll at the limit: %d: %.400s", p.status, p.body)
 	}
 	// The CLI's way (keys.Manager) is refused the same.
-	if _, err := s.keys.Create(ctx, u.orgID, "sandbox", "public"); !errors.Is(err, store.ErrTooManyKeys) {
+	if _, err := s.keys.Create(ctx, u.orgID, "sandbox", "public"); !errors.Is(err, keys.ErrTooManyKeys) {
 		t.Fatalf("create through the manager: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -62,7 +63,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	}
 	env, _ := st.Environment(ctx, org.ID, "live")
 	k := models.APIKey{ID: "k1", OrganizationID: org.ID, EnvironmentID: env.ID, Environment: "live", Type: "secret", Prefix: "sk_live_", Last4: "abcd", Hash: "h1", CreatedAt: time.Now()}
-	if err := st.CreateAPIKey(ctx, &k); err != nil {
+	if _, err := st.InTx(ctx, env, func(tx *store.Tx) error { return tx.InsertAPIKey(&k) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.APIKeyByHash(ctx, "h1")
@@ -72,7 +73,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if _, err := st.APIKeyByHash(ctx, "nope"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("unknown hash: %v", err)
 	}
-	if _, err := st.RevokeAPIKey(ctx, "other-org", "k1", time.Now()); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := keys.NewManager(st).Revoke(ctx, "other-org", "k1"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("revoke from another org: %v", err)
 	}
 }

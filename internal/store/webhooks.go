@@ -52,11 +52,6 @@ CREATE INDEX delivery_attempts_event ON delivery_attempts (event_id, started_at)
 // environment's row; a SQLite write transaction is exclusive already (_txlock=immediate).
 func (tx *Tx) LockEndpoints() error { return lockEnvRow(tx.db, tx.dialect, tx.env) }
 
-// lockEnv serialises the writes of one environment that must see all its rows of a
-// kind (an API key's, for one): PostgreSQL locks the environment's row; a SQLite write
-// transaction is exclusive already (_txlock=immediate).
-func (s *Store) lockEnv(tx *gorm.DB, env Env) error { return lockEnvRow(tx, s.dialect, env) }
-
 func lockEnvRow(tx *gorm.DB, dialect string, env Env) error {
 	if dialect != "postgres" {
 		return nil

@@ -46,13 +46,13 @@ type Principal struct {
 	Env    models.Env
 }
 
-// Store is what the manager needs from the database.
+// Store is what the manager needs from the database: keys are written in a transaction
+// of their environment (InTx, writes.go).
 type Store interface {
-	CreateAPIKey(ctx context.Context, k *models.APIKey) error
+	InTx(ctx context.Context, env models.Env, fn func(tx *store.Tx) error) ([]models.Event, error)
 	APIKeyByHash(ctx context.Context, hash string) (models.APIKey, error)
+	APIKey(ctx context.Context, orgID, id string) (models.APIKey, error)
 	APIKeys(ctx context.Context, orgID, env string) ([]models.APIKey, error)
-	RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time) (models.APIKey, error)
-	RollAPIKey(ctx context.Context, orgID, oldID string, expiresAt time.Time, replacement *models.APIKey) (models.APIKey, error)
 	TouchAPIKey(ctx context.Context, id string, at time.Time) error
 	Environment(ctx context.Context, orgID, name string) (models.Env, error)
 }
@@ -98,10 +98,15 @@ func (m *Manager) Create(ctx context.Context, orgID, env, keyType string) (Creat
 		return Created{}, err
 	}
 	k := toModel(gen, e, m.now())
-	if err := m.store.CreateAPIKey(ctx, &k); err != nil {
+	if err := insert(ctx, m.store, &k); err != nil {
 		return Created{}, err
 	}
 	return Created{Plain: gen.Plain, Key: k}, nil
+}
+
+// Get reads one key of the organization.
+func (m *Manager) Get(ctx context.Context, orgID, id string) (models.APIKey, error) {
+	return m.store.APIKey(ctx, orgID, id)
 }
 
 // List returns the organization's keys (env "" for both environments).
@@ -114,7 +119,7 @@ func (m *Manager) Roll(ctx context.Context, orgID, id string, expiresIn time.Dur
 	if expiresIn < 0 {
 		return Created{}, apperr.Invalid(ErrNegativeExpiry, apperr.CodeParameterInvalid, "expires_in", "expires_in must not be negative")
 	}
-	old, err := m.keyOf(ctx, orgID, id)
+	old, err := m.store.APIKey(ctx, orgID, id)
 	if err != nil {
 		return Created{}, err
 	}
@@ -122,8 +127,8 @@ func (m *Manager) Roll(ctx context.Context, orgID, id string, expiresIn time.Dur
 	if err != nil {
 		return Created{}, err
 	}
-	k := toModel(gen, models.Env{OrganizationID: old.OrganizationID, ID: old.EnvironmentID, Name: old.Environment}, m.now())
-	rolled, err := m.store.RollAPIKey(ctx, orgID, id, m.now().Add(expiresIn).UTC(), &k)
+	k := toModel(gen, envOf(old), m.now())
+	rolled, err := replace(ctx, m.store, orgID, id, m.now().Add(expiresIn).UTC(), &k)
 	if err != nil {
 		return Created{}, err
 	}
@@ -133,25 +138,12 @@ func (m *Manager) Roll(ctx context.Context, orgID, id string, expiresIn time.Dur
 
 // Revoke stops a key at once in this process (and within CacheTTL in others).
 func (m *Manager) Revoke(ctx context.Context, orgID, id string) (models.APIKey, error) {
-	k, err := m.store.RevokeAPIKey(ctx, orgID, id, m.now().UTC())
+	k, err := revoke(ctx, m.store, orgID, id, m.now().UTC())
 	if err != nil {
 		return k, err
 	}
 	m.forget(k.Hash)
 	return k, nil
-}
-
-func (m *Manager) keyOf(ctx context.Context, orgID, id string) (models.APIKey, error) {
-	keys, err := m.store.APIKeys(ctx, orgID, "")
-	if err != nil {
-		return models.APIKey{}, err
-	}
-	for _, k := range keys {
-		if k.ID == id {
-			return k, nil
-		}
-	}
-	return models.APIKey{}, fmt.Errorf("api key %s: %w", id, apperr.ErrNotFound)
 }
 
 func (m *Manager) forget(hash string) {

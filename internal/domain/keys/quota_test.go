@@ -1,4 +1,4 @@
-package store_test
+package keys
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
-func newKey(env store.Env, now time.Time) *models.APIKey {
+func newKey(env models.Env, now time.Time) *models.APIKey {
 	id := uuid.NewString()
 	return &models.APIKey{ID: id, OrganizationID: env.OrganizationID, EnvironmentID: env.ID, Environment: env.Name,
 		Type: models.KeySecret, Prefix: "sk_live_", Last4: "abcd", Hash: id, CreatedAt: now}
@@ -24,14 +24,14 @@ func newKey(env store.Env, now time.Time) *models.APIKey {
 // environment's lock so that concurrent creates cannot exceed it; revoked and expired
 // keys do not count; rolling a key at the limit is allowed.
 func TestAPIKeyLimit(t *testing.T) {
-	for name, db := range bothDatabases(t, "live") {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
-			ctx, st, env := context.Background(), db.st, db.env
+			ctx, st, env := context.Background(), db.Store, db.Env
 			now := time.Now().UTC().Truncate(time.Millisecond)
 			var made []*models.APIKey
-			for range store.MaxKeys - 1 {
+			for range MaxKeys - 1 {
 				k := newKey(env, now)
-				if err := st.CreateAPIKey(ctx, k); err != nil {
+				if err := insert(ctx, st, k); err != nil {
 					t.Fatal(err)
 				}
 				made = append(made, k)
@@ -43,7 +43,7 @@ func TestAPIKeyLimit(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs <- st.CreateAPIKey(ctx, newKey(env, now))
+					errs <- insert(ctx, st, newKey(env, now))
 				}()
 			}
 			wg.Wait()
@@ -54,36 +54,36 @@ func TestAPIKeyLimit(t *testing.T) {
 				switch {
 				case err == nil:
 					created++
-				case errors.As(err, &ie) && errors.Is(err, store.ErrTooManyKeys) && ie.Code == "too_many_keys":
+				case errors.As(err, &ie) && errors.Is(err, ErrTooManyKeys) && ie.Code == "too_many_keys":
 				default:
 					t.Fatalf("racing create: %v", err)
 				}
 			}
 			if created != 1 {
-				t.Fatalf("%d racing creates succeeded at %d keys, want 1", created, store.MaxKeys-1)
+				t.Fatalf("%d racing creates succeeded at %d keys, want 1", created, MaxKeys-1)
 			}
 			// At the limit a roll is allowed: it replaces a key.
-			if _, err := st.RollAPIKey(ctx, env.OrganizationID, made[0].ID, now.Add(time.Hour), newKey(env, now)); err != nil {
+			if _, err := replace(ctx, st, env.OrganizationID, made[0].ID, now.Add(time.Hour), newKey(env, now)); err != nil {
 				t.Fatalf("roll at the limit: %v", err)
 			}
-			if err := st.CreateAPIKey(ctx, newKey(env, now)); !errors.Is(err, store.ErrTooManyKeys) {
+			if err := insert(ctx, st, newKey(env, now)); !errors.Is(err, ErrTooManyKeys) {
 				t.Fatalf("create with the rolled key still expiring: %v", err)
 			}
 			// Revoked and expired keys do not count: with the rolled key's replacement the
 			// environment has 101; two revoked leave 99, and a roll whose old key expires
 			// at once keeps 99, so exactly one more create passes.
 			for _, k := range made[1:3] {
-				if _, err := st.RevokeAPIKey(ctx, env.OrganizationID, k.ID, now); err != nil {
+				if _, err := revoke(ctx, st, env.OrganizationID, k.ID, now); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := st.RollAPIKey(ctx, env.OrganizationID, made[3].ID, now, newKey(env, now)); err != nil {
+			if _, err := replace(ctx, st, env.OrganizationID, made[3].ID, now, newKey(env, now)); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.CreateAPIKey(ctx, newKey(env, now)); err != nil {
+			if err := insert(ctx, st, newKey(env, now)); err != nil {
 				t.Fatalf("create after two revokes and an expiry: %v", err)
 			}
-			if err := st.CreateAPIKey(ctx, newKey(env, now)); !errors.Is(err, store.ErrTooManyKeys) {
+			if err := insert(ctx, st, newKey(env, now)); !errors.Is(err, ErrTooManyKeys) {
 				t.Fatalf("create past the limit again: %v", err)
 			}
 			// The other environment has its own count.
@@ -91,7 +91,7 @@ func TestAPIKeyLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.CreateAPIKey(ctx, newKey(other, now)); err != nil {
+			if err := insert(ctx, st, newKey(other, now)); err != nil {
 				t.Fatalf("the other environment: %v", err)
 			}
 		})
