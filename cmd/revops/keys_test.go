@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/secretbox"
@@ -45,7 +46,7 @@ func TestServingNeedsKeysThatOpen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+			org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 			if err != nil {
 				t.Fatal(err)
 			}

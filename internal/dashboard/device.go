@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/platform/clientaddr"
 	"github.com/revops/revops/models"
 )
@@ -80,7 +81,7 @@ func (h *handler) rememberDevice(c *gin.Context, u models.OrganizationUser, who 
 	}
 	now := h.now().UTC()
 	dev := models.LoginDevice{ID: id, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(deviceTTL)}
-	if err := h.store.RememberDevice(c.Request.Context(), dev); err != nil {
+	if err := sessions.RememberDevice(c.Request.Context(), h.store, u.OrganizationID, dev); err != nil {
 		return err
 	}
 	h.setCookie(c, deviceCookie, token, devicePath, int(deviceTTL.Seconds()))

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/revops/revops/api/httperr"
+	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
@@ -250,7 +251,7 @@ func (h *handler) startSession(c *gin.Context, u models.OrganizationUser) error 
 		ID: hashToken(token), UserID: u.ID, OrganizationID: u.OrganizationID, Environment: models.EnvSandbox,
 		CSRFToken: rand.Text(), CreatedAt: now, ExpiresAt: now.Add(sessionTTL),
 	}
-	if err := h.store.CreateSession(c.Request.Context(), &sess); err != nil {
+	if err := sessions.Create(c.Request.Context(), h.store, &sess); err != nil {
 		return err
 	}
 	h.setCookie(c, sessionCookie, token, "/dashboard", int(sessionTTL.Seconds()))
@@ -258,7 +259,8 @@ func (h *handler) startSession(c *gin.Context, u models.OrganizationUser) error 
 }
 
 func (h *handler) logout(c *gin.Context) {
-	if err := h.store.DeleteSession(c.Request.Context(), currentViewer(c).SessionID); err != nil {
+	v := currentViewer(c)
+	if err := sessions.End(c.Request.Context(), h.store, v.OrgID, v.SessionID); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -272,7 +274,8 @@ func (h *handler) switchEnvironment(c *gin.Context) {
 		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "environment", "Choose live or sandbox."))
 		return
 	}
-	if err := h.store.SetSessionEnvironment(c.Request.Context(), currentViewer(c).SessionID, env); err != nil {
+	v := currentViewer(c)
+	if err := sessions.SwitchEnvironment(c.Request.Context(), h.store, v.OrgID, v.SessionID, env); err != nil {
 		h.fail(c, err)
 		return
 	}

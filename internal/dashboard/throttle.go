@@ -7,8 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/platform/clientaddr"
-	"github.com/revops/revops/internal/store"
 )
 
 // loginLimit is one throttle rule: at most max attempts per window for one scope.
@@ -38,13 +38,13 @@ var (
 // clears that client's failures for the email (a run of typos ends), but still counts
 // against the client's budget.
 type throttle struct {
-	store       *store.Store
+	store       sessions.Store
 	now         func() time.Time
 	client      loginLimit
 	clientEmail loginLimit
 }
 
-func newThrottle(st *store.Store) *throttle {
+func newThrottle(st sessions.Store) *throttle {
 	return &throttle{store: st, now: time.Now, client: perClient, clientEmail: perClientEmail}
 }
 
@@ -66,7 +66,7 @@ func (t *throttle) attempt(ctx context.Context, email string, client loginClient
 		limit   loginLimit
 		overall bool
 	}{{client.scope, t.client, true}, {pairScope(email, client), t.clientEmail, false}} {
-		w, err := t.store.CountLoginAttempt(ctx, s.scope, now, s.limit.window)
+		w, err := sessions.CountAttempt(ctx, t.store, s.scope, now, s.limit.window)
 		if err != nil {
 			return refusal{}, err
 		}
@@ -79,7 +79,7 @@ func (t *throttle) attempt(ctx context.Context, email string, client loginClient
 	}
 	if opened {
 		// A new window began: a cheap moment to forget windows long over.
-		if err := t.store.PruneLoginAttempts(ctx, now.Add(-max(t.client.window, t.clientEmail.window))); err != nil {
+		if err := sessions.PruneAttempts(ctx, t.store, now.Add(-max(t.client.window, t.clientEmail.window))); err != nil {
 			return refusal{}, err
 		}
 	}
@@ -91,7 +91,7 @@ func (t *throttle) attempt(ctx context.Context, email string, client loginClient
 
 // succeeded forgets client's failures for email; the attempt stays in client's budget.
 func (t *throttle) succeeded(ctx context.Context, email string, client loginClient) error {
-	return t.store.ClearLoginAttempts(ctx, pairScope(email, client))
+	return sessions.ClearAttempts(ctx, t.store, pairScope(email, client))
 }
 
 // pairScope keys one client's attempts at one email. It is hashed: the table then holds

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -19,7 +20,7 @@ import (
 func TestMeterDaysBound(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.Open(t, filepath.Join(t.TempDir(), "revops.db"))
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

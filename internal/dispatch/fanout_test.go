@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -52,7 +53,7 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 	t.Helper()
 	ctx := context.Background()
 	st := testdb.New(t)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -50,7 +51,7 @@ func loadFilterEvents(b *testing.B, st *store.Store, conn *pgx.Conn) store.Env {
 	rows := benchEventsRows()
 	var envs []string
 	for i := range 2 {
-		org, err := st.CreateOrganization(ctx, fmt.Sprintf("Bench %d", i), fmt.Sprintf("bench%d@example.com", i), "x")
+		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Bench %d", i), fmt.Sprintf("bench%d@example.com", i), "x")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -30,7 +31,7 @@ func TestMigrateIdempotencySecretsAway(t *testing.T) {
 			if _, err := st.MigrateWithout(ctx, 83); err != nil {
 				t.Fatal(err)
 			}
-			org, err := st.CreateOrganization(ctx, "Acme", "old@acme.test", "x")
+			org, err := orgs.CreateWithHash(ctx, st, "Acme", "old@acme.test", "x")
 			if err != nil {
 				t.Fatal(err)
 			}

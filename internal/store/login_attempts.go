@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"fmt"
 	"time"
 )
@@ -24,18 +23,22 @@ type LoginWindow struct {
 	Start    time.Time // when the current window began
 }
 
+// The login throttle's counters, written in a transaction of no tenant's
+// (InTx(ctx, Unauthenticated, …)): they are keyed by client and email before anyone is
+// known. The dashboard decides the limits; the sessions package writes through these.
+
 // CountLoginAttempt counts one login attempt against scope (an email or a client address)
 // and returns the window it fell in. A window opens at the first attempt and lasts
 // window; the first attempt after it opens a new one. Check and count are one statement,
 // so attempts racing on any number of replicas each get a distinct count and no more
 // than the limit can pass.
-func (s *Store) CountLoginAttempt(ctx context.Context, scope string, now time.Time, window time.Duration) (LoginWindow, error) {
+func (tx *Tx) CountLoginAttempt(scope string, now time.Time, window time.Duration) (LoginWindow, error) {
 	nowMS, cutoff := now.UnixMilli(), now.Add(-window).UnixMilli()
 	var row struct {
 		Attempts    int
 		WindowStart int64
 	}
-	err := s.db.WithContext(ctx).Raw(`
+	err := tx.db.Raw(`
 INSERT INTO login_attempts (scope, window_start, attempts) VALUES (?, ?, 1)
 ON CONFLICT (scope) DO UPDATE SET
 	attempts = CASE WHEN login_attempts.window_start <= ? THEN 1 ELSE login_attempts.attempts + 1 END,
@@ -49,8 +52,8 @@ RETURNING attempts, window_start`, scope, nowMS, cutoff, cutoff).Scan(&row).Erro
 
 // UncountLoginAttempt takes back one attempt of scope (a login that succeeded is not a
 // guess); it never goes below zero.
-func (s *Store) UncountLoginAttempt(ctx context.Context, scope string) error {
-	err := s.db.WithContext(ctx).Exec(
+func (tx *Tx) UncountLoginAttempt(scope string) error {
+	err := tx.db.Exec(
 		"UPDATE login_attempts SET attempts = attempts - 1 WHERE scope = ? AND attempts > 0", scope).Error
 	if err != nil {
 		return fmt.Errorf("uncount login attempt: %w", err)
@@ -59,8 +62,8 @@ func (s *Store) UncountLoginAttempt(ctx context.Context, scope string) error {
 }
 
 // ClearLoginAttempts forgets scope's attempts (the right password ends a run of typos).
-func (s *Store) ClearLoginAttempts(ctx context.Context, scope string) error {
-	if err := s.db.WithContext(ctx).Exec("DELETE FROM login_attempts WHERE scope = ?", scope).Error; err != nil {
+func (tx *Tx) ClearLoginAttempts(scope string) error {
+	if err := tx.db.Exec("DELETE FROM login_attempts WHERE scope = ?", scope).Error; err != nil {
 		return fmt.Errorf("clear login attempts: %w", err)
 	}
 	return nil
@@ -68,8 +71,8 @@ func (s *Store) ClearLoginAttempts(ctx context.Context, scope string) error {
 
 // PruneLoginAttempts drops windows that began before before, so addresses and emails
 // seen once do not accumulate.
-func (s *Store) PruneLoginAttempts(ctx context.Context, before time.Time) error {
-	if err := s.db.WithContext(ctx).Exec("DELETE FROM login_attempts WHERE window_start < ?", before.UnixMilli()).Error; err != nil {
+func (tx *Tx) PruneLoginAttempts(before time.Time) error {
+	if err := tx.db.Exec("DELETE FROM login_attempts WHERE window_start < ?", before.UnixMilli()).Error; err != nil {
 		return fmt.Errorf("prune login attempts: %w", err)
 	}
 	return nil

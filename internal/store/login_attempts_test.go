@@ -2,19 +2,15 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/models"
 )
 
 func TestLoginAttemptWindows(t *testing.T) {
-	ctx := context.Background()
 	t0 := time.UnixMilli(1_700_000_000_000).UTC()
 	for name, db := range bothDatabases(t, "sandbox") {
 		t.Run(name, func(t *testing.T) {
@@ -43,27 +39,27 @@ func TestLoginAttemptWindows(t *testing.T) {
 				switch s.op {
 				case "count":
 					var w store.LoginWindow
-					w, err = st.CountLoginAttempt(ctx, s.scope, t0.Add(s.at), time.Minute)
+					w, err = countAttempt(st, s.scope, t0.Add(s.at), time.Minute)
 					if err == nil && (w.Attempts != s.attempts || !w.Start.Equal(t0.Add(s.start))) {
 						t.Fatalf("%s: got %d attempts since %v, want %d since %v", s.what, w.Attempts, w.Start, s.attempts, t0.Add(s.start))
 					}
 				case "uncount":
-					err = st.UncountLoginAttempt(ctx, s.scope)
+					err = uncountAttempt(st, s.scope)
 				case "clear":
-					err = st.ClearLoginAttempts(ctx, s.scope)
+					err = clearAttempts(st, s.scope)
 				}
 				if err != nil {
 					t.Fatalf("%s: %v", s.what, err)
 				}
 			}
 			// Pruning drops windows begun before the cut, keeps the rest.
-			if err := st.PruneLoginAttempts(ctx, t0.Add(time.Minute)); err != nil {
+			if err := pruneAttempts(st, t0.Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			if w, _ := st.CountLoginAttempt(ctx, "ip:192.0.2.1", t0.Add(time.Minute+3*time.Second), time.Hour); w.Attempts != 1 {
+			if w, _ := countAttempt(st, "ip:192.0.2.1", t0.Add(time.Minute+3*time.Second), time.Hour); w.Attempts != 1 {
 				t.Errorf("pruned scope kept %d attempts", w.Attempts)
 			}
-			if w, _ := st.CountLoginAttempt(ctx, "email:a", t0.Add(time.Minute+3*time.Second), time.Hour); w.Attempts != 2 {
+			if w, _ := countAttempt(st, "email:a", t0.Add(time.Minute+3*time.Second), time.Hour); w.Attempts != 2 {
 				t.Errorf("recent scope has %d attempts after prune, want 2", w.Attempts)
 			}
 		})
@@ -73,7 +69,6 @@ func TestLoginAttemptWindows(t *testing.T) {
 // Thirty racing attempts each get their own count: with a limit of five, exactly five
 // pass whatever the interleaving (replicas share nothing but the database).
 func TestLoginAttemptsCountAtomically(t *testing.T) {
-	ctx := context.Background()
 	now := time.Now().UTC()
 	for name, db := range bothDatabases(t, "sandbox") {
 		t.Run(name, func(t *testing.T) {
@@ -85,7 +80,7 @@ func TestLoginAttemptsCountAtomically(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					w, err := db.st.CountLoginAttempt(ctx, "email:race@example.com", now, time.Minute)
+					w, err := countAttempt(db.st, "email:race@example.com", now, time.Minute)
 					if err != nil {
 						errs <- err
 						return
@@ -108,48 +103,28 @@ func TestLoginAttemptsCountAtomically(t *testing.T) {
 	}
 }
 
-// A password reset ends every session of that user, and only of that user.
-func TestResetUserPasswordEndsSessions(t *testing.T) {
-	ctx := context.Background()
-	now := time.Now().UTC()
-	for name, db := range bothDatabases(t, "sandbox") {
-		t.Run(name, func(t *testing.T) {
-			st := db.st
-			victim, err := st.UserByEmail(ctx, "a@example.com")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = st.CreateOrganization(ctx, "Other", "b@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			bystander, err := st.UserByEmail(ctx, "b@example.com")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sessions := map[string]models.OrganizationUser{"s1": victim, "s2": victim, "s3": bystander}
-			for id, u := range sessions {
-				err := st.CreateSession(ctx, &models.DashboardSession{ID: id, UserID: u.ID, OrganizationID: u.OrganizationID,
-					Environment: models.EnvSandbox, CSRFToken: "t", CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := st.ResetUserPassword(ctx, victim.ID, "new-hash"); err != nil {
-				t.Fatal(err)
-			}
-			for id, u := range sessions {
-				_, err := st.Session(ctx, id, now)
-				if ended := errors.Is(err, apperr.ErrNotFound); ended != (u.ID == victim.ID) {
-					t.Errorf("session %s of %s: err %v", id, u.Email, err)
-				}
-			}
-			if u, _ := st.UserByEmail(ctx, "a@example.com"); u.PasswordHash != "new-hash" {
-				t.Errorf("hash not replaced: %q", u.PasswordHash)
-			}
-			if err := st.ResetUserPassword(ctx, "no-such-user", "h"); !errors.Is(err, apperr.ErrNotFound) {
-				t.Errorf("unknown user: %v", err)
-			}
-		})
-	}
+// The throttle's verbs, each in a transaction of no tenant's, as the sessions package
+// writes them.
+
+func countAttempt(st *store.Store, scope string, now time.Time, window time.Duration) (w store.LoginWindow, err error) {
+	_, err = st.InTx(context.Background(), store.Unauthenticated, func(tx *store.Tx) error {
+		w, err = tx.CountLoginAttempt(scope, now, window)
+		return err
+	})
+	return w, err
+}
+
+func uncountAttempt(st *store.Store, scope string) error {
+	_, err := st.InTx(context.Background(), store.Unauthenticated, func(tx *store.Tx) error { return tx.UncountLoginAttempt(scope) })
+	return err
+}
+
+func clearAttempts(st *store.Store, scope string) error {
+	_, err := st.InTx(context.Background(), store.Unauthenticated, func(tx *store.Tx) error { return tx.ClearLoginAttempts(scope) })
+	return err
+}
+
+func pruneAttempts(st *store.Store, before time.Time) error {
+	_, err := st.InTx(context.Background(), store.Unauthenticated, func(tx *store.Tx) error { return tx.PruneLoginAttempts(before) })
+	return err
 }

@@ -2,13 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
 
@@ -50,30 +48,57 @@ CREATE TABLE api_keys (
 CREATE INDEX api_keys_org ON api_keys (organization_id, environment_id)`})
 }
 
-// CreateOrganization writes an organization, its two environments and its first user.
-func (s *Store) CreateOrganization(ctx context.Context, name, email, passwordHash string) (models.Organization, error) {
-	now := time.Now().UTC()
-	org := models.Organization{ID: uuid.NewString(), Name: name, CreatedAt: now}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&org).Error; err != nil {
-			return fmt.Errorf("create organization: %w", err)
+// OrgScope is the scope of a transaction of an organization's own rows, which belong to
+// none of its environments: the organization, its environments, its users and their
+// sessions and browsers (InTx(ctx, OrgScope(id), …)). Their verbs scope every query by
+// the organization (orgScope); an environment's verbs find nothing in such a
+// transaction.
+func OrgScope(orgID string) Env { return Env{OrganizationID: orgID} }
+
+// Unauthenticated is the scope of a transaction made before anyone is known: the login
+// throttle's counters, keyed by client and email (login_attempts.go), which no tenant
+// owns.
+var Unauthenticated = Env{}
+
+// orgScope restricts a query of an organization's own rows to the transaction's
+// organization, as scope does an environment's.
+func orgScope(db *gorm.DB, env Env) *gorm.DB {
+	return db.Where("organization_id = ?", env.OrganizationID)
+}
+
+// ErrEmailTaken is a user insert refused because another user has the email (emails are
+// unique across organizations: a login names only its email).
+var ErrEmailTaken = errors.New("email taken")
+
+// InsertOrganization writes the transaction's organization (its id is the scope's).
+func (tx *Tx) InsertOrganization(org *models.Organization) error {
+	org.ID = tx.env.OrganizationID
+	if err := tx.db.Create(org).Error; err != nil {
+		return fmt.Errorf("create organization: %w", err)
+	}
+	return nil
+}
+
+// InsertEnvironment writes an environment of the organization.
+func (tx *Tx) InsertEnvironment(e *models.Environment) error {
+	e.OrganizationID = tx.env.OrganizationID
+	if err := tx.db.Create(e).Error; err != nil {
+		return fmt.Errorf("create %s environment: %w", e.Name, err)
+	}
+	return nil
+}
+
+// InsertUser writes a dashboard user of the organization; an email another user has is
+// ErrEmailTaken.
+func (tx *Tx) InsertUser(u *models.OrganizationUser) error {
+	u.OrganizationID = tx.env.OrganizationID
+	if err := tx.db.Create(u).Error; err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("create user: %w", ErrEmailTaken)
 		}
-		for _, env := range []string{models.EnvLive, models.EnvSandbox} {
-			e := models.Environment{ID: uuid.NewString(), OrganizationID: org.ID, Name: env, CreatedAt: now}
-			if err := tx.Create(&e).Error; err != nil {
-				return fmt.Errorf("create %s environment: %w", env, err)
-			}
-		}
-		u := models.OrganizationUser{ID: uuid.NewString(), OrganizationID: org.ID, Email: email, PasswordHash: passwordHash, CreatedAt: now}
-		if err := tx.Create(&u).Error; err != nil {
-			if isUniqueViolation(err) {
-				return apperr.Conflict("email_taken", "a user with email %s already exists", email)
-			}
-			return fmt.Errorf("create user: %w", err)
-		}
-		return nil
-	})
-	return org, err
+		return fmt.Errorf("create user: %w", err)
+	}
+	return nil
 }
 
 // Organization loads one organization.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
@@ -46,7 +47,7 @@ func BenchmarkClaimStatement(b *testing.B) {
 	url := testdb.URL(b)
 	st := testdb.Open(b, url)
 	for i := range 100 {
-		if _, err := st.CreateOrganization(ctx, fmt.Sprintf("Org %d", i), fmt.Sprintf("o%d@example.com", i), "x"); err != nil {
+		if _, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Org %d", i), fmt.Sprintf("o%d@example.com", i), "x"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -24,7 +25,7 @@ func TestClaimStartsTurnsRoundAndLeavesHeld(t *testing.T) {
 	st := testdb.Open(t, url)
 	var envs []seeded
 	for i := range 2 {
-		org, err := st.CreateOrganization(ctx, fmt.Sprintf("Org %d", i), fmt.Sprintf("o%d@example.com", i), "x")
+		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Org %d", i), fmt.Sprintf("o%d@example.com", i), "x")
 		if err != nil {
 			t.Fatal(err)
 		}

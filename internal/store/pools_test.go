@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -24,7 +25,7 @@ func poolsStore(t *testing.T, o store.Options) (st *store.Store, env store.Env, 
 	ctx := context.Background()
 	url = testdb.URL(t)
 	st = testdb.OpenWith(t, url, o)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

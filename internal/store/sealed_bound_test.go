@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/store"
@@ -58,7 +59,7 @@ func createWith(t testing.TB, st *store.Store, env models.Env, secret string, he
 func otherTenant(t *testing.T, db seeded) models.Env {
 	t.Helper()
 	ctx := context.Background()
-	org, err := db.st.CreateOrganization(ctx, "Globex", "b@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, db.st, "Globex", "b@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

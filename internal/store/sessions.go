@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
@@ -25,34 +25,92 @@ CREATE TABLE dashboard_sessions (
 CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`})
 }
 
-// MaxSessions is how many dashboard sessions a user may hold; a new login ends the
-// oldest (CONTRACT §17).
-const MaxSessions = 20
+// Dashboard sessions and users' passwords in a transaction of their organization
+// (InTx(ctx, OrgScope(id), …)): the sessions and orgs packages decide (the cap of
+// sessions a user holds, what a password reset ends), these read and write.
 
-// CreateSession stores a new dashboard session, ending the user's oldest ones past
-// MaxSessions; old expired sessions are swept on the way, so the table never grows
-// without bound. The user's row is locked (PostgreSQL; SQLite's write transactions are
-// exclusive), so racing logins cannot leave more than MaxSessions.
-func (s *Store) CreateSession(ctx context.Context, sess *models.DashboardSession) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", sess.CreatedAt).Delete(&models.DashboardSession{}).Error; err != nil {
-			return fmt.Errorf("sweep expired sessions: %w", err)
-		}
-		var u models.OrganizationUser
-		if err := s.forUpdate(tx).Where("id = ?", sess.UserID).Take(&u).Error; err != nil {
-			return notFound(err, "user "+sess.UserID)
-		}
-		err := tx.Exec(`DELETE FROM dashboard_sessions WHERE user_id = ? AND id NOT IN (
+// LockUser reads the organization's user id and locks it until the transaction ends
+// (PostgreSQL; SQLite's write transaction is exclusive): what decides by counting a
+// user's rows (sessions, browsers) holds it, so racing logins take turns.
+func (tx *Tx) LockUser(id string) (models.OrganizationUser, error) {
+	q := orgScope(tx.db, tx.env)
+	if tx.dialect == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var u models.OrganizationUser
+	if err := q.Where("id = ?", id).Take(&u).Error; err != nil {
+		return u, notFound(err, "user "+id)
+	}
+	return u, nil
+}
+
+// SweepExpiredSessions deletes the organization's sessions expired at now.
+func (tx *Tx) SweepExpiredSessions(now time.Time) error {
+	if err := orgScope(tx.db, tx.env).Where("expires_at <= ?", now).Delete(&models.DashboardSession{}).Error; err != nil {
+		return fmt.Errorf("sweep expired sessions: %w", err)
+	}
+	return nil
+}
+
+// KeepNewestSessions ends the user's sessions but the keep newest.
+func (tx *Tx) KeepNewestSessions(userID string, keep int) error {
+	err := tx.db.Exec(`DELETE FROM dashboard_sessions WHERE organization_id = ? AND user_id = ? AND id NOT IN (
 	SELECT id FROM dashboard_sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
-			sess.UserID, sess.UserID, MaxSessions-1).Error
-		if err != nil {
-			return fmt.Errorf("end oldest sessions: %w", err)
-		}
-		if err := tx.Create(sess).Error; err != nil {
-			return fmt.Errorf("create session: %w", err)
-		}
-		return nil
-	})
+		tx.env.OrganizationID, userID, userID, keep).Error
+	if err != nil {
+		return fmt.Errorf("end oldest sessions: %w", err)
+	}
+	return nil
+}
+
+// InsertSession stores a new session of the organization.
+func (tx *Tx) InsertSession(sess *models.DashboardSession) error {
+	sess.OrganizationID = tx.env.OrganizationID
+	if err := tx.db.Create(sess).Error; err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// DeleteSession ends one of the organization's sessions (logout); an unknown one is
+// harmless.
+func (tx *Tx) DeleteSession(id string) error {
+	if err := orgScope(tx.db, tx.env).Where("id = ?", id).Delete(&models.DashboardSession{}).Error; err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// SetSessionEnvironment switches the environment a session of the organization acts in.
+func (tx *Tx) SetSessionEnvironment(id, env string) error {
+	res := orgScope(tx.db.Model(&models.DashboardSession{}), tx.env).Where("id = ?", id).Update("environment", env)
+	if res.Error != nil {
+		return fmt.Errorf("switch session environment: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("session: %w", apperr.ErrNotFound)
+	}
+	return nil
+}
+
+// SetUserPassword replaces the password hash of the organization's user id.
+func (tx *Tx) SetUserPassword(id, passwordHash string) error {
+	res := orgScope(tx.db.Model(&models.OrganizationUser{}), tx.env).Where("id = ?", id).Update("password_hash", passwordHash)
+	if res.Error != nil {
+		return fmt.Errorf("set password: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("user %s: %w", id, apperr.ErrNotFound)
+	}
+	return nil
+}
+
+// EndUserSessions ends every session of the organization's user id.
+func (tx *Tx) EndUserSessions(id string) error {
+	if err := orgScope(tx.db, tx.env).Where("user_id = ?", id).Delete(&models.DashboardSession{}).Error; err != nil {
+		return fmt.Errorf("end sessions of user %s: %w", id, err)
+	}
+	return nil
 }
 
 // Session loads a session that has not expired at now; an expired one is not found.
@@ -63,49 +121,6 @@ func (s *Store) Session(ctx context.Context, id string, now time.Time) (models.D
 		return sess, notFound(err, "session")
 	}
 	return sess, nil
-}
-
-// SetSessionEnvironment switches the environment a session acts in.
-func (s *Store) SetSessionEnvironment(ctx context.Context, id, env string) error {
-	res := s.db.WithContext(ctx).Model(&models.DashboardSession{}).Where("id = ?", id).Update("environment", env)
-	if res.Error != nil {
-		return fmt.Errorf("switch session environment: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("session: %w", apperr.ErrNotFound)
-	}
-	return nil
-}
-
-// DeleteSession ends a session (logout); deleting an unknown one is harmless.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Delete(&models.DashboardSession{}).Error; err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
-}
-
-// ResetUserPassword replaces a user's password hash and ends every session of the user in
-// the same transaction: whoever knew the old password (or held a session opened with it)
-// is out as soon as the new one exists. The browsers the user signed in on are forgotten
-// too (login_devices.go): one that signed in with the old password is a stranger again.
-func (s *Store) ResetUserPassword(ctx context.Context, userID, passwordHash string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&models.OrganizationUser{}).Where("id = ?", userID).Update("password_hash", passwordHash)
-		if res.Error != nil {
-			return fmt.Errorf("set password: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("user %s: %w", userID, apperr.ErrNotFound)
-		}
-		if err := tx.Where("user_id = ?", userID).Delete(&models.DashboardSession{}).Error; err != nil {
-			return fmt.Errorf("end sessions of user %s: %w", userID, err)
-		}
-		if err := tx.Where("user_id = ?", userID).Delete(&models.LoginDevice{}).Error; err != nil {
-			return fmt.Errorf("forget login devices of user %s: %w", userID, err)
-		}
-		return nil
-	})
 }
 
 // User loads a dashboard user by id.

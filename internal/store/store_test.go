@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/keys"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -37,7 +38,7 @@ func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
 			if err != nil || len(again) != 0 {
 				t.Fatalf("second migrate applied %v, err %v", again, err)
 			}
-			org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+			org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +48,7 @@ func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
 					t.Fatalf("environment %s: %+v %v", env, e, err)
 				}
 			}
-			if _, err := st.CreateOrganization(ctx, "Other", "a@example.com", "x"); err == nil {
+			if _, err := orgs.CreateWithHash(ctx, st, "Other", "a@example.com", "x"); err == nil {
 				t.Error("duplicate email accepted")
 			}
 		})
@@ -57,7 +58,7 @@ func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
 func TestAPIKeyLifecycle(t *testing.T) {
 	ctx := context.Background()
 	st := testdb.New(t)
-	org, err := st.CreateOrganization(ctx, "Acme", "b@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "b@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -34,13 +35,13 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 			if _, err := st.MigrateWithout(ctx, 31, 32, 33, 34, 69, 97, 102, 110, 113); err != nil {
 				t.Fatal(err)
 			}
-			org, err := st.CreateOrganization(ctx, "Acme", "old@acme.test", "x")
+			org, err := orgs.CreateWithHash(ctx, st, "Acme", "old@acme.test", "x")
 			if err != nil {
 				t.Fatal(err)
 			}
 			live, _ := st.Environment(ctx, org.ID, models.EnvLive)
 			sandbox, _ := st.Environment(ctx, org.ID, models.EnvSandbox)
-			org2, _ := st.CreateOrganization(ctx, "Bare", "bare@acme.test", "x")
+			org2, _ := orgs.CreateWithHash(ctx, st, "Bare", "bare@acme.test", "x")
 			bare, _ := st.Environment(ctx, org2.ID, models.EnvLive)
 			now := time.Now().UTC().Truncate(time.Second)
 			exec := func(sql string, args ...any) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/idempotency"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
@@ -19,7 +20,7 @@ func webhookEnvs(t *testing.T) (*store.Store, store.Env, store.Env) {
 	t.Helper()
 	ctx := context.Background()
 	st := testdb.New(t)
-	org, err := st.CreateOrganization(ctx, "Acme", "hooks@acme.test", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "hooks@acme.test", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestWebhookEndpointPutKeepsAConcurrentRotation(t *testing.T) {
 	ctx := context.Background()
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
-	org, err := st.CreateOrganization(ctx, "Acme", "hooks@acme.test", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "hooks@acme.test", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -51,7 +52,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	defer cancel()
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

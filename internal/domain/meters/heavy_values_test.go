@@ -14,6 +14,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
@@ -50,7 +51,7 @@ func (h *heldStore) MeterFigures(ctx context.Context, q store.FigureQuery) ([]mo
 func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (models.Env, models.Meter) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := st.CreateOrganization(ctx, name, name+"@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, name, name+"@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

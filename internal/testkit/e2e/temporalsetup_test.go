@@ -21,6 +21,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/app"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/temporalsetup"
@@ -102,7 +103,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	}
 	sqlDB, _ := db.DB()
 	defer sqlDB.Close()
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

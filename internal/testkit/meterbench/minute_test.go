@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -35,7 +36,7 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 	url := testdb.URL(b)
 	st := testdb.Open(b, url)
 	svc := &meters.Service{Store: st}
-	org, err := st.CreateOrganization(ctx, "Heavy", "heavy@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Heavy", "heavy@example.com", "x")
 	if err != nil {
 		b.Fatal(err)
 	}

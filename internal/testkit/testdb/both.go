@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -40,7 +41,7 @@ func Both(t testing.TB, envName string) map[string]Seeded {
 func Seed(t testing.TB, st *store.Store, envName string) models.Env {
 	t.Helper()
 	ctx := context.Background()
-	org, err := st.CreateOrganization(ctx, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
 	if err != nil {
 		t.Fatal(err)
 	}

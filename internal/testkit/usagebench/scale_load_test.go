@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 )
 
@@ -27,7 +28,7 @@ func load(b testing.TB, st *store.Store, pool *pgxpool.Pool) string {
 	var envs []string
 	var orgID string
 	for i := range 2 {
-		org, err := st.CreateOrganization(ctx, fmt.Sprintf("Scale %d", i), fmt.Sprintf("scale%d@example.com", i), "x")
+		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Scale %d", i), fmt.Sprintf("scale%d@example.com", i), "x")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -49,7 +50,7 @@ func New(t testing.TB) *DB {
 	}
 	sqlDB, _ := raw.DB()
 	t.Cleanup(func() { _ = sqlDB.Close() })
-	org, err := st.CreateOrganization(ctx, "Acme", uuid.NewString()+"@acme.test", "x")
+	org, err := orgs.CreateWithHash(ctx, st, "Acme", uuid.NewString()+"@acme.test", "x")
 	if err != nil {
 		t.Fatalf("create organization: %v", err)
 	}

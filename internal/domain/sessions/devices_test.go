@@ -1,4 +1,4 @@
-package store_test
+package sessions_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/sessions"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -16,14 +18,14 @@ import (
 func TestLoginDevices(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
-	for name, db := range bothDatabases(t, "sandbox") {
+	for name, db := range testdb.Both(t, "sandbox") {
 		t.Run(name, func(t *testing.T) {
-			st := db.st
+			st := db.Store
 			owner, err := st.UserByEmail(ctx, "a@example.com")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.CreateOrganization(ctx, "Other", "b@example.com", "x"); err != nil {
+			if _, err := orgs.CreateWithHash(ctx, st, "Other", "b@example.com", "x"); err != nil {
 				t.Fatal(err)
 			}
 			known := func(id, email string, at time.Time) bool {
@@ -36,7 +38,7 @@ func TestLoginDevices(t *testing.T) {
 			}
 			remember := func(id string, at time.Time) {
 				t.Helper()
-				err := st.RememberDevice(ctx, models.LoginDevice{ID: id, UserID: owner.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)})
+				err := sessions.RememberDevice(ctx, st, owner.OrganizationID, models.LoginDevice{ID: id, UserID: owner.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,20 +58,20 @@ func TestLoginDevices(t *testing.T) {
 			if !known("d0", "a@example.com", now.Add(time.Hour)) {
 				t.Fatal("a renewed device expired at its first expiry")
 			}
-			for i := 1; i <= store.MaxLoginDevices; i++ {
+			for i := 1; i <= sessions.MaxLoginDevices; i++ {
 				remember(fmt.Sprintf("d%d", i), now.Add(time.Duration(i)*time.Second))
 			}
-			at := now.Add(store.MaxLoginDevices * time.Second)
+			at := now.Add(sessions.MaxLoginDevices * time.Second)
 			if known("d0", "a@example.com", at) {
 				t.Error("the first remembered device outlived the cap")
 			}
-			for i := 1; i <= store.MaxLoginDevices; i++ {
+			for i := 1; i <= sessions.MaxLoginDevices; i++ {
 				if !known(fmt.Sprintf("d%d", i), "a@example.com", at) {
-					t.Errorf("device d%d forgotten, want the %d newest kept", i, store.MaxLoginDevices)
+					t.Errorf("device d%d forgotten, want the %d newest kept", i, sessions.MaxLoginDevices)
 				}
 			}
 			// A password reset forgets them all.
-			if err := st.ResetUserPassword(ctx, owner.ID, "new-hash"); err != nil {
+			if err := orgs.SetPassword(ctx, st, owner.ID, "new-hash"); err != nil {
 				t.Fatal(err)
 			}
 			if known("d1", "a@example.com", at) {

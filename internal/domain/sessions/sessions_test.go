@@ -1,4 +1,4 @@
-package store_test
+package sessions_test
 
 import (
 	"context"
@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
 // CONTRACT §17: at most 20 dashboard sessions per user; a new login ends the oldest.
 func TestSessionsPerUserBounded(t *testing.T) {
-	for name, db := range bothDatabases(t, "sandbox") {
+	for name, db := range testdb.Both(t, "sandbox") {
 		t.Run(name, func(t *testing.T) {
-			ctx, st := context.Background(), db.st
+			ctx, st := context.Background(), db.Store
 			u, err := st.UserByEmail(ctx, "a@example.com")
 			if err != nil {
 				t.Fatal(err)
@@ -27,13 +28,13 @@ func TestSessionsPerUserBounded(t *testing.T) {
 				return &models.DashboardSession{ID: fmt.Sprintf("s%02d", i), UserID: u.ID, OrganizationID: u.OrganizationID,
 					Environment: models.EnvSandbox, CSRFToken: "t", CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 			}
-			for i := range store.MaxSessions + 2 {
-				if err := st.CreateSession(ctx, session(i)); err != nil {
+			for i := range sessions.MaxSessions + 2 {
+				if err := sessions.Create(ctx, st, session(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			now := start.Add(time.Minute)
-			for i := range store.MaxSessions + 2 {
+			for i := range sessions.MaxSessions + 2 {
 				_, err := st.Session(ctx, fmt.Sprintf("s%02d", i), now)
 				if ended := i < 2; ended != errors.Is(err, apperr.ErrNotFound) || (!ended && err != nil) {
 					t.Errorf("session %d: %v (want ended: %v)", i, err, ended)
