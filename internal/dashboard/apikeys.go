@@ -131,7 +131,7 @@ func choiceLabel(d time.Duration) string {
 // keyInEnv loads a key of the viewer's organization and selected environment; any other
 // key is "not found", as in the API.
 func (h *handler) keyInEnv(ctx context.Context, v *viewer, id string) (models.APIKey, error) {
-	k, err := h.store.APIKey(ctx, v.OrgID, id)
+	k, err := h.keys.Get(ctx, v.OrgID, id)
 	if err != nil {
 		return k, err
 	}

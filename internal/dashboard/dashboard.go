@@ -5,6 +5,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -17,18 +18,45 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/httperr"
+	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 	"github.com/revops/revops/web"
 )
+
+// Storage is what the dashboard reads itself and hands to the domain functions it calls,
+// the API's for the same actions (events, sessions), declared here as api.Storage is in
+// api: internal/app passes *store.Store. Every write goes through a domain function.
+type Storage interface {
+	events.EndpointStore // events.Store, and one endpoint's deliveries
+	sessions.Store
+	viewers
+	// EndpointStatHours reads an endpoint's hourly attempt rollups (the Webhooks page's
+	// figures and chart, webhooks_figures.go).
+	EndpointStatHours(ctx context.Context, env models.Env, endpointID string, from, to time.Time) ([]store.StatHour, error)
+}
+
+// viewers reads who signs in and who is signed in (session.go, device.go).
+type viewers interface {
+	Session(ctx context.Context, id string, now time.Time) (models.DashboardSession, error)
+	User(ctx context.Context, id string) (models.OrganizationUser, error)
+	UserByEmail(ctx context.Context, email string) (models.OrganizationUser, error)
+	Organization(ctx context.Context, id string) (models.Organization, error)
+	Environment(ctx context.Context, orgID, name string) (models.Env, error)
+	KnownDevice(ctx context.Context, id, email string, now time.Time) (bool, error)
+}
+
+var _ Storage = (*store.Store)(nil)
 
 // Deps is what the dashboard needs; internal/app passes the API's own parts (app.NewHandler).
 type Deps struct {
 	Config config.Config
-	Store  *store.Store
+	Store  Storage
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Replay Replayer // nil: no replay buttons (the webhook engine provides it)
@@ -43,7 +71,7 @@ type Deps struct {
 // handler holds the dependencies of every dashboard page.
 type handler struct {
 	cfg      config.Config
-	store    *store.Store
+	store    Storage
 	keys     *keys.Manager
 	log      *slog.Logger
 	throttle *throttle

@@ -45,7 +45,7 @@ type endpointRef struct {
 
 // endpointRefs names every endpoint of the environment by id.
 func (h *handler) endpointRefs(c *gin.Context, env models.Env) ([]endpointRef, map[string]endpointRef, error) {
-	eps, err := h.store.AllWebhookEndpoints(c.Request.Context(), env)
+	eps, err := h.endpoints.All(c.Request.Context(), env)
 	if err != nil {
 		return nil, nil, err
 	}

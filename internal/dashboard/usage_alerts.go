@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 
@@ -28,30 +27,24 @@ type overRow struct {
 	From, Until, Crossed    time.Time // the window, and the figures' as_of that crossed it
 }
 
-// meterAlerts reads the alerts of the listed meters and the series over them now: at
-// most meters.MaxAlerts alerts a meter and usageMaxFirings series in all (more:
-// there were others).
+// meterAlerts reads the alerts of the listed meters and the series over them now
+// (meters.Service.AlertsNow): at most meters.MaxAlerts alerts a meter and
+// usageMaxFirings series in all (more: there were others).
 func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models.Meter, now time.Time) (map[string][]alertRow, bool, error) {
 	ids := make([]string, len(list))
 	groupBy := make(map[string][]string, len(list))
 	for i, m := range list {
 		ids[i], groupBy[m.ID] = m.ID, m.GroupBy
 	}
-	alerts, err := h.store.AlertsOfMeters(ctx, env, ids, meters.MaxAlerts)
+	alerts, firings, more, err := h.meters.AlertsNow(ctx, env, ids, now, usageMaxFirings)
 	if err != nil {
 		return nil, false, err
 	}
-	var alertIDs []string
 	meterOf := map[string]string{}
 	for meterID, as := range alerts {
 		for _, a := range as {
-			alertIDs = append(alertIDs, a.ID)
 			meterOf[a.ID] = meterID
 		}
-	}
-	firings, more, err := h.store.FiringsNow(ctx, env, alertIDs, now, usageMaxFirings)
-	if err != nil {
-		return nil, false, err
 	}
 	over := map[string][]overRow{}
 	for _, f := range firings {

@@ -48,7 +48,7 @@ func (h *handler) webhookPage(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	eps, err := h.store.AllWebhookEndpoints(c.Request.Context(), env)
+	eps, err := h.endpoints.All(c.Request.Context(), env)
 	if err != nil {
 		h.fail(c, err)
 		return

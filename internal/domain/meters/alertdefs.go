@@ -146,6 +146,25 @@ func (s *Service) Alerts(ctx context.Context, env models.Env, key string, page s
 	return out, more, nil
 }
 
+// AlertsNow reads the alerts of the environment's listed meters, at most MaxAlerts a
+// meter, and the firings of the windows that contain now (the series over a threshold
+// today or this month), at most maxFirings (more: others are over too): the dashboard's
+// Usage page (CONTRACT §24).
+func (s *Service) AlertsNow(ctx context.Context, env models.Env, meterIDs []string, now time.Time, maxFirings int) (
+	alerts map[string][]models.MeterAlert, firings []models.MeterAlertFiring, more bool, err error) {
+	if alerts, err = s.Store.AlertsOfMeters(ctx, env, meterIDs, MaxAlerts); err != nil {
+		return nil, nil, false, err
+	}
+	var ids []string
+	for _, as := range alerts {
+		for _, a := range as {
+			ids = append(ids, a.ID)
+		}
+	}
+	firings, more, err = s.Store.FiringsNow(ctx, env, ids, now, maxFirings)
+	return alerts, firings, more, err
+}
+
 // Alert finds the alert id of the environment's meter key: an alert of another meter is
 // not found.
 func (s *Service) Alert(ctx context.Context, env models.Env, key, id string) (AlertObject, error) {

@@ -31,6 +31,8 @@ type Store interface {
 	MeterFigures(ctx context.Context, q store.FigureQuery) ([]models.MeterFigure, error)
 	MeterAlerts(ctx context.Context, env models.Env, meterID string, page store.Page) ([]models.MeterAlert, bool, error)
 	MeterAlert(ctx context.Context, env models.Env, meterID, id string) (models.MeterAlert, error)
+	AlertsOfMeters(ctx context.Context, env models.Env, meterIDs []string, perMeter int) (map[string][]models.MeterAlert, error)
+	FiringsNow(ctx context.Context, env models.Env, alertIDs []string, now time.Time, limit int) ([]models.MeterAlertFiring, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
