@@ -69,7 +69,8 @@ func (tx *Tx) DeleteEndpoint(ep models.WebhookEndpoint) error {
 // a page costs the same however large the backlog, and no list is longer than the page.
 // No endpoint nor health row is locked (CONTRACT §23). A deleted endpoint's deliveries
 // never become unfinished again (unlessEndpointGone; a replay only takes endpoints that
-// exist), so a page cut anywhere is simply run again.
+// exist), so a page cut anywhere is simply run again. A job's own bounded batch, it is
+// one of the store's named exceptions to InTx (issue 42): it opens its own transaction.
 func (s *Store) SkipDeletedEndpointPage(ctx context.Context, envID, endpointID string, maxRows int) (rows int, err error) {
 	ctx, end := s.span(ctx, "db endpoint deletion page")
 	defer end(&err)

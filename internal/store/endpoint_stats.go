@@ -254,6 +254,7 @@ func successRates(db *gorm.DB, envID string, endpointIDs []string, since time.Ti
 
 // purgeStatRollups deletes up to limit rollup rows of hours that ended before before's
 // hour began (their attempts are at least that old), oldest first, by the hour index.
+// A retention batch: a named exception to InTx, in a transaction of its own.
 func (s *Store) purgeStatRollups(ctx context.Context, before time.Time, limit int) (int64, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -46,7 +46,7 @@ func recordMeterPurge(tx *gorm.DB, m models.Meter, now time.Time) error {
 // one), and a table is started only once the one before it is empty: member days go
 // before the series that number them, so no member day ever outlives its series. A
 // deleted meter's rows are never written again (DeleteMeter took the usage cursor lock),
-// so an empty table stays empty.
+// so an empty table stays empty. A job's own bounded batch: a named exception to InTx.
 func (s *Store) PurgeMeterPage(ctx context.Context, meterID string, maxRows int) (rows int, err error) {
 	ctx, end := s.span(ctx, "db meter purge page")
 	defer end(&err)

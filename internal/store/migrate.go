@@ -150,6 +150,7 @@ func (s *Store) apply(conn *gorm.DB, m migration) (bool, error) {
 		stmts = nil
 	}
 	did := false
+	// A migration is a named exception to InTx: schema work in a transaction of its own.
 	err := conn.Transaction(func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n).Error; err != nil {

@@ -68,6 +68,7 @@ func (s *Store) PurgeReplayJobs(ctx context.Context, before time.Time, limit int
 // before (a record expires 24 h after it was written: CONTRACT §14). The table's key is
 // composite, so the batch is bounded by expiry instead of by a list of keys: the
 // limit-th oldest expiry bounds the DELETE (ties at that instant go in the same batch).
+// A retention batch: a named exception to InTx, in a transaction of its own.
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time, limit int) (Purged, error) {
 	p := Purged{Deleted: map[string]int64{}}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -96,6 +97,9 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time, limi
 
 type purgeStep struct{ table, sql string }
 
+// purge deletes one retention batch: the rows pick selects, then each step's rows of
+// them. A named exception to InTx (a job's own bounded batch), in a transaction of its
+// own.
 func (s *Store) purge(ctx context.Context, pick string, before time.Time, limit int, steps []purgeStep) (Purged, error) {
 	p := Purged{Deleted: map[string]int64{}}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

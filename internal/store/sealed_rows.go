@@ -36,7 +36,8 @@ const ResealBatch = 500
 // older keys can be dropped from REVOPS_ENCRYPTION_KEYS (and a later release may refuse
 // the unbound form). Batches of batch endpoints, each in its own transaction, in id order
 // (keyset): bounded, and idempotent (a second run finds nothing). It returns how many
-// endpoints it rewrote.
+// endpoints it rewrote. Its batches are a named exception to InTx (a job's own bounded
+// batches, run by `revops migrate`).
 func (s *Store) Reseal(ctx context.Context, batch int) (int, error) {
 	if s.keyring == nil {
 		return 0, fmt.Errorf("re-seal secrets: %w", secretbox.ErrNoKeyring)

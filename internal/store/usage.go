@@ -79,7 +79,9 @@ var ErrUsageBatchTaken = errors.New("usage batch exists")
 // WriteUsage writes a batch, its events and its rollups, all or nothing, and returns the
 // stored batch; ErrUsageBatchTaken when its transaction id is taken. It is the write of
 // a batch whose request keeps no answer, so it needs no transaction of the caller's: on
-// PostgreSQL one statement (usage_pg.go), on SQLite a transaction of its own.
+// PostgreSQL one statement (usage_pg.go), on SQLite a transaction of its own. It is the
+// ingest fast path, the store's named exception to InTx (issue 42): a request whose
+// Idempotency-Key keeps an answer writes its batch in its InTx instead (Tx.WriteUsage).
 func (s *Store) WriteUsage(ctx context.Context, env Env, w UsageWrite) (_ models.UsageBatch, err error) {
 	ctx, end := s.span(ctx, "db usage ingest")
 	defer end(&err)
