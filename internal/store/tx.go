@@ -29,8 +29,10 @@ type Tx struct {
 	meter   *meterWork // the usage cursor's work (LockUsageCursor); nil: not held
 }
 
-// InTx runs fn in one transaction in env. fn's error rolls everything back and is
-// returned as is. The events fn emitted are written when fn returns, before the commit
+// InTx runs fn in one transaction in env: an environment, an organization's own rows
+// (OrgScope) or, before anyone is known, no tenant's (Unauthenticated). It is the one
+// kind of transaction of the writes requests, domain decisions and meter work make.
+// fn's error rolls everything back and is returned as is. The events fn emitted are written when fn returns, before the commit
 // (the outbox: they commit with the change or not at all), and returned once committed
 // for the dispatcher. The events carry the trace of the caller (the API request), so
 // that their deliveries show in the trace as its children, not the transaction's.
