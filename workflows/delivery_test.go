@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // attemptLog records, in workflow time, when each mocked activity ran.
@@ -57,8 +58,8 @@ func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 func (l *attemptLog) deliver(succeedAt int) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 	return func(ctx context.Context, in activities.DeliverInput) (activities.DeliverResult, error) {
 		l.times = append(l.times, l.env.Now())
-		if in.MaxAttempts != MaxAttempts {
-			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError("wrong MaxAttempts in input", "test", nil)
+		if in.MaxAttempts != wire.MaxAttempts {
+			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError("wrong wire.MaxAttempts in input", "test", nil)
 		}
 		if succeedAt > 0 && int(activity.GetInfo(ctx).Attempt) >= succeedAt {
 			return activities.DeliverResult{}, nil
@@ -67,8 +68,8 @@ func (l *attemptLog) deliver(succeedAt int) func(context.Context, activities.Del
 	}
 }
 
-func input() DeliveryInput {
-	return DeliveryInput{EventID: "ev-1", Type: "deal-signed", ObjectID: "deal-1", Environment: "sandbox", OrganizationID: "org-1", Trigger: "scheduled"}
+func input() wire.DeliveryInput {
+	return wire.DeliveryInput{EventID: "ev-1", Type: "deal-signed", ObjectID: "deal-1", Environment: "sandbox", OrganizationID: "org-1", Trigger: "scheduled"}
 }
 
 // How a delivery runs (CONTRACT §8/§10): attempts an interval apart, at most six, and a
@@ -90,13 +91,13 @@ func TestDeliveryAttempts(t *testing.T) {
 	}{
 		{"never acknowledged: six attempts an hour apart", 0, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(0)
-		}, MaxAttempts, time.Hour, "ack sentence missing"},
+		}, wire.MaxAttempts, time.Hour, "ack sentence missing"},
 		{"stops after the first success", 0, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(3)
 		}, 3, time.Hour, ""},
 		{"retry interval from the input", time.Second, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(0)
-		}, MaxAttempts, time.Second, "ack sentence missing"},
+		}, wire.MaxAttempts, time.Second, "ack sentence missing"},
 		{"permanent failure is not retried", 0, permanent, 1, 0, "payload_too_large_for_get"},
 	}
 	for _, tt := range tests {
