@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -127,7 +128,7 @@ func monthValues(mt *store.MeterTx, m *models.Meter, cs []candidate) error {
 		if err != nil {
 			return err
 		}
-		k := month{store.SeriesKey{AccountID: d.AccountID, Groups: d.Groups}, windowStart(d.WindowStart, WindowMonth).UnixNano()}
+		k := month{store.SeriesKey{AccountID: d.AccountID, Groups: d.Groups}, period.Start(d.WindowStart, WindowMonth).UnixNano()}
 		f := sums[k]
 		if f == nil {
 			f = &figure{}

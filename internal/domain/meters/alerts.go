@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -194,8 +195,8 @@ func candidates(m *models.Meter, ws []*watch, wrote []models.MeterFigure) []cand
 			if f.Kind != w.figureKind() || !w.watches(f.AccountID, vals) {
 				continue
 			}
-			start := windowStart(f.WindowStart, w.Window)
-			end := windowEnd(start, w.Window)
+			start := period.Start(f.WindowStart, w.Window)
+			end := period.End(start, w.Window)
 			if !end.After(w.CreatedAt) {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/models"
 )
 
@@ -54,8 +55,8 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			from := usage.PeriodStart(now.AddDate(0, 0, -40), meters.WindowMonth)
-			to := usage.PeriodStart(now, meters.WindowMonth).AddDate(0, 1, 0)
+			from := period.Start(now.AddDate(0, 0, -40), meters.WindowMonth)
+			to := period.Start(now, meters.WindowMonth).AddDate(0, 1, 0)
 			for _, c := range []struct {
 				window  string
 				groupBy []string
@@ -70,7 +71,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			} {
 				f, tt := from, to
 				if c.window == meters.WindowWeek {
-					f, tt = usage.PeriodStart(from, meters.WindowWeek), usage.PeriodStart(to, meters.WindowWeek)
+					f, tt = period.Start(from, meters.WindowWeek), period.Start(to, meters.WindowWeek)
 				}
 				want, err := meters.Reference(m, rows, c.window, f, tt, c.groupBy, c.filters)
 				if err != nil {

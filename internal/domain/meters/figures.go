@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -171,12 +172,12 @@ func (p *pending) at(kind string, start time.Time, accountID, groups string, val
 
 // add folds f into the figure of the kind's window holding t.
 func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
-	p.at(kind, windowStart(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
+	p.at(kind, period.Start(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
 }
 
 // addMinute folds f into the figure of the minute holding t, kept in its hour's slots.
 func (p *pending) addMinute(t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
-	hour := windowStart(t, WindowHour)
+	hour := period.Start(t, WindowHour)
 	w := p.at(WindowHour, hour, accountID, groups, vals)
 	w.slot(int(t.Sub(hour)/time.Minute)).combine(p.meter.Aggregation, f)
 }

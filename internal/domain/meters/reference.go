@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -45,7 +46,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 				continue
 			}
 		}
-		start := windowStart(ts, window)
+		start := period.Start(ts, window)
 		vals, groups := d.groupOf(groupBy)
 		key := start.Format(time.RFC3339) + "\x00" + r.AccountID + "\x00" + groups
 		a := accs[key]
@@ -54,7 +55,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 			for j, k := range groupBy {
 				g[k] = vals[j]
 			}
-			a = &acc{v: Value{WindowStart: start, WindowEnd: windowEnd(start, window), AccountID: r.AccountID, Group: g},
+			a = &acc{v: Value{WindowStart: start, WindowEnd: period.End(start, window), AccountID: r.AccountID, Group: g},
 				distinct: map[string]bool{}}
 			accs[key] = a
 			order = append(order, key)

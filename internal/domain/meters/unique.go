@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -39,10 +40,10 @@ func applyUnique(tx *store.MeterTx, m *models.Meter, rows []store.UsageRow, d *r
 			keys = append(keys, k)
 		}
 		ts := r.Timestamp.UTC()
-		day := windowStart(ts, WindowDay)
+		day := period.Start(ts, WindowDay)
 		sightings[k] = append(sightings[k], seen{day, int(ts.Sub(day) / time.Minute)})
-		lo := min(windowStart(ts, WindowWeek).Unix(), windowStart(ts, WindowMonth).Unix())
-		hi := max(windowEnd(windowStart(ts, WindowWeek), WindowWeek).Unix(), windowEnd(windowStart(ts, WindowMonth), WindowMonth).Unix())
+		lo := min(period.Start(ts, WindowWeek).Unix(), period.Start(ts, WindowMonth).Unix())
+		hi := max(period.End(period.Start(ts, WindowWeek), WindowWeek).Unix(), period.End(period.Start(ts, WindowMonth), WindowMonth).Unix())
 		if from.IsZero() || lo < from.Unix() {
 			from = time.Unix(lo, 0).UTC()
 		}
@@ -153,8 +154,8 @@ func (d memberDays) newTo(s seen) []string {
 	}
 	kinds = append(kinds, WindowDay)
 	for _, w := range []string{WindowWeek, WindowMonth} {
-		start := windowStart(s.day, w)
-		if !d.anyIn(start, windowEnd(start, w)) {
+		start := period.Start(s.day, w)
+		if !d.anyIn(start, period.End(start, w)) {
 			kinds = append(kinds, w)
 		}
 	}
