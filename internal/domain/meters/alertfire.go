@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -53,7 +53,7 @@ func meterFirings(mt *store.MeterTx, m *models.Meter, ws []*watch, wrote []model
 	}
 	var over []firing
 	for _, c := range cs {
-		v, err := usage.ParseStored(c.value)
+		v, err := decimal.ParseStored(c.value)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func monthValues(mt *store.MeterTx, m *models.Meter, cs []candidate) error {
 	sums := map[month]*figure{}
 	for i := range days {
 		d := &days[i]
-		v, err := usage.ParseStored(d.Value)
+		v, err := decimal.ParseStored(d.Value)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -229,15 +230,15 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 					t.Errorf("firing %s: no series reaches the threshold there", k)
 					continue
 				}
-				v, _ := usage.ParseStored(f.Value)
-				fin, _ := usage.ParseStored(final)
+				v, _ := decimal.ParseStored(f.Value)
+				fin, _ := decimal.ParseStored(final)
 				var a models.MeterAlert
 				for _, x := range alerts {
 					if x.ID == f.AlertID {
 						a = x
 					}
 				}
-				th, _ := usage.ParseStored(a.Threshold)
+				th, _ := decimal.ParseStored(a.Threshold)
 				if v.Cmp(&th) < 0 || v.Cmp(&fin) > 0 {
 					t.Errorf("firing %s: value %s, threshold %s, final %s", k, f.Value, a.Threshold, final)
 				}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -12,7 +12,7 @@ import (
 
 // figure is one figure being combined: a window's value for one account and group.
 type figure struct {
-	value     usage.Decimal
+	value     decimal.Decimal
 	has       bool
 	latestTS  time.Time
 	latestSeq int64
@@ -63,7 +63,7 @@ func (f *figure) combine(agg string, o *figure) {
 // unit is the figure of a single count, parsed once: count meters fold it for every row.
 // Copies share its digits safely, since combining never changes a value in place.
 var unit = func() figure {
-	d, _ := usage.ParseStored("1")
+	d, _ := decimal.ParseStored("1")
 	return figure{value: d, has: true}
 }()
 
@@ -72,7 +72,7 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 	if agg == models.AggCount {
 		return unit, nil
 	}
-	v, err := usage.ParseStored(r.MetricValue)
+	v, err := decimal.ParseStored(r.MetricValue)
 	if err != nil {
 		return figure{}, fmt.Errorf("usage row %s: metric value %q: %w", r.ID, r.MetricValue, err)
 	}
@@ -87,7 +87,7 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 // hours or longer reads totals only: decoding sixty minutes per hour would be most of
 // its cost).
 func fromKept(k *models.MeterFigure, withSlots bool) (window, error) {
-	v, err := usage.ParseStored(k.Value)
+	v, err := decimal.ParseStored(k.Value)
 	if err != nil {
 		return window{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
 	}

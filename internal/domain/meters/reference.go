@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -21,7 +21,7 @@ import (
 func Reference(m models.Meter, rows []store.UsageRow, window string, from, to time.Time, groupBy []string, filters map[string]string) ([]Value, error) {
 	type acc struct {
 		v        Value
-		sum      usage.Decimal
+		sum      decimal.Decimal
 		has      bool
 		ts       time.Time
 		seq      int64
@@ -60,7 +60,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 			accs[key] = a
 			order = append(order, key)
 		}
-		v, err := usage.ParseStored(r.MetricValue)
+		v, err := decimal.ParseStored(r.MetricValue)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +91,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 	for _, key := range order {
 		a := accs[key]
 		if m.Aggregation == models.AggUniqueCount {
-			n, _ := usage.ParseStored(strconv.Itoa(len(a.distinct)))
+			n, _ := decimal.ParseStored(strconv.Itoa(len(a.distinct)))
 			a.sum = n
 		}
 		a.v.Value = a.sum.String()
@@ -146,7 +146,7 @@ func ReferenceFirings(m models.Meter, alerts []models.MeterAlert, rows []store.U
 		}
 		var group map[string]string
 		_ = json.Unmarshal([]byte(a.Group), &group)
-		threshold, _ := usage.ParseStored(a.Threshold)
+		threshold, _ := decimal.ParseStored(a.Threshold)
 	values:
 		for _, v := range vals {
 			if (a.AccountID != "" && v.AccountID != a.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
@@ -157,7 +157,7 @@ func ReferenceFirings(m models.Meter, alerts []models.MeterAlert, rows []store.U
 					continue values
 				}
 			}
-			if got, _ := usage.ParseStored(v.Value); got.Cmp(&threshold) < 0 {
+			if got, _ := decimal.ParseStored(v.Value); got.Cmp(&threshold) < 0 {
 				below++
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/period"
 )
 
@@ -51,7 +52,7 @@ type Metric struct {
 	AccountID  string
 	Product    string
 	MetricName string
-	Value      Decimal
+	Value      decimal.Decimal
 	Resolution string
 	// Metadata is compact JSON as sent ("{}" when absent); metaHash is its canonical hash.
 	Metadata []byte
@@ -77,7 +78,7 @@ type RollupKey struct {
 // value to set (set; the last metric of the batch for that row wins).
 type Rollup struct {
 	RollupKey
-	Value Decimal
+	Value decimal.Decimal
 }
 
 // Rollups aggregates a batch's metrics per rollup row, so each row is written once per
@@ -146,7 +147,7 @@ func (b *Batch) Hash() string {
 		buf = appendField(buf, m.AccountID)
 		buf = appendField(buf, m.Product)
 		buf = appendField(buf, m.MetricName)
-		buf = appendField(buf, m.Value.appendText(tmp[:0]))
+		buf = appendField(buf, m.Value.AppendText(tmp[:0]))
 		buf = appendField(buf, m.Resolution)
 		buf = appendField(buf, m.metaHash[:])
 		ts := append(tmp[:0], '-')

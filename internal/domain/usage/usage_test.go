@@ -3,12 +3,14 @@ package usage
 import (
 	"testing"
 	"time"
+
+	"github.com/revops/revops/internal/platform/decimal"
 )
 
 func TestRollupsAggregateInBatch(t *testing.T) {
 	now := testNow
 	mk := func(acct, res, val string, at time.Time) Metric {
-		d, err := ParseDecimal(val)
+		d, err := decimal.Parse(val)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,37 +40,6 @@ func TestRollupsAggregateInBatch(t *testing.T) {
 			if s != tt.want[i] {
 				t.Errorf("%s: rollup %d = %q, want %q", tt.mode, i, s, tt.want[i])
 			}
-		}
-	}
-}
-
-func TestDecimal(t *testing.T) {
-	tests := []struct{ a, b, sum string }{
-		{"0.1", "0.2", "0.3"},
-		{"1.50", "-1.5", "0"},
-		{"-0", "0.000", "0"},
-		{"1e2", "0.01", "100.01"},
-		{"-12.345", "2.345", "-10"},
-		{"99999999999999999999999999999999.9", "0.1", "100000000000000000000000000000000"},
-	}
-	for _, tt := range tests {
-		a, err1 := ParseDecimal(tt.a)
-		b, err2 := ParseDecimal(tt.b)
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if got := a.Add(&b); got.String() != tt.sum {
-			t.Errorf("%s + %s = %s, want %s", tt.a, tt.b, got.String(), tt.sum)
-		}
-	}
-	for in, want := range map[string]string{"10.500": "10.5", "-0.0": "0", "7": "7", "abc": "abc", "1.0e+20": "100000000000000000000"} {
-		if got := Canonical(in); got != want {
-			t.Errorf("Canonical(%s) = %s, want %s", in, got, want)
-		}
-	}
-	for _, bad := range []string{"01", "1.", ".5", "+1", "1e", "NaN", "Infinity", "-", "0x10", " 1"} {
-		if _, err := ParseDecimal(bad); err == nil {
-			t.Errorf("ParseDecimal(%q) accepted", bad)
 		}
 	}
 }

@@ -18,9 +18,9 @@ import (
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/prodlike"
@@ -207,7 +207,7 @@ func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env model
 		if largest < 0.02 {
 			t.Fatalf("no %s series of account %q group %s has a value in the current %s: no alert could fire", window, account, group, window)
 		}
-		return usage.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
+		return decimal.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
 	}
 	var out []models.MeterAlert
 	for _, a := range []struct{ window, threshold, account, group string }{
