@@ -19,16 +19,7 @@ import (
 // every filter k are grouped by the window of their timestamp in [from, to), account and
 // the groupBy keys; the answer is in the values API's order.
 func Reference(m models.Meter, rows []store.UsageRow, window string, from, to time.Time, groupBy []string, filters map[string]string) ([]Value, error) {
-	type acc struct {
-		v        Value
-		sum      decimal.Decimal
-		has      bool
-		ts       time.Time
-		seq      int64
-		id       string
-		distinct map[string]bool
-	}
-	accs := map[string]*acc{}
+	accs := map[string]*refAcc{}
 	var order []string
 	for i := range rows {
 		r := &rows[i]
@@ -55,7 +46,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 			for j, k := range groupBy {
 				g[k] = vals[j]
 			}
-			a = &acc{v: Value{WindowStart: start, WindowEnd: period.End(start, window), AccountID: r.AccountID, Group: g},
+			a = &refAcc{v: Value{WindowStart: start, WindowEnd: period.End(start, window), AccountID: r.AccountID, Group: g},
 				distinct: map[string]bool{}}
 			accs[key] = a
 			order = append(order, key)
@@ -64,28 +55,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		if err != nil {
 			return nil, err
 		}
-		switch m.Aggregation {
-		case models.AggSum:
-			a.sum = a.sum.Add(&v)
-		case models.AggCount:
-			a.sum = a.sum.Add(&unit.value)
-		case models.AggMax:
-			if !a.has || v.Cmp(&a.sum) > 0 {
-				a.sum = v
-			}
-		case models.AggMin:
-			if !a.has || v.Cmp(&a.sum) < 0 {
-				a.sum = v
-			}
-		case models.AggLatest:
-			later := !a.has || ts.After(a.ts) || (ts.Equal(a.ts) && (r.BatchSeq > a.seq || (r.BatchSeq == a.seq && r.ID > a.id)))
-			if later {
-				a.sum, a.ts, a.seq, a.id = v, ts, r.BatchSeq, r.ID
-			}
-		case models.AggUniqueCount:
-			a.distinct[*member] = true
-		}
-		a.has = true
+		a.add(m.Aggregation, r, ts, &v, member)
 	}
 	out := make([]Value, 0, len(order))
 	for _, key := range order {
@@ -97,6 +67,49 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		a.v.Value = a.sum.String()
 		out = append(out, a.v)
 	}
+	sortValues(out, groupBy)
+	return out, nil
+}
+
+// refAcc is one value of Reference's answer being computed.
+type refAcc struct {
+	v        Value
+	sum      decimal.Decimal
+	has      bool
+	ts       time.Time
+	seq      int64
+	id       string
+	distinct map[string]bool
+}
+
+// add folds row r (at ts, of value v; of member for unique_count) into a under agg.
+func (a *refAcc) add(agg string, r *store.UsageRow, ts time.Time, v *decimal.Decimal, member *string) {
+	switch agg {
+	case models.AggSum:
+		a.sum = a.sum.Add(v)
+	case models.AggCount:
+		a.sum = a.sum.Add(&unit.value)
+	case models.AggMax:
+		if !a.has || v.Cmp(&a.sum) > 0 {
+			a.sum = *v
+		}
+	case models.AggMin:
+		if !a.has || v.Cmp(&a.sum) < 0 {
+			a.sum = *v
+		}
+	case models.AggLatest:
+		later := !a.has || ts.After(a.ts) || (ts.Equal(a.ts) && (r.BatchSeq > a.seq || (r.BatchSeq == a.seq && r.ID > a.id)))
+		if later {
+			a.sum, a.ts, a.seq, a.id = *v, ts, r.BatchSeq, r.ID
+		}
+	case models.AggUniqueCount:
+		a.distinct[*member] = true
+	}
+	a.has = true
+}
+
+// sortValues puts values in the values API's order: window, account, groups.
+func sortValues(out []Value, groupBy []string) {
 	slices.SortFunc(out, func(x, y Value) int {
 		if c := x.WindowStart.Compare(y.WindowStart); c != 0 {
 			return c
@@ -107,7 +120,6 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		cx, cy := x.cursorOf(groupBy), y.cursorOf(groupBy)
 		return strings.Compare(cx.Groups, cy.Groups)
 	})
-	return out, nil
 }
 
 // keeps tells whether metadata d passes every filter.
