@@ -27,7 +27,6 @@ const (
 // StatsStore is what the stats need of the database.
 type StatsStore interface {
 	EndpointStatHours(ctx context.Context, env models.Env, endpointID string, from, to time.Time) ([]store.StatHour, error)
-	EndpointSuccessRates(ctx context.Context, env models.Env, endpointIDs []string, since time.Time) (map[string]float64, error)
 }
 
 // StatsQuery is a stats query, its parameters parsed by the API (types); Stats checks
@@ -136,10 +135,4 @@ func QuantileMS(buckets []int64, pct int64) int64 {
 		}
 	}
 	return models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]
-}
-
-// SuccessRates are the endpoints' 24 h success rates (store.SuccessRateSince); an endpoint with
-// no sent attempt in those hours is absent (null).
-func (e *Endpoints) SuccessRates(ctx context.Context, env models.Env, ids []string, now time.Time) (map[string]float64, error) {
-	return e.Store.EndpointSuccessRates(ctx, env, ids, store.SuccessRateSince(now))
 }
