@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
@@ -46,7 +47,7 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	now := time.Now().UTC()
 	ingestBatch(t, st, env, "old", 3, map[string]any{}, now)
-	if _, err := meters.Consume(ctx, st.Jobs()); err != nil { // taken before any meter: a backfill's
+	if _, err := meterstest.Consume(ctx, st.Jobs()); err != nil { // taken before any meter: a backfill's
 		t.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[meters.Object]{})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/decimal"
@@ -157,7 +158,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 				go func() {
 					defer consumers.Done()
 					for {
-						if _, err := meters.Consume(ctx, cst); err != nil {
+						if _, err := meterstest.Consume(ctx, cst); err != nil {
 							t.Errorf("consume: %v", err)
 						}
 						select {
@@ -191,7 +192,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			wg.Wait()
 			close(stop)
 			consumers.Wait()
-			if _, err := meters.Consume(ctx, st); err != nil {
+			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			// A meter created now counts every row through its backfill: its alerts fire

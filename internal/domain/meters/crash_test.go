@@ -91,7 +91,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	stamped := countBatches(t, raw, env.ID, "gen IS NOT NULL")
 	t.Logf("child killed with %d of %d batches counted", stamped, batches)
 
-	if _, err := meters.Consume(ctx, st); err != nil {
+	if _, err := meterstest.Consume(ctx, st); err != nil {
 		t.Fatalf("resuming after the kill: %v", err)
 	}
 	if n := countBatches(t, raw, env.ID, "gen IS NULL"); n != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/models"
@@ -48,7 +49,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")

@@ -256,7 +256,7 @@ func (s *stack) usageTaken(batches int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := meters.Consume(ctx, s.db.Store); err != nil {
+	if _, err := meterstest.Consume(ctx, s.db.Store); err != nil {
 		t.Fatal(err)
 	}
 }
