@@ -1,5 +1,5 @@
 // Package app wires the long-running parts of Revops — the API, the workers and their
-// sweepers, the meters' consumer, the metrics listener and the Temporal health monitor —
+// sweepers, the meters' consumer, the metrics listener and the Temporal reachability monitor —
 // for the commands that run them (serve, api, worker, dev) and for the end-to-end tests
 // that start them exactly as those commands do. It is the wiring layer: it sits above api,
 // workflows and activities, and cmd/revops only parses flags and calls it.
@@ -26,8 +26,8 @@ import (
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/platform/health"
 	"github.com/revops/revops/internal/platform/metrics"
+	"github.com/revops/revops/internal/platform/reachability"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/workflows"
@@ -49,7 +49,7 @@ type Parts struct {
 	Ready chan<- string
 	// Intervals, shortened by tests; zero means the default.
 	SweepEvery  time.Duration // DefaultSweepEvery
-	HealthEvery time.Duration // health.DefaultEvery
+	ProbeEvery  time.Duration // reachability.DefaultEvery
 	WorkerRetry time.Duration // DefaultWorkerRetry
 	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
 	// Tests make it small, so that a purge takes many pages.
@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err := g.serveMetrics(ctx, cfg, log); err != nil {
 		return err
 	}
-	mon := temporalMonitor(cfg, log, tc, p.HealthEvery)
+	mon := temporalMonitor(cfg, log, tc, p.ProbeEvery)
 	g.run(func() { mon.Run(ctx) })
 	s := newStarters(cfg, log, st, tc, mon)
 	// A deleted endpoint's job is started after its deletion commits, by the API or the
@@ -180,8 +180,8 @@ func (g *group) serveMetrics(ctx context.Context, cfg config.Config, log *slog.L
 
 // temporalMonitor probes whether Temporal answers (its reachability, not an endpoint's
 // health), for the readiness check and the starters.
-func temporalMonitor(cfg config.Config, log *slog.Logger, tc client.Client, every time.Duration) *health.Monitor {
-	return &health.Monitor{
+func temporalMonitor(cfg config.Config, log *slog.Logger, tc client.Client, every time.Duration) *reachability.Monitor {
+	return &reachability.Monitor{
 		Name: "Temporal",
 		Probe: func(ctx context.Context) error {
 			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
@@ -203,7 +203,7 @@ type starters struct {
 	deletions *dispatch.EndpointDeletions
 }
 
-func newStarters(cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, mon *health.Monitor) starters {
+func newStarters(cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, mon *reachability.Monitor) starters {
 	return starters{
 		starter:   &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon},
 		jobs:      &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon},
@@ -251,7 +251,7 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 }
 
 // runAPI listens and serves the API and the dashboard, with the process's dispatcher.
-func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer, mon *health.Monitor) error {
+func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer, mon *reachability.Monitor) error {
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)

@@ -58,7 +58,7 @@ type Starter struct {
 	holds holds
 }
 
-// Reachability is what the starter asks of a Temporal health monitor (health.Monitor).
+// Reachability is what the starter asks of a Temporal health monitor (reachability.Monitor).
 type Reachability interface {
 	Reachable() bool
 }

@@ -83,7 +83,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(runCtx, cfg, log, db.Store, tc, app.Parts{API: true, Worker: true, Ready: ready,
-			SweepEvery: 200 * time.Millisecond, HealthEvery: 200 * time.Millisecond, WorkerRetry: 500 * time.Millisecond})
+			SweepEvery: 200 * time.Millisecond, ProbeEvery: 200 * time.Millisecond, WorkerRetry: 500 * time.Millisecond})
 	}()
 	var base string
 	select {
