@@ -125,7 +125,7 @@ func singleDelivery(ctx workflow.Context, in wire.DeliveryInput) error {
 		},
 		Priority: priorityOf(in),
 	})
-	var a *activities.Activities
+	var a *activities.Delivery
 	var res activities.DeliverResult
 	err := workflow.ExecuteActivity(deliverCtx, a.DeliverWebhook, activities.DeliverInput{
 		EventID: in.EventID, Trigger: in.Trigger, MaxAttempts: wire.MaxAttempts,
@@ -143,7 +143,7 @@ func singleDelivery(ctx workflow.Context, in wire.DeliveryInput) error {
 func settle(ctx workflow.Context, mark activities.MarkFailedInput, res activities.DeliverResult, deliveryErr error) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	ctx = workflow.WithActivityOptions(ctx, systemBookkeeping)
-	var a *activities.Activities
+	var a *activities.Delivery
 	if deliveryErr == nil {
 		if res.Unrecorded == nil {
 			return nil

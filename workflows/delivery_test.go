@@ -30,10 +30,10 @@ type attemptLog struct {
 func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	Register(env, &activities.Activities{})
+	Register(env, &activities.Delivery{})
 	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, fanOutOneMarker).Return(workflow.DefaultVersion)
 	log := &attemptLog{env: env}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.MarkDeliveryFailed, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MarkFailedInput) error {
 		log.marks = append(log.marks, env.Now())
 		if in.EventID != input().EventID {
@@ -103,7 +103,7 @@ func TestDeliveryAttempts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, log := newEnv()
-			var a *activities.Activities
+			var a *activities.Delivery
 			env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(tt.deliver(log))
 			in := input()
 			in.RetryInterval = tt.interval
@@ -146,7 +146,7 @@ func TestDeliveryAttempts(t *testing.T) {
 func TestMarkFailedRetriedUntilTheDatabaseAnswers(t *testing.T) {
 	env, log := newEnv()
 	log.markFail = 4
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(log.deliver(0))
 	in := input()
 	in.RetryInterval = time.Second
@@ -171,7 +171,7 @@ func TestMarkFailedRetriedUntilTheDatabaseAnswers(t *testing.T) {
 func TestUnrecordedSuccessIsRecordedNotResent(t *testing.T) {
 	env, log := newEnv()
 	att := activities.UnrecordedAttempt{ID: "att-1", Number: 2, Trigger: "scheduled", Method: "POST", StatusCode: 200, DurationMS: 12}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 		log.times = append(log.times, env.Now())
 		return activities.DeliverResult{Unrecorded: &att}, nil

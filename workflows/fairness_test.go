@@ -38,7 +38,7 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 		}, input()},
 		{"single endpoint", func() *testsuite.TestWorkflowEnvironment {
 			env, log := newEnv()
-			var a *activities.Activities
+			var a *activities.Delivery
 			env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(log.deliver(0))
 			return env
 		}, input()},

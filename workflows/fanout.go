@@ -101,7 +101,7 @@ func drain(c workflow.ReceiveChannel) bool {
 
 // startPending asks the database for the event's pending deliveries and starts them.
 func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
-	var a *activities.Activities
+	var a *activities.Delivery
 	var pending []models.PendingDelivery
 	bctx := workflow.WithPriority(workflow.WithActivityOptions(ctx, bookkeeping), priorityOf(r.in))
 	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
@@ -148,7 +148,7 @@ func (r *fanout) deliver(ctx workflow.Context, d models.PendingDelivery, trigger
 		RetryPolicy:         policy,
 		Priority:            priorityOf(r.in),
 	})
-	var a *activities.Activities
+	var a *activities.Delivery
 	var res activities.DeliverResult
 	err := workflow.ExecuteActivity(actx, a.DeliverWebhook, activities.DeliverInput{
 		EventID: r.in.EventID, DeliveryID: d.ID, Trigger: trigger, MaxAttempts: policy.MaximumAttempts,

@@ -82,12 +82,12 @@ func (d *fakeDelivery) delivery() models.PendingDelivery {
 func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnvironment, *fakeDB) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	Register(env, &activities.Activities{})
+	Register(env, &activities.Delivery{})
 	db := &fakeDB{env: env, all: ds}
 	for _, d := range ds {
 		d.status = models.EventPending
 	}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.PendingDeliveries, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingInput) ([]models.PendingDelivery, error) {
 		db.mu.Lock()
 		defer db.mu.Unlock()

@@ -26,7 +26,7 @@ const (
 
 // Activities are the activity structs the workers of a process run.
 type Activities struct {
-	Delivery      *activities.Activities
+	Delivery      *activities.Delivery
 	Retention     *activities.Retention
 	BulkReplay    *activities.BulkReplay
 	MeterBackfill *activities.MeterBackfill
@@ -110,7 +110,7 @@ func (ws Workers) Stop() {
 
 // Register puts the delivery workflow and its activities on a worker of TaskQueue,
 // with BulkReplay's workflow (runs of earlier releases there).
-func Register(w worker.Registry, acts *activities.Activities) {
+func Register(w worker.Registry, acts *activities.Delivery) {
 	registerWebhooksWorkflows(w)
 	w.RegisterActivity(acts)
 }

@@ -217,7 +217,7 @@ func newStarters(cfg config.Config, log *slog.Logger, st *store.Store, tc client
 // job sweepers and the meters' consumer.
 func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer) {
 	acts := workflows.Activities{
-		Delivery: &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
+		Delivery: &activities.Delivery{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 		Retention:     &activities.Retention{Store: st},
 		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},

@@ -234,7 +234,7 @@ func (r *benchRig) worker(b *testing.B) {
 		slots = v
 	}
 	ws := workflows.NewWorkers(r.tc, workflows.Activities{
-		Delivery:   &activities.Activities{Store: r.st, Sender: r.sender},
+		Delivery:   &activities.Delivery{Store: r.st, Sender: r.sender},
 		Retention:  &activities.Retention{Store: r.st},
 		BulkReplay: &activities.BulkReplay{Store: r.st},
 		// Meter jobs on the job pool, as `revops worker` runs them (the tenant-isolation

@@ -40,7 +40,7 @@ type stack struct {
 	ts   *temporaltest.TestServer
 	db   *webhooktest.DB
 	rc   *webhooktest.Receiver
-	acts *activities.Activities
+	acts *activities.Delivery
 	// secret signs deliveries to the receiver's endpoint.
 	secret string
 }
@@ -60,7 +60,7 @@ func newStack(t *testing.T) *stack {
 	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
-	s.acts = &activities.Activities{Store: s.db.Store, Sender: &webhook.Sender{
+	s.acts = &activities.Delivery{Store: s.db.Store, Sender: &webhook.Sender{
 		Client: webhook.NewClientWithRoots(true, s.rc.Roots()), AckSentence: webhooktest.AckSentence, Timeout: 5 * time.Second,
 	}}
 	return s
