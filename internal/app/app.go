@@ -221,12 +221,12 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 		Retention:     &activities.Retention{Store: st},
 		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
-		BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: s.starter, Rate: cfg.ReplayRate},
-		MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
+		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Dispatch: s.starter, Rate: cfg.ReplayRate},
+		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
-		MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
+		MeterPurge: &activities.MeterPurge{Store: st.OnJobsPool(), Rows: p.PurgeRows},
 		// So are a deleted endpoint's unfinished deliveries ended.
-		EndpointDeletion: &activities.EndpointDeletion{Store: st.Jobs(), Rows: p.DeletionRows},
+		EndpointDeletion: &activities.EndpointDeletion{Store: st.OnJobsPool(), Rows: p.DeletionRows},
 	}
 	g.run(func() {
 		runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
@@ -246,7 +246,7 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 	// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 	// under its cursor lock, so they share the work without counting a row twice.
 	g.run(func() {
-		(&meters.Consumer{Store: st.Jobs(), Consumers: cfg.MeterConsumers, AlertEventsPerHour: cfg.AlertEventsPerHour, Log: log}).Run(ctx)
+		(&meters.Consumer{Store: st.OnJobsPool(), Consumers: cfg.MeterConsumers, AlertEventsPerHour: cfg.AlertEventsPerHour, Log: log}).Run(ctx)
 	})
 }
 

@@ -207,7 +207,7 @@ func TestCrashChildConsumer(t *testing.T) {
 	}
 	// 100 row-meters for 18 meters: 5 rows a turn, so most batches are applied in parts.
 	meters.DefaultBudget = meters.Budget{RowMeters: 100, Bytes: 4 << 10}
-	(&meters.Consumer{Store: holdingStore{st.Jobs()}, Consumers: 1, Every: 20 * time.Millisecond}).Run(ctx)
+	(&meters.Consumer{Store: holdingStore{st.OnJobsPool()}, Consumers: 1, Every: 20 * time.Millisecond}).Run(ctx)
 }
 
 // holdingStore keeps each meter transaction open crashChildHold after its work.

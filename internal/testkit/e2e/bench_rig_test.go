@@ -239,8 +239,8 @@ func (r *benchRig) worker(b *testing.B) {
 		BulkReplay: &activities.BulkReplay{Store: r.st},
 		// Meter jobs on the job pool, as `revops worker` runs them (the tenant-isolation
 		// benchmark's heavy tenant; no other benchmark creates meters).
-		MeterBackfill: &activities.MeterBackfill{Store: r.st.Jobs()},
-		MeterPurge:    &activities.MeterPurge{Store: r.st.Jobs()},
+		MeterBackfill: &activities.MeterBackfill{Store: r.st.OnJobsPool()},
+		MeterPurge:    &activities.MeterPurge{Store: r.st.OnJobsPool()},
 	}, slots, opts)
 	w := ws[0] // revops-webhooks
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
