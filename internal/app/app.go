@@ -296,7 +296,7 @@ func (g *group) apiDispatcher(ctx context.Context, log *slog.Logger, st *store.S
 	var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
 	switch {
 	case claimer != nil:
-		outbox = claimer
+		outbox = dispatch.Wakes(claimer.Wake)
 	case st.ClaimsStarts():
 		n := &dispatch.Notifier{Store: st}
 		g.run(func() { n.Run(ctx) })
