@@ -124,14 +124,6 @@ type window struct {
 	slots map[int]*figure
 }
 
-// combine folds o into w under agg.
-func (w *window) combine(agg string, o *window) {
-	w.total.combine(agg, &o.total)
-	for m, f := range o.slots {
-		w.slot(m).combine(agg, f)
-	}
-}
-
 func (w *window) slot(minute int) *figure {
 	if w.slots == nil {
 		w.slots = map[int]*figure{}

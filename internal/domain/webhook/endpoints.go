@@ -128,11 +128,6 @@ func (e *Endpoints) Get(ctx context.Context, env models.Env, id string) (models.
 	return e.Store.WebhookEndpointByID(ctx, env, id)
 }
 
-// All lists every endpoint of the environment, oldest first (at most MaxEndpoints).
-func (e *Endpoints) All(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error) {
-	return e.Store.AllWebhookEndpoints(ctx, env)
-}
-
 // List lists the environment's endpoints, newest first.
 func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
 	return e.Store.WebhookEndpoints(ctx, env, page)
