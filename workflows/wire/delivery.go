@@ -20,7 +20,7 @@ const (
 // table with 73 indexes) for every delivery, on its success path (CONTRACT §22). The
 // input is the first event of the run's history, so every replay of the run takes the
 // path its first task took. Runs of the releases before CodeFanOut carry no code (0) and
-// keep their GetVersion switch (changeFanOut).
+// keep their GetVersion switch (changeFanOut, in workflows/delivery.go).
 //
 // Deploys: a worker of an earlier release that takes a run a new starter started ignores
 // the field, asks changeFanOut and records fanOutOneMarker, the same code; a later
