@@ -35,8 +35,9 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// Activities are the worker's activities.
-type Activities struct {
+// Delivery holds the activities of a delivery: DeliverWebhook and the bookkeeping that
+// settles it (the jobs, retention and the health check have structs of their own).
+type Delivery struct {
 	Store  Store
 	Sender *webhook.Sender // HTTP client (SSRF-guarded, no redirects), ack sentence, timeout
 	Now    func() time.Time
@@ -60,7 +61,7 @@ type AttemptRecorder interface {
 	RecordAttempt(ctx context.Context, env models.Env, a *models.DeliveryAttempt, status string) error
 }
 
-func (a *Activities) recorder() AttemptRecorder {
+func (a *Delivery) recorder() AttemptRecorder {
 	if a.Recorder != nil {
 		return a.Recorder
 	}
@@ -86,7 +87,7 @@ const (
 	ErrTypeEndpointDisabled = models.DeliveryEndpointDisabled
 )
 
-func (a *Activities) now() time.Time {
+func (a *Delivery) now() time.Time {
 	if a.Now != nil {
 		return a.Now().UTC()
 	}
@@ -106,7 +107,7 @@ type DeliverResult struct {
 // the event's). Temporal's retry policy repeats it; a returned error is a short reason,
 // without URL or secret. An attempt of a delivery already delivered (its completion was
 // lost or late) sends nothing.
-func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResult, error) {
+func (a *Delivery) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResult, error) {
 	var unrecorded *UnrecordedAttempt
 	var err error
 	if in.DeliveryID != "" {
@@ -119,7 +120,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverInput) (Deliv
 
 // deliverEvent is an attempt of a run of the single-endpoint releases: the event goes to
 // the environment's oldest endpoint, and the store records it on that delivery.
-func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
+func (a *Delivery) deliverEvent(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
 	info := activity.GetInfo(ctx)
 	log := activity.GetLogger(ctx)
 	ev, env, err := a.event(ctx, in.EventID)
@@ -146,7 +147,7 @@ func (a *Activities) deliverEvent(ctx context.Context, in DeliverInput) (*Unreco
 
 // event loads the event of an attempt or record. One that is gone ends the activity's
 // series: retrying would not bring it back.
-func (a *Activities) event(ctx context.Context, id string) (models.Event, models.Env, error) {
+func (a *Delivery) event(ctx context.Context, id string) (models.Event, models.Env, error) {
 	ev, env, err := a.Store.EventByID(ctx, id)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return ev, env, temporal.NewNonRetryableApplicationError("event not found", ErrTypeEventMissing, nil)
@@ -160,7 +161,7 @@ func (a *Activities) event(ctx context.Context, id string) (models.Event, models
 // send makes the HTTP exchange of an attempt to ep and records it. The exchange gets the
 // attempt's remaining time less the record's reserve (CONTRACT §10). policy is the
 // delivery's retry policy as the workflow runs it, for when the server reports none.
-func (a *Activities) send(ctx context.Context, env models.Env, ev models.Event, ep models.WebhookEndpoint, policy models.RetryPolicy, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
+func (a *Delivery) send(ctx context.Context, env models.Env, ev models.Event, ep models.WebhookEndpoint, policy models.RetryPolicy, in DeliverInput, info activity.Info) (*UnrecordedAttempt, error) {
 	log := activity.GetLogger(ctx)
 	reserve := recordReserve(ctx)
 	sendCtx, cancel := withReserve(ctx, reserve)
@@ -212,7 +213,7 @@ func describeAttempt(ctx context.Context, ev models.Event, att *models.DeliveryA
 }
 
 // skip records that no enabled endpoint was there when the attempt was due.
-func (a *Activities) skip(ctx context.Context, env models.Env, ev models.Event, in DeliverInput, info activity.Info) error {
+func (a *Delivery) skip(ctx context.Context, env models.Env, ev models.Event, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ctx, ev, in, info, a.now())
 	att.Outcome, att.Error = models.AttemptSkipped, "no enabled webhook endpoint"
 	describeAttempt(ctx, ev, &att)
@@ -222,7 +223,7 @@ func (a *Activities) skip(ctx context.Context, env models.Env, ev models.Event, 
 // recordUnsent records an attempt that sent nothing (no enabled endpoint, endpoint
 // disabled) with the status it leaves, then feeds the metrics. Nothing was sent, so a
 // failed record fails the attempt and Temporal retries it.
-func (a *Activities) recordUnsent(ctx context.Context, env models.Env, eventType string, att *models.DeliveryAttempt, status string) error {
+func (a *Delivery) recordUnsent(ctx context.Context, env models.Env, eventType string, att *models.DeliveryAttempt, status string) error {
 	if err := a.record(ctx, env, att, status, recordReserve(ctx)); err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func verifyV1a(t *testing.T, public string, r webhooktest.Received, at time.Time
 
 // An ed25519 endpoint's deliveries (CONTRACT §25) carry a v1a signature its public key
 // verifies; after a rotation both keys sign for 24 h, then only the new one. The clock is
-// the activities' (Activities.Now), moved past the overlap.
+// the activities' (Delivery.Now), moved past the overlap.
 func TestEd25519SignaturesThroughARotation(t *testing.T) {
 	f := newFixture(t)
 	private, oldPublic, err := signing.NewEd25519Key()

@@ -29,7 +29,7 @@ import (
 type fixture struct {
 	db     *webhooktest.DB
 	rc     *webhooktest.Receiver
-	acts   *activities.Activities
+	acts   *activities.Delivery
 	secret string
 }
 
@@ -41,7 +41,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := &activities.Activities{
+	acts := &activities.Delivery{
 		Store: db.Store,
 		Sender: &webhook.Sender{
 			Client:      webhook.NewClientWithRoots(true, rc.Roots()),

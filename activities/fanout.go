@@ -21,7 +21,7 @@ type PendingInput struct {
 
 // PendingDeliveries lists the event's deliveries that are pending: all of them when its
 // run starts, the replayed ones after a replay signal (CONTRACT §13).
-func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]models.PendingDelivery, error) {
+func (a *Delivery) PendingDeliveries(ctx context.Context, in PendingInput) ([]models.PendingDelivery, error) {
 	ds, err := a.Store.PendingDeliveries(ctx, in.EventID)
 	if err != nil {
 		return nil, fmt.Errorf("pending deliveries: %w", err)
@@ -37,7 +37,7 @@ func (a *Activities) PendingDeliveries(ctx context.Context, in PendingInput) ([]
 // delivery is already delivered (a completion lost or late: check before send), skipped
 // or its endpoint deleted; when the endpoint is disabled it records an attempt that was
 // not sent and ends the delivery failed with endpoint_disabled, without retry.
-func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
+func (a *Delivery) deliverOne(ctx context.Context, in DeliverInput) (*UnrecordedAttempt, error) {
 	info := activity.GetInfo(ctx)
 	log := activity.GetLogger(ctx)
 	t, err := a.Store.DeliveryForAttempt(ctx, in.DeliveryID)
@@ -63,7 +63,7 @@ func (a *Activities) deliverOne(ctx context.Context, in DeliverInput) (*Unrecord
 // endpointDisabled records that the attempt fell due while its endpoint was disabled:
 // nothing sent, the delivery failed with endpoint_disabled (replayable once the endpoint
 // is back).
-func (a *Activities) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
+func (a *Delivery) endpointDisabled(ctx context.Context, t store.DeliveryTarget, in DeliverInput, info activity.Info) error {
 	att := newAttempt(ctx, t.Event, in, info, a.now())
 	att.EndpointID, att.URL, att.Method = t.Endpoint.ID, redact.URL(t.Endpoint.URL), t.Endpoint.Method
 	att.Outcome, att.Error = models.AttemptSkipped, models.DeliveryEndpointDisabled

@@ -49,7 +49,7 @@ func withReserve(ctx context.Context, reserve time.Duration) (context.Context, c
 // write with a short backoff for at most reserve+recordMargin. The contract asks for
 // this loop (CONTRACT §10): Temporal's retry would repeat the send, not just the write.
 // The attempt keeps one id across tries, so a write that committed unseen is not doubled.
-func (a *Activities) record(ctx context.Context, env models.Env, att *models.DeliveryAttempt, status string, reserve time.Duration) error {
+func (a *Delivery) record(ctx context.Context, env models.Env, att *models.DeliveryAttempt, status string, reserve time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reserve+recordMargin)
 	defer cancel()
 	if att.ID == "" {
@@ -92,7 +92,7 @@ type MarkFailedInput struct {
 // automatic disabling of its endpoint (CONTRACT §13). The workflow runs it, under its own retry
 // policy, once DeliverWebhook has finally failed: the last attempt's own record may have
 // failed, and no delivery may stay retrying after its run closed.
-func (a *Activities) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
+func (a *Delivery) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
 	if in.DeliveryID == "" {
 		return a.Store.MarkEventFailed(ctx, in.EventID)
 	}
@@ -141,7 +141,7 @@ type RecordDeliveredInput struct {
 // RecordDelivered writes a successful attempt that DeliverWebhook could not record, and
 // sets the event delivered. The workflow runs it under its own retries, so the record
 // waits out a database outage instead of the send being repeated.
-func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInput) error {
+func (a *Delivery) RecordDelivered(ctx context.Context, in RecordDeliveredInput) error {
 	ev, env, err := a.event(ctx, in.EventID) // one that is gone: nothing to record against
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (a *Activities) RecordDelivered(ctx context.Context, in RecordDeliveredInpu
 }
 
 // endpointOf is the endpoint of a delivery, or the environment's oldest for "".
-func (a *Activities) endpointOf(ctx context.Context, env models.Env, deliveryID string) (models.WebhookEndpoint, error) {
+func (a *Delivery) endpointOf(ctx context.Context, env models.Env, deliveryID string) (models.WebhookEndpoint, error) {
 	if deliveryID == "" {
 		return a.Store.WebhookEndpoint(ctx, env)
 	}

@@ -38,7 +38,7 @@ func failure(res webhook.Result, delay time.Duration) error {
 // nextRetryDelay is the wait before the next attempt that the receiver's answer sets
 // (retryDelay), 0 when the policy's stands: after a success, a 410 or a permanent fault
 // (no next attempt) too.
-func (a *Activities) nextRetryDelay(res webhook.Result, policy models.RetryPolicy, info activity.Info) time.Duration {
+func (a *Delivery) nextRetryDelay(res webhook.Result, policy models.RetryPolicy, info activity.Info) time.Duration {
 	if res.OK() || res.Gone() || res.Permanent || res.RetryAfter <= 0 {
 		return 0
 	}

@@ -54,7 +54,7 @@ func TestRetryDelay(t *testing.T) {
 
 // The attempt's error carries the delay as Temporal's NextRetryDelay; a 410 is not retried.
 func TestFailureCarriesTheReceiversSignal(t *testing.T) {
-	a := &Activities{Now: func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }}
+	a := &Delivery{Now: func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }}
 	info := activity.Info{Attempt: 1, ScheduledTime: a.Now()}
 	var appErr *temporal.ApplicationError
 	attempt := func(res webhook.Result) (time.Duration, error) {

@@ -19,24 +19,6 @@ import (
 // MaxBodyBytes is the request size limit of CONTRACT §3.
 const MaxBodyBytes = 1 << 20
 
-// hasBody tells whether the client sent a request body. Without a declared length
-// (chunked, or HTTP/2 without Content-Length) it reads one byte ahead and puts it back.
-func hasBody(r *http.Request) bool {
-	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
-		return false
-	}
-	if r.ContentLength > 0 {
-		return true
-	}
-	var one [1]byte
-	n, _ := io.ReadFull(r.Body, one[:])
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(one[:n]), r.Body), r.Body}
-	return n > 0
-}
-
 // readBody checks content type (415) and size (413) and returns the raw body.
 // A request without a body yields nil.
 func readBody(c *gin.Context) ([]byte, error) {

@@ -9,30 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// hasBody decides by what the stream holds when no length was announced (chunked, or
-// HTTP/2 without Content-Length, where TransferEncoding stays empty), and leaves the
-// body whole for the reader after it.
-func TestHasBodyWithoutLength(t *testing.T) {
-	for _, tt := range []struct {
-		body string
-		want bool
-	}{
-		{"", false},
-		{"{", true},
-		{`{"endpoint_id":"x"}`, true},
-	} {
-		r := httptest.NewRequest("POST", "/", io.NopCloser(strings.NewReader(tt.body)))
-		r.ContentLength, r.TransferEncoding = -1, nil
-		if got := hasBody(r); got != tt.want {
-			t.Errorf("hasBody(%q) = %v, want %v", tt.body, got, tt.want)
-		}
-		rest, err := io.ReadAll(r.Body)
-		if err != nil || string(rest) != tt.body {
-			t.Errorf("body after hasBody = %q, %v; want %q", rest, err, tt.body)
-		}
-	}
-}
-
 // An optional body is absent when the stream holds nothing, whether or not a length was
 // announced (chunked, HTTP/2 without Content-Length); one that is there is decoded.
 func TestBindOptionalJSONWithoutLength(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 )
 
 // The values query is checked at the edge, every fault at once, each naming its parameter.
@@ -59,7 +60,7 @@ func valuesWhenCounted(t *testing.T, h *harness, key, query string, after time.T
 	t.Helper()
 	ctx := context.Background()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := meters.Consume(ctx, h.store); err != nil {
+		if _, err := meterstest.Consume(ctx, h.store); err != nil {
 			t.Fatal(err)
 		}
 		m := h.mustObj(http.StatusOK, "GET", "/v1/meters/"+key, nil)
@@ -109,7 +110,7 @@ func TestMeterValuesThroughTheAPI(t *testing.T) {
 		}
 		ingest("before", usageRow("globex", "eu", 1200, ts), usageRow("globex", "us", 800, ts), usageRow("initech", "eu", 0.5, ts))
 		// The consumer takes that batch while no meter exists: the meter backfills it.
-		if _, err := meters.Consume(context.Background(), h.store); err != nil {
+		if _, err := meterstest.Consume(context.Background(), h.store); err != nil {
 			t.Fatal(err)
 		}
 		m := h.mustObj(http.StatusCreated, "POST", "/v1/meters", map[string]any{"key": "api_calls",

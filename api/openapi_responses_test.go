@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/models"
@@ -199,7 +199,7 @@ func openapiScenario(hookURL string) []call {
 
 // consumeUsage counts the usage waiting for the meters, as the worker's consumer does.
 func consumeUsage(h *harness, _ map[string]string) {
-	if _, err := meters.Consume(context.Background(), h.store); err != nil {
+	if _, err := meterstest.Consume(context.Background(), h.store); err != nil {
 		h.t.Fatal(err)
 	}
 }

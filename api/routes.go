@@ -31,8 +31,12 @@ func (s *Server) routes(r *gin.Engine) {
 	anyKey.GET("/openapi.json", s.openapiJSON) // §9
 
 	// Every other route needs a secret key (§2).
-	v1 := r.Group("/v1", requireSecret, s.limiter.handle, pathIDs, s.idempotent)
+	s.secretRoutes(r.Group("/v1", requireSecret, s.limiter.handle, pathIDs, s.idempotent))
+}
 
+// secretRoutes registers the routes that need a secret key (§2), by section, on the
+// group whose middleware routes says.
+func (s *Server) secretRoutes(v1 *gin.RouterGroup) {
 	// §5 Usage events.
 	v1.POST("/usage/events", s.ingestUsage)
 	v1.GET("/usage/events", s.listUsageEvents)

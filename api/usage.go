@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/api/httperr"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/metrics"
 	"github.com/revops/revops/models"
 )
@@ -64,7 +65,7 @@ type usageEventResponse struct {
 func toUsageEventResponse(e models.UsageEvent) usageEventResponse {
 	return usageEventResponse{ID: e.ID, Object: "usage_event", TransactionID: e.TransactionID, Mode: e.Mode,
 		AccountID: e.AccountID, Product: e.Product, MetricName: e.MetricName,
-		MetricValue: json.Number(usage.Canonical(e.MetricValue)), MetricResolution: e.MetricResolution,
+		MetricValue: json.Number(decimal.Canonical(e.MetricValue)), MetricResolution: e.MetricResolution,
 		Metadata: json.RawMessage(e.Metadata), Timestamp: e.Timestamp.UTC().Format(time.RFC3339Nano),
 		ReceivedAt: e.ReceivedAt.UTC().Format(time.RFC3339Nano)}
 }
@@ -135,7 +136,7 @@ func (s *Server) usageSummary(c *gin.Context) {
 	for i, r := range rows {
 		out[i] = usageSummaryRow{AccountID: r.AccountID, Product: r.Product, MetricName: r.MetricName,
 			Resolution: r.Resolution, PeriodStart: r.PeriodStart.UTC().Format(time.RFC3339),
-			Value: json.Number(usage.Canonical(r.Value))}
+			Value: json.Number(decimal.Canonical(r.Value))}
 	}
 	render(c, http.StatusOK, newList(out, more))
 }

@@ -201,10 +201,10 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 	// deliveries (CONTRACT §21; no worker here: the test runs the job's store calls).
 	expectError(t, h.do("POST", "/v1/webhook_endpoints", sk, map[string]any{"url": rc.URL + "/again"}), http.StatusBadRequest, "too_many_endpoints")
 	env := h.objEnv("sandbox")
-	if _, err := h.store.Jobs().SkipDeletedEndpointPage(context.Background(), env.ID, id, webhook.DeletionRows); err != nil {
+	if _, err := h.store.OnJobsPool().SkipDeletedEndpointPage(context.Background(), env.ID, id, webhook.DeletionRows); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.Jobs().EndEndpointDeletion(context.Background(), id); err != nil {
+	if err := h.store.OnJobsPool().EndEndpointDeletion(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/again"})

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakeJob stands for the store's replay job: n deliveries, the cursor is the index of the
@@ -55,7 +56,7 @@ func (f *fakeJob) page(_ context.Context, in activities.ReplayPageInput) (activi
 func bulkEnv(f *fakeJob) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
 	var b *activities.BulkReplay
 	env.OnActivity(b.ReplayPage, mock.Anything, mock.Anything).Return(f.page)
 	return env
@@ -91,11 +92,11 @@ func TestBulkReplayPagesAtItsRate(t *testing.T) {
 			env := bulkEnv(f)
 			start := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
 			env.SetStartTime(start)
-			env.ExecuteWorkflow(BulkReplayWorkflowName, BulkReplayInput{JobID: "job-1", Rate: tc.rate, PageSize: ReplayPageSize(tc.rate)})
+			env.ExecuteWorkflow(wire.BulkReplayWorkflowName, wire.BulkReplayInput{JobID: "job-1", Rate: tc.rate, PageSize: wire.ReplayPageSize(tc.rate)})
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
 			}
-			var res BulkReplayResult
+			var res wire.BulkReplayResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
@@ -127,25 +128,25 @@ func TestBulkReplayPagesAtItsRate(t *testing.T) {
 func TestBulkReplayContinuesAsNewWithItsCursor(t *testing.T) {
 	f := newFakeJob(replayPagesPerRun + 5)
 	env := bulkEnv(f)
-	env.ExecuteWorkflow(BulkReplayWorkflowName, BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1})
+	env.ExecuteWorkflow(wire.BulkReplayWorkflowName, wire.BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("got %v, want continue-as-new", err)
 	}
-	if len(f.calls) != replayPagesPerRun || can.WorkflowType.Name != BulkReplayWorkflowName {
+	if len(f.calls) != replayPagesPerRun || can.WorkflowType.Name != wire.BulkReplayWorkflowName {
 		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, replayPagesPerRun)
 	}
-	var next BulkReplayInput
+	var next wire.BulkReplayInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
-	want := BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1, CursorID: strconv.Itoa(replayPagesPerRun - 1), Replayed: replayPagesPerRun}
+	want := wire.BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1, CursorID: strconv.Itoa(replayPagesPerRun - 1), Replayed: replayPagesPerRun}
 	if next != want {
 		t.Fatalf("continued with %+v, want %+v", next, want)
 	}
 	env2 := bulkEnv(f)
-	env2.ExecuteWorkflow(BulkReplayWorkflowName, next)
-	var res BulkReplayResult
+	env2.ExecuteWorkflow(wire.BulkReplayWorkflowName, next)
+	var res wire.BulkReplayResult
 	if err := env2.GetWorkflowResult(&res); err != nil || res.Replayed != f.n {
 		t.Fatalf("second run = %+v, %v", res, err)
 	}
@@ -160,11 +161,11 @@ func TestBulkReplayContinuesAsNewWithItsCursor(t *testing.T) {
 func TestBulkReplayEndsWhenTheJobIsGone(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
 	var b *activities.BulkReplay
 	env.OnActivity(b.ReplayPage, mock.Anything, mock.Anything).Return(activities.ReplayPageOutput{},
 		temporal.NewNonRetryableApplicationError("gone", activities.ErrTypeReplayJobMissing, nil)).Once()
-	env.ExecuteWorkflow(BulkReplayWorkflowName, BulkReplayInput{JobID: "gone", Rate: 50})
+	env.ExecuteWorkflow(wire.BulkReplayWorkflowName, wire.BulkReplayInput{JobID: "gone", Rate: 50})
 	var appErr *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeReplayJobMissing {
 		t.Fatalf("got %v, want %s", err, activities.ErrTypeReplayJobMissing)

@@ -9,13 +9,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
-)
-
-// Delivery limits (CONTRACT §8/§10).
-const (
-	DefaultRetryInterval = time.Hour
-	MaxAttempts          = 6 // 1 attempt + 5 retries
-	AttemptTimeout       = 30 * time.Second
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Bookkeeping activities (MarkDeliveryFailed, RecordDelivered) write one row each: they
@@ -37,7 +31,7 @@ var bookkeeping = workflow.ActivityOptions{
 // activity's command by id and type, not by task queue.
 var systemBookkeeping = func() workflow.ActivityOptions {
 	o := bookkeeping
-	o.TaskQueue = SystemTaskQueue
+	o.TaskQueue = wire.SystemTaskQueue
 	return o
 }()
 
@@ -73,68 +67,20 @@ const (
 	fanOutOneMarker workflow.Version = 2 // deliveries in input, no second marker
 )
 
-// Codes of DeliveryInput.Code: the code path the starter asks a new run to take, chosen
-// before the run exists instead of by workflow.GetVersion in it. The first GetVersion a
-// run calls records a marker and upserts the TemporalChangeVersion search attribute: two
-// more history events and a visibility write on the server (on PostgreSQL a row of a
-// table with 73 indexes) for every delivery, on its success path (CONTRACT §22). The
-// input is the first event of the run's history, so every replay of the run takes the
-// path its first task took. Runs of the releases before CodeFanOut carry no code (0) and
-// keep their GetVersion switch (changeFanOut).
-//
-// Deploys: a worker of an earlier release that takes a run a new starter started ignores
-// the field, asks changeFanOut and records fanOutOneMarker, the same code; a later
-// worker replaying that run skips the marker and its upsert (the SDK does not match
-// version markers against commands). The reverse is not covered (nor is it by
-// GetVersion, whose earlier workers fail on a version they do not know): a worker rolled
-// back to an earlier release that replays a run started with a code finds no marker
-// and takes the single-endpoint path (DefaultVersion). With two deliveries or more its
-// commands stop matching and its workflow tasks fail until a worker of this release
-// takes them; with one it may end the run on that path (a failed delivery then marks its
-// event failed, not its delivery row).
-const (
-	// CodeFanOut: fan out from the input's deliveries (fanOutOneMarker's code) without
-	// asking changeFanOut. A later change of the whole run's code takes the next code.
-	CodeFanOut = 1
-)
-
-// DeliveryInput starts the delivery of one event. It carries ids and names only: the
-// body and the signing secrets are read by the activity, so they never enter history.
-type DeliveryInput struct {
-	EventID        string
-	Type           string
-	ObjectID       string
-	Environment    string
-	OrganizationID string
-	Trigger        string // models.TriggerScheduled or models.TriggerManual
-	// RetryInterval is the interval of the default retry policy (REVOPS_WEBHOOK_RETRY_
-	// INTERVAL), fixed at start so that replays of the history stay deterministic; zero
-	// means DefaultRetryInterval. The single-endpoint path retries at it; the fan-out
-	// uses it for deliveries under the default policy (retryPolicyOf).
-	RetryInterval time.Duration
-	// Deliveries are the event's pending deliveries as the dispatcher read them when it
-	// started the run (ids and policy copies only: never a URL or a secret). Empty: the
-	// run asks the database (PendingDeliveries), as runs of earlier releases do.
-	Deliveries []models.PendingDelivery `json:",omitempty"`
-	// Code is the code path the starter asks for: CodeFanOut, or 0 in the inputs of
-	// earlier releases (the run then asks changeFanOut).
-	Code int `json:",omitempty"`
-}
-
 // WebhookDelivery delivers one event to every endpoint it has a delivery for (CONTRACT
 // §13). New runs fan out (fanout.go) as their input's Code says; runs started by
 // earlier releases keep the code path their change versions recorded (changeFanOut). A
 // run whose delivery ended failed returns the error, so it ends Failed in the UI.
-func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
+func WebhookDelivery(ctx workflow.Context, in wire.DeliveryInput) error {
 	switch {
-	case in.Code == CodeFanOut:
+	case in.Code == wire.CodeFanOut:
 		return fanOut(ctx, in, true)
-	case in.Code > CodeFanOut:
+	case in.Code > wire.CodeFanOut:
 		// A code of a later release: this worker cannot run it. The panic fails the
 		// workflow task, which Temporal retries until a worker that knows the code takes it
 		// (what GetVersion does for a version it does not know), instead of this code
 		// taking the oldest path.
-		panic(fmt.Sprintf("DeliveryInput.Code %d is newer than this worker's %d", in.Code, CodeFanOut))
+		panic(fmt.Sprintf("wire.DeliveryInput.Code %d is newer than this worker's %d", in.Code, wire.CodeFanOut))
 	}
 	switch workflow.GetVersion(ctx, changeFanOut, workflow.DefaultVersion, fanOutOneMarker) {
 	case fanOutOneMarker:
@@ -146,7 +92,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		// A replay signalled to a run of an earlier release once this code is deployed
 		// is taken before the run closes, as a fan-out run would; the recorded histories
 		// of those releases hold no signal, so they replay unchanged.
-		if !drain(workflow.GetSignalChannel(ctx, SignalReplay)) {
+		if !drain(workflow.GetSignalChannel(ctx, wire.SignalReplay)) {
 			return err
 		}
 		in.Trigger = models.TriggerManual
@@ -164,25 +110,25 @@ func deliveriesInInput(ctx workflow.Context) bool {
 
 // singleDelivery is the code of the single-endpoint releases: one activity, retried
 // hourly up to six attempts, to the environment's (oldest) endpoint.
-func singleDelivery(ctx workflow.Context, in DeliveryInput) error {
+func singleDelivery(ctx workflow.Context, in wire.DeliveryInput) error {
 	interval := in.RetryInterval
 	if interval <= 0 {
-		interval = DefaultRetryInterval
+		interval = wire.DefaultRetryInterval
 	}
 	deliverCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: AttemptTimeout,
+		StartToCloseTimeout: wire.AttemptTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    interval,
 			BackoffCoefficient: 1.0,
 			MaximumInterval:    interval,
-			MaximumAttempts:    MaxAttempts,
+			MaximumAttempts:    wire.MaxAttempts,
 		},
 		Priority: priorityOf(in),
 	})
-	var a *activities.Activities
+	var a *activities.Delivery
 	var res activities.DeliverResult
 	err := workflow.ExecuteActivity(deliverCtx, a.DeliverWebhook, activities.DeliverInput{
-		EventID: in.EventID, Trigger: in.Trigger, MaxAttempts: MaxAttempts,
+		EventID: in.EventID, Trigger: in.Trigger, MaxAttempts: wire.MaxAttempts,
 	}).Get(deliverCtx, &res)
 	if workflow.GetVersion(ctx, changeSettleInWorkflow, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
@@ -197,7 +143,7 @@ func singleDelivery(ctx workflow.Context, in DeliveryInput) error {
 func settle(ctx workflow.Context, mark activities.MarkFailedInput, res activities.DeliverResult, deliveryErr error) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	ctx = workflow.WithActivityOptions(ctx, systemBookkeeping)
-	var a *activities.Activities
+	var a *activities.Delivery
 	if deliveryErr == nil {
 		if res.Unrecorded == nil {
 			return nil

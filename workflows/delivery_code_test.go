@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // versionCalls counts what would add a MarkerRecorded or an UpsertWorkflowSearchAttributes
@@ -69,8 +70,8 @@ func TestNewRunAsksNoChangeVersion(t *testing.T) {
 		changes    int // GetVersion calls
 		failed     bool
 	}{
-		{"new run, delivered at its first attempt", CodeFanOut, []*fakeDelivery{{id: "A", policy: models.DefaultRetryPolicy, succeedAt: 1}}, 0, false},
-		{"new run, one delivery failed after its attempts", CodeFanOut, []*fakeDelivery{
+		{"new run, delivered at its first attempt", wire.CodeFanOut, []*fakeDelivery{{id: "A", policy: models.DefaultRetryPolicy, succeedAt: 1}}, 0, false},
+		{"new run, one delivery failed after its attempts", wire.CodeFanOut, []*fakeDelivery{
 			{id: "A", policy: oneSecondThrice, succeedAt: 1}, {id: "B", policy: oneSecondThrice},
 		}, 0, true},
 		{"earlier release's input, delivered", 0, []*fakeDelivery{{id: "A", policy: models.DefaultRetryPolicy, succeedAt: 1}}, 1, false},
@@ -127,7 +128,7 @@ func TestRunWithCodeStartedByAnEarlierWorkerReplays(t *testing.T) {
 			if err := json.Unmarshal(payload.Data, &in); err != nil {
 				t.Fatal(err)
 			}
-			in["Code"] = CodeFanOut
+			in["Code"] = wire.CodeFanOut
 			if payload.Data, err = json.Marshal(in); err != nil {
 				t.Fatal(err)
 			}

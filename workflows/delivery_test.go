@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // attemptLog records, in workflow time, when each mocked activity ran.
@@ -29,10 +30,10 @@ type attemptLog struct {
 func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	Register(env, &activities.Activities{})
+	Register(env, &activities.Delivery{})
 	env.OnGetVersion(changeFanOut, workflow.DefaultVersion, fanOutOneMarker).Return(workflow.DefaultVersion)
 	log := &attemptLog{env: env}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.MarkDeliveryFailed, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.MarkFailedInput) error {
 		log.marks = append(log.marks, env.Now())
 		if in.EventID != input().EventID {
@@ -57,8 +58,8 @@ func newEnv() (*testsuite.TestWorkflowEnvironment, *attemptLog) {
 func (l *attemptLog) deliver(succeedAt int) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 	return func(ctx context.Context, in activities.DeliverInput) (activities.DeliverResult, error) {
 		l.times = append(l.times, l.env.Now())
-		if in.MaxAttempts != MaxAttempts {
-			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError("wrong MaxAttempts in input", "test", nil)
+		if in.MaxAttempts != wire.MaxAttempts {
+			return activities.DeliverResult{}, temporal.NewNonRetryableApplicationError("wrong wire.MaxAttempts in input", "test", nil)
 		}
 		if succeedAt > 0 && int(activity.GetInfo(ctx).Attempt) >= succeedAt {
 			return activities.DeliverResult{}, nil
@@ -67,8 +68,8 @@ func (l *attemptLog) deliver(succeedAt int) func(context.Context, activities.Del
 	}
 }
 
-func input() DeliveryInput {
-	return DeliveryInput{EventID: "ev-1", Type: "deal-signed", ObjectID: "deal-1", Environment: "sandbox", OrganizationID: "org-1", Trigger: "scheduled"}
+func input() wire.DeliveryInput {
+	return wire.DeliveryInput{EventID: "ev-1", Type: "deal-signed", ObjectID: "deal-1", Environment: "sandbox", OrganizationID: "org-1", Trigger: "scheduled"}
 }
 
 // How a delivery runs (CONTRACT §8/§10): attempts an interval apart, at most six, and a
@@ -90,19 +91,19 @@ func TestDeliveryAttempts(t *testing.T) {
 	}{
 		{"never acknowledged: six attempts an hour apart", 0, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(0)
-		}, MaxAttempts, time.Hour, "ack sentence missing"},
+		}, wire.MaxAttempts, time.Hour, "ack sentence missing"},
 		{"stops after the first success", 0, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(3)
 		}, 3, time.Hour, ""},
 		{"retry interval from the input", time.Second, func(l *attemptLog) func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 			return l.deliver(0)
-		}, MaxAttempts, time.Second, "ack sentence missing"},
+		}, wire.MaxAttempts, time.Second, "ack sentence missing"},
 		{"permanent failure is not retried", 0, permanent, 1, 0, "payload_too_large_for_get"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, log := newEnv()
-			var a *activities.Activities
+			var a *activities.Delivery
 			env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(tt.deliver(log))
 			in := input()
 			in.RetryInterval = tt.interval
@@ -145,7 +146,7 @@ func TestDeliveryAttempts(t *testing.T) {
 func TestMarkFailedRetriedUntilTheDatabaseAnswers(t *testing.T) {
 	env, log := newEnv()
 	log.markFail = 4
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(log.deliver(0))
 	in := input()
 	in.RetryInterval = time.Second
@@ -170,7 +171,7 @@ func TestMarkFailedRetriedUntilTheDatabaseAnswers(t *testing.T) {
 func TestUnrecordedSuccessIsRecordedNotResent(t *testing.T) {
 	env, log := newEnv()
 	att := activities.UnrecordedAttempt{ID: "att-1", Number: 2, Trigger: "scheduled", Method: "POST", StatusCode: 200, DurationMS: 12}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(func(context.Context, activities.DeliverInput) (activities.DeliverResult, error) {
 		log.times = append(log.times, env.Now())
 		return activities.DeliverResult{Unrecorded: &att}, nil

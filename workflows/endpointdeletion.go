@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // endpointDeletionPagesPerRun bounds a run's history (about six events a page): past it
@@ -11,32 +12,17 @@ import (
 // 300,000 deliveries.
 const endpointDeletionPagesPerRun = 300
 
-// EndpointDeletionInput is the deleted endpoint, its environment (the fairness key of
-// every page) and, for a run that continued as new, how far the runs before it went
-// (counts for the result; what is left is in the database).
-type EndpointDeletionInput struct {
-	EndpointID    string
-	EnvironmentID string
-	Pages         int `json:",omitempty"`
-	Rows          int `json:",omitempty"`
-}
-
-// EndpointDeletionResult is what the deletion ended, over all its runs.
-type EndpointDeletionResult struct {
-	Pages, Rows int
-}
-
 // EndpointDeletion ends a deleted endpoint's unfinished deliveries skipped (CONTRACT §13,
 // §21), one bounded page per SkipDeletedEndpointPage activity until none is left, then
 // removes its deletion row (EndEndpointDeletion), which frees its slot among the
 // environment's 16 endpoints: the shape of MeterPurge (runPages).
-func EndpointDeletion(ctx workflow.Context, in EndpointDeletionInput) (EndpointDeletionResult, error) {
+func EndpointDeletion(ctx workflow.Context, in wire.EndpointDeletionInput) (wire.EndpointDeletionResult, error) {
 	var d *activities.EndpointDeletion
 	c := pageCounts{Pages: in.Pages, Rows: in.Rows}
 	err := runPages(ctx, in.EnvironmentID, endpointDeletionPagesPerRun, &c, d.SkipDeletedEndpointPage, d.EndEndpointDeletion,
 		activities.EndpointDeletionInput{EndpointID: in.EndpointID, EnvironmentID: in.EnvironmentID}, func(ctx workflow.Context) error {
 			in.Pages, in.Rows = c.Pages, c.Rows
-			return workflow.NewContinueAsNewError(ctx, EndpointDeletionWorkflowName, in)
+			return workflow.NewContinueAsNewError(ctx, wire.EndpointDeletionWorkflowName, in)
 		})
-	return EndpointDeletionResult(c), err
+	return wire.EndpointDeletionResult(c), err
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakeDeletion stands for a deleted endpoint's unfinished deliveries and its deletion
@@ -46,7 +47,7 @@ func (f *fakeDeletion) end(context.Context, activities.EndpointDeletionInput) er
 func deletionEnv(f *fakeDeletion) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: EndpointDeletionWorkflowName})
+	env.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: wire.EndpointDeletionWorkflowName})
 	var d *activities.EndpointDeletion
 	env.OnActivity(d.SkipDeletedEndpointPage, mock.Anything, mock.Anything).Return(f.page)
 	env.OnActivity(d.EndEndpointDeletion, mock.Anything, mock.Anything).Return(f.end)
@@ -61,32 +62,32 @@ func TestEndpointDeletionPagesUntilNoneIsLeft(t *testing.T) {
 	env := deletionEnv(f)
 	seen := &scheduled{opts: map[string]workflow.ActivityOptions{}}
 	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{seen}})
-	env.ExecuteWorkflow(EndpointDeletionWorkflowName, EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"})
-	var res EndpointDeletionResult
+	env.ExecuteWorkflow(wire.EndpointDeletionWorkflowName, wire.EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"})
+	var res wire.EndpointDeletionResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if f.left != 0 || f.row || len(f.calls) != 5 || f.calls[4] != "end" || res != (EndpointDeletionResult{Pages: 4, Rows: 340}) {
+	if f.left != 0 || f.row || len(f.calls) != 5 || f.calls[4] != "end" || res != (wire.EndpointDeletionResult{Pages: 4, Rows: 340}) {
 		t.Fatalf("calls %v, %d left, row %v, result %+v; want 4 pages of 340 deliveries, then the row's removal", f.calls, f.left, f.row, res)
 	}
 	for _, a := range []string{"SkipDeletedEndpointPage", "EndEndpointDeletion"} {
-		if p := seen.opts[a].Priority; p != JobsPriority("env-1") {
-			t.Errorf("%s priority %+v, want %+v", a, p, JobsPriority("env-1"))
+		if p := seen.opts[a].Priority; p != wire.JobsPriority("env-1") {
+			t.Errorf("%s priority %+v, want %+v", a, p, wire.JobsPriority("env-1"))
 		}
 	}
 
 	long := &fakeDeletion{left: 10 * (endpointDeletionPagesPerRun + 5), pageRows: 10, row: true}
 	env = deletionEnv(long)
-	env.ExecuteWorkflow(EndpointDeletionWorkflowName, EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"})
+	env.ExecuteWorkflow(wire.EndpointDeletionWorkflowName, wire.EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"})
 	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) || !long.row || can.WorkflowType.Name != EndpointDeletionWorkflowName {
+	if err := env.GetWorkflowError(); !errors.As(err, &can) || !long.row || can.WorkflowType.Name != wire.EndpointDeletionWorkflowName {
 		t.Fatalf("after %d pages: %v (row %v), want to continue as new", len(long.calls), err, long.row)
 	}
-	var next EndpointDeletionInput
+	var next wire.EndpointDeletionInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
-	want := EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1", Pages: endpointDeletionPagesPerRun, Rows: 10 * endpointDeletionPagesPerRun}
+	want := wire.EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1", Pages: endpointDeletionPagesPerRun, Rows: 10 * endpointDeletionPagesPerRun}
 	if next != want {
 		t.Fatalf("continued with %+v, want %+v", next, want)
 	}

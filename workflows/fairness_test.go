@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Every attempt carries its environment's fairness key, whatever the run was started
@@ -18,14 +19,14 @@ import (
 // failed delivery runs on revops-system (CONTRACT §17): on the fan-out and on the
 // single-endpoint path alike.
 func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
-	want := DeliveryPriority("org-1", "sandbox")
-	if want.FairnessKey != "org-1/sandbox" || want.FairnessWeight != FairnessWeight {
-		t.Fatalf("DeliveryPriority = %+v", want)
+	want := wire.DeliveryPriority("org-1", "sandbox")
+	if want.FairnessKey != "org-1/sandbox" || want.FairnessWeight != wire.FairnessWeight {
+		t.Fatalf("wire.DeliveryPriority = %+v", want)
 	}
 	for _, path := range []struct {
 		name string
 		env  func() *testsuite.TestWorkflowEnvironment
-		in   DeliveryInput
+		in   wire.DeliveryInput
 	}{
 		{"fan-out", func() *testsuite.TestWorkflowEnvironment {
 			env, _ := newFanOutEnv(t, &fakeDelivery{id: "A", policy: oneSecondThrice})
@@ -37,7 +38,7 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 		}, input()},
 		{"single endpoint", func() *testsuite.TestWorkflowEnvironment {
 			env, log := newEnv()
-			var a *activities.Activities
+			var a *activities.Delivery
 			env.OnActivity(a.DeliverWebhook, mock.Anything, mock.Anything).Return(log.deliver(0))
 			return env
 		}, input()},
@@ -56,8 +57,8 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 			if o, asked := seen.opts["PendingDeliveries"]; asked && o.Priority != want {
 				t.Errorf("PendingDeliveries priority %+v, want %+v", o.Priority, want)
 			}
-			if q := seen.opts["MarkDeliveryFailed"].TaskQueue; q != SystemTaskQueue {
-				t.Errorf("MarkDeliveryFailed on %q, want %s", q, SystemTaskQueue)
+			if q := seen.opts["MarkDeliveryFailed"].TaskQueue; q != wire.SystemTaskQueue {
+				t.Errorf("MarkDeliveryFailed on %q, want %s", q, wire.SystemTaskQueue)
 			}
 		})
 	}

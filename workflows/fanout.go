@@ -10,6 +10,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // ErrTypeDeliveriesFailed is the type of the error a fan-out run ends with when one of
@@ -20,7 +21,7 @@ const ErrTypeDeliveriesFailed = "deliveries_failed"
 // its fields need no lock; its maps are only looked
 // up, never ranged over (determinism).
 type fanout struct {
-	in DeliveryInput
+	in wire.DeliveryInput
 	// running holds each delivery whose activity series is under way, as it was read
 	// when the series began.
 	running map[string]models.PendingDelivery
@@ -39,10 +40,10 @@ type fanout struct {
 // became pending since. Before it returns it drains the signals that came meanwhile, so a
 // replay signalled to this run is never lost with it. fromInput: the run starts the
 // deliveries of its input (change changeDeliveriesInInput) when it has any.
-func fanOut(ctx workflow.Context, in DeliveryInput, fromInput bool) error {
+func fanOut(ctx workflow.Context, in wire.DeliveryInput, fromInput bool) error {
 	r := &fanout{in: in, running: map[string]models.PendingDelivery{}, recheck: map[string]bool{},
 		failed: map[string]error{}, done: workflow.NewChannel(ctx)}
-	replays := workflow.GetSignalChannel(ctx, SignalReplay)
+	replays := workflow.GetSignalChannel(ctx, wire.SignalReplay)
 	if fromInput && len(in.Deliveries) > 0 {
 		// The dispatcher read these before the start: a signal that came with the start
 		// (or a replay committed since) is left to the loop, which asks the database.
@@ -100,7 +101,7 @@ func drain(c workflow.ReceiveChannel) bool {
 
 // startPending asks the database for the event's pending deliveries and starts them.
 func (r *fanout) startPending(ctx workflow.Context, trigger string) error {
-	var a *activities.Activities
+	var a *activities.Delivery
 	var pending []models.PendingDelivery
 	bctx := workflow.WithPriority(workflow.WithActivityOptions(ctx, bookkeeping), priorityOf(r.in))
 	if err := workflow.ExecuteActivity(bctx, a.PendingDeliveries, activities.PendingInput{EventID: r.in.EventID}).Get(bctx, &pending); err != nil {
@@ -143,11 +144,11 @@ func replayedSince(cur, pending models.PendingDelivery) bool {
 func (r *fanout) deliver(ctx workflow.Context, d models.PendingDelivery, trigger string) error {
 	policy := retryPolicyOf(d.Policy, r.in.RetryInterval)
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: AttemptTimeout,
+		StartToCloseTimeout: wire.AttemptTimeout,
 		RetryPolicy:         policy,
 		Priority:            priorityOf(r.in),
 	})
-	var a *activities.Activities
+	var a *activities.Delivery
 	var res activities.DeliverResult
 	err := workflow.ExecuteActivity(actx, a.DeliverWebhook, activities.DeliverInput{
 		EventID: r.in.EventID, DeliveryID: d.ID, Trigger: trigger, MaxAttempts: policy.MaximumAttempts,

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // A replay made while a failed series is being settled (MarkDeliveryFailed slow: its
@@ -28,7 +29,7 @@ func TestFanOutReplayWhileSettlingGetsANewSeries(t *testing.T) {
 			db.markDelay = 8 * time.Second // the series fails at 2s, is settled at 10s
 			env.RegisterDelayedCallback(func() {
 				db.replay(a)
-				env.SignalWorkflow(SignalReplay, nil)
+				env.SignalWorkflow(wire.SignalReplay, nil)
 			}, 5*time.Second)
 			rechecks := 0
 			env.OnGetVersion(changeRecheckReplayed, workflow.DefaultVersion, 1).
@@ -76,7 +77,7 @@ func TestFanOutReplayWhileSettlingBeforeTheChange(t *testing.T) {
 	db.markDelay = 8 * time.Second
 	env.RegisterDelayedCallback(func() {
 		db.replay(a)
-		env.SignalWorkflow(SignalReplay, nil)
+		env.SignalWorkflow(wire.SignalReplay, nil)
 	}, 5*time.Second)
 	env.OnGetVersion(changeRecheckReplayed, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	env.ExecuteWorkflow(WebhookDelivery, inputWith(a))
@@ -98,7 +99,7 @@ func TestFanOutNoRecheckWithoutAReplayWhileRunning(t *testing.T) {
 		{"replay of a delivery no longer running, another one retrying", func(env *testsuite.TestWorkflowEnvironment, db *fakeDB, a, b *fakeDelivery) {
 			env.RegisterDelayedCallback(func() {
 				db.replay(a)
-				env.SignalWorkflow(SignalReplay, nil)
+				env.SignalWorkflow(wire.SignalReplay, nil)
 			}, 30*time.Minute)
 		}},
 		{"signal while a running delivery is still pending from its start", func(env *testsuite.TestWorkflowEnvironment, db *fakeDB, a, b *fakeDelivery) {
@@ -109,7 +110,7 @@ func TestFanOutNoRecheckWithoutAReplayWhileRunning(t *testing.T) {
 				db.mu.Lock()
 				d.status = models.EventPending // as if its first attempt were not recorded yet
 				db.mu.Unlock()
-				env.SignalWorkflow(SignalReplay, nil)
+				env.SignalWorkflow(wire.SignalReplay, nil)
 			}
 		}},
 	}

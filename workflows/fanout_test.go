@@ -15,6 +15,7 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakeDelivery is one delivery as the mocked activities see it in the "database".
@@ -81,12 +82,12 @@ func (d *fakeDelivery) delivery() models.PendingDelivery {
 func newFanOutEnv(t *testing.T, ds ...*fakeDelivery) (*testsuite.TestWorkflowEnvironment, *fakeDB) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	Register(env, &activities.Activities{})
+	Register(env, &activities.Delivery{})
 	db := &fakeDB{env: env, all: ds}
 	for _, d := range ds {
 		d.status = models.EventPending
 	}
-	var a *activities.Activities
+	var a *activities.Delivery
 	env.OnActivity(a.PendingDeliveries, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.PendingInput) ([]models.PendingDelivery, error) {
 		db.mu.Lock()
 		defer db.mu.Unlock()
@@ -269,7 +270,7 @@ func TestFanOutDeliveries(t *testing.T) {
 
 // inputWith is the input the dispatcher gives a run of the event with these pending
 // deliveries.
-func inputWith(ds ...*fakeDelivery) DeliveryInput {
+func inputWith(ds ...*fakeDelivery) wire.DeliveryInput {
 	in := input()
 	for _, d := range ds {
 		in.Deliveries = append(in.Deliveries, d.delivery())
@@ -302,7 +303,7 @@ func TestFanOutDeliveriesInInput(t *testing.T) {
 			in := inputWith(a)
 			if tt.signal {
 				in.Trigger = models.TriggerManual
-				env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalReplay, nil) }, 0)
+				env.RegisterDelayedCallback(func() { env.SignalWorkflow(wire.SignalReplay, nil) }, 0)
 			}
 			if tt.replayFirst {
 				db.replay(b)
@@ -382,7 +383,7 @@ func TestFanOutReplaySignalMidRun(t *testing.T) {
 	env, db := newFanOutEnv(t, a, b)
 	env.RegisterDelayedCallback(func() {
 		db.replay(a, c)
-		env.SignalWorkflow(SignalReplay, nil)
+		env.SignalWorkflow(wire.SignalReplay, nil)
 	}, 30*time.Minute)
 	start := env.Now()
 	env.ExecuteWorkflow(WebhookDelivery, input())
@@ -441,7 +442,7 @@ func TestFanOutDrainsSignalsBeforeClosing(t *testing.T) {
 				if tt.replayed {
 					db.replay(b)
 				}
-				env.SignalWorkflow(SignalReplay, nil)
+				env.SignalWorkflow(wire.SignalReplay, nil)
 			}
 			env.ExecuteWorkflow(WebhookDelivery, input())
 			if !env.IsWorkflowCompleted() {
@@ -534,7 +535,7 @@ func TestSingleDeliveryRunTakesAReplaySignal(t *testing.T) {
 	db.single = func() (activities.DeliverResult, error) {
 		old++
 		db.replay(other)
-		env.SignalWorkflow(SignalReplay, nil)
+		env.SignalWorkflow(wire.SignalReplay, nil)
 		return activities.DeliverResult{}, nil
 	}
 	env.ExecuteWorkflow(WebhookDelivery, input())

@@ -8,23 +8,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // The endpoint health check (CONTRACT §23): every minute, announce the failing spells
 // no attempt has judged yet and the delivery-exhausted minutes that have ended.
 const (
-	// HealthCheckEvery is how often the Schedule runs the workflow.
-	HealthCheckEvery = time.Minute
 	// HealthCheckBatch is the endpoints one activity looks at, each in its own short
 	// transaction (CONTRACT §21).
 	HealthCheckBatch = 200
 	// healthPassesPerRun bounds one run: what is left waits for the next minute.
 	healthPassesPerRun = 10
 )
-
-// HealthCheckInput is the Schedule's argument (none yet: the worker's configuration
-// says how long failing takes).
-type HealthCheckInput struct{}
 
 // healthOptions: a pass is short; a database away is retried until the next minute's run.
 var healthOptions = workflow.ActivityOptions{
@@ -36,7 +31,7 @@ var healthOptions = workflow.ActivityOptions{
 
 // HealthCheck runs passes of the check until one comes back short, at most
 // healthPassesPerRun of them.
-func HealthCheck(ctx workflow.Context, _ HealthCheckInput) (int, error) {
+func HealthCheck(ctx workflow.Context, _ wire.HealthCheckInput) (int, error) {
 	ctx = workflow.WithActivityOptions(ctx, healthOptions)
 	var h *activities.Health
 	checked := 0
@@ -55,6 +50,6 @@ func HealthCheck(ctx workflow.Context, _ HealthCheckInput) (int, error) {
 
 // RegisterHealthCheck puts the health check workflow and its activity on a worker.
 func RegisterHealthCheck(w worker.Registry, acts *activities.Health) {
-	w.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: HealthCheckWorkflowName})
+	w.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: wire.HealthCheckWorkflowName})
 	w.RegisterActivity(acts)
 }

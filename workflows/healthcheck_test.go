@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // A run of the health check takes passes until one comes back short, and stops after
@@ -23,7 +24,7 @@ func TestHealthCheckPassesAreBounded(t *testing.T) {
 	} {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
-		env.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: HealthCheckWorkflowName})
+		env.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: wire.HealthCheckWorkflowName})
 		left, passes := tt.due, 0
 		var h *activities.Health
 		env.OnActivity(h.CheckHealth, mock.Anything, mock.Anything).Return(
@@ -33,7 +34,7 @@ func TestHealthCheckPassesAreBounded(t *testing.T) {
 				left -= n
 				return activities.HealthCheckResult{Endpoints: n}, nil
 			})
-		env.ExecuteWorkflow(HealthCheckWorkflowName, HealthCheckInput{})
+		env.ExecuteWorkflow(wire.HealthCheckWorkflowName, wire.HealthCheckInput{})
 		var checked int
 		if err := env.GetWorkflowResult(&checked); err != nil {
 			t.Fatal(err)

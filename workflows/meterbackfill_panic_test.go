@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // poisonedMeter is the backfill activity's store: its environment's data panics on the
@@ -42,7 +43,7 @@ func (p *poisonedMeter) InTx(context.Context, models.Env, func(*store.Tx) error)
 func TestMeterBackfillPanickingPageBacksOff(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
+	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
 	st := &poisonedMeter{panics: 3}
 	env.RegisterActivity(&activities.MeterBackfill{Store: st})
 	began := env.Now()
@@ -50,7 +51,7 @@ func TestMeterBackfillPanickingPageBacksOff(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res MeterBackfillResult
+	var res wire.MeterBackfillResult
 	if err := env.GetWorkflowResult(&res); err != nil || !res.Deleted {
 		t.Fatalf("result %+v, %v: want the run ended on the deleted meter", res, err)
 	}

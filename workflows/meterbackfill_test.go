@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakeMeter stands for the meter's row: pages of rows to count, the progress kept by the
@@ -61,13 +62,13 @@ func newFakeMeter(pages int, rowsEach int) *fakeMeter {
 func meterEnv(f *fakeMeter) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
+	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
 	var b *activities.MeterBackfill
 	env.OnActivity(b.BackfillMeterPage, mock.Anything, mock.Anything).Return(f.page)
 	return env
 }
 
-var meterIn = MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1"}
+var meterIn = wire.MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1"}
 
 // Page after page until the meter is ready, each page fair by the meter's environment
 // (CONTRACT §17); a page whose answer is lost after its commit is run again and counts
@@ -93,8 +94,8 @@ func TestMeterBackfillPagesUntilReady(t *testing.T) {
 			env := meterEnv(f)
 			seen := &scheduled{opts: map[string]workflow.ActivityOptions{}}
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{seen}})
-			env.ExecuteWorkflow(MeterBackfillWorkflowName, meterIn)
-			var res MeterBackfillResult
+			env.ExecuteWorkflow(wire.MeterBackfillWorkflowName, meterIn)
+			var res wire.MeterBackfillResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
@@ -115,8 +116,8 @@ func TestMeterBackfillPagesUntilReady(t *testing.T) {
 					t.Errorf("call %d: %+v, want meter-1", i, c)
 				}
 			}
-			if p := seen.opts["BackfillMeterPage"].Priority; p != JobsPriority("env-1") {
-				t.Errorf("BackfillMeterPage priority %+v, want %+v", p, JobsPriority("env-1"))
+			if p := seen.opts["BackfillMeterPage"].Priority; p != wire.JobsPriority("env-1") {
+				t.Errorf("BackfillMeterPage priority %+v, want %+v", p, wire.JobsPriority("env-1"))
 			}
 		})
 	}
@@ -127,25 +128,25 @@ func TestMeterBackfillPagesUntilReady(t *testing.T) {
 func TestMeterBackfillContinuesAsNew(t *testing.T) {
 	f := newFakeMeter(meterBackfillPagesPerRun+5, 10)
 	env := meterEnv(f)
-	env.ExecuteWorkflow(MeterBackfillWorkflowName, meterIn)
+	env.ExecuteWorkflow(wire.MeterBackfillWorkflowName, meterIn)
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("got %v, want continue-as-new", err)
 	}
-	if len(f.calls) != meterBackfillPagesPerRun || can.WorkflowType.Name != MeterBackfillWorkflowName {
+	if len(f.calls) != meterBackfillPagesPerRun || can.WorkflowType.Name != wire.MeterBackfillWorkflowName {
 		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, meterBackfillPagesPerRun)
 	}
-	var next MeterBackfillInput
+	var next wire.MeterBackfillInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
-	want := MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1", Pages: meterBackfillPagesPerRun, Rows: 10 * meterBackfillPagesPerRun}
+	want := wire.MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1", Pages: meterBackfillPagesPerRun, Rows: 10 * meterBackfillPagesPerRun}
 	if next != want {
 		t.Fatalf("continued with %+v, want %+v", next, want)
 	}
 	env2 := meterEnv(f)
-	env2.ExecuteWorkflow(MeterBackfillWorkflowName, next)
-	var res MeterBackfillResult
+	env2.ExecuteWorkflow(wire.MeterBackfillWorkflowName, next)
+	var res wire.MeterBackfillResult
 	if err := env2.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +162,8 @@ func TestMeterBackfillEndsCleanlyWhenTheMeterIsDeleted(t *testing.T) {
 	f := newFakeMeter(5, 100)
 	f.deleteAt = 3
 	env := meterEnv(f)
-	env.ExecuteWorkflow(MeterBackfillWorkflowName, meterIn)
-	var res MeterBackfillResult
+	env.ExecuteWorkflow(wire.MeterBackfillWorkflowName, meterIn)
+	var res wire.MeterBackfillResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("workflow error %v, want success", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakeMeterPurge stands for a deleted meter's figure rows and its purge row: each page takes
@@ -50,14 +51,14 @@ func (f *fakeMeterPurge) end(_ context.Context, in activities.MeterPurgeInput) e
 func purgeEnv(f *fakeMeterPurge) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
+	env.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: wire.MeterPurgeWorkflowName})
 	var p *activities.MeterPurge
 	env.OnActivity(p.PurgeMeterPage, mock.Anything, mock.Anything).Return(f.page)
 	env.OnActivity(p.EndMeterPurge, mock.Anything, mock.Anything).Return(f.end)
 	return env
 }
 
-var purgeIn = MeterPurgeInput{MeterID: "meter-1", EnvironmentID: "env-1"}
+var purgeIn = wire.MeterPurgeInput{MeterID: "meter-1", EnvironmentID: "env-1"}
 
 // CONTRACT §21: pages until one finds less than its bound (nothing left), each fair by
 // the meter's environment on revops-jobs (§17), and only then the purge row's removal,
@@ -79,8 +80,8 @@ func TestMeterPurgePagesUntilNothingIsLeft(t *testing.T) {
 			env := purgeEnv(f)
 			seen := &scheduled{opts: map[string]workflow.ActivityOptions{}}
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{seen}})
-			env.ExecuteWorkflow(MeterPurgeWorkflowName, purgeIn)
-			var res MeterPurgeResult
+			env.ExecuteWorkflow(wire.MeterPurgeWorkflowName, purgeIn)
+			var res wire.MeterPurgeResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +98,8 @@ func TestMeterPurgePagesUntilNothingIsLeft(t *testing.T) {
 				t.Errorf("result %+v, want %d pages and %d rows", res, tc.wantPages, wantRows)
 			}
 			for _, a := range []string{"PurgeMeterPage", "EndMeterPurge"} {
-				if p := seen.opts[a].Priority; p != JobsPriority("env-1") {
-					t.Errorf("%s priority %+v, want %+v", a, p, JobsPriority("env-1"))
+				if p := seen.opts[a].Priority; p != wire.JobsPriority("env-1") {
+					t.Errorf("%s priority %+v, want %+v", a, p, wire.JobsPriority("env-1"))
 				}
 			}
 		})
@@ -110,26 +111,26 @@ func TestMeterPurgePagesUntilNothingIsLeft(t *testing.T) {
 func TestMeterPurgeContinuesAsNew(t *testing.T) {
 	f := &fakeMeterPurge{left: 10 * (meterPurgePagesPerRun + 5), pageRows: 10, purgeRow: true}
 	env := purgeEnv(f)
-	env.ExecuteWorkflow(MeterPurgeWorkflowName, purgeIn)
+	env.ExecuteWorkflow(wire.MeterPurgeWorkflowName, purgeIn)
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("got %v, want continue-as-new", err)
 	}
-	if len(f.calls) != meterPurgePagesPerRun || !f.purgeRow || can.WorkflowType.Name != MeterPurgeWorkflowName {
+	if len(f.calls) != meterPurgePagesPerRun || !f.purgeRow || can.WorkflowType.Name != wire.MeterPurgeWorkflowName {
 		t.Errorf("%d calls (purge row %v) before continuing as %s, want %d pages", len(f.calls), f.purgeRow,
 			can.WorkflowType.Name, meterPurgePagesPerRun)
 	}
-	var next MeterPurgeInput
+	var next wire.MeterPurgeInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
-	want := MeterPurgeInput{MeterID: "meter-1", EnvironmentID: "env-1", Pages: meterPurgePagesPerRun, Rows: 10 * meterPurgePagesPerRun}
+	want := wire.MeterPurgeInput{MeterID: "meter-1", EnvironmentID: "env-1", Pages: meterPurgePagesPerRun, Rows: 10 * meterPurgePagesPerRun}
 	if next != want {
 		t.Fatalf("continued with %+v, want %+v", next, want)
 	}
 	env2 := purgeEnv(f)
-	env2.ExecuteWorkflow(MeterPurgeWorkflowName, next)
-	var res MeterPurgeResult
+	env2.ExecuteWorkflow(wire.MeterPurgeWorkflowName, next)
+	var res wire.MeterPurgeResult
 	if err := env2.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/revops/revops/workflows/wire"
 )
 
 // pageOptions: a page of a tenant's cleanup job (MeterPurge, EndpointDeletion) is a few
@@ -31,7 +33,7 @@ type pageCounts struct{ Pages, Rows int }
 // whoever started the run. The page activity answers {Rows, Done}.
 func runPages(ctx workflow.Context, envID string, perRun int, c *pageCounts, page, end, act any, again func(workflow.Context) error) error {
 	ctx = workflow.WithActivityOptions(ctx, pageOptions)
-	ctx = workflow.WithPriority(ctx, JobsPriority(envID))
+	ctx = workflow.WithPriority(ctx, wire.JobsPriority(envID))
 	for pages := 0; ; pages++ {
 		if pages == perRun {
 			return again(ctx)

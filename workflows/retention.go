@@ -9,12 +9,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Period and bounds of retention (CONTRACT §16).
 const (
-	// RetentionEvery is how often the Schedule runs the workflow.
-	RetentionEvery = 24 * time.Hour
 	// MinRetention is the longest retry schedule (§13): nothing younger may be purged.
 	MinRetention = 168 * time.Hour
 	// IdempotencyRetention is how long idempotency records are kept (§14).
@@ -24,19 +23,6 @@ const (
 	// batchesPerRun bounds a run's history: past it the workflow continues as new.
 	batchesPerRun = 500
 )
-
-// RetentionInput is the Schedule's argument: how long events are kept. A run that
-// continues as new carries its cutoffs on, so one purge has one notion of "now".
-type RetentionInput struct {
-	Retention time.Duration
-	Now       time.Time `json:",omitzero"`
-	Done      []string  `json:",omitempty"` // targets already emptied
-}
-
-// RetentionResult counts the rows this run deleted, by table.
-type RetentionResult struct {
-	Deleted map[string]int64
-}
 
 // purgeOptions: each batch is a short transaction; a database away is retried without end
 // (the next scheduled run is skipped while this one still goes).
@@ -53,9 +39,9 @@ var purgeOptions = workflow.ActivityOptions{
 // Retention deletes, batch by batch, events older than the retention with their
 // deliveries and attempts, finished replay jobs as old, and expired idempotency records.
 // Usage is never purged.
-func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error) {
+func Retention(ctx workflow.Context, in wire.RetentionInput) (wire.RetentionResult, error) {
 	if in.Retention < MinRetention {
-		return RetentionResult{}, temporal.NewNonRetryableApplicationError(
+		return wire.RetentionResult{}, temporal.NewNonRetryableApplicationError(
 			"retention "+in.Retention.String()+" is below "+MinRetention.String()+", the longest retry schedule", "BadRetention", nil)
 	}
 	if in.Now.IsZero() {
@@ -63,7 +49,7 @@ func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error)
 	}
 	ctx = workflow.WithActivityOptions(ctx, purgeOptions)
 	var r *activities.Retention
-	res := RetentionResult{Deleted: map[string]int64{}}
+	res := wire.RetentionResult{Deleted: map[string]int64{}}
 	targets := []activities.PurgeInput{
 		{Target: activities.PurgeEvents, Before: in.Now.Add(-in.Retention), Limit: PurgeBatch},
 		{Target: activities.PurgeReplayJobs, Before: in.Now.Add(-in.Retention), Limit: PurgeBatch},
@@ -76,7 +62,7 @@ func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error)
 		}
 		for {
 			if batches == batchesPerRun {
-				return res, workflow.NewContinueAsNewError(ctx, RetentionWorkflowName, in)
+				return res, workflow.NewContinueAsNewError(ctx, wire.RetentionWorkflowName, in)
 			}
 			var out activities.PurgeResult
 			if err := workflow.ExecuteActivity(ctx, r.PurgeBatch, t).Get(ctx, &out); err != nil {
@@ -97,6 +83,6 @@ func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error)
 
 // RegisterRetention puts the retention workflow and its activities on a worker.
 func RegisterRetention(w worker.Registry, acts *activities.Retention) {
-	w.RegisterWorkflowWithOptions(Retention, workflow.RegisterOptions{Name: RetentionWorkflowName})
+	w.RegisterWorkflowWithOptions(Retention, workflow.RegisterOptions{Name: wire.RetentionWorkflowName})
 	w.RegisterActivity(acts)
 }

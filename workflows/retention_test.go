@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // fakePurge stands for the store: rows older than each target's cutoff, taken a batch at
@@ -31,7 +32,7 @@ func (f *fakePurge) PurgeBatch(_ context.Context, in activities.PurgeInput) (act
 func retentionEnv(t *testing.T, f *fakePurge) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(Retention, workflow.RegisterOptions{Name: RetentionWorkflowName})
+	env.RegisterWorkflowWithOptions(Retention, workflow.RegisterOptions{Name: wire.RetentionWorkflowName})
 	var r *activities.Retention
 	env.OnActivity(r.PurgeBatch, mock.Anything, mock.Anything).Return(f.PurgeBatch)
 	return env
@@ -45,11 +46,11 @@ func TestRetentionPurgesEachTargetInBatches(t *testing.T) {
 	env := retentionEnv(t, f)
 	start := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 	env.SetStartTime(start)
-	env.ExecuteWorkflow(RetentionWorkflowName, RetentionInput{Retention: 720 * time.Hour})
+	env.ExecuteWorkflow(wire.RetentionWorkflowName, wire.RetentionInput{Retention: 720 * time.Hour})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res RetentionResult
+	var res wire.RetentionResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestRetentionContinuesAsNew(t *testing.T) {
 	env := retentionEnv(t, f)
 	start := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 	env.SetStartTime(start)
-	env.ExecuteWorkflow(RetentionWorkflowName, RetentionInput{Retention: 720 * time.Hour})
+	env.ExecuteWorkflow(wire.RetentionWorkflowName, wire.RetentionInput{Retention: 720 * time.Hour})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("got %v, want continue-as-new", err)
@@ -93,7 +94,7 @@ func TestRetentionContinuesAsNew(t *testing.T) {
 	if len(f.calls) != batchesPerRun {
 		t.Errorf("%d batches before continuing, want %d", len(f.calls), batchesPerRun)
 	}
-	var next RetentionInput
+	var next wire.RetentionInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestRetentionContinuesAsNew(t *testing.T) {
 func TestRetentionRefusesShortRetention(t *testing.T) {
 	f := &fakePurge{left: map[string]int{activities.PurgeEvents: 10}}
 	env := retentionEnv(t, f)
-	env.ExecuteWorkflow(RetentionWorkflowName, RetentionInput{Retention: 24 * time.Hour})
+	env.ExecuteWorkflow(wire.RetentionWorkflowName, wire.RetentionInput{Retention: 24 * time.Hour})
 	if err := env.GetWorkflowError(); err == nil {
 		t.Fatal("a 24h retention ran")
 	}

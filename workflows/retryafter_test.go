@@ -78,7 +78,7 @@ func TestRetryAfterDelaysTheNextAttempt(t *testing.T) {
 				Event:    models.Event{ID: input().EventID, Type: "deal-signed", Payload: `{}`},
 				Endpoint: &models.WebhookEndpoint{ID: "ep-A", URL: rc.URL, Method: http.MethodPost, Enabled: true, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
 			}}
-			Register(env, &activities.Activities{Store: st, Recorder: st, Now: env.Now,
+			Register(env, &activities.Delivery{Store: st, Recorder: st, Now: env.Now,
 				Sender: &webhook.Sender{Client: rc.Client(), AckSentence: "ok", Timeout: 5 * time.Second}})
 
 			env.ExecuteWorkflow(WebhookDelivery, inputWith(d))

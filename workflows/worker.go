@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Activity slots of the jobs and system workers (docs/fairness.md). Both run short
@@ -25,7 +26,7 @@ const (
 
 // Activities are the activity structs the workers of a process run.
 type Activities struct {
-	Delivery      *activities.Activities
+	Delivery      *activities.Delivery
 	Retention     *activities.Retention
 	BulkReplay    *activities.BulkReplay
 	MeterBackfill *activities.MeterBackfill
@@ -50,28 +51,28 @@ type Workers []worker.Worker
 func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker.Options) Workers {
 	webhooks := opts
 	webhooks.MaxConcurrentActivityExecutionSize = deliverySlots
-	wh := worker.New(c, TaskQueue, webhooks)
+	wh := worker.New(c, wire.TaskQueue, webhooks)
 	Register(wh, acts.Delivery)
 	RegisterRetention(wh, acts.Retention)
 	wh.RegisterActivity(acts.BulkReplay)
 
 	jobs := opts
 	jobs.MaxConcurrentActivityExecutionSize = JobsActivitySlots
-	jw := worker.New(c, JobsTaskQueue, jobs)
-	jw.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+	jw := worker.New(c, wire.JobsTaskQueue, jobs)
+	jw.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
 	jw.RegisterActivity(acts.BulkReplay)
-	jw.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
+	jw.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
 	jw.RegisterActivity(acts.MeterBackfill)
-	jw.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
+	jw.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: wire.MeterPurgeWorkflowName})
 	jw.RegisterActivity(acts.MeterPurge)
-	jw.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: EndpointDeletionWorkflowName})
+	jw.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: wire.EndpointDeletionWorkflowName})
 	if acts.EndpointDeletion != nil {
 		jw.RegisterActivity(acts.EndpointDeletion)
 	}
 
 	system := opts
 	system.MaxConcurrentActivityExecutionSize = SystemActivitySlots
-	sw := worker.New(c, SystemTaskQueue, system)
+	sw := worker.New(c, wire.SystemTaskQueue, system)
 	RegisterRetention(sw, acts.Retention)
 	if acts.Health != nil {
 		RegisterHealthCheck(sw, acts.Health)
@@ -109,15 +110,15 @@ func (ws Workers) Stop() {
 
 // Register puts the delivery workflow and its activities on a worker of TaskQueue,
 // with BulkReplay's workflow (runs of earlier releases there).
-func Register(w worker.Registry, acts *activities.Activities) {
+func Register(w worker.Registry, acts *activities.Delivery) {
 	registerWebhooksWorkflows(w)
 	w.RegisterActivity(acts)
 }
 
 // registerWebhooksWorkflows registers the workflows of revops-webhooks under their names.
 func registerWebhooksWorkflows(w worker.WorkflowRegistry) {
-	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: WorkflowName})
-	w.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: BulkReplayWorkflowName})
+	w.RegisterWorkflowWithOptions(WebhookDelivery, workflow.RegisterOptions{Name: wire.WorkflowName})
+	w.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
 }
 
 // RegisterWorkflows registers every workflow a recorded history may hold under its name,
@@ -126,7 +127,7 @@ func registerWebhooksWorkflows(w worker.WorkflowRegistry) {
 // revops-webhooks goes without them.
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	registerWebhooksWorkflows(w)
-	w.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: MeterBackfillWorkflowName})
-	w.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: MeterPurgeWorkflowName})
-	w.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: EndpointDeletionWorkflowName})
+	w.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
+	w.RegisterWorkflowWithOptions(MeterPurge, workflow.RegisterOptions{Name: wire.MeterPurgeWorkflowName})
+	w.RegisterWorkflowWithOptions(EndpointDeletion, workflow.RegisterOptions{Name: wire.EndpointDeletionWorkflowName})
 }

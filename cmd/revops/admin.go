@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/apikey"
@@ -24,11 +25,11 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	logStart(newLogger(cfg).With("component", "migrate"), "migrate")
-	if err := withDataDirKey(&cfg, false); err != nil {
+	app.LogStart(app.NewLogger(cfg).With("component", "migrate"), "migrate")
+	if err := app.WithDataDirKey(&cfg, false); err != nil {
 		return err
 	}
-	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), nil) // Migrate lifts the timeouts it runs under
+	st, err := store.OpenWith(ctx, cfg.DatabaseURL, app.StoreOptions(cfg), nil) // Migrate lifts the timeouts it runs under
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if len(applied) == 0 {
 		fmt.Fprintf(stdout, "database is up to date (schema version %d)\n", store.SchemaVersion())
 	}
-	return sealSecrets(ctx, st, cfg, func(msg string) { fmt.Fprintln(stdout, msg) })
+	return app.SealSecrets(ctx, st, cfg, func(msg string) { fmt.Fprintln(stdout, msg) })
 }
 
 // adminStore opens and migrates the database for a CLI command (an operator's one-off,
@@ -57,11 +58,11 @@ func adminStore(ctx context.Context, fs *flag.FlagSet, name string, args []strin
 	if err != nil {
 		return nil, cfg, err
 	}
-	log := newLogger(cfg)
-	if err := withDataDirKey(&cfg, false); err != nil {
+	log := app.NewLogger(cfg)
+	if err := app.WithDataDirKey(&cfg, false); err != nil {
 		return nil, cfg, err
 	}
-	st, err := openMigratedStore(ctx, cfg, log)
+	st, err := app.OpenMigratedStore(ctx, cfg, log)
 	if err != nil {
 		return nil, cfg, err
 	}

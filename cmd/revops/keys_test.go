@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
@@ -42,7 +43,7 @@ func TestServingNeedsKeysThatOpen(t *testing.T) {
 			}
 
 			t.Setenv(config.EncryptionKeysEnv, oldKey)
-			st, err := openStore(ctx, mustConfig(t), newLogger(mustConfig(t)))
+			st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestServingNeedsKeysThatOpen(t *testing.T) {
 			t.Setenv(config.EncryptionKeysEnv, stranger)
 			oldID := keyIDOf(t, oldKey)
 			// openStore, not run: a process the check let through would serve until stopped.
-			if st, err := openStore(ctx, mustConfig(t), newLogger(mustConfig(t))); err == nil {
+			if st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t))); err == nil {
 				_ = st.Close()
 				t.Fatal("a serving process started with keys that open nothing")
 			} else if !strings.Contains(err.Error(), oldID) || strings.Contains(err.Error(), stranger) || strings.Contains(err.Error(), oldKey) {
@@ -82,7 +83,7 @@ func TestServingNeedsKeysThatOpen(t *testing.T) {
 				t.Fatalf("migrate with a new key first: %v, printed %q", err, out.String())
 			}
 			t.Setenv(config.EncryptionKeysEnv, newKey)
-			st, err = openStore(ctx, mustConfig(t), newLogger(mustConfig(t)))
+			st, err = app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
 			if err != nil {
 				t.Fatalf("the new key alone after migrate: %v", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/cli/cliapi"
 	"github.com/revops/revops/internal/cli/demo"
 	"github.com/revops/revops/internal/cli/listener"
@@ -44,18 +45,7 @@ func runListen(ctx context.Context, args []string) error {
 			return fmt.Errorf("--public-key: %w", err)
 		}
 	}
-	if *apiURL == "" {
-		*apiURL = "http://" + cfg.HTTPAddr
-	}
-	if *apiKey == "" {
-		*apiKey = config.ClientEnv().APIKey
-	}
-	if *apiKey == "" {
-		if *apiKey, err = demo.SavedKey(cfg.DataDir, "secret", "sandbox"); err != nil {
-			return err
-		}
-	}
-	api, err := cliapi.New(*apiURL, *apiKey)
+	api, err := listenClient(cfg, *apiURL, *apiKey)
 	if err != nil {
 		return err
 	}
@@ -88,15 +78,43 @@ func runListen(ctx context.Context, args []string) error {
 		Secrets: func() []string { return secrets }, Ack: cfg.AckSentence(), Fail: *fail, ForwardTo: *forwardTo,
 		Client: &http.Client{Timeout: 25 * time.Second}, Out: os.Stdout,
 	}
+	announce(url, ep, *method, *fail)
+	return serveUntilDone(ctx, h, ln)
+}
+
+// listenClient is the API client of listen: the API named, or the dev API; the key given,
+// or $REVOPS_API_KEY, or the sandbox secret key that revops dev saved.
+func listenClient(cfg config.Config, apiURL, apiKey string) (*revops.Client, error) {
+	if apiURL == "" {
+		apiURL = "http://" + cfg.HTTPAddr
+	}
+	if apiKey == "" {
+		apiKey = config.ClientEnv().APIKey
+	}
+	if apiKey == "" {
+		var err error
+		if apiKey, err = demo.SavedKey(cfg.DataDir, "secret", "sandbox"); err != nil {
+			return nil, err
+		}
+	}
+	return cliapi.New(apiURL, apiKey)
+}
+
+// announce says where listen receives, through which endpoint, and how to try it.
+func announce(url string, ep listener.Endpoint, method string, fail bool) {
 	fmt.Printf("Listening on %s — temporary sandbox endpoint %s (%s, %s) created; it is deleted when listen stops.\n",
-		url, ep.ID, *method, strings.Join(ep.EventTypes, ","))
+		url, ep.ID, method, strings.Join(ep.EventTypes, ","))
 	if ep.PublicKey != "" {
 		fmt.Printf("It signs with ed25519 (v1a): deliveries are verified with its public key %s.\n", ep.PublicKey)
 	}
-	if *fail {
+	if fail {
 		fmt.Println("--fail: every delivery is refused with 500, so you can watch the retries.")
 	}
 	fmt.Println("Try: revops trigger deal-signed   (Ctrl-C stops)")
+}
+
+// serveUntilDone serves h on ln until ctx ends, then shuts the server down.
+func serveUntilDone(ctx context.Context, h http.Handler, ln net.Listener) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

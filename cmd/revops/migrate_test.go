@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/testkit/testdb"
 )
@@ -43,7 +44,7 @@ func TestServingRefusesUnmigratedDatabase(t *testing.T) {
 			if !strings.Contains(out.String(), "applied ") || !strings.Contains(out.String(), "database is up to date") {
 				t.Errorf("migrate twice printed %q", out.String())
 			}
-			st, err := openStore(ctx, mustConfig(t), newLogger(mustConfig(t)))
+			st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
 			if err != nil {
 				t.Fatalf("after migrate, a serving process still refuses: %v", err)
 			}

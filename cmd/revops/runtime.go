@@ -1,23 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
-	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"go.temporal.io/sdk/client"
-
-	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/platform/metrics"
-	"github.com/revops/revops/internal/platform/secretbox"
-	"github.com/revops/revops/internal/store"
 )
 
 // loadConfig parses a command's flags (fs may hold command-specific ones).
@@ -27,154 +14,6 @@ func loadConfig(fs *flag.FlagSet, mode string, args []string) (config.Config, er
 
 func newFlagSet(name string) *flag.FlagSet {
 	return flag.NewFlagSet("revops "+name, flag.ContinueOnError)
-}
-
-// newLogger logs text in dev and JSON in production.
-func newLogger(cfg config.Config) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.Mode == "dev" {
-		return slog.New(slog.NewTextHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-}
-
-// logStart is the first line every long-running command logs: what it is and the build.
-func logStart(log *slog.Logger, command string) {
-	log.Info("revops starting", append([]any{"command", command}, buildinfo.Read().LogAttrs()...)...)
-}
-
-// openStore opens the database of a serving process (api, worker, serve), which does not
-// migrate (CONTRACT §16: `revops migrate` is its own step, run once per release): it
-// refuses a schema that is behind or ahead of this binary.
-//
-// It also refuses to run without REVOPS_ENCRYPTION_KEYS, or with keys that do not open
-// the secrets stored (CONTRACT §25): a serving process writes signing secrets, and would
-// otherwise either keep them in clear or fail on every endpoint it reads.
-func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
-	if cfg.Keyring == nil {
-		return nil, fmt.Errorf("%s is not set: signing secrets and custom header values are kept encrypted in the database (CONTRACT §25); generate a key with `openssl rand -base64 32` (docs/production.md, \"Secrets at rest\")", config.EncryptionKeysEnv)
-	}
-	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), log)
-	if err != nil {
-		return nil, err
-	}
-	if err := st.CheckSchema(ctx); err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	use, err := st.CheckKeyring(ctx)
-	if err != nil {
-		_ = st.Close()
-		return nil, fmt.Errorf("%s: %w", config.EncryptionKeysEnv, err)
-	}
-	if use.Clear > 0 {
-		log.Warn("secrets stored in clear: run `revops migrate` to encrypt them", "secrets", use.Clear)
-	}
-	log.Info("secrets at rest", "bound_to_row", st.SealsBound(), "unbound", use.Unbound) // docs/production.md
-	metrics.RegisterOutbox(st.OutboxBacklogAge)
-	return st, nil
-}
-
-// withDataDirKey fills cfg.Keyring, when REVOPS_ENCRYPTION_KEYS is unset, from the key
-// `revops dev` keeps in its data dir: dev creates it at its first start (create); the
-// CLI and migrate read it if it is there, so that they open a dev database's secrets.
-// api, worker and serve take the variable only.
-func withDataDirKey(cfg *config.Config, create bool) error {
-	if cfg.Keyring != nil {
-		return nil
-	}
-	path := filepath.Join(cfg.DataDir, secretbox.FileName)
-	load := secretbox.LoadFile
-	if create {
-		load = secretbox.EnsureFile
-	}
-	kr, err := load(path)
-	if err != nil {
-		return err
-	}
-	cfg.Keyring = kr
-	return nil
-}
-
-// sealSecrets moves every stored secret onto the first key (clear ones of the release
-// before, and those an older key sealed), after checking the keys open what is stored.
-// It says what it did through report.
-func sealSecrets(ctx context.Context, st *store.Store, cfg config.Config, report func(msg string)) error {
-	if cfg.Keyring == nil {
-		use, err := st.SecretKeyUse(ctx)
-		if err != nil {
-			return err
-		}
-		if use.Clear > 0 || len(use.KeyIDs) > 0 {
-			return fmt.Errorf("%s is not set: %d secret(s) stored in clear, and secrets sealed under key id(s) %v, stay as they are; set it and run `revops migrate` again (docs/production.md, \"Secrets at rest\")",
-				config.EncryptionKeysEnv, use.Clear, use.KeyIDs)
-		}
-		report("no secret stored; REVOPS_ENCRYPTION_KEYS is not set (api, worker and serve need it)")
-		return nil
-	}
-	if _, err := st.CheckKeyring(ctx); err != nil {
-		return fmt.Errorf("%s: %w", config.EncryptionKeysEnv, err)
-	}
-	n, err := st.Reseal(ctx, store.ResealBatch)
-	if err != nil {
-		return err
-	}
-	report(fmt.Sprintf("secrets sealed under key id %s: %d endpoint(s) re-sealed", cfg.Keyring.Current(), n))
-	if st.SealsBound() {
-		report("secrets are bound to their row")
-		return nil
-	}
-	// The unbound form is written until the operator says no process of the release
-	// before is left (CONTRACT §25, rolling upgrades).
-	report(fmt.Sprintf("secrets are written unbound, as the release before reads them: once every process runs this release, set %s=true on all of them and run `revops migrate` again to bind the stored ones to their row (docs/production.md, \"Secrets at rest\")",
-		config.SealBoundEnv))
-	return nil
-}
-
-// openMigratedStore opens the database and applies pending migrations first (revops dev,
-// where one process is the whole deployment).
-func openMigratedStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*store.Store, error) {
-	st, err := store.OpenWith(ctx, cfg.DatabaseURL, storeOptions(cfg), log)
-	if err != nil {
-		return nil, err
-	}
-	applied, err := st.Migrate(ctx)
-	if err != nil {
-		_ = st.Close()
-		return nil, fmt.Errorf("migrate: %w", err)
-	}
-	if len(applied) > 0 {
-		log.Info("migrations applied", "migrations", strings.Join(applied, ","))
-	}
-	if cfg.Keyring != nil {
-		if err := sealSecrets(ctx, st, cfg, func(msg string) { log.Debug(msg) }); err != nil {
-			_ = st.Close()
-			return nil, err
-		}
-	}
-	metrics.RegisterOutbox(st.OutboxBacklogAge)
-	return st, nil
-}
-
-// storeOptions are the database bounds of the configuration (REVOPS_DB_*, CONTRACT §21);
-// jobs keep the store's own timeouts.
-func storeOptions(cfg config.Config) store.Options {
-	o := store.DefaultOptions()
-	o.Connections, o.JobConnections = cfg.DBConnections, cfg.DBJobConnections
-	o.LockTimeout, o.StatementTimeout = cfg.DBLockTimeout, cfg.DBStatementTimeout
-	o.Keyring, o.SealBound = cfg.Keyring, cfg.SealBound.Value()
-	return o
-}
-
-// dialTemporal connects to the Temporal frontend; the SDK logs at warn and above only.
-func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
-	c, err := client.DialContext(ctx, app.TemporalOptions(cfg, log))
-	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
-	}
-	return c, nil
 }
 
 // isLoopback tells whether a listen address only accepts local connections.

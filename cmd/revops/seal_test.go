@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
@@ -71,7 +72,7 @@ func TestMigrateBindsSecretsOnceSwitched(t *testing.T) {
 			if err != nil || got.Secret != "whsec_unboundsecret" || got.Headers["X-Api-Key"] != "unboundheader" {
 				t.Fatalf("after the re-seal: %+v, %v", got, err)
 			}
-			st, err := openStore(ctx, mustConfig(t), newLogger(mustConfig(t)))
+			st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,14 +25,14 @@ func runProduction(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 	}
-	log := newLogger(cfg).With("component", mode)
-	logStart(log, mode)
-	_, flush, err := startTracing(ctx, log, "revops-"+mode)
+	log := app.NewLogger(cfg).With("component", mode)
+	app.LogStart(log, mode)
+	_, flush, err := app.StartTracing(ctx, log, "revops-"+mode)
 	if err != nil {
 		return err
 	}
 	defer flush()
-	st, err := openStore(ctx, cfg, log)
+	st, err := app.OpenStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,8 @@ func runTemporalSetup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg).With("component", "temporal-setup")
-	logStart(log, "temporal-setup")
+	log := app.NewLogger(cfg).With("component", "temporal-setup")
+	app.LogStart(log, "temporal-setup")
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	tc, err := dialUntilUp(ctx, cfg, log)
@@ -50,7 +50,7 @@ func runTemporalSetup(ctx context.Context, args []string) error {
 // the server was started (compose, scripts), before its frontend serves.
 func dialUntilUp(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
 	for warned := false; ; warned = true {
-		tc, err := dialTemporal(ctx, cfg, log)
+		tc, err := app.DialTemporal(ctx, cfg, log)
 		if err == nil {
 			return tc, nil
 		}

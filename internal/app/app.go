@@ -1,5 +1,5 @@
 // Package app wires the long-running parts of Revops — the API, the workers and their
-// sweepers, the meters' consumer, the metrics listener and the Temporal health monitor —
+// sweepers, the meters' consumer, the metrics listener and the Temporal reachability monitor —
 // for the commands that run them (serve, api, worker, dev) and for the end-to-end tests
 // that start them exactly as those commands do. It is the wiring layer: it sits above api,
 // workflows and activities, and cmd/revops only parses flags and calls it.
@@ -24,9 +24,10 @@ import (
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/platform/health"
 	"github.com/revops/revops/internal/platform/metrics"
+	"github.com/revops/revops/internal/platform/reachability"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/workflows"
@@ -48,7 +49,7 @@ type Parts struct {
 	Ready chan<- string
 	// Intervals, shortened by tests; zero means the default.
 	SweepEvery  time.Duration // DefaultSweepEvery
-	HealthEvery time.Duration // health.DefaultEvery
+	ProbeEvery  time.Duration // reachability.DefaultEvery
 	WorkerRetry time.Duration // DefaultWorkerRetry
 	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
 	// Tests make it small, so that a purge takes many pages.
@@ -91,29 +92,10 @@ func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, p Parts) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	report := func(err error) {
-		if err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-			cancel()
-		}
-	}
-	goRun := func(f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
-	}
+	g := &group{cancel: cancel}
 	// Every exit waits for what was started, so nothing outlives the store and client
 	// that the caller closes after Run.
-	defer wg.Wait()
+	defer g.wg.Wait()
 	defer cancel()
 
 	// Built before anything starts, so that a webhook CA file that cannot be loaded stops
@@ -122,142 +104,210 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err != nil {
 		return err
 	}
-
-	if cfg.MetricsAddr != "" {
-		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr, cfg.Pprof)
-		if err != nil {
-			return fmt.Errorf("metrics listener on %s: %w", cfg.MetricsAddr, err)
-		}
-		log.Info("metrics listening", "addr", addr.String())
-		goRun(func() { report(<-merr) })
+	if err := g.serveMetrics(ctx, cfg, log); err != nil {
+		return err
 	}
-
-	mon := &health.Monitor{
-		Name: "Temporal",
-		Probe: func(ctx context.Context) error {
-			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
-			return err
-		},
-		Every: p.HealthEvery,
-		Log:   log.With("temporal_address", cfg.TemporalAddress),
-		// The gauge is per process: each replica says what it sees.
-		OnChange: metrics.TemporalReachable,
-	}
-	goRun(func() { mon.Run(ctx) })
-	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
-	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
-	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
-	purges := &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon}
+	mon := temporalMonitor(cfg, log, tc, p.ProbeEvery)
+	g.run(func() { mon.Run(ctx) })
+	s := newStarters(cfg, log, st, tc, mon)
 	// A deleted endpoint's job is started after its deletion commits, by the API or the
 	// dashboard (CONTRACT §21).
-	deletions := &dispatch.EndpointDeletions{Client: tc, Store: st, Log: log, Health: mon}
-	endpoints.Deletions = deletions
+	endpoints.Deletions = s.deletions
 
 	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
 	// committed events from the outbox and start them eagerly; a process that commits
 	// changes wakes its own claimer, or, without one, the others' by notification, and
 	// reaches the workflows of its replays itself. On SQLite (`revops dev`, one process)
 	// the API starts its runs itself through the queue.
-	var (
-		claimer *dispatch.Claimer
-		queue   *dispatch.Queue // the API's starts (SQLite) or replays (PostgreSQL)
-	)
+	var claimer *dispatch.Claimer
 	if p.Worker && st.ClaimsStarts() {
 		// It polls every second, or as often as tests sweep.
-		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
+		claimer = &dispatch.Claimer{Starter: s.starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
 	}
 	if p.Worker {
-		acts := workflows.Activities{
-			Delivery: &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
-				RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
-			Retention:     &activities.Retention{Store: st},
-			Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
-			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
-			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
-			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
-			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
-			// So are a deleted endpoint's unfinished deliveries ended.
-			EndpointDeletion: &activities.EndpointDeletion{Store: st.Jobs(), Rows: p.DeletionRows},
-		}
-		goRun(func() {
-			runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
-		})
-		if claimer != nil {
-			// The claimer's poll is the sweep of events owed a start (and of replays).
-			goRun(func() { claimer.Run(ctx) })
-		} else {
-			goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		}
-		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { purges.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { deletions.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		// Meters count usage rows in the processes that run the worker (`revops dev`,
-		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
-		// under its cursor lock, so they share the work without counting a row twice.
-		goRun(func() {
-			(&meters.Consumer{Store: st.Jobs(), Consumers: cfg.MeterConsumers, AlertEventsPerHour: cfg.AlertEventsPerHour, Log: log}).Run(ctx)
-		})
+		g.runWorker(ctx, cfg, log, st, tc, p, endpoints, s, claimer)
 	}
 	if p.API {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
-		}
-		var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
-		switch {
-		case claimer != nil:
-			outbox = claimer
-		case st.ClaimsStarts():
-			n := &dispatch.Notifier{Store: st}
-			goRun(func() { n.Run(ctx) })
-			outbox = n
-		}
-		// The API's dispatcher returns at once (CONTRACT §10): on PostgreSQL, Outboxed
-		// wakes a claimer or a notifier and hands replays to the queue; on SQLite, the queue.
-		var dispatcher dispatch.Dispatcher
-		if outbox != nil {
-			// Replays (never eager) are reached from here by the queue; with no outbox to
-			// read back, an overflow of replays is left to the claimers' poll.
-			queue = dispatch.NewQueue(starter, log, nil)
-			dispatcher = dispatch.Outboxed{New: outbox, Replays: queue}
-		} else {
-			queue = dispatch.NewQueue(starter, log, st)
-			dispatcher = queue
-		}
-		handler := NewHandler(st, api.Deps{
-			Config:    cfg,
-			Keys:      keys.NewManager(st),
-			Log:       log,
-			Dispatch:  dispatcher,
-			Endpoints: endpoints,
-			// The replays of every API process reach their workflows the same way; bulk
-			// replay jobs are started by jobs (CONTRACT §13, §16).
-			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs},
-			// A new meter's backfill is started after its creation commits (CONTRACT §18),
-			// a deleted meter's purge after its deletion commits (§21).
-			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, MaxQueries: cfg.MeterQueries},
-			Ready: []api.Check{
-				{Name: "database", Check: st.Ping},
-				{Name: "temporal", Check: mon.Check, Optional: true},
-			},
-		})
-		srv := NewHTTPServer(handler, log)
-		goRun(func() {
-			report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
-			// The server has answered its last request: let the starts it queued finish.
-			if queue != nil {
-				grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
-				defer cancelGrace()
-				queue.Close(grace)
-			}
-		})
-		log.Info("API listening", "addr", ln.Addr().String())
-		if p.Ready != nil {
-			p.Ready <- ln.Addr().String()
+		if err := g.runAPI(ctx, cfg, log, st, p, endpoints, s, claimer, mon); err != nil {
+			return err
 		}
 	}
 	<-ctx.Done()
-	wg.Wait()
-	return errors.Join(errs...)
+	g.wg.Wait()
+	return errors.Join(g.errs...)
+}
+
+// group runs the parts of a process: the first that fails ends them all.
+type group struct {
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+	cancel context.CancelFunc
+}
+
+// report keeps a part's error and ends the others.
+func (g *group) report(err error) {
+	if err != nil {
+		g.mu.Lock()
+		g.errs = append(g.errs, err)
+		g.mu.Unlock()
+		g.cancel()
+	}
+}
+
+// run runs f in its own goroutine, waited for by Run.
+func (g *group) run(f func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+}
+
+// serveMetrics starts the metrics listener, when there is one.
+func (g *group) serveMetrics(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if cfg.MetricsAddr == "" {
+		return nil
+	}
+	addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr, cfg.Pprof)
+	if err != nil {
+		return fmt.Errorf("metrics listener on %s: %w", cfg.MetricsAddr, err)
+	}
+	log.Info("metrics listening", "addr", addr.String())
+	g.run(func() { g.report(<-merr) })
+	return nil
+}
+
+// temporalMonitor probes whether Temporal answers (its reachability, not an endpoint's
+// health), for the readiness check and the starters.
+func temporalMonitor(cfg config.Config, log *slog.Logger, tc client.Client, every time.Duration) *reachability.Monitor {
+	return &reachability.Monitor{
+		Name: "Temporal",
+		Probe: func(ctx context.Context) error {
+			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		},
+		Every: every,
+		Log:   log.With("temporal_address", cfg.TemporalAddress),
+		// The gauge is per process: each replica says what it sees.
+		OnChange: metrics.TemporalReachable,
+	}
+}
+
+// starters are the process's starters of runs: of events' deliveries and of jobs.
+type starters struct {
+	starter   *dispatch.Starter
+	jobs      *dispatch.ReplayJobs
+	backfills *dispatch.MeterBackfills
+	purges    *dispatch.MeterPurges
+	deletions *dispatch.EndpointDeletions
+}
+
+func newStarters(cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, mon *reachability.Monitor) starters {
+	return starters{
+		starter:   &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon},
+		jobs:      &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon},
+		backfills: &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon},
+		purges:    &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon},
+		deletions: &dispatch.EndpointDeletions{Client: tc, Store: st, Log: log, Health: mon},
+	}
+}
+
+// runWorker runs the workers, the claimer or the sweeper of events owed a start, the
+// job sweepers and the meters' consumer.
+func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer) {
+	acts := workflows.Activities{
+		Delivery: &activities.Delivery{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
+			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
+		Retention:     &activities.Retention{Store: st},
+		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
+		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Dispatch: s.starter, Rate: cfg.ReplayRate},
+		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
+		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
+		MeterPurge: &activities.MeterPurge{Store: st.OnJobsPool(), Rows: p.PurgeRows},
+		// So are a deleted endpoint's unfinished deliveries ended.
+		EndpointDeletion: &activities.EndpointDeletion{Store: st.OnJobsPool(), Rows: p.DeletionRows},
+	}
+	g.run(func() {
+		runWorker(ctx, tc, acts, cfg.WorkerActivitySlots, log, cmp.Or(p.WorkerRetry, DefaultWorkerRetry))
+	})
+	every := cmp.Or(p.SweepEvery, DefaultSweepEvery)
+	if claimer != nil {
+		// The claimer's poll is the sweep of events owed a start (and of replays).
+		g.run(func() { claimer.Run(ctx) })
+	} else {
+		g.run(func() { s.starter.RunSweeper(ctx, every) })
+	}
+	g.run(func() { s.jobs.RunSweeper(ctx, every) })
+	g.run(func() { s.backfills.RunSweeper(ctx, every) })
+	g.run(func() { s.purges.RunSweeper(ctx, every) })
+	g.run(func() { s.deletions.RunSweeper(ctx, every) })
+	// Meters count usage rows in the processes that run the worker (`revops dev`,
+	// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
+	// under its cursor lock, so they share the work without counting a row twice.
+	g.run(func() {
+		(&meters.Consumer{Store: st.OnJobsPool(), Consumers: cfg.MeterConsumers, AlertEventsPerHour: cfg.AlertEventsPerHour, Log: log}).Run(ctx)
+	})
+}
+
+// runAPI listens and serves the API and the dashboard, with the process's dispatcher.
+func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer, mon *reachability.Monitor) error {
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	dispatcher, queue := g.apiDispatcher(ctx, log, st, s.starter, claimer)
+	handler := NewHandler(st, api.Deps{
+		Config:    cfg,
+		Keys:      keys.NewManager(st),
+		Log:       log,
+		Dispatch:  dispatcher,
+		Endpoints: endpoints,
+		// The replays of every API process reach their workflows the same way; bulk
+		// replay jobs are started by jobs (CONTRACT §13, §16).
+		Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: s.jobs},
+		// A new meter's backfill is started after its creation commits (CONTRACT §18),
+		// a deleted meter's purge after its deletion commits (§21).
+		Meters: &meters.Service{Store: st, Backfills: s.backfills, Purges: s.purges, MaxQueries: cfg.MeterQueries},
+		Ready: []api.Check{
+			{Name: "database", Check: st.Ping},
+			{Name: "temporal", Check: mon.Check, Optional: true},
+		},
+	})
+	srv := NewHTTPServer(handler, log)
+	g.run(func() {
+		g.report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
+		// The server has answered its last request: let the starts it queued finish.
+		grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
+		defer cancelGrace()
+		queue.Close(grace)
+	})
+	log.Info("API listening", "addr", ln.Addr().String())
+	if p.Ready != nil {
+		p.Ready <- ln.Addr().String()
+	}
+	return nil
+}
+
+// apiDispatcher is the API's dispatcher, which returns at once (CONTRACT §10): on
+// PostgreSQL, Outboxed wakes a claimer or a notifier and hands replays to the queue; on
+// SQLite, the queue. queue is the API's starts (SQLite) or replays (PostgreSQL).
+func (g *group) apiDispatcher(ctx context.Context, log *slog.Logger, st *store.Store, starter *dispatch.Starter, claimer *dispatch.Claimer) (dispatch.Dispatcher, *dispatch.Queue) {
+	var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
+	switch {
+	case claimer != nil:
+		outbox = dispatch.Wakes(claimer.Wake)
+	case st.ClaimsStarts():
+		n := &dispatch.Notifier{Store: st}
+		g.run(func() { n.Run(ctx) })
+		outbox = n
+	}
+	if outbox == nil {
+		queue := dispatch.NewQueue(starter, log, st)
+		return queue, queue
+	}
+	// Replays (never eager) are reached from here by the queue; with no outbox to read
+	// back, an overflow of replays is left to the claimers' poll.
+	queue := dispatch.NewQueue(starter, log, nil)
+	return dispatch.Outboxed{New: outbox, Replays: queue}, queue
 }

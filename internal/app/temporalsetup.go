@@ -6,7 +6,7 @@ import (
 
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/temporalsetup"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // ServerNamespaceRefresh is how often a Temporal server's services reload namespaces
@@ -21,22 +21,22 @@ func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) te
 	return temporalsetup.Options{
 		Namespace:        cfg.TemporalNamespace,
 		Retention:        cfg.Retention,
-		SearchAttributes: workflows.SearchAttributeTypes,
+		SearchAttributes: wire.SearchAttributeTypes,
 		Schedules: []temporalsetup.Schedule{{
-			ID:         workflows.RetentionScheduleID,
-			Every:      workflows.RetentionEvery,
-			Workflow:   workflows.RetentionWorkflowName,
-			TaskQueue:  workflows.SystemTaskQueue, // CONTRACT §17; an older Schedule is updated
-			WorkflowID: workflows.RetentionWorkflowID,
-			Args:       []any{workflows.RetentionInput{Retention: cfg.Retention}},
+			ID:         wire.RetentionScheduleID,
+			Every:      wire.RetentionEvery,
+			Workflow:   wire.RetentionWorkflowName,
+			TaskQueue:  wire.SystemTaskQueue, // CONTRACT §17; an older Schedule is updated
+			WorkflowID: wire.RetentionWorkflowID,
+			Args:       []any{wire.RetentionInput{Retention: cfg.Retention}},
 		}, {
 			// CONTRACT §23: failing spells and delivery-exhausted minutes, every minute.
-			ID:         workflows.HealthCheckScheduleID,
-			Every:      workflows.HealthCheckEvery,
-			Workflow:   workflows.HealthCheckWorkflowName,
-			TaskQueue:  workflows.SystemTaskQueue,
-			WorkflowID: workflows.HealthCheckWorkflowID,
-			Args:       []any{workflows.HealthCheckInput{}},
+			ID:         wire.HealthCheckScheduleID,
+			Every:      wire.HealthCheckEvery,
+			Workflow:   wire.HealthCheckWorkflowName,
+			TaskQueue:  wire.SystemTaskQueue,
+			WorkflowID: wire.HealthCheckWorkflowID,
+			Args:       []any{wire.HealthCheckInput{}},
 		}},
 		Settle: settle,
 		Log:    log,

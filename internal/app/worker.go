@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // firstRetry is the first wait after a failed worker start; it doubles up to the maximum.
@@ -59,7 +60,7 @@ func runWorker(ctx context.Context, tc client.Client, acts workflows.Activities,
 }
 
 // taskQueues names the queues a worker process polls, for its log lines.
-var taskQueues = []string{workflows.TaskQueue, workflows.JobsTaskQueue, workflows.SystemTaskQueue}
+var taskQueues = []string{wire.TaskQueue, wire.JobsTaskQueue, wire.SystemTaskQueue}
 
 // startWorker creates and starts the workers once Temporal answers a health check: a
 // worker is only built when it has a chance to start.

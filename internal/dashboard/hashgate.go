@@ -119,13 +119,6 @@ func (g *hashGate) grantNext() bool {
 	return false
 }
 
-// waiting counts the logins waiting for a slot in s's lane under s's share (tests).
-func (g *hashGate) waiting(s gateSeat) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.lanes[s.lane()].waiters[s.share])
-}
-
 func (s gateSeat) lane() int {
 	if s.trusted {
 		return 0

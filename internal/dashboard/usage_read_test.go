@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/orgs"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -41,7 +42,7 @@ func TestMeterDaysBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := meters.Consume(ctx, st); err != nil {
+	if _, err := meterstest.Consume(ctx, st); err != nil {
 		t.Fatal(err)
 	}
 	days := dayAxis(now, usageChartDays)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/models"
@@ -54,7 +55,7 @@ func (s *site) ingest(key, txn string, rows ...usageRow) {
 	if res.StatusCode != http.StatusCreated {
 		s.t.Fatalf("ingest %s: %d", txn, res.StatusCode)
 	}
-	if _, err := meters.Consume(context.Background(), s.store); err != nil {
+	if _, err := meterstest.Consume(context.Background(), s.store); err != nil {
 		s.t.Fatal(err)
 	}
 }

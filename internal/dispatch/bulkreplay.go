@@ -10,7 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // ReplayJobStore is what starting bulk replay workflows needs of the database.
@@ -28,7 +28,7 @@ type ReplayJobs struct {
 	Client client.Client
 	Store  ReplayJobStore
 	Log    *slog.Logger
-	Rate   float64 // REVOPS_REPLAY_RATE; 0 means workflows.DefaultReplayRate
+	Rate   float64 // REVOPS_REPLAY_RATE; 0 means wire.DefaultReplayRate
 	// SweepAge: jobs younger than this are left to the API's start; default 5s.
 	SweepAge time.Duration
 	Health   Reachability // nil: always try
@@ -41,15 +41,15 @@ type ReplayJobs struct {
 func (r *ReplayJobs) StartReplayJob(ctx context.Context, j models.ReplayJob) error {
 	rate := r.Rate
 	if rate <= 0 {
-		rate = workflows.DefaultReplayRate
+		rate = wire.DefaultReplayRate
 	}
 	return startJob(ctx, r.Client, job{
-		workflowID:     workflows.BulkReplayWorkflowID(j.ID),
-		workflowType:   workflows.BulkReplayWorkflowName,
+		workflowID:     wire.BulkReplayWorkflowID(j.ID),
+		workflowType:   wire.BulkReplayWorkflowName,
 		environmentID:  j.EnvironmentID,
 		organizationID: j.OrganizationID,
 		summary:        fmt.Sprintf("Bulk replay %s: %d deliveries at %g/s", j.ID, j.Matched, rate),
-		input:          workflows.BulkReplayInput{JobID: j.ID, Rate: rate, PageSize: workflows.ReplayPageSize(rate)},
+		input:          wire.BulkReplayInput{JobID: j.ID, Rate: rate, PageSize: wire.ReplayPageSize(rate)},
 		markStarted: func(ctx context.Context, at time.Time) error {
 			return r.Store.MarkReplayJobStarted(ctx, j.ID, at)
 		},

@@ -29,7 +29,7 @@ const (
 // Claimer starts the workflows of committed events from the outbox, in a process that runs
 // a worker for revops-webhooks (CONTRACT §22): its starts are eager, so a delivery's first
 // workflow task and first attempt skip the trip through matching while the worker has a
-// free slot. It is woken by Dispatch (a change committed in this process), by an outbox
+// free slot. It is woken by Wake (a change committed in this process: Wakes), by an outbox
 // notification (committed in a process that does not start runs: Notifier), and every
 // Poll; it then claims events in batches, environments in turn, until none is left. Any
 // number of processes claim side by side: a claim takes its events exclusively, and marks
@@ -49,9 +49,13 @@ type Claimer struct {
 
 func (c *Claimer) init() { c.once.Do(func() { c.wake = make(chan struct{}, 1) }) }
 
-// Dispatch wakes the claimer: the events have committed, and the claim will find them
-// (with those of every other process).
-func (c *Claimer) Dispatch(context.Context, []models.Event) { c.Wake() }
+// Wakes is the Dispatcher of a process that runs a Claimer: it only wakes it (Wake). The
+// events have committed, and the claim will find them (with those of every other
+// process).
+type Wakes func()
+
+// Dispatch wakes.
+func (w Wakes) Dispatch(context.Context, []models.Event) { w() }
 
 // Wake has the claimer claim again as soon as it is free.
 func (c *Claimer) Wake() {

@@ -10,7 +10,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // CONTRACT §17, issue 41 finding 5: environment env-a holds an event whose start always
@@ -38,7 +38,7 @@ func TestClaimerStartThatAlwaysFailsFailsOnlyItself(t *testing.T) {
 	add("env-a", 3)
 	add("env-b", 5)
 	add("env-c", 5)
-	tc := &runsClient{broken: map[string]bool{workflows.WorkflowID(bad): true}}
+	tc := &runsClient{broken: map[string]bool{wire.WorkflowID(bad): true}}
 	clk := newClock()
 	starter := &dispatch.Starter{Client: tc}
 	starter.SetClock(clk.Now)
@@ -76,7 +76,7 @@ func TestClaimerStartThatAlwaysFailsFailsOnlyItself(t *testing.T) {
 	}
 	// Mended: after its time it starts.
 	tc.mu.Lock()
-	delete(tc.broken, workflows.WorkflowID(bad))
+	delete(tc.broken, wire.WorkflowID(bad))
 	tc.mu.Unlock()
 	clk.add(time.Second)
 	c.DrainForTest(ctx)
@@ -103,7 +103,7 @@ func TestClaimerStopsWhenNoStartSucceeds(t *testing.T) {
 	for i := range 200 {
 		id := fmt.Sprintf("ev-%04d", i)
 		rows.events = append(rows.events, models.Event{ID: id, EnvironmentID: fmt.Sprintf("env-%02d", i%20), OrganizationID: "org", Fanout: &models.Fanout{}})
-		broken[workflows.WorkflowID(id)] = true
+		broken[wire.WorkflowID(id)] = true
 	}
 	tc := &runsClient{broken: broken}
 	c := &dispatch.Claimer{Starter: &dispatch.Starter{Client: tc}, Store: rows}
@@ -124,7 +124,7 @@ func TestClaimerSkipsHeldStartsBeyondThoseNamed(t *testing.T) {
 	for i := range 100 {
 		id := fmt.Sprintf("ev-%04d", i)
 		rows.events = append(rows.events, models.Event{ID: id, EnvironmentID: "env-a", OrganizationID: "org", Fanout: &models.Fanout{}})
-		broken[workflows.WorkflowID(id)] = true
+		broken[wire.WorkflowID(id)] = true
 		bad = append(bad, id)
 	}
 	tc := &runsClient{broken: broken}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // maxFailuresInRow: starts that had not failed before and fail this many times in a row,
@@ -64,7 +64,7 @@ func (c *Claimer) startAll(ctx context.Context, events []models.Event) claimOutc
 				return
 			}
 			c.Starter.holds.started(startKey(e))
-			out.started = append(out.started, store.Started{EventID: e.ID, WorkflowID: workflows.WorkflowID(e.ID), RunID: runID})
+			out.started = append(out.started, store.Started{EventID: e.ID, WorkflowID: wire.WorkflowID(e.ID), RunID: runID})
 		}()
 	}
 	wg.Wait()

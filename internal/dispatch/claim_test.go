@@ -15,7 +15,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // claimRows stands for the events table as claims see it (the SQL is tested in
@@ -103,7 +103,7 @@ func (r run) GetRunID() string { return r.id }
 func (c *runsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, _ ...any) (client.WorkflowRun, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if wf != workflows.WorkflowName || !opts.EnableEagerStart {
+	if wf != wire.WorkflowName || !opts.EnableEagerStart {
 		return nil, errors.New("not an eager start of the delivery workflow")
 	}
 	if c.tries == nil {
@@ -120,7 +120,7 @@ func (c *runsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflo
 func (c *runsClient) triesOf(eventID string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tries[workflows.WorkflowID(eventID)]
+	return c.tries[wire.WorkflowID(eventID)]
 }
 
 // One wake drains the outbox claim after claim, environments in turn, until nothing is
@@ -156,7 +156,7 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 		t.Errorf("350 events in %d claims of up to 64", claims)
 	}
 	for _, e := range rows.events {
-		if rows.started[e.ID] != "run-"+workflows.WorkflowID(e.ID) {
+		if rows.started[e.ID] != "run-"+wire.WorkflowID(e.ID) {
 			t.Fatalf("event %s marked with run %q", e.ID, rows.started[e.ID])
 		}
 	}
@@ -165,7 +165,7 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 	// owed, set aside; the drain after its time starts it.
 	add(100, func(int) string { return "env-05" })
 	tc.mu.Lock()
-	tc.fail[workflows.WorkflowID("ev-0350")] = true
+	tc.fail[wire.WorkflowID("ev-0350")] = true
 	tc.mu.Unlock()
 	c.DrainForTest(ctx)
 	if started, _ := rows.count(); started != 449 || rows.started["ev-0350"] != "" {

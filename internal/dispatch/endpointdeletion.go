@@ -9,7 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // EndpointDeletionStore is what starting endpoint deletion workflows needs of the database.
@@ -41,12 +41,12 @@ type EndpointDeletions struct {
 // started (startJob): a deleted endpoint has one EndpointDeletion workflow, ever.
 func (e *EndpointDeletions) StartEndpointDeletion(ctx context.Context, d models.EndpointDeletion) error {
 	return startJob(ctx, e.Client, job{
-		workflowID:     workflows.EndpointDeletionWorkflowID(d.EndpointID),
-		workflowType:   workflows.EndpointDeletionWorkflowName,
+		workflowID:     wire.EndpointDeletionWorkflowID(d.EndpointID),
+		workflowType:   wire.EndpointDeletionWorkflowName,
 		environmentID:  d.EnvironmentID,
 		organizationID: d.OrganizationID,
 		summary:        "Unfinished deliveries of deleted webhook endpoint " + d.EndpointID,
-		input:          workflows.EndpointDeletionInput{EndpointID: d.EndpointID, EnvironmentID: d.EnvironmentID},
+		input:          wire.EndpointDeletionInput{EndpointID: d.EndpointID, EnvironmentID: d.EnvironmentID},
 		markStarted: func(ctx context.Context, at time.Time) error {
 			return e.Store.MarkEndpointDeletionStarted(ctx, d.EndpointID, at)
 		},

@@ -20,7 +20,7 @@ import (
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // countingStore is the real store, counting the reads a start of an event read from the
@@ -100,7 +100,7 @@ func TestFreshStartSendsWhatTheDatabaseReadSends(t *testing.T) {
 	counting := &countingStore{Store: st}
 	s := &Starter{Store: counting, RetryInterval: time.Minute}
 	ctx := context.Background()
-	endpointIDs := temporal.NewSearchAttributeKeyKeywordList(workflows.AttrEndpointIDs)
+	endpointIDs := temporal.NewSearchAttributeKeyKeywordList(wire.AttrEndpointIDs)
 	for i, want := range []int{5, 4} {
 		fresh := events[i]
 		t.Run(fresh.Type, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/platform/isolate"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // job is a workflow a tenant's row asks for on revops-jobs (a bulk replay job, a meter's
@@ -36,14 +36,14 @@ func startJob(ctx context.Context, c client.Client, j job) error {
 func launchJob(ctx context.Context, c client.Client, j job) error {
 	opts := client.StartWorkflowOptions{
 		ID:                       j.workflowID,
-		TaskQueue:                workflows.JobsTaskQueue,
-		Priority:                 workflows.JobsPriority(j.environmentID), // fair by environment (CONTRACT §17)
+		TaskQueue:                wire.JobsTaskQueue,
+		Priority:                 wire.JobsPriority(j.environmentID), // fair by environment (CONTRACT §17)
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		StaticSummary:            j.summary,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment).ValueSet(j.environmentID),
-			temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID).ValueSet(j.organizationID),
+			temporal.NewSearchAttributeKeyKeyword(wire.AttrEnvironment).ValueSet(j.environmentID),
+			temporal.NewSearchAttributeKeyKeyword(wire.AttrOrganizationID).ValueSet(j.organizationID),
 		),
 	}
 	_, err := c.ExecuteWorkflow(ctx, opts, j.workflowType, j.input)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // MeterBackfillStore is what starting meter backfill workflows needs of the database.
@@ -40,12 +40,12 @@ type MeterBackfills struct {
 // (startJob): a meter has one MeterBackfill workflow, ever.
 func (b *MeterBackfills) StartMeterBackfill(ctx context.Context, m models.Meter) error {
 	return startJob(ctx, b.Client, job{
-		workflowID:     workflows.MeterBackfillWorkflowID(m.ID),
-		workflowType:   workflows.MeterBackfillWorkflowName,
+		workflowID:     wire.MeterBackfillWorkflowID(m.ID),
+		workflowType:   wire.MeterBackfillWorkflowName,
 		environmentID:  m.EnvironmentID,
 		organizationID: m.OrganizationID,
 		summary:        fmt.Sprintf("Backfill of meter %s (%s)", m.Key, m.ID),
-		input:          workflows.MeterBackfillInput{MeterID: m.ID, EnvironmentID: m.EnvironmentID},
+		input:          wire.MeterBackfillInput{MeterID: m.ID, EnvironmentID: m.EnvironmentID},
 		markStarted: func(ctx context.Context, at time.Time) error {
 			return b.Store.MarkBackfillStarted(ctx, m.ID, at)
 		},

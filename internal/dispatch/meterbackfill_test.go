@@ -13,7 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // startsClient records the workflow starts asked of it and answers each with err.
@@ -27,7 +27,7 @@ type startsClient struct {
 func (c *startsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
 	c.starts = append(c.starts, opts)
 	c.inputs = append(c.inputs, args...)
-	if wf != workflows.MeterBackfillWorkflowName {
+	if wf != wire.MeterBackfillWorkflowName {
 		return nil, errors.New("not the MeterBackfill workflow")
 	}
 	return nil, c.err
@@ -83,20 +83,20 @@ func TestStartMeterBackfill(t *testing.T) {
 				t.Fatalf("err %v, marked %v; want marked %v", err, rows.marked, tc.wantMarked)
 			}
 			o := c.starts[0]
-			if o.ID != "meter-backfill-m-1" || o.TaskQueue != workflows.JobsTaskQueue ||
-				o.Priority != workflows.JobsPriority("env-1") ||
+			if o.ID != "meter-backfill-m-1" || o.TaskQueue != wire.JobsTaskQueue ||
+				o.Priority != wire.JobsPriority("env-1") ||
 				o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE ||
 				o.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL {
 				t.Errorf("start options %+v", o)
 			}
 			attrs := o.TypedSearchAttributes
-			if env, _ := attrs.GetKeyword(temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment)); env != "env-1" {
-				t.Errorf("%s = %q", workflows.AttrEnvironment, env)
+			if env, _ := attrs.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.AttrEnvironment)); env != "env-1" {
+				t.Errorf("%s = %q", wire.AttrEnvironment, env)
 			}
-			if org, _ := attrs.GetKeyword(temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID)); org != "org-1" {
-				t.Errorf("%s = %q", workflows.AttrOrganizationID, org)
+			if org, _ := attrs.GetKeyword(temporal.NewSearchAttributeKeyKeyword(wire.AttrOrganizationID)); org != "org-1" {
+				t.Errorf("%s = %q", wire.AttrOrganizationID, org)
 			}
-			if in := c.inputs[0]; in != (workflows.MeterBackfillInput{MeterID: "m-1", EnvironmentID: "env-1"}) {
+			if in := c.inputs[0]; in != (wire.MeterBackfillInput{MeterID: "m-1", EnvironmentID: "env-1"}) {
 				t.Errorf("input %+v", in)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // MeterPurgeStore is what starting meter purge workflows needs of the database.
@@ -40,12 +40,12 @@ type MeterPurges struct {
 // (startJob): a deleted meter has one MeterPurge workflow, ever.
 func (p *MeterPurges) StartMeterPurge(ctx context.Context, mp models.MeterPurge) error {
 	return startJob(ctx, p.Client, job{
-		workflowID:     workflows.MeterPurgeWorkflowID(mp.MeterID),
-		workflowType:   workflows.MeterPurgeWorkflowName,
+		workflowID:     wire.MeterPurgeWorkflowID(mp.MeterID),
+		workflowType:   wire.MeterPurgeWorkflowName,
 		environmentID:  mp.EnvironmentID,
 		organizationID: mp.OrganizationID,
 		summary:        fmt.Sprintf("Purge of deleted meter %s (%s)", mp.MeterKey, mp.MeterID),
-		input:          workflows.MeterPurgeInput{MeterID: mp.MeterID, EnvironmentID: mp.EnvironmentID},
+		input:          wire.MeterPurgeInput{MeterID: mp.MeterID, EnvironmentID: mp.EnvironmentID},
 		markStarted: func(ctx context.Context, at time.Time) error {
 			return p.Store.MarkPurgeStarted(ctx, mp.MeterID, at)
 		},

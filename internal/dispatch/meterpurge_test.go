@@ -11,7 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // purgeStarts records the MeterPurge starts asked of it and answers each with err.
@@ -23,7 +23,7 @@ type purgeStarts struct {
 }
 
 func (c *purgeStarts) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
-	if wf != workflows.MeterPurgeWorkflowName {
+	if wf != wire.MeterPurgeWorkflowName {
 		return nil, errors.New("not the MeterPurge workflow")
 	}
 	c.starts, c.inputs = append(c.starts, opts), append(c.inputs, args...)
@@ -78,11 +78,11 @@ func TestMeterPurgeStartsAndSweeps(t *testing.T) {
 		t.Fatalf("second sweep started %d (%v), want 0", n, err)
 	}
 	o := c.starts[0]
-	if len(c.starts) != 2 || len(rows.marked) != 2 || o.ID != "meter-purge-m-1" || o.TaskQueue != workflows.JobsTaskQueue ||
-		o.Priority != workflows.JobsPriority("env-1") || o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
+	if len(c.starts) != 2 || len(rows.marked) != 2 || o.ID != "meter-purge-m-1" || o.TaskQueue != wire.JobsTaskQueue ||
+		o.Priority != wire.JobsPriority("env-1") || o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
 		t.Fatalf("%d starts, %d marks; first %+v", len(c.starts), len(rows.marked), o)
 	}
-	if in := c.inputs[0]; in != (workflows.MeterPurgeInput{MeterID: "m-1", EnvironmentID: "env-1"}) {
+	if in := c.inputs[0]; in != (wire.MeterPurgeInput{MeterID: "m-1", EnvironmentID: "env-1"}) {
 		t.Errorf("input %+v", in)
 	}
 }

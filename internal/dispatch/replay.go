@@ -14,7 +14,7 @@ import (
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Redispatch reaches the workflow of an event a replay put back to pending in the
@@ -52,12 +52,12 @@ func (s *Starter) redispatch(ctx context.Context, e models.Event) error {
 	// and asks the database on the signal.
 	in := s.input(e, ds)
 	in.Trigger = models.TriggerManual
-	run, err := s.Client.SignalWithStartWorkflow(startCtx, workflows.WorkflowID(e.ID), workflows.SignalReplay, nil, opts, workflows.WorkflowName, in)
+	run, err := s.Client.SignalWithStartWorkflow(startCtx, wire.WorkflowID(e.ID), wire.SignalReplay, nil, opts, wire.WorkflowName, in)
 	if err != nil {
-		return fmt.Errorf("signal-with-start workflow %s: %w", workflows.WorkflowID(e.ID), err)
+		return fmt.Errorf("signal-with-start workflow %s: %w", wire.WorkflowID(e.ID), err)
 	}
 	// The run has the signal now: record it even if the caller has gone.
 	markCtx, cancelMark := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelMark()
-	return s.Store.MarkRedispatched(markCtx, store.EnvOf(e), e.ID, *e.RedispatchAt, workflows.WorkflowID(e.ID), run.GetRunID())
+	return s.Store.MarkRedispatched(markCtx, store.EnvOf(e), e.ID, *e.RedispatchAt, wire.WorkflowID(e.ID), run.GetRunID())
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // StarterStore is what the starter needs of the database.
@@ -45,7 +45,7 @@ type Starter struct {
 	Client        client.Client
 	Store         StarterStore
 	Log           *slog.Logger
-	RetryInterval time.Duration // put into every input; 0 means workflows.DefaultRetryInterval
+	RetryInterval time.Duration // put into every input; 0 means wire.DefaultRetryInterval
 	SweepAge      time.Duration // events younger than this are left to Dispatch; default 5s
 	StartTimeout  time.Duration // per start; default 5s
 	// Health, when set, says whether Temporal answered its last health check: while it
@@ -58,7 +58,7 @@ type Starter struct {
 	holds holds
 }
 
-// Reachability is what the starter asks of a Temporal health monitor (health.Monitor).
+// Reachability is what the starter asks of a Temporal health monitor (reachability.Monitor).
 type Reachability interface {
 	Reachable() bool
 }
@@ -136,7 +136,7 @@ func (s *Starter) Start(ctx context.Context, e models.Event) error {
 	}
 	markCtx, cancelMark := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelMark()
-	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, workflows.WorkflowID(e.ID), runID, time.Now().UTC())
+	return s.Store.MarkDispatched(markCtx, store.EnvOf(e), e.ID, wire.WorkflowID(e.ID), runID, time.Now().UTC())
 }
 
 // launch starts the event's workflow and returns its run id ("" when it had been started
@@ -158,14 +158,14 @@ func (s *Starter) startRun(ctx context.Context, e models.Event) (string, error) 
 	startCtx, cancel := context.WithTimeout(ctx, orDefault(s.StartTimeout, 5*time.Second))
 	defer cancel()
 	opts, in := s.startRequest(startCtx, e)
-	run, err := s.Client.ExecuteWorkflow(startCtx, opts, workflows.WorkflowName, in)
+	run, err := s.Client.ExecuteWorkflow(startCtx, opts, wire.WorkflowName, in)
 	switch {
 	case err == nil:
 		return run.GetRunID(), nil
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
 		return "", nil
 	default:
-		return "", fmt.Errorf("start workflow %s: %w", workflows.WorkflowID(e.ID), err)
+		return "", fmt.Errorf("start workflow %s: %w", wire.WorkflowID(e.ID), err)
 	}
 }
 
@@ -173,7 +173,7 @@ func (s *Starter) startRun(ctx context.Context, e models.Event) (string, error) 
 // input. A fresh event carries what its change's transaction wrote (its Fanout), so that
 // nothing is read between the commit and the start; an event read from the database
 // (the sweeper's) has its deliveries and their endpoints read now.
-func (s *Starter) startRequest(ctx context.Context, e models.Event) (client.StartWorkflowOptions, workflows.DeliveryInput) {
+func (s *Starter) startRequest(ctx context.Context, e models.Event) (client.StartWorkflowOptions, wire.DeliveryInput) {
 	ds, dests := s.fanout(ctx, e)
 	return s.options(e, models.TriggerScheduled, dests), s.input(e, ds)
 }
@@ -199,8 +199,8 @@ func (s *Starter) readFanout(ctx context.Context, e models.Event) ([]models.Webh
 func (s *Starter) options(e models.Event, trigger string, dests []models.Destination) client.StartWorkflowOptions {
 	summary, details := describe(e, trigger, dests)
 	return client.StartWorkflowOptions{
-		ID:                    workflows.WorkflowID(e.ID),
-		TaskQueue:             workflows.TaskQueue,
+		ID:                    wire.WorkflowID(e.ID),
+		TaskQueue:             wire.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		// When this client also runs the worker (`revops serve`, `revops dev`), the
 		// first workflow task comes back in the start response and runs here, instead
@@ -210,9 +210,9 @@ func (s *Starter) options(e models.Event, trigger string, dests []models.Destina
 		// bypasses matching, and so fairness, only while that worker has a free slot.
 		EnableEagerStart: true,
 		// Fair dispatch across environments (CONTRACT §17): the run's workflow tasks,
-		// and its attempts (which set it again, workflows.DeliveryPriority), are matched
+		// and its attempts (which set it again, wire.DeliveryPriority), are matched
 		// to workers by environment, so a slow environment delays only its own.
-		Priority:              workflows.DeliveryPriority(e.OrganizationID, e.Environment),
+		Priority:              wire.DeliveryPriority(e.OrganizationID, e.Environment),
 		TypedSearchAttributes: SearchAttributesOf(e, endpointIDs(dests)),
 		StaticSummary:         summary,
 		StaticDetails:         details,
@@ -234,12 +234,12 @@ func (s *Starter) deliveries(ctx context.Context, e models.Event) []models.Webho
 // input is the run's input. It carries the event's pending deliveries (ids and policy
 // copies, never URLs or secrets), so that the first workflow task schedules them without
 // asking the database first.
-func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.DeliveryInput {
-	in := workflows.DeliveryInput{
+func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) wire.DeliveryInput {
+	in := wire.DeliveryInput{
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
-		RetryInterval: orDefault(s.RetryInterval, workflows.DefaultRetryInterval),
-		Code:          workflows.CodeFanOut,
+		RetryInterval: orDefault(s.RetryInterval, wire.DefaultRetryInterval),
+		Code:          wire.CodeFanOut,
 	}
 	for _, d := range ds {
 		if d.Status == models.EventPending {
@@ -253,11 +253,11 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) workflows.D
 // §13): four keywords, and the keyword list of the endpoints it delivers to.
 func SearchAttributesOf(e models.Event, endpointIDs []string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
-		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEventType).ValueSet(e.Type),
-		temporal.NewSearchAttributeKeyKeyword(workflows.AttrObjectID).ValueSet(e.ObjectID),
-		temporal.NewSearchAttributeKeyKeyword(workflows.AttrEnvironment).ValueSet(e.Environment),
-		temporal.NewSearchAttributeKeyKeyword(workflows.AttrOrganizationID).ValueSet(e.OrganizationID),
-		temporal.NewSearchAttributeKeyKeywordList(workflows.AttrEndpointIDs).ValueSet(endpointIDs),
+		temporal.NewSearchAttributeKeyKeyword(wire.AttrEventType).ValueSet(e.Type),
+		temporal.NewSearchAttributeKeyKeyword(wire.AttrObjectID).ValueSet(e.ObjectID),
+		temporal.NewSearchAttributeKeyKeyword(wire.AttrEnvironment).ValueSet(e.Environment),
+		temporal.NewSearchAttributeKeyKeyword(wire.AttrOrganizationID).ValueSet(e.OrganizationID),
+		temporal.NewSearchAttributeKeyKeywordList(wire.AttrEndpointIDs).ValueSet(endpointIDs),
 	)
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // outboxRows stands for the events table as the sweeper reads it: the undispatched
@@ -75,7 +75,7 @@ func TestSweepPassesOverStartsThatFail(t *testing.T) {
 		e := models.Event{ID: fmt.Sprintf("ev-%04d", i), EnvironmentID: fmt.Sprintf("env-%d", i%7), OrganizationID: "org"}
 		if i < 5 {
 			e.EnvironmentID = "env-bad"
-			broken[workflows.WorkflowID(e.ID)] = true
+			broken[wire.WorkflowID(e.ID)] = true
 		}
 		rows.events = append(rows.events, e)
 	}
@@ -115,7 +115,7 @@ func TestDispatchPassesOverAStartThatFails(t *testing.T) {
 	for i := range 4 {
 		events = append(events, models.Event{ID: fmt.Sprintf("ev-%d", i), EnvironmentID: "env-1", OrganizationID: "org", Fanout: &models.Fanout{}})
 	}
-	tc := &runsClient{broken: map[string]bool{workflows.WorkflowID("ev-1"): true}}
+	tc := &runsClient{broken: map[string]bool{wire.WorkflowID("ev-1"): true}}
 	s := &dispatch.Starter{Client: tc, Store: rows}
 	s.SetClock(newClock().Now)
 	s.Dispatch(ctx, events)

@@ -32,7 +32,7 @@ func runDeletion(t *testing.T, db seeded, id string, rows int) []int {
 	ctx := context.Background()
 	var pages []int
 	for {
-		n, err := db.st.Jobs().SkipDeletedEndpointPage(ctx, db.env.ID, id, rows)
+		n, err := db.st.OnJobsPool().SkipDeletedEndpointPage(ctx, db.env.ID, id, rows)
 		if err != nil {
 			t.Fatalf("page %d of the deletion of %s: %v", len(pages)+1, id, err)
 		}
@@ -41,7 +41,7 @@ func runDeletion(t *testing.T, db seeded, id string, rows int) []int {
 			break
 		}
 	}
-	if err := db.st.Jobs().EndEndpointDeletion(ctx, id); err != nil {
+	if err := db.st.OnJobsPool().EndEndpointDeletion(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	return pages

@@ -91,18 +91,8 @@ func numberPG(db *gorm.DB, meterID, table string, cols []string, vals ...[]strin
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
-	found := 0
-	for rows.Next() {
-		var i, id int64
-		if err := rows.Scan(&i, &id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read %s: %w", table, err)
-		}
-		ids[i-1] = id
-		found++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	found, err := scanFound(rows, ids)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
 	if found == n {
@@ -127,6 +117,37 @@ func numberPG(db *gorm.DB, meterID, table string, cols []string, vals ...[]strin
 	if err != nil {
 		return nil, fmt.Errorf("add %s: %w", table, err)
 	}
+	added, err := scanAdded(rows, len(cols))
+	if err != nil {
+		return nil, fmt.Errorf("add %s: %w", table, err)
+	}
+	for i := range n {
+		if ids[i] == 0 {
+			ids[i] = added[key(i)]
+		}
+	}
+	return ids, nil
+}
+
+// scanFound reads numberPG's (ordinality, id) rows into ids, and closes them: it returns
+// how many keys have an id.
+func scanFound(rows *sql.Rows, ids []int64) (int, error) {
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var i, id int64
+		if err := rows.Scan(&i, &id); err != nil {
+			return 0, err
+		}
+		ids[i-1] = id
+		found++
+	}
+	return found, rows.Err()
+}
+
+// scanAdded reads numberPG's (id, key columns) rows of the keys it added, and closes
+// them.
+func scanAdded(rows *sql.Rows, cols int) (map[[2]string]int64, error) {
 	defer rows.Close()
 	added := map[[2]string]int64{}
 	for rows.Next() {
@@ -137,19 +158,11 @@ func numberPG(db *gorm.DB, meterID, table string, cols []string, vals ...[]strin
 			dest = append(dest, &got[c])
 		}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("add %s: %w", table, err)
+			return nil, err
 		}
 		added[got] = id
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("add %s: %w", table, err)
-	}
-	for i := range n {
-		if ids[i] == 0 {
-			ids[i] = added[key(i)]
-		}
-	}
-	return ids, nil
+	return added, rows.Err()
 }
 
 // memberDaysPG is MemberDays on PostgreSQL.

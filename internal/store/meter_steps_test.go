@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
@@ -46,7 +47,7 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	now := time.Now().UTC()
 	ingestBatch(t, st, env, "old", 3, map[string]any{}, now)
-	if _, err := meters.Consume(ctx, st.Jobs()); err != nil { // taken before any meter: a backfill's
+	if _, err := meterstest.Consume(ctx, st.OnJobsPool()); err != nil { // taken before any meter: a backfill's
 		t.Fatal(err)
 	}
 	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[meters.Object]{})
@@ -56,11 +57,11 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	ingestBatch(t, st, env, "new", 2, map[string]any{}, now)
 
 	release := holdLock(t, url, "UPDATE usage_cursors SET writes = writes WHERE environment_id = $1", env.ID)
-	ran, _, _, err := meters.Turn(ctx, st.Jobs(), env.ID, meters.DefaultBudget)
+	ran, _, _, err := meters.Turn(ctx, st.OnJobsPool(), env.ID, meters.DefaultBudget)
 	if err != nil || ran {
 		t.Fatalf("consumer turn while the environment is held: ran %v, %v; want skipped", ran, err)
 	}
-	if _, _, err := meters.BackfillPage(ctx, st.Jobs(), m.ID, now); !errors.Is(err, meters.ErrBusy) {
+	if _, _, err := meters.BackfillPage(ctx, st.OnJobsPool(), m.ID, now); !errors.Is(err, meters.ErrBusy) {
 		t.Fatalf("backfill page while the environment is held: %v, want ErrBusy", err)
 	}
 	_, err = svc.Create(ctx, env, meters.Definition{Key: "other", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
@@ -75,12 +76,12 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	}
 	release()
 
-	ran, n, _, err := meters.Turn(ctx, st.Jobs(), env.ID, meters.DefaultBudget)
+	ran, n, _, err := meters.Turn(ctx, st.OnJobsPool(), env.ID, meters.DefaultBudget)
 	if err != nil || !ran || n != 2 {
 		t.Fatalf("consumer turn once released: ran %v, %d rows, %v; want the new batch's 2 rows", ran, n, err)
 	}
 	for done := false; !done; {
-		if done, _, err = meters.BackfillPage(ctx, st.Jobs(), m.ID, now); err != nil {
+		if done, _, err = meters.BackfillPage(ctx, st.OnJobsPool(), m.ID, now); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -83,7 +84,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {

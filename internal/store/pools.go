@@ -92,7 +92,7 @@ func sizePool(db *sql.DB, n int) {
 // returned (one pool on SQLite), for metrics and for tests that check jobs never take
 // requests' connections.
 func (s *Store) PoolStats() (requests, jobs sql.DBStats) {
-	return dbStats(s.db), dbStats(s.Jobs().db)
+	return dbStats(s.db), dbStats(s.OnJobsPool().db)
 }
 
 func dbStats(db interface{ DB() (*sql.DB, error) }) sql.DBStats {

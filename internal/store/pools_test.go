@@ -129,7 +129,7 @@ func TestJobsNeverTakeRequestConnections(t *testing.T) {
 
 	done := make(chan error, o.JobConnections)
 	for range o.JobConnections {
-		go func() { done <- lockAccount(ctx, st.Jobs(), env, acct) }()
+		go func() { done <- lockAccount(ctx, st.OnJobsPool(), env, acct) }()
 	}
 	waitUntil(t, "the jobs to take every job connection", func() bool {
 		_, jobs := st.PoolStats()
@@ -176,7 +176,7 @@ func TestJobGivesUpAtItsLockTimeout(t *testing.T) {
 	holdLock(t, url, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", acct)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang
 	defer cancel()
-	if err := lockAccount(ctx, st.Jobs(), env, acct); !isLockTimeout(err) {
+	if err := lockAccount(ctx, st.OnJobsPool(), env, acct); !isLockTimeout(err) {
 		t.Fatalf("job on the locked row: %v, want lock_timeout", err)
 	}
 }
@@ -194,14 +194,14 @@ func TestPoolTimeoutSettings(t *testing.T) {
 	}{
 		{st, "requests", "lock_timeout", "1500ms"},
 		{st, "requests", "statement_timeout", "20s"},
-		{st.Jobs(), "jobs", "lock_timeout", "5s"},
-		{st.Jobs(), "jobs", "statement_timeout", "2min"},
+		{st.OnJobsPool(), "jobs", "lock_timeout", "5s"},
+		{st.OnJobsPool(), "jobs", "statement_timeout", "2min"},
 	} {
 		if got, err := c.st.ShowForTest(ctx, c.setting); err != nil || got != c.want {
 			t.Errorf("%s %s = %q, %v; want %q", c.name, c.setting, got, err, c.want)
 		}
 	}
-	if st.Jobs() == st {
+	if st.OnJobsPool() == st {
 		t.Error("Jobs is the request store on PostgreSQL")
 	}
 }
@@ -209,7 +209,7 @@ func TestPoolTimeoutSettings(t *testing.T) {
 // SQLite keeps one connection that jobs share (one writer).
 func TestSQLiteJobsShareTheConnection(t *testing.T) {
 	st := testdb.Open(t, filepath.Join(t.TempDir(), "revops.db"))
-	if st.Jobs() != st {
+	if st.OnJobsPool() != st {
 		t.Fatal("Jobs is another store on SQLite")
 	}
 }
@@ -224,12 +224,12 @@ func TestStatementTimeout(t *testing.T) {
 	if err := st.SleepForTest(ctx, 60); !errors.Is(err, apperr.ErrStatementTimeout) {
 		t.Fatalf("pg_sleep past the statement timeout: %v, want ErrStatementTimeout", err)
 	}
-	if err := st.Jobs().SleepForTest(ctx, 0.01); err != nil {
+	if err := st.OnJobsPool().SleepForTest(ctx, 0.01); err != nil {
 		t.Fatalf("a short statement on the job pool: %v", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if err := st.Jobs().SleepForTest(cctx, 60); err == nil || errors.Is(err, apperr.ErrStatementTimeout) {
+	if err := st.OnJobsPool().SleepForTest(cctx, 60); err == nil || errors.Is(err, apperr.ErrStatementTimeout) {
 		t.Fatalf("pg_sleep past the context's deadline: %v, want the context's error", err)
 	}
 }

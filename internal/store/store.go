@@ -157,12 +157,12 @@ func gormConfig() *gorm.Config {
 	}
 }
 
-// Jobs is the store tenant jobs use (backfill and purge pages, bulk replay pages, the meter
-// consumer): the same database through a pool of connections apart from the one that
-// serves requests and records deliveries, so that jobs never take the connections
-// deliveries need, with the jobs' own timeouts (CONTRACT §21). On SQLite it is the store
-// itself (one connection, openSQLite).
-func (s *Store) Jobs() *Store {
+// OnJobsPool is this store on the pool tenant jobs use (backfill and purge pages, bulk
+// replay pages, the meter consumer): the same database through a pool of connections
+// apart from the one that serves requests and records deliveries, so that jobs never
+// take the connections deliveries need, with the jobs' own timeouts (CONTRACT §21). On
+// SQLite it is the store itself (one connection, openSQLite).
+func (s *Store) OnJobsPool() *Store {
 	if s.jobs != nil {
 		return s.jobs
 	}

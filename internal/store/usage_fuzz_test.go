@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -61,7 +62,7 @@ func FuzzUsageStoreRoundTrip(f *testing.F) {
 		for i, m := range b.Metrics {
 			e := byID[w.Events[i].ID]
 			if e.AccountID != m.AccountID || e.Product != m.Product || e.MetricName != m.MetricName ||
-				usage.Canonical(e.MetricValue) != m.Value.String() {
+				decimal.Canonical(e.MetricValue) != m.Value.String() {
 				t.Fatalf("row %d read back as %+v, sent %+v", i, e, m)
 			}
 			if len(e.Metadata) > 64<<10 {

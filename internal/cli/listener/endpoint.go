@@ -168,6 +168,3 @@ func ParseEvents(s string) []string {
 	}
 	return out
 }
-
-// IsLeftOver tells whether ep is the endpoint of a listen of o's host that no longer runs.
-func IsLeftOver(o Owner, ep Endpoint) bool { return o.leftOver(ep.Description) }

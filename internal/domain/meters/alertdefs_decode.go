@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/bodyfields"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/jsonnum"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/models"
@@ -22,7 +23,7 @@ import (
 // AlertDefinition is an alert as POST /v1/meters/{key}/alerts defines it, checked
 // (DecodeAlert) but not yet against its meter.
 type AlertDefinition struct {
-	Threshold   usage.Decimal     // > 0, within §15's bounds
+	Threshold   decimal.Decimal   // > 0, within §15's bounds
 	Window      string            // models.AlertWindow*
 	AccountID   string            // "": every account
 	Group       map[string]string // group_by key → canonical text of its value; empty: any group
@@ -67,31 +68,31 @@ func DecodeAlert(body []byte) (AlertDefinition, error) {
 // threshold reads a JSON number or a string holding one (a decimal string keeps digits
 // a client's float would lose), exact, within CONTRACT §15's bounds, and above 0: a
 // threshold of 0 would fire for every series at its first figure, which is no warning.
-func threshold(fs *apperr.Faults, obj map[string]json.RawMessage) usage.Decimal {
+func threshold(fs *apperr.Faults, obj map[string]json.RawMessage) decimal.Decimal {
 	raw, ok := member(obj, "threshold")
 	if !ok {
 		fs.Missing("threshold")
-		return usage.Decimal{}
+		return decimal.Decimal{}
 	}
 	lit := string(raw)
 	if raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) != nil || !textcheck.LineOK(fs, "threshold", s) {
-			return usage.Decimal{}
+			return decimal.Decimal{}
 		}
 		lit = s
 	}
 	if err := jsonnum.Check(lit); errors.Is(err, jsonnum.ErrNotNumber) {
 		fs.Invalid("threshold", "threshold must be a number or a decimal string such as \"1000.5\".")
-		return usage.Decimal{}
+		return decimal.Decimal{}
 	} else if err != nil {
 		fs.Add("threshold", jsonnum.Code, "threshold must be at most %d characters written out in plain decimal.", jsonnum.MaxText)
-		return usage.Decimal{}
+		return decimal.Decimal{}
 	}
-	d, err := usage.ParseDecimal(lit)
+	d, err := decimal.Parse(lit)
 	if err != nil {
-		fs.Add("threshold", jsonnum.Code, "threshold must be a finite decimal of at most %d significant digits.", usage.MaxSignificantDigits)
-		return usage.Decimal{}
+		fs.Add("threshold", jsonnum.Code, "threshold must be a finite decimal of at most %d significant digits.", decimal.MaxSignificantDigits)
+		return decimal.Decimal{}
 	}
 	if d.Sign() <= 0 {
 		fs.Invalid("threshold", "threshold must be greater than 0.")

@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -52,7 +53,7 @@ func meterFirings(tx *store.Tx, m *models.Meter, ws []*watch, wrote []models.Met
 	}
 	var over []firing
 	for _, c := range cs {
-		v, err := usage.ParseStored(c.value)
+		v, err := decimal.ParseStored(c.value)
 		if err != nil {
 			return nil, err
 		}
@@ -123,11 +124,11 @@ func monthValues(tx *store.Tx, m *models.Meter, cs []candidate) error {
 	sums := map[month]*figure{}
 	for i := range days {
 		d := &days[i]
-		v, err := usage.ParseStored(d.Value)
+		v, err := decimal.ParseStored(d.Value)
 		if err != nil {
 			return err
 		}
-		k := month{store.SeriesKey{AccountID: d.AccountID, Groups: d.Groups}, windowStart(d.WindowStart, WindowMonth).UnixNano()}
+		k := month{store.SeriesKey{AccountID: d.AccountID, Groups: d.Groups}, period.Start(d.WindowStart, WindowMonth).UnixNano()}
 		f := sums[k]
 		if f == nil {
 			f = &figure{}

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -36,7 +37,7 @@ type candidate struct {
 type watch struct {
 	models.MeterAlert
 	meter     *models.Meter
-	threshold usage.Decimal
+	threshold decimal.Decimal
 	keys      []int
 	values    []*string // canonical text, as the series' group values (nil: absent)
 }
@@ -127,7 +128,7 @@ func watchesOf(ms []models.Meter, alerts []models.MeterAlert) map[string][]*watc
 func watchOf(a models.MeterAlert, m *models.Meter) (*watch, bool) {
 	w := &watch{MeterAlert: a, meter: m}
 	var err error
-	if w.threshold, err = usage.ParseStored(a.Threshold); err != nil {
+	if w.threshold, err = decimal.ParseStored(a.Threshold); err != nil {
 		return nil, false
 	}
 	group := parseDims(a.Group)
@@ -194,8 +195,8 @@ func candidates(m *models.Meter, ws []*watch, wrote []models.MeterFigure) []cand
 			if f.Kind != w.figureKind() || !w.watches(f.AccountID, vals) {
 				continue
 			}
-			start := windowStart(f.WindowStart, w.Window)
-			end := windowEnd(start, w.Window)
+			start := period.Start(f.WindowStart, w.Window)
+			end := period.End(start, w.Window)
 			if !end.After(w.CreatedAt) {
 				continue
 			}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -156,7 +158,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 				go func() {
 					defer consumers.Done()
 					for {
-						if _, err := meters.Consume(ctx, cst); err != nil {
+						if _, err := meterstest.Consume(ctx, cst); err != nil {
 							t.Errorf("consume: %v", err)
 						}
 						select {
@@ -190,7 +192,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			wg.Wait()
 			close(stop)
 			consumers.Wait()
-			if _, err := meters.Consume(ctx, st); err != nil {
+			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			// A meter created now counts every row through its backfill: its alerts fire
@@ -229,15 +231,15 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 					t.Errorf("firing %s: no series reaches the threshold there", k)
 					continue
 				}
-				v, _ := usage.ParseStored(f.Value)
-				fin, _ := usage.ParseStored(final)
+				v, _ := decimal.ParseStored(f.Value)
+				fin, _ := decimal.ParseStored(final)
 				var a models.MeterAlert
 				for _, x := range alerts {
 					if x.ID == f.AlertID {
 						a = x
 					}
 				}
-				th, _ := usage.ParseStored(a.Threshold)
+				th, _ := decimal.ParseStored(a.Threshold)
 				if v.Cmp(&th) < 0 || v.Cmp(&fin) > 0 {
 					t.Errorf("firing %s: value %s, threshold %s, final %s", k, f.Value, a.Threshold, final)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
@@ -214,7 +215,7 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			old := now.AddDate(0, 0, -3)
 			ingestCalls(t, db, "old", []string{"a", "a", "a"}, old)
 			ingestCalls(t, db, "today", []string{"a", "a", "a"}, now)
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			a := putAlert(t, db.st, db.env, m, "day", "2", "", "{}", now)
@@ -225,7 +226,7 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			// alert existed, today's series was over already and fires now.
 			ingestCalls(t, db, "more", []string{"a"}, old)
 			ingestCalls(t, db, "more-today", []string{"a"}, now)
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			fs := firingsOf(t, db, a)
@@ -237,7 +238,7 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			}
 			// Written again, the same series and window never fires twice.
 			ingestCalls(t, db, "again", []string{"a"}, now)
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			if fs := firingsOf(t, db, a); len(fs) != 1 {
@@ -259,7 +260,7 @@ func TestBackfillFiresAlerts(t *testing.T) {
 			for i := range 5 {
 				ingestCalls(t, db, fmt.Sprint("b", i), []string{"a", "b"}, now)
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
+			if _, err := meterstest.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
 				t.Fatal(err)
 			}
 			m := countMeter(t, db)
@@ -267,7 +268,7 @@ func TestBackfillFiresAlerts(t *testing.T) {
 				t.Fatalf("meter %s", m.Status)
 			}
 			a := putAlert(t, db.st, db.env, m, "month", "3", "a", "{}", now.Add(-time.Minute))
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			if fs := firingsOf(t, db, a); len(fs) != 0 {
@@ -300,7 +301,7 @@ func TestDeletedMeterTakesItsAlerts(t *testing.T) {
 			m := countMeter(t, db)
 			a := putAlert(t, db.st, db.env, m, "day", "1", "", "{}", time.Now().Add(-time.Hour))
 			ingestCalls(t, db, "x", []string{"a"}, time.Now())
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			if len(firingsOf(t, db, a)) != 1 {

@@ -34,7 +34,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 				}
 				received = append(received, at)
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
+			if _, err := meterstest.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
 				t.Fatal(err)
 			}
 			svc := &meters.Service{Store: db.st}
@@ -112,7 +112,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			if err != nil || after.Status != models.MeterBackfilling || after.BackfillPartSeq == 0 {
 				t.Fatalf("meter created between two parts: %+v, %v; want its part to backfill", after, err)
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			for done := false; !done; {

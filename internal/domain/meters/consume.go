@@ -26,42 +26,6 @@ const waitingEnvironments = 100
 // parameters); past it, some are listed again and join ignores them.
 const maxExcept = 500
 
-// Consume counts every environment's waiting usage batches into its meters until none
-// waits (or, for environments another transaction holds, until they are left to it), in
-// turns, and says how many rows it read: the consumer of tests and benchmarks, which run
-// it alone. A failing environment is skipped for the round and its error returned after
-// it (its batches stay waiting: nothing is lost).
-func Consume(ctx context.Context, st Store) (int, error) {
-	total := 0
-	for ctx.Err() == nil {
-		envs, err := st.WaitingUsageEnvironments(ctx, nil, waitingEnvironments)
-		if err != nil {
-			return total, err
-		}
-		progressed := false
-		var errs []error
-		for _, env := range envs {
-			for more := true; more && ctx.Err() == nil; {
-				var ran bool
-				var n int
-				ran, n, more, err = Turn(ctx, st, env, DefaultBudget)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("environment %s: %w", env, err))
-					break
-				}
-				if !ran {
-					break
-				}
-				progressed, total = true, total+n
-			}
-		}
-		if len(errs) > 0 || !progressed {
-			return total, errors.Join(errs...)
-		}
-	}
-	return total, ctx.Err()
-}
-
 // Turn is one consumer step in env within b: ran is false when another transaction held
 // the environment; n the rows read; more whether batches are left waiting. A panic on
 // the environment's data ends this turn only (guarded).

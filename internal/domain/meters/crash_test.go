@@ -93,7 +93,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	stamped := countBatches(t, raw, env.ID, "gen IS NOT NULL")
 	t.Logf("child killed with %d of %d batches counted", stamped, batches)
 
-	if _, err := meters.Consume(ctx, st); err != nil {
+	if _, err := meterstest.Consume(ctx, st); err != nil {
 		t.Fatalf("resuming after the kill: %v", err)
 	}
 	if n := countBatches(t, raw, env.ID, "gen IS NULL"); n != 0 {
@@ -209,7 +209,7 @@ func TestCrashChildConsumer(t *testing.T) {
 	}
 	// 100 row-meters for 18 meters: 5 rows a turn, so most batches are applied in parts.
 	meters.DefaultBudget = meters.Budget{RowMeters: 100, Bytes: 4 << 10}
-	(&meters.Consumer{Store: holdingStore{st.Jobs()}, Consumers: 1, Every: 20 * time.Millisecond}).Run(ctx)
+	(&meters.Consumer{Store: holdingStore{st.OnJobsPool()}, Consumers: 1, Every: 20 * time.Millisecond}).Run(ctx)
 }
 
 // holdingStore keeps each meter transaction open crashChildHold after its work.

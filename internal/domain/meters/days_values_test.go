@@ -9,7 +9,9 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/models"
 )
 
@@ -47,15 +49,15 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
 			if err != nil {
 				t.Fatal(err)
 			}
-			from := usage.PeriodStart(now.AddDate(0, 0, -40), meters.WindowMonth)
-			to := usage.PeriodStart(now, meters.WindowMonth).AddDate(0, 1, 0)
+			from := period.Start(now.AddDate(0, 0, -40), meters.WindowMonth)
+			to := period.Start(now, meters.WindowMonth).AddDate(0, 1, 0)
 			for _, c := range []struct {
 				window  string
 				groupBy []string
@@ -70,7 +72,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 			} {
 				f, tt := from, to
 				if c.window == meters.WindowWeek {
-					f, tt = usage.PeriodStart(from, meters.WindowWeek), usage.PeriodStart(to, meters.WindowWeek)
+					f, tt = period.Start(from, meters.WindowWeek), period.Start(to, meters.WindowWeek)
 				}
 				want, err := meters.Reference(m, rows, c.window, f, tt, c.groupBy, c.filters)
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -30,7 +31,7 @@ func canonicalText(raw json.RawMessage) (string, bool) {
 			return "", false
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		text = usage.CanonicalNumber(string(raw))
+		text = decimal.CanonicalNumber(string(raw))
 	case c == 't' || c == 'f':
 		text = string(raw)
 	default: // null, object, array

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // figure is one figure being combined: a window's value for one account and group.
 type figure struct {
-	value     usage.Decimal
+	value     decimal.Decimal
 	has       bool
 	latestTS  time.Time
 	latestSeq int64
@@ -62,7 +63,7 @@ func (f *figure) combine(agg string, o *figure) {
 // unit is the figure of a single count, parsed once: count meters fold it for every row.
 // Copies share its digits safely, since combining never changes a value in place.
 var unit = func() figure {
-	d, _ := usage.ParseStored("1")
+	d, _ := decimal.ParseStored("1")
 	return figure{value: d, has: true}
 }()
 
@@ -71,7 +72,7 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 	if agg == models.AggCount {
 		return unit, nil
 	}
-	v, err := usage.ParseStored(r.MetricValue)
+	v, err := decimal.ParseStored(r.MetricValue)
 	if err != nil {
 		return figure{}, fmt.Errorf("usage row %s: metric value %q: %w", r.ID, r.MetricValue, err)
 	}
@@ -86,7 +87,7 @@ func rowFigure(agg string, r *store.UsageRow) (figure, error) {
 // hours or longer reads totals only: decoding sixty minutes per hour would be most of
 // its cost).
 func fromKept(k *models.MeterFigure, withSlots bool) (window, error) {
-	v, err := usage.ParseStored(k.Value)
+	v, err := decimal.ParseStored(k.Value)
 	if err != nil {
 		return window{}, fmt.Errorf("kept figure of meter %s: %q: %w", k.MeterID, k.Value, err)
 	}
@@ -121,14 +122,6 @@ func keyOf(k store.FigureKey) figKey {
 type window struct {
 	total figure
 	slots map[int]*figure
-}
-
-// combine folds o into w under agg.
-func (w *window) combine(agg string, o *window) {
-	w.total.combine(agg, &o.total)
-	for m, f := range o.slots {
-		w.slot(m).combine(agg, f)
-	}
 }
 
 func (w *window) slot(minute int) *figure {
@@ -171,12 +164,12 @@ func (p *pending) at(kind string, start time.Time, accountID, groups string, val
 
 // add folds f into the figure of the kind's window holding t.
 func (p *pending) add(kind string, t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
-	p.at(kind, windowStart(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
+	p.at(kind, period.Start(t, kind), accountID, groups, vals).total.combine(p.meter.Aggregation, f)
 }
 
 // addMinute folds f into the figure of the minute holding t, kept in its hour's slots.
 func (p *pending) addMinute(t time.Time, accountID, groups string, vals [MaxGroupBy]*string, f *figure) {
-	hour := windowStart(t, WindowHour)
+	hour := period.Start(t, WindowHour)
 	w := p.at(WindowHour, hour, accountID, groups, vals)
 	w.slot(int(t.Sub(hour)/time.Minute)).combine(p.meter.Aggregation, f)
 }

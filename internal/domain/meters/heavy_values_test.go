@@ -15,8 +15,8 @@ import (
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -75,13 +75,13 @@ func wantMinutes(f meterstest.MinuteFigures, from, to int, fold bool) []string {
 		h, m := t/60, t%60
 		start := f.Start.Add(time.Duration(t) * time.Minute)
 		for s := 0; s < f.Series; s += 3 {
-			var sum usage.Decimal
+			var sum decimal.Decimal
 			has := false
 			for r := s; r < s+3 && r < f.Series; r++ {
 				if (r+m)%f.Every != 0 {
 					continue
 				}
-				v, _ := usage.ParseStored(meterstest.MinuteValue(r, h, m))
+				v, _ := decimal.ParseStored(meterstest.MinuteValue(r, h, m))
 				if !fold {
 					out = append(out, fmt.Sprintf("%s %s %q %s", start.Format(time.RFC3339), meterstest.Account(r), meterstest.Region(r), v.String()))
 					continue

@@ -50,7 +50,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				ms = append(ms, m)
 			}
 			ingestSome(5) // after: the consumer counts these
-			if _, err := meters.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
 			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")

@@ -110,7 +110,7 @@ func definitions() []meters.Definition {
 // from the stored raw rows.
 func TestMetersMatchRawRows(t *testing.T) {
 	matchRawRows(t, func(ctx context.Context, st *store.Store, _ *rand.Rand) error {
-		_, err := meters.Consume(ctx, st)
+		_, err := meterstest.Consume(ctx, st)
 		return err
 	}, func(ctx context.Context, st *store.Store, id string, _ *rand.Rand) (bool, error) {
 		done, _, err := meters.BackfillPage(ctx, st, id, time.Now())
@@ -244,7 +244,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			close(stop)
 			consumer.Wait()
 			lastBatch := time.Now()
-			if _, err := meters.Consume(ctx, st); err != nil {
+			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			list, _, err := svc.List(ctx, env, store.Page{Limit: 100})
@@ -303,7 +303,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := meters.Consume(ctx, stores[b%2]); err != nil {
+				if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {
 					t.Fatal(err)
 				}
 			}

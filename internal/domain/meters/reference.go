@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -18,16 +19,7 @@ import (
 // every filter k are grouped by the window of their timestamp in [from, to), account and
 // the groupBy keys; the answer is in the values API's order.
 func Reference(m models.Meter, rows []store.UsageRow, window string, from, to time.Time, groupBy []string, filters map[string]string) ([]Value, error) {
-	type acc struct {
-		v        Value
-		sum      usage.Decimal
-		has      bool
-		ts       time.Time
-		seq      int64
-		id       string
-		distinct map[string]bool
-	}
-	accs := map[string]*acc{}
+	accs := map[string]*refAcc{}
 	var order []string
 	for i := range rows {
 		r := &rows[i]
@@ -45,7 +37,7 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 				continue
 			}
 		}
-		start := windowStart(ts, window)
+		start := period.Start(ts, window)
 		vals, groups := d.groupOf(groupBy)
 		key := start.Format(time.RFC3339) + "\x00" + r.AccountID + "\x00" + groups
 		a := accs[key]
@@ -54,48 +46,70 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 			for j, k := range groupBy {
 				g[k] = vals[j]
 			}
-			a = &acc{v: Value{WindowStart: start, WindowEnd: windowEnd(start, window), AccountID: r.AccountID, Group: g},
+			a = &refAcc{v: Value{WindowStart: start, WindowEnd: period.End(start, window), AccountID: r.AccountID, Group: g},
 				distinct: map[string]bool{}}
 			accs[key] = a
 			order = append(order, key)
 		}
-		v, err := usage.ParseStored(r.MetricValue)
+		v, err := decimal.ParseStored(r.MetricValue)
 		if err != nil {
 			return nil, err
 		}
-		switch m.Aggregation {
-		case models.AggSum:
-			a.sum = a.sum.Add(&v)
-		case models.AggCount:
-			a.sum = a.sum.Add(&unit.value)
-		case models.AggMax:
-			if !a.has || v.Cmp(&a.sum) > 0 {
-				a.sum = v
-			}
-		case models.AggMin:
-			if !a.has || v.Cmp(&a.sum) < 0 {
-				a.sum = v
-			}
-		case models.AggLatest:
-			later := !a.has || ts.After(a.ts) || (ts.Equal(a.ts) && (r.BatchSeq > a.seq || (r.BatchSeq == a.seq && r.ID > a.id)))
-			if later {
-				a.sum, a.ts, a.seq, a.id = v, ts, r.BatchSeq, r.ID
-			}
-		case models.AggUniqueCount:
-			a.distinct[*member] = true
-		}
-		a.has = true
+		a.add(m.Aggregation, r, ts, &v, member)
 	}
 	out := make([]Value, 0, len(order))
 	for _, key := range order {
 		a := accs[key]
 		if m.Aggregation == models.AggUniqueCount {
-			n, _ := usage.ParseStored(strconv.Itoa(len(a.distinct)))
+			n, _ := decimal.ParseStored(strconv.Itoa(len(a.distinct)))
 			a.sum = n
 		}
 		a.v.Value = a.sum.String()
 		out = append(out, a.v)
 	}
+	sortValues(out, groupBy)
+	return out, nil
+}
+
+// refAcc is one value of Reference's answer being computed.
+type refAcc struct {
+	v        Value
+	sum      decimal.Decimal
+	has      bool
+	ts       time.Time
+	seq      int64
+	id       string
+	distinct map[string]bool
+}
+
+// add folds row r (at ts, of value v; of member for unique_count) into a under agg.
+func (a *refAcc) add(agg string, r *store.UsageRow, ts time.Time, v *decimal.Decimal, member *string) {
+	switch agg {
+	case models.AggSum:
+		a.sum = a.sum.Add(v)
+	case models.AggCount:
+		a.sum = a.sum.Add(&unit.value)
+	case models.AggMax:
+		if !a.has || v.Cmp(&a.sum) > 0 {
+			a.sum = *v
+		}
+	case models.AggMin:
+		if !a.has || v.Cmp(&a.sum) < 0 {
+			a.sum = *v
+		}
+	case models.AggLatest:
+		later := !a.has || ts.After(a.ts) || (ts.Equal(a.ts) && (r.BatchSeq > a.seq || (r.BatchSeq == a.seq && r.ID > a.id)))
+		if later {
+			a.sum, a.ts, a.seq, a.id = *v, ts, r.BatchSeq, r.ID
+		}
+	case models.AggUniqueCount:
+		a.distinct[*member] = true
+	}
+	a.has = true
+}
+
+// sortValues puts values in the values API's order: window, account, groups.
+func sortValues(out []Value, groupBy []string) {
 	slices.SortFunc(out, func(x, y Value) int {
 		if c := x.WindowStart.Compare(y.WindowStart); c != 0 {
 			return c
@@ -106,7 +120,6 @@ func Reference(m models.Meter, rows []store.UsageRow, window string, from, to ti
 		cx, cy := x.cursorOf(groupBy), y.cursorOf(groupBy)
 		return strings.Compare(cx.Groups, cy.Groups)
 	})
-	return out, nil
 }
 
 // keeps tells whether metadata d passes every filter.
@@ -145,7 +158,7 @@ func ReferenceFirings(m models.Meter, alerts []models.MeterAlert, rows []store.U
 		}
 		var group map[string]string
 		_ = json.Unmarshal([]byte(a.Group), &group)
-		threshold, _ := usage.ParseStored(a.Threshold)
+		threshold, _ := decimal.ParseStored(a.Threshold)
 	values:
 		for _, v := range vals {
 			if (a.AccountID != "" && v.AccountID != a.AccountID) || !v.WindowEnd.After(a.CreatedAt) {
@@ -156,7 +169,7 @@ func ReferenceFirings(m models.Meter, alerts []models.MeterAlert, rows []store.U
 					continue values
 				}
 			}
-			if got, _ := usage.ParseStored(v.Value); got.Cmp(&threshold) < 0 {
+			if got, _ := decimal.ParseStored(v.Value); got.Cmp(&threshold) < 0 {
 				below++
 				continue
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/platform/decimal"
 )
 
 // encodeSlots writes an hour's minute figures: "minute=value" separated by ";", ascending
@@ -107,7 +107,7 @@ func decodeSlot(part string) (int, *figure, error) {
 		return 0, nil, fmt.Errorf("minute figure %q", part)
 	}
 	fields := strings.Split(rest, "|")
-	v, err := usage.ParseStored(fields[0])
+	v, err := decimal.ParseStored(fields[0])
 	if err != nil {
 		return 0, nil, fmt.Errorf("minute figure %q: %w", part, err)
 	}

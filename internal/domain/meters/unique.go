@@ -6,23 +6,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
-// applyUnique counts rows into a unique_count meter. A value is new to a window when no
-// minute of that window saw it yet; the minutes it was seen in are kept per day
-// (meter_member_days), so a sighting is new to its minute, hour, day, ISO week and month
-// exactly when those minutes say so, in whatever order rows come.
-func applyUnique(tx *store.Tx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
-	type valueKey struct { // a distinct value in a series, by text
-		series store.SeriesKey
-		value  string
-	}
-	sightings := map[valueKey][]seen{}
-	var keys []valueKey
-	groupVals := map[string][MaxGroupBy]*string{}
-	var from, to time.Time
+// seriesValue is a distinct value in a series, by text.
+type seriesValue struct {
+	series store.SeriesKey
+	value  string
+}
+
+// batchSightings are the distinct values a batch of rows shows a unique_count meter: each
+// value's sightings (day and minute), its series' group values, and the span of the weeks
+// and months they fall in (the days whose kept minutes decide what is new).
+type batchSightings struct {
+	keys      []seriesValue // in the order rows first show them
+	byKey     map[seriesValue][]seen
+	groupVals map[string][MaxGroupBy]*string
+	from, to  time.Time
+}
+
+// collectSightings reads the rows m counts: those without a usable value are not counted
+// (CONTRACT §18).
+func collectSightings(m *models.Meter, rows []store.UsageRow, d *rowDims) batchSightings {
+	sg := batchSightings{byKey: map[seriesValue][]seen{}, groupVals: map[string][MaxGroupBy]*string{}}
 	for i := range rows {
 		r := &rows[i]
 		if !matches(m, r) {
@@ -33,23 +41,33 @@ func applyUnique(tx *store.Tx, m *models.Meter, rows []store.UsageRow, d *rowDim
 			continue // a row without a usable value is not counted (CONTRACT §18)
 		}
 		vals, groups := d.group(i, m.GroupBy)
-		groupVals[groups] = vals
-		k := valueKey{store.SeriesKey{AccountID: r.AccountID, Groups: groups}, *value}
-		if _, ok := sightings[k]; !ok {
-			keys = append(keys, k)
+		sg.groupVals[groups] = vals
+		k := seriesValue{store.SeriesKey{AccountID: r.AccountID, Groups: groups}, *value}
+		if _, ok := sg.byKey[k]; !ok {
+			sg.keys = append(sg.keys, k)
 		}
 		ts := r.Timestamp.UTC()
-		day := windowStart(ts, WindowDay)
-		sightings[k] = append(sightings[k], seen{day, int(ts.Sub(day) / time.Minute)})
-		lo := min(windowStart(ts, WindowWeek).Unix(), windowStart(ts, WindowMonth).Unix())
-		hi := max(windowEnd(windowStart(ts, WindowWeek), WindowWeek).Unix(), windowEnd(windowStart(ts, WindowMonth), WindowMonth).Unix())
-		if from.IsZero() || lo < from.Unix() {
-			from = time.Unix(lo, 0).UTC()
+		day := period.Start(ts, WindowDay)
+		sg.byKey[k] = append(sg.byKey[k], seen{day, int(ts.Sub(day) / time.Minute)})
+		lo := min(period.Start(ts, WindowWeek).Unix(), period.Start(ts, WindowMonth).Unix())
+		hi := max(period.End(period.Start(ts, WindowWeek), WindowWeek).Unix(), period.End(period.Start(ts, WindowMonth), WindowMonth).Unix())
+		if sg.from.IsZero() || lo < sg.from.Unix() {
+			sg.from = time.Unix(lo, 0).UTC()
 		}
-		if hi > to.Unix() {
-			to = time.Unix(hi, 0).UTC()
+		if hi > sg.to.Unix() {
+			sg.to = time.Unix(hi, 0).UTC()
 		}
 	}
+	return sg
+}
+
+// applyUnique counts rows into a unique_count meter. A value is new to a window when no
+// minute of that window saw it yet; the minutes it was seen in are kept per day
+// (meter_member_days), so a sighting is new to its minute, hour, day, ISO week and month
+// exactly when those minutes say so, in whatever order rows come.
+func applyUnique(tx *store.Tx, m *models.Meter, rows []store.UsageRow, d *rowDims) error {
+	sg := collectSightings(m, rows, d)
+	keys, sightings, groupVals, from, to := sg.keys, sg.byKey, sg.groupVals, sg.from, sg.to
 	if len(keys) == 0 {
 		return nil
 	}
@@ -153,8 +171,8 @@ func (d memberDays) newTo(s seen) []string {
 	}
 	kinds = append(kinds, WindowDay)
 	for _, w := range []string{WindowWeek, WindowMonth} {
-		start := windowStart(s.day, w)
-		if !d.anyIn(start, windowEnd(start, w)) {
+		start := period.Start(s.day, w)
+		if !d.anyIn(start, period.End(start, w)) {
 			kinds = append(kinds, w)
 		}
 	}

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
 // Windows of a values query (CONTRACT §18), in UTC; week is ISO (Monday).
 const (
-	WindowMinute = usage.Minute
-	WindowHour   = usage.Hour
-	WindowDay    = usage.Day
-	WindowWeek   = usage.Week
-	WindowMonth  = usage.Month
+	WindowMinute = period.Minute
+	WindowHour   = period.Hour
+	WindowDay    = period.Day
+	WindowWeek   = period.Week
+	WindowMonth  = period.Month
 )
 
 // Bounds of a values query (CONTRACT §18).
@@ -125,24 +125,12 @@ func (s *Service) Values(ctx context.Context, env models.Env, key string, q Valu
 // the window's bounds, the 1,000-window bound, group_by and filter keys. It returns the
 // asked group_by keys in the meter's order and their positions in it.
 func checkQuery(m *models.Meter, q *ValuesQuery) ([]string, []int, error) {
-	if !validWindow(q.Window) {
+	if !period.Valid(q.Window) {
 		return nil, nil, invalid("window", "window must be minute, hour, day, week or month.")
 	}
-	q.From, q.To = q.From.UTC(), q.To.UTC()
-	if !windowStart(q.From, q.Window).Equal(q.From) {
-		return nil, nil, invalid("from", "from must be on a %s boundary (UTC), such as %s.", q.Window, windowStart(q.From, q.Window).Format(time.RFC3339))
-	}
-	if !windowStart(q.To, q.Window).Equal(q.To) {
-		return nil, nil, invalid("to", "to must be on a %s boundary (UTC), such as %s.", q.Window, windowEnd(windowStart(q.To, q.Window), q.Window).Format(time.RFC3339))
-	}
-	if !q.To.After(q.From) {
-		return nil, nil, invalid("to", "to must be after from.")
-	}
-	n := 0
-	for t := q.From; t.Before(q.To); t = windowEnd(t, q.Window) {
-		if n++; n > MaxWindows {
-			return nil, nil, invalid("to", "A query covers at most %d windows; this one covers more. Use a larger window or a shorter range.", MaxWindows)
-		}
+	var f *period.Fault
+	if q.From, q.To, f = period.CheckRange(q.From, q.To, q.Window, MaxWindows); f != nil {
+		return nil, nil, invalid(f.Param, "%s", f.Message)
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultLimit

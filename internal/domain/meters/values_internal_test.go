@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -29,7 +30,7 @@ func TestValuesWeeksOverTheBudget(t *testing.T) {
 		}
 		fs.kept = append(fs.kept, models.MeterFigure{MeterID: "m", Kind: WindowDay, WindowStart: d,
 			AccountID: a, Groups: "[]", Value: "1"})
-		want[windowStart(d, WindowWeek).Format(time.RFC3339)+" "+a]++
+		want[period.Start(d, WindowWeek).Format(time.RFC3339)+" "+a]++
 	}
 	slices.SortFunc(fs.kept, compareKept)
 	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 14), Window: WindowWeek, Limit: MaxLimit}

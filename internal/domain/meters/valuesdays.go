@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -24,10 +25,10 @@ import (
 func (rd *reader) readDays(ctx context.Context) (*cursor, error) {
 	b, c := rd.b, rd.b.after
 	rd.frontier = c
-	w := windowStart(c.WindowStart, b.q.Window)
+	w := period.Start(c.WindowStart, b.q.Window)
 	var days []*dayStream
 	if c.AccountID != "" { // every day of the cursor's window, from the cursor's series on
-		for d := w; d.Before(windowEnd(w, b.q.Window)); d = d.AddDate(0, 0, 1) {
+		for d := w; d.Before(period.End(w, b.q.Window)); d = d.AddDate(0, 0, 1) {
 			days = append(days, &dayStream{day: d, after: store.FigureKey{WindowStart: d, AccountID: c.AccountID, Groups: b.seek(&c)}})
 		}
 	}
@@ -41,7 +42,7 @@ func (rd *reader) readDays(ctx context.Context) (*cursor, error) {
 				b.emitAll()
 				return nil, nil
 			}
-			w = windowStart(first.WindowStart, b.q.Window)
+			w = period.Start(first.WindowStart, b.q.Window)
 			if days, ok, err = rd.openDays(ctx, w, first); err != nil || !ok {
 				return rd.stopDays(err, true)
 			}
@@ -50,7 +51,7 @@ func (rd *reader) readDays(ctx context.Context) (*cursor, error) {
 		if err != nil || b.full() || !done {
 			return rd.stopDays(err, !done)
 		}
-		w, days, rd.row = windowEnd(w, b.q.Window), nil, nil
+		w, days, rd.row = period.End(w, b.q.Window), nil, nil
 		rd.frontier = cursor{WindowStart: w} // the window's rows are whole
 		b.emit(&rd.frontier)
 		if b.full() {
@@ -99,7 +100,7 @@ func (rd *reader) probe(ctx context.Context, from, to time.Time) (*models.MeterF
 
 // openDays is the days of the window w holding figures, first (w's first figure) read.
 func (rd *reader) openDays(ctx context.Context, w time.Time, first *models.MeterFigure) ([]*dayStream, bool, error) {
-	end := windowEnd(w, rd.b.q.Window)
+	end := period.End(w, rd.b.q.Window)
 	var days []*dayStream
 	for f := first; f != nil; {
 		days = append(days, &dayStream{day: f.WindowStart, buf: []models.MeterFigure{*f}, after: figureKeyOf(f)})

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/models"
 )
 
@@ -107,7 +108,7 @@ func (b *pageBuilder) add(c cursor, g askedGroup, decode func() (figure, error))
 		b.held[i].fig.combine(b.meter.Aggregation, &f)
 		return nil
 	}
-	c.windowEnd = windowEnd(c.WindowStart, b.q.Window)
+	c.windowEnd = period.End(c.WindowStart, b.q.Window)
 	b.held = slices.Insert(b.held, i, &row{cursor: c, vals: g.vals, fig: f})
 	b.cost.Built = max(b.cost.Built, len(b.out)+len(b.held))
 	return nil

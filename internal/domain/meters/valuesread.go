@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -72,7 +73,7 @@ func (rd *reader) readWindows(ctx context.Context) (*cursor, error) {
 func (rd *reader) take(k *models.MeterFigure) (bool, error) {
 	b := rd.b
 	g := b.group(k.Groups)
-	key := cursor{WindowStart: windowStart(k.WindowStart, b.q.Window), AccountID: k.AccountID, Groups: g.text}
+	key := cursor{WindowStart: period.Start(k.WindowStart, b.q.Window), AccountID: k.AccountID, Groups: g.text}
 	if err := b.add(key, g, func() (figure, error) { w, err := fromKept(k, false); return w.total, err }); err != nil {
 		return false, err
 	}
@@ -127,7 +128,7 @@ func tooWide(b *pageBuilder) error {
 // cursor, then the ones before it. Memory holds the rows of the page, never the hour.
 func (rd *reader) readMinutes(ctx context.Context) (*cursor, error) {
 	b, c := rd.b, rd.b.after
-	first := windowStart(c.WindowStart, WindowHour)
+	first := period.Start(c.WindowStart, WindowHour)
 	for h := first; h.Before(b.q.To); h = h.Add(time.Hour) {
 		m, series := 0, store.FigureKey{WindowStart: h} // a later hour: whole, from its first minute
 		if h.Equal(first) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/fingerprint"
 )
 
@@ -77,16 +78,17 @@ func flatCanonical(raw []byte) ([]byte, bool) {
 		case 't', 'f', 'n':
 			buf = append(buf, m.val...)
 		default:
-			buf = append(buf, canonicalNumber(string(m.val))...)
+			buf = append(buf, decimal.CanonicalNumber(string(m.val))...)
 		}
 	}
 	return append(buf, '}'), true
 }
 
 // writeCanonical is fingerprint's walker with this package's number rule: where
-// fingerprint.Number only respells a literal, canonicalNumber writes it as Decimal does.
+// fingerprint.Number only respells a literal, decimal.CanonicalNumber writes it as a
+// Decimal.
 func writeCanonical(buf *bytes.Buffer, v any) {
-	fingerprint.Write(buf, v, canonicalNumber)
+	fingerprint.Write(buf, v, decimal.CanonicalNumber)
 }
 
 // appendCanonicalString appends the string literal raw (quotes included) as json.Marshal
@@ -106,13 +108,4 @@ func appendCanonicalString(buf, raw []byte) []byte {
 	_ = json.Unmarshal(raw, &s) // valid: the scanner checked it
 	b, _ := json.Marshal(s)     // cannot fail for a string
 	return append(buf, b...)
-}
-
-// canonicalNumber gives equal numbers one spelling; numbers outside what Decimal holds
-// exactly keep a normalised spelling of their own text.
-func canonicalNumber(s string) string {
-	if d, _, err := parseLiteral(s); err == nil {
-		return d.String()
-	}
-	return strings.ToLower(s)
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/jsonnum"
 	"github.com/revops/revops/internal/platform/textcheck"
 )
@@ -100,25 +101,25 @@ func printableASCII(s string) bool {
 }
 
 // value decodes metric_value: a finite JSON number, negative only in increment mode.
-func value(raw []byte, p param, mode string, fs *apperr.Faults) Decimal {
+func value(raw []byte, p param, mode string, fs *apperr.Faults) decimal.Decimal {
 	if raw[0] == '"' {
 		fs.Invalid(p.String(), "%s must be a JSON number, not a string.", p)
-		return Decimal{}
+		return decimal.Decimal{}
 	}
-	d, err := parseDecimal(raw)
+	d, err := decimal.ParseBytes(raw)
 	switch err {
 	case nil:
-	case errNotNumber:
+	case decimal.ErrNotNumber:
 		fs.Invalid(p.String(), "%s must be a JSON number.", p)
-	case errPrecision:
-		fs.Invalid(p.String(), "%s must have at most %d significant digits.", p, MaxSignificantDigits)
+	case decimal.ErrPrecision:
+		fs.Invalid(p.String(), "%s must have at most %d significant digits.", p, decimal.MaxSignificantDigits)
 	default:
 		fs.Invalid(p.String(), "%s must be a finite number (|value| ≤ 1.7976931348623157e308, and not so small that it reads as 0).", p)
 	}
 	if err == nil && mode == ModeSet && d.Sign() < 0 {
 		fs.Invalid(p.String(), "%s may be negative only in increment mode.", p)
 	}
-	if n := d.textLen(); err == nil && n > jsonnum.MaxText {
+	if n := d.TextLen(); err == nil && n > jsonnum.MaxText {
 		fs.Add(p.String(), jsonnum.Code, "%s must be at most %d characters written out in plain decimal (it has %d).", p, jsonnum.MaxText, n)
 	}
 	return d

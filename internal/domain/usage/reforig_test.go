@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/textcheck"
 )
 
@@ -230,25 +231,25 @@ func refIdentifier(m map[string]json.RawMessage, name, param string, fs *apperr.
 }
 
 // refValue decodes metric_value: a finite JSON number, negative only in increment mode.
-func refValue(raw json.RawMessage, param, mode string, fs *apperr.Faults) Decimal {
+func refValue(raw json.RawMessage, param, mode string, fs *apperr.Faults) decimal.Decimal {
 	if raw[0] == '"' {
 		fs.Invalid(param, "%s must be a JSON number, not a string.", param)
-		return Decimal{}
+		return decimal.Decimal{}
 	}
-	d, err := parseLong(string(raw))
+	d, err := decimal.Parse(string(raw))
 	switch err {
 	case nil:
-	case errNotNumber:
+	case decimal.ErrNotNumber:
 		fs.Invalid(param, "%s must be a JSON number.", param)
-	case errPrecision:
-		fs.Invalid(param, "%s must have at most %d significant digits.", param, MaxSignificantDigits)
+	case decimal.ErrPrecision:
+		fs.Invalid(param, "%s must have at most %d significant digits.", param, decimal.MaxSignificantDigits)
 	default:
 		fs.Invalid(param, "%s must be a finite number (|value| ≤ 1.7976931348623157e308, and not so small that it reads as 0).", param)
 	}
 	if err == nil && mode == ModeSet && d.Sign() < 0 {
 		fs.Invalid(param, "%s may be negative only in increment mode.", param)
 	}
-	if n := len(d.bigString()); err == nil && n > 64 {
+	if n := len(d.String()); err == nil && n > 64 {
 		fs.Add(param, "invalid_number", "%s must be at most 64 characters written out in plain decimal (it has %d).", param, n)
 	}
 	return d
@@ -345,7 +346,7 @@ func refHash(b *Batch) string {
 		refWriteField(h, []byte(m.AccountID))
 		refWriteField(h, []byte(m.Product))
 		refWriteField(h, []byte(m.MetricName))
-		refWriteField(h, []byte(m.Value.bigString()))
+		refWriteField(h, []byte(m.Value.String()))
 		refWriteField(h, []byte(m.Resolution))
 		refWriteField(h, m.metaHash[:])
 		ts := "-"

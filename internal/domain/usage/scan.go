@@ -163,6 +163,8 @@ func (s *scanner) str() (content []byte, escaped, ok bool) {
 	return nil, false, false
 }
 
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
 func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 
 func (s *scanner) literal(lit string) bool {

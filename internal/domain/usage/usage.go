@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/revops/revops/internal/platform/decimal"
+	"github.com/revops/revops/internal/platform/period"
 )
 
 // Modes of a batch.
@@ -19,13 +22,13 @@ const (
 	ModeSet       = "set"
 )
 
-// Resolutions: the period a metric value belongs to, in UTC.
+// Resolutions: the period a metric value belongs to, in UTC (platform/period).
 const (
-	Minute = "minute"
-	Hour   = "hour"
-	Day    = "day"
-	Week   = "week" // ISO: starts on Monday
-	Month  = "month"
+	Minute = period.Minute
+	Hour   = period.Hour
+	Day    = period.Day
+	Week   = period.Week // ISO: starts on Monday
+	Month  = period.Month
 )
 
 // Limits of CONTRACT §5.
@@ -49,7 +52,7 @@ type Metric struct {
 	AccountID  string
 	Product    string
 	MetricName string
-	Value      Decimal
+	Value      decimal.Decimal
 	Resolution string
 	// Metadata is compact JSON as sent ("{}" when absent); metaHash is its canonical hash.
 	Metadata []byte
@@ -60,32 +63,7 @@ type Metric struct {
 }
 
 // ValidResolution tells whether r is one of the five resolutions.
-func ValidResolution(r string) bool {
-	switch r {
-	case Minute, Hour, Day, Week, Month:
-		return true
-	}
-	return false
-}
-
-// PeriodStart is the start of the period of resolution res that contains t, in UTC.
-func PeriodStart(t time.Time, res string) time.Time {
-	t = t.UTC()
-	switch res {
-	case Minute:
-		return t.Truncate(time.Minute)
-	case Hour:
-		return t.Truncate(time.Hour)
-	case Day:
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	case Week:
-		back := (int(t.Weekday()) + 6) % 7 // days since Monday
-		return time.Date(t.Year(), t.Month(), t.Day()-back, 0, 0, 0, 0, time.UTC)
-	case Month:
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	}
-	return t // unreachable: Decode lets only the five resolutions through
-}
+func ValidResolution(r string) bool { return period.Valid(r) }
 
 // RollupKey identifies one rollup row within an environment.
 type RollupKey struct {
@@ -100,7 +78,7 @@ type RollupKey struct {
 // value to set (set; the last metric of the batch for that row wins).
 type Rollup struct {
 	RollupKey
-	Value Decimal
+	Value decimal.Decimal
 }
 
 // Rollups aggregates a batch's metrics per rollup row, so each row is written once per
@@ -111,7 +89,7 @@ func Rollups(b Batch) []Rollup {
 	agg := make([]Rollup, 0, len(b.Metrics))
 	for i := range b.Metrics {
 		m := &b.Metrics[i]
-		k := RollupKey{m.AccountID, m.Product, m.MetricName, m.Resolution, PeriodStart(m.Timestamp, m.Resolution)}
+		k := RollupKey{m.AccountID, m.Product, m.MetricName, m.Resolution, period.Start(m.Timestamp, m.Resolution)}
 		j, ok := idx[k]
 		switch {
 		case !ok:
@@ -169,7 +147,7 @@ func (b *Batch) Hash() string {
 		buf = appendField(buf, m.AccountID)
 		buf = appendField(buf, m.Product)
 		buf = appendField(buf, m.MetricName)
-		buf = appendField(buf, m.Value.appendText(tmp[:0]))
+		buf = appendField(buf, m.Value.AppendText(tmp[:0]))
 		buf = appendField(buf, m.Resolution)
 		buf = appendField(buf, m.metaHash[:])
 		ts := append(tmp[:0], '-')

@@ -3,36 +3,14 @@ package usage
 import (
 	"testing"
 	"time"
-)
 
-func TestPeriodStart(t *testing.T) {
-	at := time.Date(2025, 3, 12, 15, 4, 5, 999, time.FixedZone("CET", 3600)) // a Wednesday, 14:04:05 UTC
-	tests := []struct {
-		res  string
-		at   time.Time
-		want string
-	}{
-		{Minute, at, "2025-03-12T14:04:00Z"},
-		{Hour, at, "2025-03-12T14:00:00Z"},
-		{Day, at, "2025-03-12T00:00:00Z"},
-		{Week, at, "2025-03-10T00:00:00Z"},
-		{Week, time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC), "2025-03-10T00:00:00Z"},   // Monday itself
-		{Week, time.Date(2025, 3, 16, 23, 59, 0, 0, time.UTC), "2025-03-10T00:00:00Z"}, // Sunday
-		{Week, time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC), "2024-12-30T00:00:00Z"},   // across a year
-		{Month, at, "2025-03-01T00:00:00Z"},
-		{Day, time.Date(2025, 3, 1, 0, 30, 0, 0, time.FixedZone("X", 3600)), "2025-02-28T00:00:00Z"}, // UTC, not local
-	}
-	for _, tt := range tests {
-		if got := PeriodStart(tt.at, tt.res).Format(time.RFC3339); got != tt.want {
-			t.Errorf("%s of %s = %s, want %s", tt.res, tt.at, got, tt.want)
-		}
-	}
-}
+	"github.com/revops/revops/internal/platform/decimal"
+)
 
 func TestRollupsAggregateInBatch(t *testing.T) {
 	now := testNow
 	mk := func(acct, res, val string, at time.Time) Metric {
-		d, err := ParseDecimal(val)
+		d, err := decimal.Parse(val)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,37 +40,6 @@ func TestRollupsAggregateInBatch(t *testing.T) {
 			if s != tt.want[i] {
 				t.Errorf("%s: rollup %d = %q, want %q", tt.mode, i, s, tt.want[i])
 			}
-		}
-	}
-}
-
-func TestDecimal(t *testing.T) {
-	tests := []struct{ a, b, sum string }{
-		{"0.1", "0.2", "0.3"},
-		{"1.50", "-1.5", "0"},
-		{"-0", "0.000", "0"},
-		{"1e2", "0.01", "100.01"},
-		{"-12.345", "2.345", "-10"},
-		{"99999999999999999999999999999999.9", "0.1", "100000000000000000000000000000000"},
-	}
-	for _, tt := range tests {
-		a, err1 := ParseDecimal(tt.a)
-		b, err2 := ParseDecimal(tt.b)
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if got := a.Add(&b); got.String() != tt.sum {
-			t.Errorf("%s + %s = %s, want %s", tt.a, tt.b, got.String(), tt.sum)
-		}
-	}
-	for in, want := range map[string]string{"10.500": "10.5", "-0.0": "0", "7": "7", "abc": "abc", "1.0e+20": "100000000000000000000"} {
-		if got := Canonical(in); got != want {
-			t.Errorf("Canonical(%s) = %s, want %s", in, got, want)
-		}
-	}
-	for _, bad := range []string{"01", "1.", ".5", "+1", "1e", "NaN", "Infinity", "-", "0x10", " 1"} {
-		if _, err := ParseDecimal(bad); err == nil {
-			t.Errorf("ParseDecimal(%q) accepted", bad)
 		}
 	}
 }

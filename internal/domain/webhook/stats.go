@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
+	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -19,15 +19,14 @@ import (
 
 // Stats windows and bounds, as §18's values queries have them.
 const (
-	StatsWindowHour = usage.Hour
-	StatsWindowDay  = usage.Day
+	StatsWindowHour = period.Hour
+	StatsWindowDay  = period.Day
 	MaxStatsWindows = 1000
 )
 
 // StatsStore is what the stats need of the database.
 type StatsStore interface {
 	EndpointStatHours(ctx context.Context, env models.Env, endpointID string, from, to time.Time) ([]store.StatHour, error)
-	EndpointSuccessRates(ctx context.Context, env models.Env, endpointIDs []string, since time.Time) (map[string]float64, error)
 }
 
 // StatsQuery is a stats query, its parameters parsed by the API (types); Stats checks
@@ -76,34 +75,15 @@ func CheckStatsQuery(q *StatsQuery) error {
 	if q.Window != StatsWindowHour && q.Window != StatsWindowDay {
 		return invalidStats("window", "window must be hour or day.")
 	}
-	q.From, q.To = q.From.UTC(), q.To.UTC()
-	if start := usage.PeriodStart(q.From, q.Window); !start.Equal(q.From) {
-		return invalidStats("from", "from must be on a %s boundary (UTC), such as %s.", q.Window, start.Format(time.RFC3339))
-	}
-	if start := usage.PeriodStart(q.To, q.Window); !start.Equal(q.To) {
-		return invalidStats("to", "to must be on a %s boundary (UTC), such as %s.", q.Window, statsWindowEnd(start, q.Window).Format(time.RFC3339))
-	}
-	if !q.To.After(q.From) {
-		return invalidStats("to", "to must be after from.")
-	}
-	n := 0
-	for t := q.From; t.Before(q.To); t = statsWindowEnd(t, q.Window) {
-		if n++; n > MaxStatsWindows {
-			return invalidStats("to", "A query covers at most %d windows; this one covers more. Use a larger window or a shorter range.", MaxStatsWindows)
-		}
+	var f *period.Fault
+	if q.From, q.To, f = period.CheckRange(q.From, q.To, q.Window, MaxStatsWindows); f != nil {
+		return invalidStats(f.Param, "%s", f.Message)
 	}
 	return nil
 }
 
-func statsWindowEnd(start time.Time, window string) time.Time {
-	if window == StatsWindowDay {
-		return start.AddDate(0, 0, 1)
-	}
-	return start.Add(time.Hour)
-}
-
 // statsWindows adds the hours (oldest first) up into windows.
-func statsWindows(hours []store.StatHour, window string) []StatsWindow {
+func statsWindows(hours []store.StatHour, w string) []StatsWindow {
 	var out []StatsWindow
 	var buckets [models.LatencyBuckets]int64
 	flush := func() {
@@ -117,10 +97,10 @@ func statsWindows(hours []store.StatHour, window string) []StatsWindow {
 		if h.Attempts == 0 {
 			continue
 		}
-		start := usage.PeriodStart(h.HourStart, window)
+		start := period.Start(h.HourStart, w)
 		if n := len(out); n == 0 || !out[n-1].Start.Equal(start) {
 			flush()
-			out = append(out, StatsWindow{Start: start, End: statsWindowEnd(start, window)})
+			out = append(out, StatsWindow{Start: start, End: period.End(start, w)})
 			buckets = [models.LatencyBuckets]int64{}
 		}
 		w := &out[len(out)-1]
@@ -155,10 +135,4 @@ func QuantileMS(buckets []int64, pct int64) int64 {
 		}
 	}
 	return models.LatencyBucketsMS[len(models.LatencyBucketsMS)-1]
-}
-
-// SuccessRates are the endpoints' 24 h success rates (store.SuccessRateSince); an endpoint with
-// no sent attempt in those hours is absent (null).
-func (e *Endpoints) SuccessRates(ctx context.Context, env models.Env, ids []string, now time.Time) (map[string]float64, error) {
-	return e.Store.EndpointSuccessRates(ctx, env, ids, store.SuccessRateSince(now))
 }

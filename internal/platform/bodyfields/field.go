@@ -18,9 +18,6 @@ type Field[T any] struct {
 // Of is a present, non-null field; handy in tests and converters.
 func Of[T any](v T) Field[T] { return Field[T]{Set: true, Value: v} }
 
-// Null is a field present as null.
-func Null[T any]() Field[T] { return Field[T]{Set: true, Null: true} }
-
 // UnmarshalJSON decodes strictly (unknown members rejected, numbers kept as json.Number),
 // because the outer decoder's settings do not reach a custom unmarshaler.
 func (f *Field[T]) UnmarshalJSON(b []byte) error {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -179,17 +178,6 @@ var envOf = map[string]string{
 	"seal-bound":             SealBoundEnv,
 }
 
-// EnvVars lists every REVOPS_* variable the binary reads.
-func EnvVars() []string {
-	vars := make([]string, 0, len(envOf)+1)
-	for _, v := range envOf {
-		vars = append(vars, v)
-	}
-	vars = append(vars, EncryptionKeysEnv)
-	sort.Strings(vars)
-	return vars
-}
-
 // Load registers the shared settings on fs (which may already hold command-specific
 // flags), parses args, then fills every setting not given as a flag from its variable.
 func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
@@ -350,11 +338,6 @@ func defaultPublicURL(c Config) string {
 		host = "localhost" + host
 	}
 	return scheme + "://" + host
-}
-
-// IsPostgres tells whether the database URL names PostgreSQL rather than a SQLite file.
-func (c Config) IsPostgres() bool {
-	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
 }
 
 // AckSentence is what a receiver's body must contain for a delivery to count.

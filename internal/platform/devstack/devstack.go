@@ -44,26 +44,34 @@ type Stack struct {
 	stopErr  error
 }
 
+// withDefaults fills what o leaves out, and refuses what it may not.
+func (o *Options) withDefaults() error {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.FrontendAddr == "" {
+		o.FrontendAddr = "127.0.0.1:7233"
+	}
+	if o.DataDir == "" {
+		return errors.New("devstack: DataDir is required")
+	}
+	if err := validateSearchAttributes(o.SearchAttributes); err != nil {
+		return fmt.Errorf("devstack: %w", err)
+	}
+	return nil
+}
+
 // Start starts Temporal (and the UI if opts.UIAddr is set) and returns once
 // the frontend accepts connections, the namespace exists, the search
 // attributes are registered and the UI is serving. ctx bounds startup only;
 // the stack keeps running until Stop.
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	began := time.Now()
-	if opts.Namespace == "" {
-		opts.Namespace = "default"
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.FrontendAddr == "" {
-		opts.FrontendAddr = "127.0.0.1:7233"
-	}
-	if opts.DataDir == "" {
-		return nil, errors.New("devstack: DataDir is required")
-	}
-	if err := validateSearchAttributes(opts.SearchAttributes); err != nil {
-		return nil, fmt.Errorf("devstack: %w", err)
+	if err := opts.withDefaults(); err != nil {
+		return nil, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"maps"
 	"time"
 
 	"go.temporal.io/server/common/dynamicconfig"
@@ -10,8 +11,16 @@ import (
 // aim is that Temporal's own rate limiters never bind before SQLite does, and
 // that every avoidable hop (matching round trips, partition forwarding) is cut.
 func dynamicConfig() dynamicconfig.StaticClient {
-	const plenty = 50_000 // effectively "no limit" at dev-box scale
+	c := dynamicconfig.StaticClient{}
+	for _, part := range []dynamicconfig.StaticClient{fastPaths(), devLimits(), devWorkarounds()} {
+		maps.Copy(c, part)
+	}
+	return c
+}
 
+// fastPaths are the settings that take round trips out of a run's path, as production
+// sets them, and fair dispatch.
+func fastPaths() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		// Return the first workflow task in the StartWorkflowExecution response
 		// when the client asks for eager start: skips a matching round trip.
@@ -36,7 +45,15 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// extra partitions only add forwarding and empty polls between them.
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+	}
+}
 
+// devLimits lift the limits that protect a shared cluster: on a dev box the single
+// SQLite writer is the real one.
+func devLimits() dynamicconfig.StaticClient {
+	const plenty = 50_000 // effectively "no limit" at dev-box scale
+
+	return dynamicconfig.StaticClient{
 		// Persistence QPS caps (defaults 2k-9k, worker 500) exist to protect a
 		// shared database; the single SQLite writer is the real limit here.
 		dynamicconfig.FrontendPersistenceMaxQPS.Key(): plenty,
@@ -58,7 +75,12 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		// Bound the mutable-state cache (default 128k entries) the way the
 		// Temporal CLI dev server does: plenty for a dev box, far less memory.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+	}
+}
 
+// devWorkarounds work around what a server embedded for a while and stopped meets.
+func devWorkarounds() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
 		// Workaround for a lost-wakeup in the history service (v1.32): the
 		// long poll behind WorkflowRun.Get / GetWorkflowExecutionHistory
 		// subscribes with a 1-slot channel and notifications that find it

@@ -81,10 +81,3 @@ func (g *Gate) leave(env string, e *envSlots) {
 		delete(g.envs, env)
 	}
 }
-
-// environments is how many environments hold or wait for a slot (for tests).
-func (g *Gate) environments() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.envs)
-}

@@ -173,15 +173,6 @@ func (kr *Keyring) seal(plaintext string, aad []byte, mark string) (string, erro
 // IsSealed tells a sealed value from a clear one.
 func IsSealed(v string) bool { return strings.HasPrefix(v, Prefix) }
 
-// SealedWith is the id of the key a sealed value names ("", false: not sealed).
-func SealedWith(v string) (string, bool) {
-	if !IsSealed(v) {
-		return "", false
-	}
-	id, _, ok := strings.Cut(v[len(Prefix):], ":")
-	return id, ok
-}
-
 // Open returns the plaintext of a sealed value kept at at, in either form; a clear value
 // is returned as it is. A bound value opens at its own place only: moved to another row or
 // column it is refused (the caller names the place; this error names the key id only).

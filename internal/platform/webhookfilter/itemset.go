@@ -1,6 +1,6 @@
 package webhookfilter
 
-import "strconv"
+import "github.com/revops/revops/internal/platform/decimal"
 
 // itemSet is a long $in or $nin list's scalar items by value, so that its test is one
 // lookup rather than a comparison per item; arrays and objects among the items are still
@@ -28,7 +28,7 @@ func newItemSet(vals []operand) *itemSet {
 		case 's':
 			s.strs[v.str], s.strLens[len(v.str)] = struct{}{}, struct{}{}
 		case 'n':
-			s.nums[string(v.dec.key(buf[:0]))], s.numLens[v.dec.digits()] = struct{}{}, struct{}{}
+			s.nums[string(v.dec.AppendKey(buf[:0]))], s.numLens[v.dec.Digits()] = struct{}{}, struct{}{}
 		case 'z':
 			s.null = true
 		case 'b':
@@ -47,16 +47,6 @@ func b2i(b bool) int {
 	return 0
 }
 
-// key is d's text as a map key: every decimal has exactly one (normalize keeps no leading
-// or trailing zero, and zero has no digits and no sign), so equal values have equal keys.
-func (d *decimal) key(buf []byte) []byte {
-	if d.neg {
-		buf = append(buf, '-')
-	}
-	buf = append(append(buf, d.hi...), d.lo...)
-	return strconv.AppendInt(append(buf, 'e'), d.exp, 10)
-}
-
 // inSet is anyEqual for a list with a set: a step for the lookup, and the bytes it hashes
 // (within what Parse counted for the item it may find).
 func (e *evaluation) inSet(o *op, v any) bool {
@@ -66,13 +56,13 @@ func (e *evaluation) inSet(o *op, v any) bool {
 		return e.spend(1) && s.null
 	case bool:
 		return e.spend(1) && s.bools[b2i(x)]
-	case *decimal:
-		if _, ok := s.numLens[x.digits()]; !ok {
+	case *decimal.Decimal:
+		if _, ok := s.numLens[x.Digits()]; !ok {
 			return e.spend(1) && false
 		}
 		var buf [96]byte
-		_, ok := s.nums[string(x.key(buf[:0]))]
-		return e.spend(1+byteSteps(x.digits())) && ok
+		_, ok := s.nums[string(x.AppendKey(buf[:0]))]
+		return e.spend(1+byteSteps(x.Digits())) && ok
 	case *array, *object:
 		for _, i := range s.others {
 			if e.equal(&o.vals[i], v) {

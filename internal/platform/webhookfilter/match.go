@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/revops/revops/internal/platform/decimal"
 )
 
 // BytesPerStep is how many bytes a comparison examines per evaluation step: comparing
@@ -170,12 +172,12 @@ func (e *evaluation) equal(want *operand, v any) bool {
 		}
 		return e.spend(1+byteSteps(examined)) && ok && s == want.str
 	case 'n':
-		d, ok := v.(*decimal)
+		d, ok := v.(*decimal.Decimal)
 		examined := 0
 		if ok {
-			examined = min(d.digits(), want.dec.digits())
+			examined = min(d.Digits(), want.dec.Digits())
 		}
-		return e.spend(1+byteSteps(examined)) && ok && cmpDecimal(d, &want.dec) == 0
+		return e.spend(1+byteSteps(examined)) && ok && d.Cmp(&want.dec) == 0
 	}
 	if !e.spend(1) {
 		return false
@@ -232,9 +234,9 @@ func stringOf(v any) (string, bool) {
 // both are numbers or decimal strings, by code points when both are strings, else not.
 // It spends what it examines (the op's own step is spent by the caller).
 func (e *evaluation) compare(o *op, v any) (int, bool) {
-	var d *decimal
+	var d *decimal.Decimal
 	switch x := v.(type) {
-	case *decimal:
+	case *decimal.Decimal:
 		d = x
 	case *decString:
 		if !o.isDec {
@@ -246,10 +248,10 @@ func (e *evaluation) compare(o *op, v any) (int, bool) {
 	default:
 		return 0, false
 	}
-	if !o.isDec || !e.spend(byteSteps(min(d.digits(), o.dec.digits()))) {
+	if !o.isDec || !e.spend(byteSteps(min(d.Digits(), o.dec.Digits()))) {
 		return 0, false
 	}
-	return cmpDecimal(d, &o.dec), true
+	return d.Cmp(&o.dec), true
 }
 
 // compareText orders s against a string operand by code points.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/textcheck"
 )
 
@@ -118,7 +119,7 @@ type op struct {
 	set    *itemSet // a long $in or $nin list's items by value
 	str    string
 	isStr  bool
-	dec    decimal
+	dec    decimal.Decimal
 	isDec  bool
 	exists bool
 }
@@ -129,7 +130,7 @@ type operand struct {
 	kind byte // as jval's
 	b    bool
 	str  string
-	dec  decimal
+	dec  decimal.Decimal
 	kids []operandMember
 }
 
@@ -271,14 +272,14 @@ func (c *compiler) op(at pointer, m member) (op, error) {
 	default: // range
 		switch v.kind {
 		case 'n':
-			o.dec, o.isDec = parseNumber(v.str)
+			o.dec, o.isDec = decimal.ParseNumber(v.str)
 		case 's':
 			o.str, o.isStr = v.str, true
-			o.dec, o.isDec = parseDecimalString(v.str)
+			o.dec, o.isDec = decimal.ParseString(v.str)
 		default:
 			return op{}, at.fault("must be a number or a string")
 		}
-		c.steps += 1 + byteSteps(max(len(o.str), o.dec.digits()))
+		c.steps += 1 + byteSteps(max(len(o.str), o.dec.Digits()))
 	}
 	return o, nil
 }
@@ -301,8 +302,8 @@ func (c *compiler) value(v jval) operand {
 			o.kids[i] = operandMember{val: c.value(item)}
 		}
 	case 'n':
-		o.dec, _ = parseNumber(v.str)
-		c.steps += byteSteps(o.dec.digits())
+		o.dec, _ = decimal.ParseNumber(v.str)
+		c.steps += byteSteps(o.dec.Digits())
 	case 's':
 		c.steps += byteSteps(len(v.str))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/platform/jsonnum"
 )
 
@@ -45,7 +46,7 @@ func NewReader(filters ...*Filter) *Reader {
 // Doc is a payload decoded once for the filters of its Reader. Every number and decimal
 // string a filter can read is an exact decimal, read here once (CONTRACT §21: once per
 // event, never once per comparison), so that what a comparison costs depends on the
-// filter's operand alone. Its values are nil, bool, string, *decimal (a number),
+// filter's operand alone. Its values are nil, bool, string, *decimal.Decimal (a number),
 // *decString, *array and *object; strings are substrings of the payload's text.
 type Doc struct {
 	v       any
@@ -56,7 +57,7 @@ type Doc struct {
 // its value.
 type decString struct {
 	s string
-	d decimal
+	d decimal.Decimal
 }
 
 // object is a payload object: the members a filter can read, and how many members it has
@@ -122,7 +123,7 @@ func (r *reader) build(n *need, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d, ok := parseDecimalString(s); ok {
+		if d, ok := decimal.ParseString(s); ok {
 			return &decString{s: s, d: d}, nil
 		}
 		return s, nil
@@ -131,7 +132,7 @@ func (r *reader) build(n *need, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, _ := parseNumber(lit) // every JSON number parses
+		d, _ := decimal.ParseNumber(lit) // every JSON number parses
 		return &d, nil
 	}
 	lit, ok := r.literal()

@@ -358,4 +358,6 @@ func hex4(b []byte) rune {
 	return r
 }
 
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
 func isHex(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // BenchmarkWebhookFanout measures change-to-delivery with 1 and 3 endpoints (issue 14;
@@ -91,7 +91,7 @@ func (r *benchRig) startFan(required bool) func(int, string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		opts := client.StartWorkflowOptions{
-			ID: key, TaskQueue: workflows.TaskQueue,
+			ID: key, TaskQueue: wire.TaskQueue,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			EnableEagerStart:      true,
 		}

@@ -53,7 +53,7 @@ func newIsolation(b *testing.B, r *benchRig, cfg isoConfig) *isolation {
 		"filter": map[string]any{"metric_name": "calls"}, "aggregation": "count"}, nil); err != nil {
 		b.Fatal(err)
 	}
-	iso.consumer = consumerCtl{st: r.st.Jobs()}
+	iso.consumer = consumerCtl{st: r.st.OnJobsPool()}
 	iso.consumer.start(cfg.consumers[0])
 	b.Cleanup(iso.consumer.stop)
 	return iso

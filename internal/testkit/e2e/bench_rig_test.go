@@ -43,6 +43,7 @@ import (
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // benchRig is the whole production path of a delivery on one machine: the API over
@@ -121,7 +122,7 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	}
 	stack, err := devstack.Start(ctx, devstack.Options{
 		DataDir: b.TempDir(), FrontendAddr: "127.0.0.1:0", UIAddr: "", Namespace: "default",
-		SearchAttributes: workflows.SearchAttributes,
+		SearchAttributes: wire.SearchAttributes,
 		Logger:           slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -233,13 +234,13 @@ func (r *benchRig) worker(b *testing.B) {
 		slots = v
 	}
 	ws := workflows.NewWorkers(r.tc, workflows.Activities{
-		Delivery:   &activities.Activities{Store: r.st, Sender: r.sender},
+		Delivery:   &activities.Delivery{Store: r.st, Sender: r.sender},
 		Retention:  &activities.Retention{Store: r.st},
 		BulkReplay: &activities.BulkReplay{Store: r.st},
 		// Meter jobs on the job pool, as `revops worker` runs them (the tenant-isolation
 		// benchmark's heavy tenant; no other benchmark creates meters).
-		MeterBackfill: &activities.MeterBackfill{Store: r.st.Jobs()},
-		MeterPurge:    &activities.MeterPurge{Store: r.st.Jobs()},
+		MeterBackfill: &activities.MeterBackfill{Store: r.st.OnJobsPool()},
+		MeterPurge:    &activities.MeterPurge{Store: r.st.OnJobsPool()},
 	}, slots, opts)
 	w := ws[0] // revops-webhooks
 	w.RegisterWorkflowWithOptions(benchNoopWorkflow, workflow.RegisterOptions{Name: "BenchNoop"})
@@ -444,7 +445,7 @@ func (rc *benchReceiver) Roots() *x509.CertPool {
 
 // benchNoopWorkflow is the floor: one activity that does nothing but report.
 func benchNoopWorkflow(ctx workflow.Context, key string) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: wire.AttemptTimeout})
 	var a *benchNoop
 	return workflow.ExecuteActivity(ctx, a.BenchNoopActivity, key).Get(ctx, nil)
 }
@@ -473,7 +474,7 @@ type benchFanInput struct {
 // release keep their code path through workflow.GetVersion): the SDK records a marker
 // and upserts TemporalChangeVersion, a visibility write on the server.
 func benchFanWorkflow(ctx workflow.Context, in benchFanInput) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: workflows.AttemptTimeout})
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: wire.AttemptTimeout})
 	if in.IO {
 		_ = workflow.GetVersion(ctx, "bench-fanout", workflow.DefaultVersion, 1)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // BenchmarkWebhookDelivery measures change-to-delivery through the whole production
@@ -188,7 +188,7 @@ func (r *benchRig) startNoop(_ int, key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := r.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: key, TaskQueue: workflows.TaskQueue,
+		ID: key, TaskQueue: wire.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		EnableEagerStart:      true, // as the Starter does
 	}, "BenchNoop", key)
@@ -203,7 +203,7 @@ func (r *benchRig) startNoopAttrs(_ int, key string) error {
 	defer cancel()
 	ev := models.Event{Type: "deal-updated", ObjectID: r.deals[0], Environment: r.env.Name, OrganizationID: r.env.OrganizationID}
 	_, err := r.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: key, TaskQueue: workflows.TaskQueue,
+		ID: key, TaskQueue: wire.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		EnableEagerStart:      true,
 		TypedSearchAttributes: dispatch.SearchAttributesOf(ev, []string{r.deals[0]}),

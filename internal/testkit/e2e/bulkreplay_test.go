@@ -21,7 +21,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // dyingPage is the page store of a worker process that dies at its killAt-th page: the
@@ -106,10 +106,10 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	}
 
 	// One BulkReplay run, completed, whose third page was attempted twice.
-	wid := workflows.BulkReplayWorkflowID(id)
+	wid := wire.BulkReplayWorkflowID(id)
 	waitRunStatus(t, c, wid, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
-	waitListed(t, c, "WorkflowType = '"+workflows.BulkReplayWorkflowName+"'", 1)
-	var res workflows.BulkReplayResult
+	waitListed(t, c, "WorkflowType = '"+wire.BulkReplayWorkflowName+"'", 1)
+	var res wire.BulkReplayResult
 	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil || res.Replayed != n || res.Matched != n {
 		t.Fatalf("run result %+v, %v", res, err)
 	}
@@ -227,7 +227,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 	if n, err := jobs.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("second sweep started %d (%v), want 0", n, err)
 	}
-	wid := workflows.BulkReplayWorkflowID(job.ID)
+	wid := wire.BulkReplayWorkflowID(job.ID)
 	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // CONTRACT §22, "Who starts runs": an API process that runs no worker (`revops api` on
@@ -94,7 +94,7 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	if _, err := tc.DescribeWorkflowExecution(ctx, workflows.WorkflowID(ev.ID), ""); err == nil {
+	if _, err := tc.DescribeWorkflowExecution(ctx, wire.WorkflowID(ev.ID), ""); err == nil {
 		t.Fatal("the API process started the event's run itself")
 	}
 	if ev.DispatchedAt != nil {
@@ -111,11 +111,11 @@ func TestWorkersStartWhatAnAPIProcessCommits(t *testing.T) {
 		t.Fatalf("receiver got %d requests, want the event once", len(got))
 	}
 	evs, _ = db.Store.EventsForObject(ctx, db.Env, accountID)
-	desc, err := tc.DescribeWorkflowExecution(ctx, workflows.WorkflowID(ev.ID), "")
+	desc, err := tc.DescribeWorkflowExecution(ctx, wire.WorkflowID(ev.ID), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := evs[0]; got.DispatchedAt == nil || got.WorkflowID != workflows.WorkflowID(ev.ID) || got.RunID != desc.WorkflowExecutionInfo.Execution.RunId {
+	if got := evs[0]; got.DispatchedAt == nil || got.WorkflowID != wire.WorkflowID(ev.ID) || got.RunID != desc.WorkflowExecutionInfo.Execution.RunId {
 		t.Errorf("claimed event marked %v / %q / %q, want dispatched with run %s", got.DispatchedAt, got.WorkflowID, got.RunID, desc.WorkflowExecutionInfo.Execution.RunId)
 	}
 }

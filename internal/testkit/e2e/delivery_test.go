@@ -29,6 +29,7 @@ import (
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 const retryInterval = time.Second
@@ -39,7 +40,7 @@ type stack struct {
 	ts   *temporaltest.TestServer
 	db   *webhooktest.DB
 	rc   *webhooktest.Receiver
-	acts *activities.Activities
+	acts *activities.Delivery
 	// secret signs deliveries to the receiver's endpoint.
 	secret string
 }
@@ -59,7 +60,7 @@ func newStack(t *testing.T) *stack {
 	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{URL: s.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
-	s.acts = &activities.Activities{Store: s.db.Store, Sender: &webhook.Sender{
+	s.acts = &activities.Delivery{Store: s.db.Store, Sender: &webhook.Sender{
 		Client: webhook.NewClientWithRoots(true, s.rc.Roots()), AckSentence: webhooktest.AckSentence, Timeout: 5 * time.Second,
 	}}
 	return s
@@ -68,7 +69,7 @@ func newStack(t *testing.T) *stack {
 // searchAttributeTypes are the attributes delivery runs set, with their types: the
 // keywords of CONTRACT §10 and the keyword list RevopsEndpointIds of §13.
 func searchAttributeTypes() map[string]enumspb.IndexedValueType {
-	return workflows.SearchAttributeTypes
+	return wire.SearchAttributeTypes
 }
 
 // devTemporal starts an embedded Temporal server (revops dev's) with the search
@@ -78,7 +79,7 @@ func devTemporal(t *testing.T) string {
 	t.Helper()
 	addr := freeAddr(t)
 	stack, err := devstack.Start(context.Background(), devstack.Options{DataDir: t.TempDir(), FrontendAddr: addr,
-		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: slog.New(slog.DiscardHandler)})
+		Namespace: "default", SearchAttributes: wire.SearchAttributes, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("start Temporal: %v", err)
 	}
@@ -101,22 +102,22 @@ func addEndpointIDsAttribute(t testing.TB, hostPort, namespace string) {
 	defer c.Close()
 	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace:        namespace,
-		SearchAttributes: map[string]enumspb.IndexedValueType{workflows.AttrEndpointIDs: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
+		SearchAttributes: map[string]enumspb.IndexedValueType{wire.AttrEndpointIDs: enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST},
 	}); err != nil {
-		t.Fatalf("add search attribute %s: %v", workflows.AttrEndpointIDs, err)
+		t.Fatalf("add search attribute %s: %v", wire.AttrEndpointIDs, err)
 	}
 	// Each service reloads its namespace cache every second: poll with a probe start.
 	for {
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: "probe-" + workflows.AttrEndpointIDs, TaskQueue: "probe",
-			TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeywordList(workflows.AttrEndpointIDs).ValueSet([]string{"x"})),
+			ID: "probe-" + wire.AttrEndpointIDs, TaskQueue: "probe",
+			TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeywordList(wire.AttrEndpointIDs).ValueSet([]string{"x"})),
 		}, "Probe")
 		if err == nil || temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			_ = c.TerminateWorkflow(ctx, "probe-"+workflows.AttrEndpointIDs, "", "probe")
+			_ = c.TerminateWorkflow(ctx, "probe-"+wire.AttrEndpointIDs, "", "probe")
 			return
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("search attribute %s not usable: %v", workflows.AttrEndpointIDs, err)
+			t.Fatalf("search attribute %s not usable: %v", wire.AttrEndpointIDs, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -221,7 +222,7 @@ func (s *stack) waitClosed(evs []models.Event, status string) {
 	c := s.ts.GetDefaultClient()
 	for _, e := range evs {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = c.GetWorkflow(ctx, workflows.WorkflowID(e.ID), "").Get(ctx, nil) // a failed run returns its error
+		_ = c.GetWorkflow(ctx, wire.WorkflowID(e.ID), "").Get(ctx, nil) // a failed run returns its error
 		err := ctx.Err()
 		cancel()
 		if err != nil {
@@ -242,7 +243,7 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 	st.Dispatch(ctx, evs)
 	s.waitStatus(evs, models.EventDelivered, time.Minute)
 	ev := s.db.Load(t, evs[0].ID)
-	if ev.DispatchedAt == nil || ev.WorkflowID != workflows.WorkflowID(ev.ID) || ev.RunID == "" {
+	if ev.DispatchedAt == nil || ev.WorkflowID != wire.WorkflowID(ev.ID) || ev.RunID == "" {
 		t.Fatalf("event not marked dispatched: %+v", ev)
 	}
 	if got := s.rc.Received(); len(got) != 1 || got[0].Header.Get("webhook-id") != ev.ID || string(got[0].Body) != ev.Payload {
@@ -280,8 +281,8 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 	st.Dispatch(ctx, bad)
 	s.waitStatus(bad, models.EventFailed, time.Minute)
 	as, err := s.db.Store.DeliveryAttempts(ctx, s.db.Env, bad[0].ID)
-	if err != nil || len(as) != workflows.MaxAttempts {
-		t.Fatalf("%d attempts (err %v), want %d", len(as), err, workflows.MaxAttempts)
+	if err != nil || len(as) != wire.MaxAttempts {
+		t.Fatalf("%d attempts (err %v), want %d", len(as), err, wire.MaxAttempts)
 	}
 	for i, a := range as {
 		if a.Number != i+1 || a.Outcome != models.AttemptFailed || a.Error != "status 500" {
@@ -291,7 +292,7 @@ func TestDeliveryThroughTemporal(t *testing.T) {
 			t.Errorf("attempt %d came %v after the previous one, want ≥ %v", i+1, a.StartedAt.Sub(as[i-1].StartedAt), retryInterval)
 		}
 	}
-	waitRunStatus(t, c, workflows.WorkflowID(bad[0].ID), enumspb.WORKFLOW_EXECUTION_STATUS_FAILED)
+	waitRunStatus(t, c, wire.WorkflowID(bad[0].ID), enumspb.WORKFLOW_EXECUTION_STATUS_FAILED)
 }
 
 func waitRunStatus(t *testing.T, c client.Client, id string, want enumspb.WorkflowExecutionStatus) {

@@ -13,7 +13,7 @@ import (
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // deletionBacklog is the dead receiver's backlog of the deleted endpoint: past
@@ -56,8 +56,8 @@ func (tt *twoTenants) deletionResult(t *testing.T, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var res workflows.EndpointDeletionResult
-	if err := tt.tc.GetWorkflow(ctx, workflows.EndpointDeletionWorkflowID(id), "").Get(ctx, &res); err != nil {
+	var res wire.EndpointDeletionResult
+	if err := tt.tc.GetWorkflow(ctx, wire.EndpointDeletionWorkflowID(id), "").Get(ctx, &res); err != nil {
 		t.Fatalf("deletion of %s: %v", id, err)
 	}
 	return fmt.Sprintf("%d pages, %d deliveries", res.Pages, res.Rows)
@@ -133,7 +133,7 @@ func TestDeletingAnEndpointWithALargeBacklogAnswersAtOnce(t *testing.T) {
 		WHERE e.object_id = ? AND d.endpoint_id = ?`, acct.ID, dead); n != 0 {
 		t.Fatalf("A's change after the delete got %d deliveries to the deleted endpoint", n)
 	}
-	waitJobRunning(t, tt.tc, workflows.EndpointDeletionWorkflowID(dead), db.Env.ID)
+	waitJobRunning(t, tt.tc, wire.EndpointDeletionWorkflowID(dead), db.Env.ID)
 
 	// B is served while A's deliveries wait for their end.
 	var acctB struct{ ID string }
@@ -194,7 +194,7 @@ func TestARunWakingForADeletedEndpointEndsQuietly(t *testing.T) {
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := tt.tc.GetWorkflow(waitCtx, workflows.WorkflowID(evID), "").Get(waitCtx, nil); err != nil {
+	if err := tt.tc.GetWorkflow(waitCtx, wire.WorkflowID(evID), "").Get(waitCtx, nil); err != nil {
 		t.Fatalf("the run woke for a deleted endpoint and ended with %v, want completed", err)
 	}
 	if got := rc.Received(); len(got) != 1 || got[0].At.After(deleted) {

@@ -25,7 +25,7 @@ import (
 	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // tenant is an organization of its own on the stack: its sandbox, a key, the real API.
@@ -259,13 +259,13 @@ func fanOutSubscriptions(t *testing.T, s *stack, c client.Client, st *dispatch.S
 		t.Fatal(err)
 	}
 	var ids []string
-	if p := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.AttrEndpointIDs]; p != nil {
+	if p := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[wire.AttrEndpointIDs]; p != nil {
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &ids); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if !slices.Equal(ids, []string{signed.ep.ID}) {
-		t.Errorf("%s = %v, want [%s]", workflows.AttrEndpointIDs, ids, signed.ep.ID)
+		t.Errorf("%s = %v, want [%s]", wire.AttrEndpointIDs, ids, signed.ep.ID)
 	}
 }
 
@@ -342,7 +342,7 @@ func fanOutOneFailing(t *testing.T, s *stack, c client.Client, st *dispatch.Star
 	if got := tn.s.db.Load(t, ev2.ID).RunID; got != open {
 		t.Errorf("B's replay ran in run %s, want the open run %s", got, open)
 	}
-	if err := c.TerminateWorkflow(ctx, workflows.WorkflowID(ev2.ID), "", "test over"); err != nil {
+	if err := c.TerminateWorkflow(ctx, wire.WorkflowID(ev2.ID), "", "test over"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Endpoint health end to end (CONTRACT §23), through Temporal and HTTPS: an endpoint
@@ -132,8 +132,8 @@ func TestEndpointHealthEvents(t *testing.T) {
 	// The minute check, as its Schedule starts it, runs on the system worker and, with
 	// every spell judged and no minute owed a summary, announces nothing more.
 	run, err := s.ts.GetDefaultClient().ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.HealthCheckWorkflowID + "-test", TaskQueue: workflows.SystemTaskQueue,
-	}, workflows.HealthCheckWorkflowName, workflows.HealthCheckInput{})
+		ID: wire.HealthCheckWorkflowID + "-test", TaskQueue: wire.SystemTaskQueue,
+	}, wire.HealthCheckWorkflowName, wire.HealthCheckInput{})
 	if err != nil {
 		t.Fatal(err)
 	}

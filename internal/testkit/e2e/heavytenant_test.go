@@ -65,7 +65,7 @@ func startConsumer(t *testing.T, st *store.Store, turned func(env string, b mete
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		(&meters.Consumer{Store: st.Jobs(), Consumers: 1, Every: 50 * time.Millisecond, Turned: turned}).Run(ctx)
+		(&meters.Consumer{Store: st.OnJobsPool(), Consumers: 1, Every: 50 * time.Millisecond, Turned: turned}).Run(ctx)
 	}()
 	t.Cleanup(func() { stop(); <-done })
 }

@@ -26,7 +26,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // recordEnv names the directory the recorder writes to, e.g.
@@ -86,7 +86,7 @@ func TestRecordHistories(t *testing.T) {
 
 	deliver("delivered_first_attempt", 0, models.EventDelivered)
 	deliver("retried_then_delivered", 2, models.EventDelivered)
-	failed := deliver("failed_all_attempts", workflows.MaxAttempts, models.EventFailed)
+	failed := deliver("failed_all_attempts", wire.MaxAttempts, models.EventFailed)
 
 	// A manual replay of the failed event: a new run of the same workflow id, trigger
 	// manual, which the receiver now acknowledges.
@@ -160,8 +160,8 @@ func TestRecordHistories(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if got := seen[failed.ID]; got != workflows.MaxAttempts+1 {
-		t.Errorf("failed then replayed event sent %d times, want %d", got, workflows.MaxAttempts+1)
+	if got := seen[failed.ID]; got != wire.MaxAttempts+1 {
+		t.Errorf("failed then replayed event sent %d times, want %d", got, wire.MaxAttempts+1)
 	}
 }
 
@@ -230,9 +230,9 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 		if err := backfills.StartMeterBackfill(ctx, m); err != nil {
 			t.Fatalf("%s: %v", sc.name, err)
 		}
-		wid := workflows.MeterBackfillWorkflowID(m.ID)
+		wid := wire.MeterBackfillWorkflowID(m.ID)
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		var res workflows.MeterBackfillResult
+		var res wire.MeterBackfillResult
 		err = c.GetWorkflow(wctx, wid, "").Get(wctx, &res)
 		cancel()
 		if err != nil || res.Deleted != sc.deleted || !sc.deleted && res.Pages != 4 {
@@ -256,7 +256,7 @@ func (s *stack) usageTaken(batches int) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := meters.Consume(ctx, s.db.Store); err != nil {
+	if _, err := meterstest.Consume(ctx, s.db.Store); err != nil {
 		t.Fatal(err)
 	}
 }

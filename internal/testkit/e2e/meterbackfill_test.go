@@ -9,7 +9,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // A meter whose backfill the API could not start (Temporal away when it was created, or
@@ -36,8 +36,8 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	if n, err := backfills.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("second sweep started %d (%v), want 0", n, err)
 	}
-	wid := workflows.MeterBackfillWorkflowID(m.ID)
-	var res workflows.MeterBackfillResult
+	wid := wire.MeterBackfillWorkflowID(m.ID)
+	var res wire.MeterBackfillResult
 	if err := c.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil || res.Deleted || res.Pages != 2 {
 		t.Fatalf("run of %s: %+v, %v; want one page and the last", wid, res, err)
 	}
@@ -52,7 +52,7 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	if err != nil || latest.GetWorkflowExecutionInfo().GetExecution().GetRunId() != first.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
 		t.Fatalf("a second run of %s was started (%v)", wid, err)
 	}
-	waitListed(t, c, "WorkflowId = '"+wid+"' AND "+workflows.AttrEnvironment+" = '"+s.db.Env.ID+"'", 1)
+	waitListed(t, c, "WorkflowId = '"+wid+"' AND "+wire.AttrEnvironment+" = '"+s.db.Env.ID+"'", 1)
 	row, err := s.db.Store.MeterByID(ctx, m.ID)
 	if err != nil || row.Status != models.MeterReady || row.BackfillStartedAt == nil {
 		t.Fatalf("meter row = %+v, %v", row, err)

@@ -20,7 +20,7 @@ import (
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // purgePageRows is the purge page of the test's process: small, so that each deleted
@@ -126,8 +126,8 @@ func TestDeletingLargeMetersAnswersAtOnceAndPurgesInTheBackground(t *testing.T) 
 	waitCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for _, id := range idsA {
-		var res workflows.MeterPurgeResult
-		if err := tc.GetWorkflow(waitCtx, workflows.MeterPurgeWorkflowID(id), "").Get(waitCtx, &res); err != nil {
+		var res wire.MeterPurgeResult
+		if err := tc.GetWorkflow(waitCtx, wire.MeterPurgeWorkflowID(id), "").Get(waitCtx, &res); err != nil {
 			t.Fatalf("purge of %s: %v", id, err)
 		}
 		if res.Pages < seededPurgeRows/purgePageRows || res.Rows > seededPurgeRows {
@@ -182,7 +182,7 @@ func countSQL(t *testing.T, sql *gorm.DB, q string, args ...any) int64 {
 // revops-jobs, fair by its environment.
 func waitPurgeRunning(t *testing.T, tc client.Client, meterID, envID string) {
 	t.Helper()
-	waitJobRunning(t, tc, workflows.MeterPurgeWorkflowID(meterID), envID)
+	waitJobRunning(t, tc, wire.MeterPurgeWorkflowID(meterID), envID)
 }
 
 // waitJobRunning waits until the job's run wid is open, on revops-jobs, fair by envID.
@@ -192,10 +192,10 @@ func waitJobRunning(t *testing.T, tc client.Client, wid, envID string) {
 		d, err := tc.DescribeWorkflowExecution(context.Background(), wid, "")
 		if err == nil {
 			info := d.GetWorkflowExecutionInfo()
-			if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || info.GetTaskQueue() != workflows.JobsTaskQueue ||
+			if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || info.GetTaskQueue() != wire.JobsTaskQueue ||
 				info.GetPriority().GetFairnessKey() != envID {
 				t.Fatalf("%s: %s on %s fair by %q, want running on %s fair by %s", wid, info.GetStatus(), info.GetTaskQueue(),
-					info.GetPriority().GetFairnessKey(), workflows.JobsTaskQueue, envID)
+					info.GetPriority().GetFairnessKey(), wire.JobsTaskQueue, envID)
 			}
 			return
 		}
@@ -221,7 +221,7 @@ func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (stri
 		}
 	})
 	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
-		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: quiet})
+		Namespace: "default", SearchAttributes: wire.SearchAttributes, Logger: quiet})
 	if err != nil {
 		t.Fatalf("start Temporal: %v", err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // devMatchingRows is how many rows of the metered metric exist when the meters are created.
@@ -57,7 +57,7 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 		}
 	}()
 	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
-		Namespace: "default", SearchAttributes: workflows.SearchAttributes, Logger: quiet})
+		Namespace: "default", SearchAttributes: wire.SearchAttributes, Logger: quiet})
 	if err != nil {
 		t.Fatalf("start Temporal: %v", err)
 	}
@@ -145,8 +145,8 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 		values := meterstest.HTTPValues(api.get)
 		meterstest.WaitAsOf(t, values, m.Key, last, 3*time.Minute)
 		n := meterstest.Check(t, values, m, rows, now, last)
-		wid := workflows.MeterBackfillWorkflowID(m.ID)
-		var res workflows.MeterBackfillResult
+		wid := wire.MeterBackfillWorkflowID(m.ID)
+		var res wire.MeterBackfillResult
 		if err := tc.GetWorkflow(ctx, wid, "").Get(ctx, &res); err != nil {
 			t.Fatalf("run of %s: %v", wid, err)
 		}
@@ -155,10 +155,10 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		info := d.GetWorkflowExecutionInfo()
-		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED || info.GetTaskQueue() != workflows.JobsTaskQueue ||
+		if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED || info.GetTaskQueue() != wire.JobsTaskQueue ||
 			info.GetPriority().GetFairnessKey() != db.Env.ID {
 			t.Errorf("%s: %s on %s with fairness key %q, want completed on %s fair by %s", wid, info.GetStatus(),
-				info.GetTaskQueue(), info.GetPriority().GetFairnessKey(), workflows.JobsTaskQueue, db.Env.ID)
+				info.GetTaskQueue(), info.GetPriority().GetFairnessKey(), wire.JobsTaskQueue, db.Env.ID)
 		}
 		t.Logf("meter %s (%s): %d values equal the reference; backfill %d pages, %d rows", m.Key, m.Aggregation, n, res.Pages, res.Rows)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // lockedBuffer collects the process's log lines.
@@ -83,7 +83,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(runCtx, cfg, log, db.Store, tc, app.Parts{API: true, Worker: true, Ready: ready,
-			SweepEvery: 200 * time.Millisecond, HealthEvery: 200 * time.Millisecond, WorkerRetry: 500 * time.Millisecond})
+			SweepEvery: 200 * time.Millisecond, ProbeEvery: 200 * time.Millisecond, WorkerRetry: 500 * time.Millisecond})
 	}()
 	var base string
 	select {
@@ -129,7 +129,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	// Temporal comes up where the process expects it.
 	stack, err := devstack.Start(ctx, devstack.Options{
 		DataDir: t.TempDir(), FrontendAddr: temporalAddr, Namespace: cfg.TemporalNamespace,
-		SearchAttributes: workflows.SearchAttributes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SearchAttributes: wire.SearchAttributes, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatalf("start Temporal: %v", err)
@@ -145,7 +145,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	if len(got) != 1 || got[0].Header.Get("webhook-id") != ev.ID {
 		t.Fatalf("receiver got %d requests, want the event once", len(got))
 	}
-	if e := db.Load(t, ev.ID); e.DispatchedAt == nil || e.WorkflowID != workflows.WorkflowID(ev.ID) {
+	if e := db.Load(t, ev.ID); e.DispatchedAt == nil || e.WorkflowID != wire.WorkflowID(ev.ID) {
 		t.Errorf("event not marked dispatched: %+v", e)
 	}
 	waitFor(t, time.Minute, "readyz naming Temporal up", func() bool {

@@ -16,7 +16,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // faultyStore fails the attempts' records for the attempts `fail` picks (CONTRACT §10 faults).
@@ -108,11 +108,11 @@ func TestDeliveryRecordedAsItHappened(t *testing.T) {
 		{name: "acknowledgement followed by NUL", body: webhooktest.AckSentence + "\x00",
 			want: want{models.EventDelivered, 1, 1, models.AttemptSucceeded, webhooktest.AckSentence + "\uFFFD", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED}},
 		{name: "acknowledgement in UTF-16", body: webhooktest.UTF16LE(webhooktest.AckSentence),
-			want: want{models.EventFailed, workflows.MaxAttempts, workflows.MaxAttempts, models.AttemptFailed,
+			want: want{models.EventFailed, wire.MaxAttempts, wire.MaxAttempts, models.AttemptFailed,
 				"\uFFFD" + strings.Join(strings.Split(webhooktest.AckSentence, ""), "\uFFFD") + "\uFFFD", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED}},
 		{name: "database fails while the last attempt is recorded",
-			fault: func(a *models.DeliveryAttempt) bool { return a.Number == workflows.MaxAttempts },
-			want:  want{models.EventFailed, workflows.MaxAttempts, workflows.MaxAttempts - 1, models.AttemptFailed, "", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED}},
+			fault: func(a *models.DeliveryAttempt) bool { return a.Number == wire.MaxAttempts },
+			want:  want{models.EventFailed, wire.MaxAttempts, wire.MaxAttempts - 1, models.AttemptFailed, "", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED}},
 		{name: "database fails while a success is recorded", body: webhooktest.AckSentence,
 			fault: failFor(4 * time.Second), // past the attempt's own record retries
 			want:  want{models.EventDelivered, 1, 1, models.AttemptSucceeded, "", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED}},
@@ -134,7 +134,7 @@ func TestDeliveryRecordedAsItHappened(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.waitStatus([]models.Event{ev}, tt.want.status, 60*time.Second)
-			waitRunStatus(t, c, workflows.WorkflowID(ev.ID), tt.want.run)
+			waitRunStatus(t, c, wire.WorkflowID(ev.ID), tt.want.run)
 
 			if n := len(s.rc.Received()) - before; n != tt.want.requests {
 				t.Errorf("receiver got %d requests, want %d", n, tt.want.requests)

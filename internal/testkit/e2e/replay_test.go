@@ -20,7 +20,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // replayAPI is the real API over the stack's database, replaying through the real starter,
@@ -135,8 +135,8 @@ func replayFailedEvent(t *testing.T, s *stack, c client.Client, st *dispatch.Sta
 		t.Fatalf("run after replay %s/%s, before %s/%s", after.WorkflowID, after.RunID, first.WorkflowID, first.RunID)
 	}
 	as, err := s.db.Store.DeliveryAttempts(ctx, s.db.Env, first.ID)
-	if err != nil || len(as) != workflows.MaxAttempts+1 {
-		t.Fatalf("%d attempts (err %v), want %d", len(as), err, workflows.MaxAttempts+1)
+	if err != nil || len(as) != wire.MaxAttempts+1 {
+		t.Fatalf("%d attempts (err %v), want %d", len(as), err, wire.MaxAttempts+1)
 	}
 	last := as[len(as)-1]
 	if last.Trigger != models.TriggerManual || last.Outcome != models.AttemptSucceeded || last.RunID != after.RunID || last.Number != 1 {
@@ -168,10 +168,10 @@ func replayWhileRunning(t *testing.T, s *stack, c client.Client, rapi replayAPI)
 	if ev := s.db.Load(t, evs[0].ID); ev.Status != models.EventRetrying {
 		t.Errorf("a refused replay changed the event to %s", ev.Status)
 	}
-	if err := c.TerminateWorkflow(ctx, workflows.WorkflowID(evs[0].ID), "", "test over"); err != nil {
+	if err := c.TerminateWorkflow(ctx, wire.WorkflowID(evs[0].ID), "", "test over"); err != nil {
 		t.Fatal(err)
 	}
-	waitRunStatus(t, c, workflows.WorkflowID(evs[0].ID), enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED)
+	waitRunStatus(t, c, wire.WorkflowID(evs[0].ID), enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED)
 }
 
 func bulkReplay(t *testing.T, s *stack, st *dispatch.Starter, rapi replayAPI) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Receivers' own signals on the real stack (CONTRACT §23): real Temporal server and worker,
@@ -44,7 +44,7 @@ func TestReceiversSignals(t *testing.T) {
 
 	account := tn.call("POST", "/v1/accounts", map[string]any{"name": "Busy"})["id"].(string)
 	ev := tn.event(account, "account-created")
-	wfID := workflows.WorkflowID(ev.ID)
+	wfID := wire.WorkflowID(ev.ID)
 	t.Cleanup(func() { _ = c.TerminateWorkflow(context.Background(), wfID, "", "test over") })
 
 	// 429: the busy delivery's DeliverWebhook waits for its second attempt.

@@ -27,6 +27,7 @@ import (
 	"github.com/revops/revops/internal/platform/temporalsetup"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // temporal-setup on a real server registers a namespace it does not have, with the
@@ -85,7 +86,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	// The Schedule of a release before the three task queues, whose action ran on
 	// revops-webhooks, moves to revops-system (CONTRACT §17).
 	before := app.TemporalSetup(config.Config{TemporalNamespace: ns, Retention: 1000 * time.Hour}, quiet, devstack.SearchAttributeSettle)
-	before.Schedules[0].TaskQueue = workflows.TaskQueue
+	before.Schedules[0].TaskQueue = wire.TaskQueue
 	if _, err := temporalsetup.Run(ctx, tc, before); err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +124,13 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := worker.New(tc, workflows.SystemTaskQueue, worker.Options{})
+	w := worker.New(tc, wire.SystemTaskQueue, worker.Options{})
 	workflows.RegisterRetention(w, &activities.Retention{Store: st})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	h := tc.ScheduleClient().GetHandle(ctx, workflows.RetentionScheduleID)
+	h := tc.ScheduleClient().GetHandle(ctx, wire.RetentionScheduleID)
 	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
 		t.Fatalf("trigger: %v", err)
 	}
@@ -148,7 +149,7 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var res workflows.RetentionResult
+	var res wire.RetentionResult
 	if err := tc.GetWorkflow(ctx, workflowID, runID).Get(ctx, &res); err != nil {
 		t.Fatalf("scheduled retention run: %v", err)
 	}
@@ -177,12 +178,12 @@ func check(ctx context.Context, t *testing.T, tc client.Client, ns string, reten
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, typ := range workflows.SearchAttributeTypes {
+	for name, typ := range wire.SearchAttributeTypes {
 		if got := attrs.GetCustomAttributes()[name]; got != typ {
 			t.Errorf("search attribute %s is %v, want %v", name, got, typ)
 		}
 	}
-	sd, err := tc.ScheduleClient().GetHandle(ctx, workflows.RetentionScheduleID).Describe(ctx)
+	sd, err := tc.ScheduleClient().GetHandle(ctx, wire.RetentionScheduleID).Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +194,10 @@ func check(ctx context.Context, t *testing.T, tc client.Client, ns string, reten
 		t.Errorf("overlap policy %v", sd.Schedule.Policy.Overlap)
 	}
 	a, ok := sd.Schedule.Action.(*client.ScheduleWorkflowAction)
-	if !ok || a.Workflow != workflows.RetentionWorkflowName || a.TaskQueue != workflows.SystemTaskQueue || len(a.Args) != 1 {
+	if !ok || a.Workflow != wire.RetentionWorkflowName || a.TaskQueue != wire.SystemTaskQueue || len(a.Args) != 1 {
 		t.Fatalf("schedule action %+v", sd.Schedule.Action)
 	}
-	var in workflows.RetentionInput
+	var in wire.RetentionInput
 	if err := converter.GetDefaultDataConverter().FromPayload(a.Args[0].(*commonpb.Payload), &in); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func check(ctx context.Context, t *testing.T, tc client.Client, ns string, reten
 
 func scheduleUpdatedAt(ctx context.Context, t *testing.T, tc client.Client) time.Time {
 	t.Helper()
-	sd, err := tc.ScheduleClient().GetHandle(ctx, workflows.RetentionScheduleID).Describe(ctx)
+	sd, err := tc.ScheduleClient().GetHandle(ctx, wire.RetentionScheduleID).Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

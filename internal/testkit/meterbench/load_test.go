@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/testkit/usagebench"
 )
 
@@ -59,7 +59,7 @@ func countWaiting(b testing.TB, s *usagebench.Server) {
 	t0, shown := time.Now(), time.Now()
 	batches := 0
 	for {
-		n, err := meters.Consume(ctx, s.Store)
+		n, err := meterstest.Consume(ctx, s.Store)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 const replayDeliveries = 500
@@ -105,7 +105,7 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Fatalf("job = %v", job)
 	}
 	jobID := job["id"].(string)
-	wid := workflows.BulkReplayWorkflowID(jobID)
+	wid := wire.BulkReplayWorkflowID(jobID)
 	step = time.Now()
 
 	tc, err := client.Dial(client.Options{HostPort: s.Temporal.Address, Namespace: "default"})
@@ -162,8 +162,8 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 		t.Errorf("%s is %s, want completed", wid, st)
 	}
 	runs := listRuns(ctx, t, tc, "WorkflowId = '"+wid+"'")
-	if len(runs) != 1 || runs[0].GetType().GetName() != workflows.BulkReplayWorkflowName {
-		t.Errorf("runs of %s: %v, want one %s run", wid, runs, workflows.BulkReplayWorkflowName)
+	if len(runs) != 1 || runs[0].GetType().GetName() != wire.BulkReplayWorkflowName {
+		t.Errorf("runs of %s: %v, want one %s run", wid, runs, wire.BulkReplayWorkflowName)
 	}
 	retried := 0
 	it := tc.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)

@@ -18,15 +18,15 @@ import (
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
+	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // prodMatchingRows is how many rows of the metered metric exist when the meter is created.
@@ -99,7 +99,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wid := workflows.MeterBackfillWorkflowID(m.ID)
+	wid := wire.MeterBackfillWorkflowID(m.ID)
 	alerts := putKillAlerts(ctx, t, st, env, m, before)
 	step = time.Now()
 
@@ -128,7 +128,7 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	}
 
 	// One MeterBackfill run, completed, whose killed page was attempted again.
-	var res workflows.MeterBackfillResult
+	var res wire.MeterBackfillResult
 	waitCtx, cancelWait := context.WithTimeout(ctx, time.Minute)
 	err = tc.GetWorkflow(waitCtx, wid, "").Get(waitCtx, &res)
 	cancelWait()
@@ -207,7 +207,7 @@ func putKillAlerts(ctx context.Context, t *testing.T, st *store.Store, env model
 		if largest < 0.02 {
 			t.Fatalf("no %s series of account %q group %s has a value in the current %s: no alert could fire", window, account, group, window)
 		}
-		return usage.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
+		return decimal.CanonicalNumber(strconv.FormatFloat(largest/2, 'f', 2, 64)) // as the API keeps it
 	}
 	var out []models.MeterAlert
 	for _, a := range []struct{ window, threshold, account, group string }{
@@ -316,7 +316,7 @@ func sandboxOf(ctx context.Context, t *testing.T, s *prodlike.Stack, st *store.S
 func killBackfillMidPage(ctx context.Context, t *testing.T, st *store.Store, tc client.Client, meterID string, workers []*prodlike.Proc) *prodlike.Proc {
 	t.Helper()
 	var seq int64
-	w, a := killRunningActivity(ctx, t, tc, workflows.MeterBackfillWorkflowID(meterID), workers, 3*time.Minute, func() bool {
+	w, a := killRunningActivity(ctx, t, tc, wire.MeterBackfillWorkflowID(meterID), workers, 3*time.Minute, func() bool {
 		m, err := st.MeterByID(ctx, meterID)
 		if err != nil {
 			t.Fatal(err)

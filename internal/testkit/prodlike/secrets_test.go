@@ -21,7 +21,7 @@ import (
 	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/testkit/prodlike"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // An endpoint that signs with ed25519 and sends a custom header, created, used, rotated
@@ -180,7 +180,7 @@ func TestSecretsStayInTheDatabaseSealed(t *testing.T) {
 		runs = resp.GetExecutions()
 		deliveries := 0
 		for _, r := range runs {
-			if r.GetType().GetName() == workflows.WorkflowName {
+			if r.GetType().GetName() == wire.WorkflowName {
 				deliveries++
 			}
 		}

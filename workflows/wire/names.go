@@ -1,6 +1,9 @@
-// Package workflows holds the Temporal workflows of Revops and the names the starter
-// (API, sweeper, temporal-setup) and the worker share.
-package workflows
+// Package wire is what the starters (internal/dispatch, temporal-setup), the workers
+// (workflows) and the tests share about Temporal runs: task queues, workflow types, ids,
+// search attributes, signals, the inputs and results that travel in histories, and the
+// priorities runs start with. It imports only models, so that a starter does not sit on
+// top of the workflow code and its activities.
+package wire
 
 import enumspb "go.temporal.io/api/enums/v1"
 

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/revops/revops/internal/platform/tracing"
 )
 
-// startTracing switches tracing on when the OTEL_* variables ask for it (CONTRACT §19)
+// StartTracing switches tracing on when the OTEL_* variables ask for it (CONTRACT §19)
 // and returns what flushes its last spans at exit.
-func startTracing(ctx context.Context, log *slog.Logger, service string) (*tracing.Tracing, func(), error) {
+func StartTracing(ctx context.Context, log *slog.Logger, service string) (*tracing.Tracing, func(), error) {
 	tr, err := tracing.Start(ctx, os.Getenv, service, func(w string) { log.Warn("tracing: " + w) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: %w", err)

@@ -1,4 +1,4 @@
-package webhookfilter
+package decimal
 
 import (
 	"math/big"
@@ -34,14 +34,14 @@ func TestCmpDecimal(t *testing.T) {
 	}
 	for range 20_000 {
 		a, b := text(), text()
-		x, okx := parseDecimalString(a)
-		y, oky := parseDecimalString(b)
+		x, okx := ParseString(a)
+		y, oky := ParseString(b)
 		if !okx || !oky {
 			t.Fatalf("%s or %s is not a decimal string", a, b)
 		}
 		ra, _ := new(big.Rat).SetString(a)
 		rb, _ := new(big.Rat).SetString(b)
-		if got, want := cmpDecimal(&x, &y), ra.Cmp(rb); got != want {
+		if got, want := x.Cmp(&y), ra.Cmp(rb); got != want {
 			t.Fatalf("cmp(%s, %s) = %d, want %d", a, b, got, want)
 		}
 	}

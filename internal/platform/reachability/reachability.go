@@ -1,8 +1,9 @@
-// Package health watches a dependency the service keeps serving without (Temporal,
-// CONTRACT §10): a periodic probe keeps its last state, so that callers can ask without
-// waiting on a network timeout, and an outage is logged once when it starts and once
-// when it ends rather than by every request that meets it.
-package health
+// Package reachability watches whether a dependency the service keeps serving without
+// answers (Temporal, CONTRACT §10): a periodic probe keeps its last state, so that callers
+// can ask without waiting on a network timeout, and an outage is logged once when it
+// starts and once when it ends rather than by every request that meets it. (A webhook
+// endpoint's health, §23, is the webhook domain's.)
+package reachability
 
 import (
 	"context"
