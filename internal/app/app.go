@@ -122,6 +122,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err != nil {
 		return err
 	}
+	wireFanOut(st)
 
 	if cfg.MetricsAddr != "" {
 		addr, merr, err := metrics.Serve(ctx, cfg.MetricsAddr, cfg.Pprof)
@@ -145,34 +146,31 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	}
 	goRun(func() { mon.Run(ctx) })
 	starter := &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon}
-	jobs := &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
-	backfills := &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon}
-	purges := &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon}
-	// A deleted endpoint's job is started after its deletion commits, by the API or the
-	// dashboard (CONTRACT §21).
-	deletions := &dispatch.EndpointDeletions{Client: tc, Store: st, Log: log, Health: mon}
-	endpoints.Deletions = deletions
+	jobs := &dispatch.Jobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon}
 
 	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
 	// committed events from the outbox and start them eagerly; a process that commits
 	// changes wakes its own claimer, or, without one, the others' by notification, and
 	// reaches the workflows of its replays itself. On SQLite (`revops dev`, one process)
-	// the API starts its runs itself through the queue.
-	var (
-		claimer *dispatch.Claimer
-		queue   *dispatch.Queue // the API's starts (SQLite) or replays (PostgreSQL)
-	)
+	// the process starts its runs itself through the queue.
+	var claimer *dispatch.Claimer
 	if p.Worker && st.ClaimsStarts() {
 		// It polls every second, or as often as tests sweep.
 		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
 	}
+	// After commit, one dispatcher for every transaction of this process, whoever opens
+	// it (a request, an activity, the meters' consumer): its events and jobs start as
+	// soon as it commits (issue 42); the claimer's poll and the sweepers are the safety
+	// net. Wired before anything commits.
+	queue := afterCommit(ctx, st, starter, jobs, claimer, log, goRun)
+	defer closeQueue(queue)
 	if p.Worker {
 		acts := workflows.Activities{
 			Delivery: &activities.Activities{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
 				RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 			Retention:     &activities.Retention{Store: st},
 			Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
-			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Dispatch: starter, Rate: cfg.ReplayRate},
+			BulkReplay:    &activities.BulkReplay{Store: st.Jobs(), Rate: cfg.ReplayRate},
 			MeterBackfill: &activities.MeterBackfill{Store: st.Jobs(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 			// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
 			MeterPurge: &activities.MeterPurge{Store: st.Jobs(), Rows: p.PurgeRows},
@@ -189,9 +187,6 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 			goRun(func() { starter.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		}
 		goRun(func() { jobs.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { backfills.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { purges.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
-		goRun(func() { deletions.RunSweeper(ctx, cmp.Or(p.SweepEvery, DefaultSweepEvery)) })
 		// Meters count usage rows in the processes that run the worker (`revops dev`,
 		// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 		// under its cursor lock, so they share the work without counting a row twice.
@@ -204,54 +199,20 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 		}
-		var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
-		switch {
-		case claimer != nil:
-			outbox = claimer
-		case st.ClaimsStarts():
-			n := &dispatch.Notifier{Store: st}
-			goRun(func() { n.Run(ctx) })
-			outbox = n
-		}
-		// The API's dispatcher returns at once (CONTRACT §10): on PostgreSQL, Outboxed
-		// wakes a claimer or a notifier and hands replays to the queue; on SQLite, the queue.
-		var dispatcher dispatch.Dispatcher
-		if outbox != nil {
-			// Replays (never eager) are reached from here by the queue; with no outbox to
-			// read back, an overflow of replays is left to the claimers' poll.
-			queue = dispatch.NewQueue(starter, log, nil)
-			dispatcher = dispatch.Outboxed{New: outbox, Replays: queue}
-		} else {
-			queue = dispatch.NewQueue(starter, log, st)
-			dispatcher = queue
-		}
 		handler := NewHandler(st, api.Deps{
 			Config:    cfg,
 			Keys:      keys.NewManager(st),
 			Log:       log,
-			Dispatch:  dispatcher,
 			Endpoints: endpoints,
-			// The replays of every API process reach their workflows the same way; bulk
-			// replay jobs are started by jobs (CONTRACT §13, §16).
-			Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: jobs},
-			// A new meter's backfill is started after its creation commits (CONTRACT §18),
-			// a deleted meter's purge after its deletion commits (§21).
-			Meters: &meters.Service{Store: st, Backfills: backfills, Purges: purges, MaxQueries: cfg.MeterQueries},
+			Replay:    &replay.Service{Store: st},
+			Meters:    &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
 			Ready: []api.Check{
 				{Name: "database", Check: st.Ping},
 				{Name: "temporal", Check: mon.Check, Optional: true},
 			},
 		})
 		srv := NewHTTPServer(handler, log)
-		goRun(func() {
-			report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
-			// The server has answered its last request: let the starts it queued finish.
-			if queue != nil {
-				grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
-				defer cancelGrace()
-				queue.Close(grace)
-			}
-		})
+		goRun(func() { report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey)) })
 		log.Info("API listening", "addr", ln.Addr().String())
 		if p.Ready != nil {
 			p.Ready <- ln.Addr().String()

@@ -19,5 +19,5 @@ func (c *Claimer) DrainForTest(ctx context.Context) { c.drain(ctx) }
 // that a test moves past a backoff without waiting it out.
 func (s *Starter) SetClock(now func() time.Time) { s.holds.now = now }
 
-// SetClock is Starter.SetClock for the replay jobs' sweeper.
-func (r *ReplayJobs) SetClock(now func() time.Time) { r.holds.now = now }
+// SetClock is Starter.SetClock for the jobs' sweeper.
+func (s *Jobs) SetClock(now func() time.Time) { s.holds.now = now }

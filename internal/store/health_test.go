@@ -366,7 +366,7 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 			defer wg.Done()
 			<-deleted
 			for {
-				n, err := db.st.Jobs().SkipDeletedEndpointPage(ctx, db.env.ID, a.ID, 3)
+				n, err := webhook.SkipDeletedEndpointPage(ctx, db.st.Jobs(), db.env.ID, a.ID, 3)
 				if err != nil || n < 3 {
 					errs <- err
 					return

@@ -39,7 +39,8 @@ CREATE TABLE meter_alert_caps (
 const firingChunk = 500
 
 // Emit adds events to the meter transaction: InMeterTx writes them (the outbox) before
-// the commit, with their deliveries, and the sweeper starts them.
+// the commit, with their deliveries, and hands them to AfterCommit once committed, as
+// InTx does.
 func (t *MeterTx) Emit(e ...Emit) { t.emits = append(t.emits, e...) }
 
 // Now is the transaction's change time, fixed at its first call: firings and the events
@@ -60,7 +61,9 @@ func (t *MeterTx) writeEmits() error {
 	if err := t.db.Where("id = ?", t.envID).Take(&e).Error; err != nil {
 		return notFound(err, "environment "+t.envID)
 	}
-	_, err := writeEvents(t.db, Env{OrganizationID: e.OrganizationID, ID: e.ID, Name: e.Name}, t.Now(), t.emits, "")
+	env := Env{OrganizationID: e.OrganizationID, ID: e.ID, Name: e.Name}
+	var err error
+	t.written, err = writeEvents(txOn(t.db, t.dialect, env, t.Now()), t.seam.fanOutOf(), t.emits, "")
 	return err
 }
 

@@ -45,7 +45,7 @@ type UsageCursor struct {
 // InMeterTx runs fn in one transaction that holds envID's usage cursor. With SkipBusy it
 // returns ran false, having run nothing, when another transaction holds the cursor. fn's
 // error rolls everything back; on commit the figures fn wrote are kept in the process's
-// figure cache.
+// figure cache, and the events it emitted go to AfterCommit.
 func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn func(mt *MeterTx) error) (ran bool, err error) {
 	var mt *MeterTx
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -66,6 +66,7 @@ func (s *Store) InMeterTx(ctx context.Context, envID string, lock CursorLock, fn
 		return false, dbError(err) // fn's raw statements bypass GORM's translation
 	}
 	mt.committed()
+	s.seam.handOver(ctx, Committed{Events: mt.written}) // started at once, as InTx's
 	return true, nil
 }
 

@@ -27,12 +27,14 @@ type MeterTx struct {
 	fired   *firedCache
 	firing  []firedKey // firings this transaction recorded: known to fired once committed
 	at      time.Time  // the change time (Now)
+	seam    *seam      // the store's fan-out and after commit
+	written []models.Event
 }
 
 // meterTx starts the meter work of tx, which holds envID's cursor.
 func (s *Store) meterTx(tx *gorm.DB, envID string, cursor UsageCursor) *MeterTx {
 	return &MeterTx{db: tx, dialect: s.dialect, envID: envID, cursor: cursor, cache: s.figures, fired: s.fired,
-		view: s.figures.view(envID, cursor.Writes)}
+		view: s.figures.view(envID, cursor.Writes), seam: s.seam}
 }
 
 // finish records, before the commit, that the transaction wrote figures.

@@ -22,30 +22,62 @@ type Tx struct {
 	env     Env
 	at      time.Time
 	emits   []Emit
+	// Besides its events, what the transaction hands to AfterCommit once committed: the
+	// events its replays marked for redispatch (once each, as last marked) and the jobs
+	// whose rows it wrote.
+	replayed []models.Event
+	jobs     []Job
 }
 
 // InTx runs fn in one transaction in env. fn's error rolls everything back and is
 // returned as is. The events fn emitted are written when fn returns, before the commit
-// (the outbox: they commit with the change or not at all), and returned once committed
-// for the dispatcher. The events carry the trace of the caller (the API request), so
-// that their deliveries show in the trace as its children, not the transaction's.
+// (the outbox: they commit with the change or not at all), as the fan-out decides them
+// (FanOut), and returned once committed. Right after the commit, the events written,
+// those replayed and the jobs recorded go to AfterCommit, which starts them: whoever
+// calls InTx, its events start the same way and as soon (issue 42). The events carry
+// the trace of the caller (the API request), so that their deliveries show in the trace
+// as its children, not the transaction's.
 func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (events []models.Event, err error) {
 	caller := tracing.TraceParent(ctx)
-	ctx, end := s.span(ctx, "db change")
+	spanCtx, end := s.span(ctx, "db change")
 	defer end(&err)
-	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		tx := &Tx{db: db, dialect: s.dialect, env: env}
+	var tx *Tx
+	err = s.db.WithContext(spanCtx).Transaction(func(db *gorm.DB) error {
+		tx = &Tx{db: db, dialect: s.dialect, env: env}
 		if err := fn(tx); err != nil {
 			return err
 		}
 		var err error
-		events, err = writeEvents(db, env, tx.Now(), tx.emits, caller)
+		events, err = writeEvents(tx, s.seam.fanOutOf(), tx.emits, caller)
 		return err
 	})
 	if err != nil {
 		return nil, dbError(err) // fn's raw statements bypass GORM's translation
 	}
+	s.seam.handOver(ctx, tx.committed(events))
 	return events, nil
+}
+
+// committed is what the transaction hands to AfterCommit: its events written, then
+// those its replays marked, and its jobs.
+func (tx *Tx) committed(written []models.Event) Committed {
+	c := Committed{Events: written, Jobs: tx.jobs}
+	if len(tx.replayed) > 0 {
+		c.Events = append(append(make([]models.Event, 0, len(written)+len(tx.replayed)), written...), tx.replayed...)
+	}
+	return c
+}
+
+// handOver records an event a replay marked for redispatch, once: a later mark of the
+// same event in the transaction replaces the earlier one.
+func (tx *Tx) handOver(ev models.Event) {
+	for i := range tx.replayed {
+		if tx.replayed[i].ID == ev.ID {
+			tx.replayed[i] = ev
+			return
+		}
+	}
+	tx.replayed = append(tx.replayed, ev)
 }
 
 // Now is the time of the change: every updated_at it saves and every event it writes
@@ -70,6 +102,10 @@ func (tx *Tx) Savepoint(fn func(tx *Tx) error) error {
 			return err
 		}
 		tx.emits = append(tx.emits, sub.emits...)
+		tx.jobs = append(tx.jobs, sub.jobs...)
+		for _, ev := range sub.replayed {
+			tx.handOver(ev)
+		}
 		return nil
 	})
 }
