@@ -50,6 +50,10 @@ type Parts struct {
 	SweepEvery  time.Duration // DefaultSweepEvery
 	HealthEvery time.Duration // health.DefaultEvery
 	WorkerRetry time.Duration // DefaultWorkerRetry
+	// ClaimEvery is the claimer's poll (PostgreSQL); zero means every second, or every
+	// SweepEvery when that is shorter. The poll is the safety net of the start after
+	// commit: a test sets it to an hour to show that nothing else starts events.
+	ClaimEvery time.Duration
 	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
 	// Tests make it small, so that a purge takes many pages.
 	PurgeRows int
@@ -156,7 +160,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	var claimer *dispatch.Claimer
 	if p.Worker && st.ClaimsStarts() {
 		// It polls every second, or as often as tests sweep.
-		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
+		poll := cmp.Or(p.ClaimEvery, min(cmp.Or(p.SweepEvery, time.Second), time.Second))
+		claimer = &dispatch.Claimer{Starter: starter, Store: st, Poll: poll}
 	}
 	// After commit, one dispatcher for every transaction of this process, whoever opens
 	// it (a request, an activity, the meters' consumer): its events and jobs start as
