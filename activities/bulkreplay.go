@@ -10,14 +10,10 @@ import (
 
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/models"
 )
 
 // ErrTypeReplayJobMissing: the job's row is gone (purged, or another database).
 const ErrTypeReplayJobMissing = "replay_job_not_found"
-
-// dispatchBound is how long a page's activity spends reaching its events' workflows.
-const dispatchBound = 10 * time.Second
 
 // maxPaceHold bounds how long a page's activity lasts for its pacing, well within the
 // page's 30 s StartToCloseTimeout (workflows.replayPageOptions).
@@ -34,20 +30,14 @@ type Pager interface {
 
 var _ Pager = replay.Pages{}
 
-// EventDispatcher reaches the workflows of replayed events (dispatch.Starter.Dispatch).
-type EventDispatcher interface {
-	Dispatch(ctx context.Context, events []models.Event)
-}
-
 // BulkReplay holds the bulk replay activity's dependencies.
 type BulkReplay struct {
 	Store BulkReplayStore
 	// Pages, when set, replays the pages instead of replay.Pages over Store (a test's
 	// stand-in).
+	// The page's replayed events reach their workflows right after its commit, as every
+	// transaction's (store.AfterCommit); the sweeper reaches whatever that misses.
 	Pages Pager
-	// Dispatch, when set, reaches the page's events right after its commit; the sweeper
-	// reaches whatever it could not (they stay marked for redispatch).
-	Dispatch EventDispatcher
 	// Rate is REVOPS_REPLAY_RATE, the deliveries per second an environment's jobs start
 	// all together (CONTRACT §17); 0: each job keeps only its workflow's own pace.
 	Rate float64
@@ -87,12 +77,6 @@ func (b *BulkReplay) replayPage(ctx context.Context, in ReplayPageInput) (Replay
 	}
 	if err != nil {
 		return ReplayPageOutput{}, fmt.Errorf("replay page: %w", err)
-	}
-	if b.Dispatch != nil && len(r.Events) > 0 {
-		// Bounded well within the page's timeout: the sweeper reaches the rest.
-		dctx, cancel := context.WithTimeout(ctx, dispatchBound)
-		b.Dispatch.Dispatch(dctx, r.Events)
-		cancel()
 	}
 	if !r.Done {
 		b.pace(ctx, began, r.Replayed+r.Failed, r.Running)

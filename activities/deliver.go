@@ -26,11 +26,12 @@ type Store interface {
 	EventByID(ctx context.Context, id string) (models.Event, models.Env, error)
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error)
 	DeliveredInRun(ctx context.Context, env models.Env, eventID, runID string) (bool, error)
-	MarkEventFailed(ctx context.Context, eventID string) error
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
-	// FailureStore ends a delivery failed and judges its endpoint's disabling (webhook.MarkDeliveryFailed).
+	// FailureStore ends a delivery failed and judges its endpoint's disabling (webhook.MarkDeliveryFailed);
+	// EventStore settles an event of the single-endpoint releases (webhook.MarkEventFailed).
 	webhook.FailureStore
+	webhook.EventStore
 }
 
 var _ Store = (*store.Store)(nil)

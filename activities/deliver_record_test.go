@@ -84,7 +84,7 @@ func TestAttemptAfterDeliveryInItsRunDoesNotSend(t *testing.T) {
 	other := f.db.Event(t, "deal-signed", map[string]any{"id": "d2"}, time.Time{})
 	delivered := models.DeliveryAttempt{EventID: other.ID, RunID: "an-earlier-run", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}
-	if err := f.db.Store.RecordDeliveryAttempt(context.Background(), f.db.Env, &delivered, models.EventDelivered); err != nil {
+	if err := webhooktest.RecordAttempt(context.Background(), f.db.Store, f.db.Env, &delivered, models.EventDelivered); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.deliver(t, other, 6); err != nil {

@@ -10,7 +10,7 @@ import (
 // EndpointDeletionStore is what ending a deleted endpoint's unfinished deliveries needs
 // of the database (the jobs' pool, CONTRACT §21).
 type EndpointDeletionStore interface {
-	SkipDeletedEndpointPage(ctx context.Context, envID, endpointID string, maxRows int) (int, error)
+	webhook.DeletionPages
 	EndEndpointDeletion(ctx context.Context, endpointID string) error
 }
 
@@ -36,7 +36,7 @@ type EndpointDeletionPageOutput struct {
 }
 
 // SkipDeletedEndpointPage ends the next page of a deleted endpoint's unfinished
-// deliveries skipped (store.SkipDeletedEndpointPage). The page is decided in the
+// deliveries skipped (webhook.SkipDeletedEndpointPage). The page is decided in the
 // database: an attempt cut anywhere is simply run again and ends what is left. A panic
 // ends the page alone (ErrTypePanic).
 func (d *EndpointDeletion) SkipDeletedEndpointPage(ctx context.Context, in EndpointDeletionInput) (EndpointDeletionPageOutput, error) {
@@ -49,7 +49,7 @@ func (d *EndpointDeletion) skipPage(ctx context.Context, in EndpointDeletionInpu
 	if limit <= 0 {
 		limit = webhook.DeletionRows
 	}
-	rows, err := d.Store.SkipDeletedEndpointPage(ctx, in.EnvironmentID, in.EndpointID, limit)
+	rows, err := webhook.SkipDeletedEndpointPage(ctx, d.Store, in.EnvironmentID, in.EndpointID, limit)
 	if err != nil {
 		return EndpointDeletionPageOutput{}, fmt.Errorf("endpoint deletion page: %w", err)
 	}

@@ -131,7 +131,7 @@ func TestDeliverOneDeliveryNotSent(t *testing.T) {
 			if _, err := webhook.DeleteEndpoint(context.Background(), f.db.Store, f.db.Env, f.eps[0].ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.db.Store.SkipDeletedEndpointPage(context.Background(), f.db.Env.ID, f.eps[0].ID, webhook.DeletionRows); err != nil {
+			if _, err := webhook.SkipDeletedEndpointPage(context.Background(), f.db.Store, f.db.Env.ID, f.eps[0].ID, webhook.DeletionRows); err != nil {
 				t.Fatal(err)
 			}
 		}, "", models.EventSkipped, 0},

@@ -34,7 +34,7 @@ func (panicking) PurgeMeterPage(context.Context, string, int) (int, error) {
 
 func (panicking) EndMeterPurge(context.Context, string) error { return nil }
 
-func (panicking) SkipDeletedEndpointPage(context.Context, string, string, int) (int, error) {
+func (panicking) SkipDeletedEndpointPage(context.Context, string, string, int, store.DeliveryUpdate) (int, error) {
 	panic("deliveries of " + secretRow)
 }
 

@@ -94,7 +94,7 @@ type MarkFailedInput struct {
 // failed, and no delivery may stay retrying after its run closed.
 func (a *Delivery) MarkDeliveryFailed(ctx context.Context, in MarkFailedInput) error {
 	if in.DeliveryID == "" {
-		return a.Store.MarkEventFailed(ctx, in.EventID)
+		return webhook.MarkEventFailed(ctx, a.Store, in.EventID)
 	}
 	disabled, err := webhook.MarkDeliveryFailed(ctx, a.Store, in.DeliveryID, in.Reason, in.Replays, a.DisableAfter)
 	if errors.Is(err, apperr.ErrNotFound) {

@@ -55,14 +55,14 @@ func (s *Server) accountAction(act func(ctx context.Context, st accounts.Store, 
 }
 
 // renderAccount answers with the account after a change, in the status chosen once for
-// its reply (so the first answer and its replays agree), and hands its committed events
-// to the dispatcher.
+// its reply (so the first answer and its replays agree), and counts its committed
+// events (the store has handed them to the dispatcher already: store.AfterCommit).
 func (s *Server) renderAccount(c *gin.Context, reply idempotency.Reply[accounts.Object], a accounts.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	s.dispatched(c, events)
+	countEmitted(events)
 	render(c, reply.Status(), a)
 }
 

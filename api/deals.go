@@ -65,14 +65,14 @@ func (s *Server) dealAction(action string) gin.HandlerFunc {
 }
 
 // renderDeal answers with the deal after a change, in the status chosen once for its
-// reply (so the first answer and its replays agree), and hands its committed events to
-// the dispatcher.
+// reply (so the first answer and its replays agree), and counts its committed events
+// (the store has handed them to the dispatcher already: store.AfterCommit).
 func (s *Server) renderDeal(c *gin.Context, reply idempotency.Reply[deals.Object], d deals.Object, events []models.Event, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	s.dispatched(c, events)
+	countEmitted(events)
 	render(c, reply.Status(), d)
 }
 

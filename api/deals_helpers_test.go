@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -47,8 +48,14 @@ func (r *objRecorder) ids() []string {
 func withObjDispatcher(r *objRecorder) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		r.queue = dispatch.NewQueue(r, nil, nil)
-		d.Dispatch, d.Replay.Dispatch = r.queue, r.queue
+		afterCommit(d, r.queue, nil)
 	}
+}
+
+// afterCommit wires events and jobs as the store's after commit, as internal/app wires
+// its dispatcher: every change's committed events reach events.
+func afterCommit(d *api.Deps, events dispatch.Dispatcher, jobs dispatch.JobStarter) {
+	d.Store.(*store.Store).SetAfterCommit(dispatch.AfterCommit{Events: events, Jobs: jobs})
 }
 
 const skSandbox = "secret sandbox"

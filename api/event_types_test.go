@@ -178,7 +178,7 @@ func disableEndpoint(h *harness, failing, recovering, exhausted, eventID string)
 	d := delivery(eventID)
 	a := models.DeliveryAttempt{EventID: eventID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), StatusCode: 500, Error: "status 500", Outcome: models.AttemptFailed}
-	if err := h.store.RecordDeliveryAttempt(ctx, env, &a, models.EventFailed); err != nil {
+	if err := webhooktest.RecordAttempt(ctx, h.store, env, &a, models.EventFailed); err != nil {
 		h.t.Fatal(err)
 	}
 	if disabled, err := webhook.MarkDeliveryFailed(ctx, h.store, d.ID, "", nil, time.Nanosecond); err != nil || !disabled {

@@ -13,6 +13,7 @@ import (
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
 
@@ -45,7 +46,7 @@ func withFakeDispatcher(f *fakeDispatcher) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
 		f.got = map[string]int{}
 		f.q = dispatch.NewQueue(f, nil, nil)
-		d.Dispatch, d.Replay.Dispatch = f.q, f.q
+		afterCommit(d, f.q, nil)
 	}
 }
 
@@ -130,11 +131,11 @@ func TestBulkReplayValidation(t *testing.T) {
 // fakeJobs records the replay jobs whose BulkReplay workflow the API asks for.
 type fakeJobs struct {
 	mu   sync.Mutex
-	jobs []models.ReplayJob
+	jobs []store.Job
 	done chan struct{}
 }
 
-func (f *fakeJobs) StartDetached(_ context.Context, j models.ReplayJob) {
+func (f *fakeJobs) StartDetached(_ context.Context, j store.Job) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.jobs = append(f.jobs, j)
@@ -148,7 +149,7 @@ func (f *fakeJobs) StartDetached(_ context.Context, j models.ReplayJob) {
 func TestBulkReplayJob(t *testing.T) {
 	f := &fakeDispatcher{}
 	jobs := &fakeJobs{done: make(chan struct{})}
-	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { d.Replay.Jobs = jobs })
+	h := newHarness(t, withFakeDispatcher(f), func(_ *config.Config, d *api.Deps) { afterCommit(d, f.q, jobs) })
 	env := h.objEnv("sandbox")
 	if _, err := webhook.CreateEndpoint(context.Background(), h.store, env, models.WebhookEndpoint{
 		URL: "https://hooks.example/x", Method: "POST", Enabled: true, Secret: "whsec_fixture",
@@ -182,7 +183,6 @@ func TestBulkReplayJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.Dispatch(context.Background(), p.Events)
 		cursor = p.CursorID
 		job = h.mustObj(http.StatusOK, "GET", "/v1/events/replay/"+id, nil)
 		if job["replayed"] != float64(min(page*50, n)) {

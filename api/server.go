@@ -11,7 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/api/openapi"
-	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/accounts"
 	"github.com/revops/revops/internal/domain/deals"
 	"github.com/revops/revops/internal/domain/events"
@@ -25,7 +24,6 @@ import (
 	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/tracing"
-	"github.com/revops/revops/models"
 )
 
 // Check is a readiness probe of one dependency.
@@ -56,19 +54,15 @@ type Deps struct {
 	Keys   *keys.Manager
 	Log    *slog.Logger
 	Ready  []Check
-	// Dispatch starts new events' workflows after commit (nil: they wait for the
-	// sweeper). It must return at once — a dispatch.Queue, or internal/app's outbox path
-	// — since a request never waits for Temporal (CONTRACT §10); api wraps nothing.
-	Dispatch dispatch.Dispatcher
 	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
 	// dashboard, with the process's one Sender for the manual tests.
 	Endpoints *webhook.Endpoints
 	// Replay replays events (§9, §13, §16) here and in the dashboard. Replays are decided
-	// in the database and handed to its dispatcher (the same queue as Dispatch), so every
-	// API process offers them; bulk replays run as workflows.
+	// in the database; the store hands what commits to the process's dispatcher (as every
+	// change's events: store.AfterCommit), so every API process offers them; bulk replays
+	// run as workflows.
 	Replay *replay.Service
-	// Meters serves the meters (CONTRACT §18) here and in the dashboard, with the
-	// process's starters of backfills and purges.
+	// Meters serves the meters (CONTRACT §18) here and in the dashboard.
 	Meters *meters.Service
 }
 
@@ -82,7 +76,6 @@ type Server struct {
 	keys      *keys.Manager
 	log       *slog.Logger
 	ready     []Check
-	dispatch  dispatch.Dispatcher
 	endpoints *webhook.Endpoints
 	replay    *replay.Service
 	meters    *meters.Service
@@ -103,7 +96,7 @@ func New(d Deps) *gin.Engine {
 		panic("api.New: Deps.Endpoints, Deps.Replay and Deps.Meters are required")
 	}
 	s := &Server{cfg: d.Config, links: events.Links{TemporalUI: d.Config.TemporalUIURL, Namespace: d.Config.TemporalNamespace},
-		store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready, dispatch: d.Dispatch,
+		store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready,
 		endpoints: d.Endpoints, replay: d.Replay, meters: d.Meters, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -137,14 +130,6 @@ func trustedProxies(p config.Prefixes) []string {
 		out = append(out, x.String())
 	}
 	return out
-}
-
-// dispatched hands committed events to the dispatcher's queue, if any: it returns at once.
-func (s *Server) dispatched(c *gin.Context, events []models.Event) {
-	countEmitted(events)
-	if s.dispatch != nil && len(events) > 0 {
-		s.dispatch.Dispatch(c.Request.Context(), events)
-	}
 }
 
 // healthz also names the build (version, revision, Temporal server and SDK), so an

@@ -81,7 +81,7 @@ func TestEndpointStatsThroughTheAPI(t *testing.T) {
 		{StartedAt: at.Add(2*time.Hour + time.Minute), DurationMS: 7, Outcome: models.AttemptSucceeded},
 	} {
 		a.EventID, a.DeliveryID, a.RunID, a.Number, a.Trigger = ds[0].EventID, ds[0].ID, "run-1", 1, models.TriggerScheduled
-		if err := h.store.RecordDeliveryAttempt(ctx, env, &a, models.EventRetrying); err != nil {
+		if err := webhooktest.RecordAttempt(ctx, h.store, env, &a, models.EventRetrying); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -201,7 +201,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 	// deliveries (CONTRACT §21; no worker here: the test runs the job's store calls).
 	expectError(t, h.do("POST", "/v1/webhook_endpoints", sk, map[string]any{"url": rc.URL + "/again"}), http.StatusBadRequest, "too_many_endpoints")
 	env := h.objEnv("sandbox")
-	if _, err := h.store.OnJobsPool().SkipDeletedEndpointPage(context.Background(), env.ID, id, webhook.DeletionRows); err != nil {
+	if _, err := webhook.SkipDeletedEndpointPage(context.Background(), h.store.OnJobsPool(), env.ID, id, webhook.DeletionRows); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.store.OnJobsPool().EndEndpointDeletion(context.Background(), id); err != nil {
@@ -229,7 +229,7 @@ func TestEventShowsDeliveries(t *testing.T) {
 	ds, _ := h.store.EventDeliveries(ctx, env, ev.ID)
 	att := models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[0].ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), StatusCode: 200, Outcome: models.AttemptSucceeded}
-	if err := h.store.RecordDeliveryAttempt(ctx, env, &att, models.EventDelivered); err != nil {
+	if err := webhooktest.RecordAttempt(ctx, h.store, env, &att, models.EventDelivered); err != nil {
 		t.Fatal(err)
 	}
 	o := h.mustObj(http.StatusOK, "GET", "/v1/events/"+ev.ID, nil)

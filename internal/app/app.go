@@ -51,6 +51,10 @@ type Parts struct {
 	SweepEvery  time.Duration // DefaultSweepEvery
 	ProbeEvery  time.Duration // reachability.DefaultEvery
 	WorkerRetry time.Duration // DefaultWorkerRetry
+	// ClaimEvery is the claimer's poll (PostgreSQL); zero means every second, or every
+	// SweepEvery when that is shorter. The poll is the safety net of the start after
+	// commit: a test sets it to an hour to show that nothing else starts events.
+	ClaimEvery time.Duration
 	// PurgeRows bounds a page of a deleted meter's purge; zero means meters.PurgeRows.
 	// Tests make it small, so that a purge takes many pages.
 	PurgeRows int
@@ -104,31 +108,36 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err != nil {
 		return err
 	}
+	wireFanOut(st)
 	if err := g.serveMetrics(ctx, cfg, log); err != nil {
 		return err
 	}
 	mon := temporalMonitor(cfg, log, tc, p.ProbeEvery)
 	g.run(func() { mon.Run(ctx) })
 	s := newStarters(cfg, log, st, tc, mon)
-	// A deleted endpoint's job is started after its deletion commits, by the API or the
-	// dashboard (CONTRACT §21).
-	endpoints.Deletions = s.deletions
 
 	// Who starts runs (CONTRACT §22). On PostgreSQL, processes that run the worker claim
 	// committed events from the outbox and start them eagerly; a process that commits
 	// changes wakes its own claimer, or, without one, the others' by notification, and
 	// reaches the workflows of its replays itself. On SQLite (`revops dev`, one process)
-	// the API starts its runs itself through the queue.
+	// the process starts its runs itself through the queue.
 	var claimer *dispatch.Claimer
 	if p.Worker && st.ClaimsStarts() {
 		// It polls every second, or as often as tests sweep.
-		claimer = &dispatch.Claimer{Starter: s.starter, Store: st, Poll: min(cmp.Or(p.SweepEvery, time.Second), time.Second)}
+		poll := cmp.Or(p.ClaimEvery, min(cmp.Or(p.SweepEvery, time.Second), time.Second))
+		claimer = &dispatch.Claimer{Starter: s.starter, Store: st, Poll: poll}
 	}
+	// After commit, one dispatcher for every transaction of this process, whoever opens
+	// it (a request, an activity, the meters' consumer): its events and jobs start as
+	// soon as it commits (issue 42); the claimer's poll and the sweepers are the safety
+	// net. Wired before anything commits.
+	queue := afterCommit(ctx, st, s.starter, s.jobs, claimer, log, g.run)
+	defer closeQueue(queue)
 	if p.Worker {
 		g.runWorker(ctx, cfg, log, st, tc, p, endpoints, s, claimer)
 	}
 	if p.API {
-		if err := g.runAPI(ctx, cfg, log, st, p, endpoints, s, claimer, mon); err != nil {
+		if err := g.runAPI(ctx, cfg, log, st, p, endpoints, mon); err != nil {
 			return err
 		}
 	}
@@ -196,20 +205,14 @@ func temporalMonitor(cfg config.Config, log *slog.Logger, tc client.Client, ever
 
 // starters are the process's starters of runs: of events' deliveries and of jobs.
 type starters struct {
-	starter   *dispatch.Starter
-	jobs      *dispatch.ReplayJobs
-	backfills *dispatch.MeterBackfills
-	purges    *dispatch.MeterPurges
-	deletions *dispatch.EndpointDeletions
+	starter *dispatch.Starter
+	jobs    *dispatch.Jobs
 }
 
 func newStarters(cfg config.Config, log *slog.Logger, st *store.Store, tc client.Client, mon *reachability.Monitor) starters {
 	return starters{
-		starter:   &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon},
-		jobs:      &dispatch.ReplayJobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon},
-		backfills: &dispatch.MeterBackfills{Client: tc, Store: st, Log: log, Health: mon},
-		purges:    &dispatch.MeterPurges{Client: tc, Store: st, Log: log, Health: mon},
-		deletions: &dispatch.EndpointDeletions{Client: tc, Store: st, Log: log, Health: mon},
+		starter: &dispatch.Starter{Client: tc, Store: st, Log: log, RetryInterval: cfg.WebhookRetryInterval, Health: mon},
+		jobs:    &dispatch.Jobs{Client: tc, Store: st, Log: log, Rate: cfg.ReplayRate, Health: mon},
 	}
 }
 
@@ -221,7 +224,7 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 		Retention:     &activities.Retention{Store: st},
 		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
-		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Dispatch: s.starter, Rate: cfg.ReplayRate},
+		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Rate: cfg.ReplayRate},
 		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
 		MeterPurge: &activities.MeterPurge{Store: st.OnJobsPool(), Rows: p.PurgeRows},
@@ -239,9 +242,6 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 		g.run(func() { s.starter.RunSweeper(ctx, every) })
 	}
 	g.run(func() { s.jobs.RunSweeper(ctx, every) })
-	g.run(func() { s.backfills.RunSweeper(ctx, every) })
-	g.run(func() { s.purges.RunSweeper(ctx, every) })
-	g.run(func() { s.deletions.RunSweeper(ctx, every) })
 	// Meters count usage rows in the processes that run the worker (`revops dev`,
 	// `serve`, `worker`), any number of replicas: Consume takes an environment's rows
 	// under its cursor lock, so they share the work without counting a row twice.
@@ -250,64 +250,29 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 	})
 }
 
-// runAPI listens and serves the API and the dashboard, with the process's dispatcher.
-func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, p Parts, endpoints *webhook.Endpoints, s starters, claimer *dispatch.Claimer, mon *reachability.Monitor) error {
+// runAPI listens and serves the API and the dashboard.
+func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Store, p Parts, endpoints *webhook.Endpoints, mon *reachability.Monitor) error {
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	dispatcher, queue := g.apiDispatcher(ctx, log, st, s.starter, claimer)
 	handler := NewHandler(st, api.Deps{
 		Config:    cfg,
 		Keys:      keys.NewManager(st),
 		Log:       log,
-		Dispatch:  dispatcher,
 		Endpoints: endpoints,
-		// The replays of every API process reach their workflows the same way; bulk
-		// replay jobs are started by jobs (CONTRACT §13, §16).
-		Replay: &replay.Service{Store: st, Dispatch: dispatcher, Jobs: s.jobs},
-		// A new meter's backfill is started after its creation commits (CONTRACT §18),
-		// a deleted meter's purge after its deletion commits (§21).
-		Meters: &meters.Service{Store: st, Backfills: s.backfills, Purges: s.purges, MaxQueries: cfg.MeterQueries},
+		Replay:    &replay.Service{Store: st},
+		Meters:    &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
 		Ready: []api.Check{
 			{Name: "database", Check: st.Ping},
 			{Name: "temporal", Check: mon.Check, Optional: true},
 		},
 	})
 	srv := NewHTTPServer(handler, log)
-	g.run(func() {
-		g.report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey))
-		// The server has answered its last request: let the starts it queued finish.
-		grace, cancelGrace := context.WithTimeout(context.Background(), dispatchGrace)
-		defer cancelGrace()
-		queue.Close(grace)
-	})
+	g.run(func() { g.report(serveHTTP(ctx, srv, ln, cfg.TLSCert, cfg.TLSKey)) })
 	log.Info("API listening", "addr", ln.Addr().String())
 	if p.Ready != nil {
 		p.Ready <- ln.Addr().String()
 	}
 	return nil
-}
-
-// apiDispatcher is the API's dispatcher, which returns at once (CONTRACT §10): on
-// PostgreSQL, Outboxed wakes a claimer or a notifier and hands replays to the queue; on
-// SQLite, the queue. queue is the API's starts (SQLite) or replays (PostgreSQL).
-func (g *group) apiDispatcher(ctx context.Context, log *slog.Logger, st *store.Store, starter *dispatch.Starter, claimer *dispatch.Claimer) (dispatch.Dispatcher, *dispatch.Queue) {
-	var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
-	switch {
-	case claimer != nil:
-		outbox = dispatch.Wakes(claimer.Wake)
-	case st.ClaimsStarts():
-		n := &dispatch.Notifier{Store: st}
-		g.run(func() { n.Run(ctx) })
-		outbox = n
-	}
-	if outbox == nil {
-		queue := dispatch.NewQueue(starter, log, st)
-		return queue, queue
-	}
-	// Replays (never eager) are reached from here by the queue; with no outbox to read
-	// back, an overflow of replays is left to the claimers' poll.
-	queue := dispatch.NewQueue(starter, log, nil)
-	return dispatch.Outboxed{New: outbox, Replays: queue}, queue
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -210,7 +211,7 @@ func TestReplayButtons(t *testing.T) {
 	s.endDelivery(e, a, models.AttemptFailed, time.Now().UTC(), 0)
 	retrying := models.DeliveryAttempt{EventID: e.ID, DeliveryID: b.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 		StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 502"}
-	if err := s.store.RecordDeliveryAttempt(context.Background(), env, &retrying, models.EventRetrying); err != nil {
+	if err := webhooktest.RecordAttempt(context.Background(), s.store, env, &retrying, models.EventRetrying); err != nil {
 		t.Fatal(err)
 	}
 	c := s.client()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
@@ -438,7 +439,7 @@ func TestWebhookListGoneBanner(t *testing.T) {
 			a := models.DeliveryAttempt{EventID: e.ID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 				URL: "https://gone.example/hook", Method: "POST", StartedAt: time.Now().UTC(), StatusCode: 410,
 				Outcome: models.AttemptFailed, Error: models.DeliveryGone}
-			if err := s.store.RecordDeliveryAttempt(ctx, store.EnvOf(e), &a, models.EventFailed); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, s.store, store.EnvOf(e), &a, models.EventFailed); err != nil {
 				t.Fatal(err)
 			}
 			if disabled, err := webhook.MarkDeliveryFailed(ctx, s.store, d.ID, "", nil, 0); err != nil || !disabled {

@@ -65,12 +65,12 @@ func TestEndpointDeletionStartsAndSweeps(t *testing.T) {
 	for _, id := range []string{"ep-1", "ep-2"} {
 		rows.unstarted = append(rows.unstarted, models.EndpointDeletion{EndpointID: id, OrganizationID: "org-1", EnvironmentID: "env-1"})
 	}
-	away := &dispatch.EndpointDeletions{Client: &deletionStarts{err: errors.New("connection refused")}, Store: rows}
+	away := &dispatch.Jobs{Client: &deletionStarts{err: errors.New("connection refused")}, Store: jobRows{deletions: rows}}
 	if n, err := away.Sweep(context.Background()); err == nil || n != 0 || len(rows.marked) != 0 {
 		t.Fatalf("sweep with Temporal away: %d started, %v, marked %v", n, err, rows.marked)
 	}
 	c := &deletionStarts{}
-	d := &dispatch.EndpointDeletions{Client: c, Store: rows}
+	d := &dispatch.Jobs{Client: c, Store: jobRows{deletions: rows}}
 	if n, err := d.Sweep(context.Background()); err != nil || n != 2 {
 		t.Fatalf("first sweep started %d (%v), want 2", n, err)
 	}

@@ -18,3 +18,6 @@ func (c *Claimer) DrainForTest(ctx context.Context) { c.drain(ctx) }
 // SetClock has s set failed starts aside by now's clock instead of the wall clock's, so
 // that a test moves past a backoff without waiting it out.
 func (s *Starter) SetClock(now func() time.Time) { s.holds.now = now }
+
+// SetClock is Starter.SetClock for the jobs' sweeper.
+func (s *Jobs) SetClock(now func() time.Time) { s.holds.now = now }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -77,8 +78,8 @@ func TestStartMeterBackfill(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, rows := &startsClient{err: tc.err}, &backfillRows{}
-			b := &dispatch.MeterBackfills{Client: c, Store: rows}
-			err := b.StartMeterBackfill(context.Background(), backfilling)
+			b := &dispatch.Jobs{Client: c, Store: jobRows{backfills: rows}}
+			err := b.Start(context.Background(), store.BackfillOf(backfilling))
 			if (err == nil) != tc.wantMarked || (len(rows.marked) == 1) != tc.wantMarked {
 				t.Fatalf("err %v, marked %v; want marked %v", err, rows.marked, tc.wantMarked)
 			}
@@ -112,12 +113,12 @@ func TestMeterBackfillSweepStartsEachOnce(t *testing.T) {
 		m.ID = id
 		rows.unstarted = append(rows.unstarted, m)
 	}
-	away := &dispatch.MeterBackfills{Client: &startsClient{err: errors.New("connection refused")}, Store: rows}
+	away := &dispatch.Jobs{Client: &startsClient{err: errors.New("connection refused")}, Store: jobRows{backfills: rows}}
 	if n, err := away.Sweep(context.Background()); err == nil || n != 0 || len(rows.marked) != 0 {
 		t.Fatalf("sweep with Temporal away: %d started, %v, marked %v", n, err, rows.marked)
 	}
 	c := &startsClient{}
-	b := &dispatch.MeterBackfills{Client: c, Store: rows}
+	b := &dispatch.Jobs{Client: c, Store: jobRows{backfills: rows}}
 	if n, err := b.Sweep(context.Background()); err != nil || n != 3 {
 		t.Fatalf("first sweep started %d (%v), want 3", n, err)
 	}

@@ -65,12 +65,12 @@ func TestMeterPurgeStartsAndSweeps(t *testing.T) {
 	for _, id := range []string{"m-1", "m-2"} {
 		rows.unstarted = append(rows.unstarted, models.MeterPurge{MeterID: id, OrganizationID: "org-1", EnvironmentID: "env-1", MeterKey: "calls"})
 	}
-	away := &dispatch.MeterPurges{Client: &purgeStarts{err: errors.New("connection refused")}, Store: rows}
+	away := &dispatch.Jobs{Client: &purgeStarts{err: errors.New("connection refused")}, Store: jobRows{purges: rows}}
 	if n, err := away.Sweep(context.Background()); err == nil || n != 0 || len(rows.marked) != 0 {
 		t.Fatalf("sweep with Temporal away: %d started, %v, marked %v", n, err, rows.marked)
 	}
 	c := &purgeStarts{}
-	p := &dispatch.MeterPurges{Client: c, Store: rows}
+	p := &dispatch.Jobs{Client: c, Store: jobRows{purges: rows}}
 	if n, err := p.Sweep(context.Background()); err != nil || n != 2 {
 		t.Fatalf("first sweep started %d (%v), want 2", n, err)
 	}

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/platform/apperr"
-	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/models"
 )
 
@@ -104,50 +102,6 @@ func lockEventRows(tx *gorm.DB, dialect string, ids ...string) error {
 		return fmt.Errorf("lock events: %w", err)
 	}
 	return nil
-}
-
-// newDeliveries are the deliveries of events just written: one per endpoint of the
-// environment that is enabled, subscribed to the event's type and whose filter, if any,
-// takes the event's payload (CONTRACT §25), with a copy of the endpoint's retry policy.
-// The endpoints a filter left out are listed on the event (FilteredEndpointIDs). An event
-// with no delivery is skipped at once. Each event keeps its own in its Fanout, for the
-// starter. Each filter is parsed once, each payload decoded at most once.
-func newDeliveries(tx *gorm.DB, env Env, now time.Time, events []models.Event) ([]models.WebhookDelivery, error) {
-	var eps []models.WebhookEndpoint
-	if err := scope(tx, env).Where("enabled = ?", true).Order("created_at, id").Find(&eps).Error; err != nil {
-		return nil, fmt.Errorf("endpoints of the change's events: %w", err)
-	}
-	ctx := tx.Statement.Context
-	filters := parseFilters(ctx, eps)
-	var out []models.WebhookDelivery
-	for i := range events {
-		ev := &events[i]
-		ev.Status = models.EventSkipped
-		ev.Fanout = &models.Fanout{}
-		ev.FilteredEndpointIDs = models.IDList{}
-		doc := filters.doc(ev.Payload)
-		for j, ep := range eps {
-			if !catalog.Matches(ep.EventTypes, ev.Type) {
-				continue
-			}
-			if !doc.matches(ctx, filters.of[j]) {
-				ev.FilteredEndpointIDs = append(ev.FilteredEndpointIDs, ep.ID)
-				continue
-			}
-			ev.Status = models.EventPending
-			d := newDelivery(*ev, ep, now)
-			out = append(out, d)
-			addToFanout(ev.Fanout, d, ep)
-		}
-	}
-	return out, nil
-}
-
-func newDelivery(ev models.Event, ep models.WebhookEndpoint, now time.Time) models.WebhookDelivery {
-	return models.WebhookDelivery{
-		ID: uuid.NewString(), EventID: ev.ID, EnvironmentID: ev.EnvironmentID, EndpointID: ep.ID,
-		Status: models.EventPending, RetryPolicy: ep.RetryPolicy, CreatedAt: now, UpdatedAt: now,
-	}
 }
 
 // EventDeliveries lists an event's deliveries, oldest first.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -59,8 +61,12 @@ func BenchmarkRecordDeliveryAttempt(b *testing.B) {
 		name   string
 		record recordFunc
 	}{
-		{"old", st.RecordDeliveryAttemptStepByStepForTest},
-		{"new", st.RecordDeliveryAttempt},
+		{"old", func(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+			return st.RecordDeliveryAttemptStepByStepForTest(ctx, env, a, webhook.AttemptChange(a, status))
+		}},
+		{"new", func(ctx context.Context, env store.Env, a *models.DeliveryAttempt, status string) error {
+			return webhooktest.RecordAttempt(ctx, st, env, a, status)
+		}},
 	}
 	record := func(b *testing.B, rec recordFunc, d models.WebhookDelivery, n int) {
 		a := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "bench", Number: n, Trigger: models.TriggerScheduled,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog/catalogtest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -28,7 +29,7 @@ func TestGoneDeliveryDisablesItsEndpoint(t *testing.T) {
 			d := deliveriesByEndpoint(t, db, ev.ID)[gone.ID]
 			a := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), StatusCode: 410, Outcome: models.AttemptFailed, Error: models.DeliveryGone}
-			if err := db.st.RecordDeliveryAttempt(ctx, db.env, &a, models.EventFailed); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &a, models.EventFailed); err != nil {
 				t.Fatal(err)
 			}
 
@@ -98,7 +99,7 @@ func TestGoneMarkWithoutItsRecord(t *testing.T) {
 			d := deliveriesByEndpoint(t, db, ev.ID)[gone.ID]
 			a := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "run-1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), StatusCode: 500, Outcome: models.AttemptFailed, Error: "status 500"}
-			if err := db.st.RecordDeliveryAttempt(ctx, db.env, &a, models.EventRetrying); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &a, models.EventRetrying); err != nil {
 				t.Fatal(err)
 			}
 			if disabled, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, models.DeliveryGone, nil, 0); err != nil || !disabled {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -80,7 +81,7 @@ func attempt(t *testing.T, db seeded, d models.WebhookDelivery, outcome, status 
 	if outcome == models.AttemptFailed {
 		a.Error = "status 500"
 	}
-	if err := db.st.RecordDeliveryAttempt(context.Background(), db.env, &a, status); err != nil {
+	if err := webhooktest.RecordAttempt(context.Background(), db.st, db.env, &a, status); err != nil {
 		t.Fatalf("record attempt: %v", err)
 	}
 }

@@ -13,40 +13,30 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// RecordDeliveryAttempt writes one attempt, its delivery's resulting status and its
-// event's summary in one transaction, so that an attempt is never recorded without its
-// status nor the reverse. The attempt's id is set by the caller before a retried write:
-// a write whose commit succeeded but whose answer was lost is not recorded twice.
+// RecordDeliveryAttempt writes one attempt, its delivery's status as ch says (the webhook
+// domain decides it: webhook.AttemptChange) and its event's summary in the change, so
+// that an attempt is never recorded without its status nor the reverse; the webhook
+// domain continues with the endpoint's health (what it returns). The attempt's id is set
+// by the caller before a retried write: a write whose commit succeeded but whose answer
+// was lost is not recorded twice, nor does it change the status again.
 //
 // a.DeliveryID names the delivery; an attempt of a run of the single-endpoint releases
 // has none and resolves to the event's only delivery (or that of the environment's
-// oldest endpoint, the one those runs send to). A delivery already ended skipped by the
-// deletion of its endpoint keeps that status; one whose endpoint is gone ends skipped
-// (unlessEndpointGone). An event without deliveries (old runs of
-// events no endpoint took) takes the status as given.
-func (s *Store) RecordDeliveryAttempt(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
-	_, err := s.InTx(ctx, env, func(tx *Tx) error {
-		_, err := tx.RecordDeliveryAttempt(a, deliveryStatus)
-		return err
-	})
-	return err
-}
-
-// RecordDeliveryAttempt is Store.RecordDeliveryAttempt inside a change, which the
-// webhook domain continues with the endpoint's health (what it returns). On PostgreSQL,
-// an attempt naming its delivery is recorded in two statements (recordFanOutAttempt).
-func (tx *Tx) RecordDeliveryAttempt(a *models.DeliveryAttempt, deliveryStatus string) (AttemptRecord, error) {
+// oldest endpoint, the one those runs send to). An event without deliveries (old runs of
+// events no endpoint took) takes ch's status itself. On PostgreSQL, an attempt naming its
+// delivery is recorded in two statements (recordFanOutAttempt).
+func (tx *Tx) RecordDeliveryAttempt(a *models.DeliveryAttempt, ch AttemptChange) (AttemptRecord, error) {
 	stampAttempt(a, tx.env)
 	now := tx.Now()
-	if tx.dialect == "postgres" && a.DeliveryID != "" {
-		return recordFanOutAttempt(tx.db, tx.env, a, deliveryStatus, now)
+	if tx.dialect == "postgres" && a.DeliveryID != "" && ch.Delivery.recordShaped() {
+		return recordFanOutAttempt(tx.db, tx.env, a, ch, now)
 	}
-	return recordAttemptStepByStep(tx.db, tx.dialect, tx.env, a, deliveryStatus, now)
+	return recordAttemptStepByStep(tx.db, tx.dialect, tx.env, a, ch, now)
 }
 
 // recordAttemptStepByStep is RecordDeliveryAttempt one statement per step: SQLite, and
 // the attempts of the single-endpoint releases, which must find their delivery first.
-func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) (AttemptRecord, error) {
+func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.DeliveryAttempt, ch AttemptChange, now time.Time) (AttemptRecord, error) {
 	var rec AttemptRecord
 	if err := lockEventRows(tx, dialect, a.EventID); err != nil {
 		return rec, err
@@ -80,31 +70,15 @@ func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.Del
 		return rec, err
 	}
 	if !found {
-		return rec, setEventStatus(tx, env, a.EventID, deliveryStatus, now)
+		return rec, setEventStatus(tx, env, a.EventID, ch.Delivery.Status, now)
 	}
-	res := scope(tx.Model(&models.WebhookDelivery{}), env).
-		Where("id = ? AND NOT (status = ? AND last_error = ?)", d.ID, models.EventSkipped, models.DeliveryEndpointDeleted).
-		Updates(map[string]any{
-			"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), deliveryStatus, models.EventSkipped),
-			"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), attemptLastError(a), models.DeliveryEndpointDeleted),
-			"updated_at": now,
-		})
-	if res.Error != nil {
+	if res := ch.Delivery.apply(scope(tx, env).Where("id = ?", d.ID), now); res.Error != nil {
 		return rec, fmt.Errorf("set status of delivery %s: %w", d.ID, res.Error)
 	}
-	if rec.Health, rec.HealthFound, err = touchHealth(tx, a); err != nil {
+	if rec.Health, rec.HealthFound, err = touchHealth(tx, a, ch.CountsForHealth); err != nil {
 		return rec, err
 	}
 	return rec, summarizeEvent(tx, a.EventID, now)
-}
-
-// attemptLastError is the delivery's last_error after the attempt: its error when it
-// failed or was skipped, none once it succeeded.
-func attemptLastError(a *models.DeliveryAttempt) string {
-	if a.Outcome == models.AttemptFailed || a.Outcome == models.AttemptSkipped {
-		return a.Error
-	}
-	return ""
 }
 
 // stampAttempt gives an attempt about to be written its environment, and an id and a
@@ -173,24 +147,12 @@ func (s *Store) DeliveryEnv(ctx context.Context, deliveryID string) (Env, error)
 	return Env{OrganizationID: r.OrganizationID, ID: r.EnvironmentID, Name: r.Environment}, nil
 }
 
-// MarkDeliveryFailed ends a delivery failed if it is still under way (pending or
-// retrying), with reason as its error when one is given (endpoint_disabled), or skipped
-// (endpoint_deleted) when its endpoint is gone (unlessEndpointGone), summarises
-// its event, and returns the delivery as it is then. Its event is locked first, as for
-// every change of a delivery (lockEvents).
-//
-// replays is the delivery's replay count as the series being settled read it when it
-// began (nil: a run of an earlier release, which did not read it). A delivery replayed
-// since (a higher count) is left pending: its replay is for a new series, which the run
-// starts once this one has settled; ending it failed would lose the replay.
-func (tx *Tx) MarkDeliveryFailed(deliveryID, reason string, replays *int) (models.WebhookDelivery, error) {
-	d, _, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
-	return d, err
-}
-
-// EndDeliveryFailed is MarkDeliveryFailed telling whether this call is the one that
-// ended the delivery failed (moved): a retried call finds it ended already.
-func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d models.WebhookDelivery, moved bool, err error) {
+// EndDelivery changes delivery deliveryID as u says (a failure marked, an ending by
+// disabling: webhook.Transition decides it), summarises its event, and returns the
+// delivery as it is then, and whether this call changed it (moved: a retried call finds
+// it changed already). Its event is locked first, as for every change of a delivery
+// (lockEvents).
+func (tx *Tx) EndDelivery(deliveryID string, u DeliveryUpdate) (d models.WebhookDelivery, moved bool, err error) {
 	if err := scope(tx.db, tx.env).Where("id = ?", deliveryID).Take(&d).Error; err != nil {
 		return d, false, notFound(err, "delivery "+deliveryID)
 	}
@@ -198,24 +160,9 @@ func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d mode
 		return d, false, err
 	}
 	now := tx.Now()
-	// A delivery whose endpoint is gone ends skipped, as its deletion's job would end it:
-	// never failed, so it is not announced (delivery-exhausted) nor counted as failed.
-	lastError := gorm.Expr("last_error")
-	if reason != "" {
-		lastError = gorm.Expr("?", reason)
-	}
-	set := map[string]any{
-		"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), models.EventFailed, models.EventSkipped),
-		"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), lastError, models.DeliveryEndpointDeleted),
-		"updated_at": now,
-	}
-	q := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("id = ? AND status IN ?", d.ID, unfinishedStatuses)
-	if replays != nil {
-		q = q.Where("replays = ?", *replays)
-	}
-	res := q.Updates(set)
+	res := u.apply(scope(tx.db, tx.env).Where("id = ?", d.ID), now)
 	if res.Error != nil {
-		return d, false, fmt.Errorf("mark delivery %s failed: %w", d.ID, res.Error)
+		return d, false, fmt.Errorf("change delivery %s: %w", d.ID, res.Error)
 	}
 	if err := summarizeEvent(tx.db, d.EventID, now); err != nil {
 		return d, false, err
@@ -226,34 +173,30 @@ func (tx *Tx) EndDeliveryFailed(deliveryID, reason string, replays *int) (d mode
 	return d, res.RowsAffected == 1, nil
 }
 
-// MarkEventFailed is the single-endpoint releases' MarkDeliveryFailed: it ends the
-// event's unfinished deliveries failed, those of deleted endpoints skipped (or, without
-// deliveries, the event itself failed).
-func (s *Store) MarkEventFailed(ctx context.Context, eventID string) error {
-	now := time.Now().UTC()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.lockEvents(tx, eventID); err != nil {
-			return err
+// EndEventDeliveries changes every delivery of event eventID as u says (the
+// single-endpoint releases' runs settle their event as a whole) and summarises the
+// event, or, when it has no delivery, sets the event's own status to u's if it is one of
+// u.From.
+func (tx *Tx) EndEventDeliveries(eventID string, u DeliveryUpdate) error {
+	if err := lockEventRows(tx.db, tx.dialect, eventID); err != nil {
+		return err
+	}
+	var n int64
+	if err := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("event_id = ?", eventID).Count(&n).Error; err != nil {
+		return fmt.Errorf("deliveries of %s: %w", eventID, err)
+	}
+	now := tx.Now()
+	if n == 0 {
+		q := scope(tx.db.Model(&models.Event{}), tx.env).Where("id = ?", eventID)
+		if u.From != nil {
+			q = q.Where("status IN ?", u.From)
 		}
-		var n int64
-		if err := tx.Model(&models.WebhookDelivery{}).Where("event_id = ?", eventID).Count(&n).Error; err != nil {
-			return fmt.Errorf("deliveries of %s: %w", eventID, err)
-		}
-		failed := map[string]any{"status": models.EventFailed, "updated_at": now}
-		if n == 0 {
-			return tx.Model(&models.Event{}).Where("id = ? AND status IN ?", eventID, unfinishedStatuses).
-				Updates(failed).Error
-		}
-		if err := tx.Model(&models.WebhookDelivery{}).Where("event_id = ? AND status IN ?", eventID, unfinishedStatuses).
-			Updates(map[string]any{
-				"status":     gorm.Expr(unlessEndpointGone("webhook_deliveries", "?", "?"), models.EventFailed, models.EventSkipped),
-				"last_error": gorm.Expr(unlessEndpointGone("webhook_deliveries", "last_error", "?"), models.DeliveryEndpointDeleted),
-				"updated_at": now,
-			}).Error; err != nil {
-			return fmt.Errorf("mark deliveries of %s failed: %w", eventID, err)
-		}
-		return summarizeEvent(tx, eventID, now)
-	})
+		return q.Updates(map[string]any{"status": u.Status, "updated_at": now}).Error
+	}
+	if err := u.apply(scope(tx.db, tx.env).Where("event_id = ?", eventID), now).Error; err != nil {
+		return fmt.Errorf("change deliveries of %s: %w", eventID, err)
+	}
+	return summarizeEvent(tx.db, eventID, now)
 }
 
 // LockDeliveryEndpoint locks the endpoint of delivery deliveryID, if both are there,

@@ -25,8 +25,8 @@ import (
 // summary must be a statement of its own: a statement's snapshot is taken when it
 // begins, before the lock it waits for, so only a statement begun after the lock sees
 // what the sibling records it waited for committed (READ COMMITTED).
-func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) (AttemptRecord, error) {
-	args := recordFanOutArgs(tx.Statement.Context, env, a, deliveryStatus, now)
+func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, ch AttemptChange, now time.Time) (AttemptRecord, error) {
+	args := recordFanOutArgs(tx.Statement.Context, env, a, ch, now)
 	var got struct {
 		Events         int64
 		DeliveryExists bool
@@ -60,13 +60,15 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, delive
 // of a delivery locks its event first (lockEvents). The attempt's endpoint is the
 // delivery's; ON CONFLICT keeps a retried write of one attempt from doubling it, and the
 // delivery's status is set only with a new attempt: the write that stored it set it
-// then, and since a replay may have put the delivery back to pending. When
+// then, and since a replay may have put the delivery back to pending. The status and
+// error set, what a delivery whose endpoint is gone ends as (unlessEndpointGone) and
+// which ended delivery stays as it is are the webhook domain's AttemptChange, as
+// parameters (recordShaped: an update of another shape goes step by step). When
 // the event or the delivery is missing the attempt is written with no endpoint, and
 // rolled back with the ErrNotFound the caller returns. The update of the delivery is
 // checked again on its latest version when it changed after the statement began (a page
 // of its endpoint's deletion, committed while this waited for the event), so a delivery
-// skipped by that deletion stays skipped; a delivery whose endpoint is gone already ends
-// skipped (unlessEndpointGone). health_times moves the endpoint's health times
+// ended by that deletion stays so. health_times moves the endpoint's health times
 // forward only when stale (healthTimesSQL), after the event's lock (lock order: event,
 // then health row); h is the row as the statement's snapshot shows it, which the webhook
 // domain reads to decide whether the attempt changes anything else (store.AttemptRecord).
@@ -83,10 +85,10 @@ var recordFanOutSQL = sync.OnceValue(func() string {
 	ON CONFLICT DO NOTHING
 	RETURNING 1
 ), delivery AS (
-	UPDATE webhook_deliveries w SET status = ` + unlessEndpointGone("w", "@status", "@skipped") + `,
-	last_error = ` + unlessEndpointGone("w", "@last_error", "@deleted") + `, updated_at = @now
+	UPDATE webhook_deliveries w SET status = ` + unlessEndpointGone("w", "@status", "@gone_status") + `,
+	last_error = ` + unlessEndpointGone("w", "@last_error", "@gone_error") + `, updated_at = @now
 	FROM d WHERE w.id = d.id AND EXISTS (SELECT 1 FROM attempt)
-	AND NOT (w.status = @skipped AND w.last_error = @deleted)
+	AND NOT (w.status = @keep_status AND w.last_error = @keep_error)
 ), ` + statRollupCTE() + `, health_times AS (
 	` + healthTimesSQL + ` AND h.endpoint_id = (SELECT endpoint_id FROM d) AND EXISTS (SELECT 1 FROM attempt)
 	AND (SELECT count(*) FROM rollup) >= 0 -- the rollup's row first: one lock order, rollup then health
@@ -123,13 +125,14 @@ func attemptInsertLists() (cols, vals string) {
 }
 
 // recordFanOutArgs are the named parameters of recordFanOutSQL.
-func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string, now time.Time) map[string]any {
+func recordFanOutArgs(ctx context.Context, env Env, a *models.DeliveryAttempt, ch AttemptChange, now time.Time) map[string]any {
+	u := ch.Delivery
 	args := map[string]any{
 		"event": a.EventID, "delivery": a.DeliveryID, "env": env.ID,
-		"status": deliveryStatus, "last_error": attemptLastError(a), "now": now,
-		"skipped": models.EventSkipped, "deleted": models.DeliveryEndpointDeleted,
+		"status": u.Status, "last_error": u.LastError, "now": now,
+		"gone_status": u.IfGone.Status, "gone_error": u.IfGone.Error, "keep_status": u.Keep.Status, "keep_error": u.Keep.Error,
 		"attempt_at": a.StartedAt, "succeeded": a.Outcome == models.AttemptSucceeded,
-		"stale": a.StartedAt.Add(-healthTimesSlack), "counts": countsForHealth(a),
+		"stale": a.StartedAt.Add(-healthTimesSlack), "counts": ch.CountsForHealth,
 	}
 	maps.Copy(args, statArgs(a)) // the rollup's (statRollupCTE)
 	rv := reflect.ValueOf(a).Elem()

@@ -15,6 +15,8 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -38,7 +40,7 @@ func TestRetriedRecordDoesNotUndoAReplay(t *testing.T) {
 					att.DeliveryID = ""
 				}
 				retry := att
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, models.EventFailed); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, models.EventFailed); err != nil {
 					t.Fatal(err)
 				}
 				// The single-endpoint releases' attempt lands on the oldest endpoint's delivery.
@@ -49,7 +51,7 @@ func TestRetriedRecordDoesNotUndoAReplay(t *testing.T) {
 				if _, err := replay.Deliveries(ctx, db.st, db.env, ev.ID, target); err != nil {
 					t.Fatalf("replay: %v", err)
 				}
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &retry, models.EventFailed); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &retry, models.EventFailed); err != nil {
 					t.Fatal(err)
 				}
 				if got := deliveriesByEndpoint(t, db, ev.ID)[target]; got.Status != models.EventPending {
@@ -80,7 +82,7 @@ func TestRecordDeliveryAttemptOfADelivery(t *testing.T) {
 			att := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 1,
 				Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
 			for i := 0; i < 3; i++ {
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, models.EventRetrying); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, models.EventRetrying); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -113,7 +115,7 @@ func TestRecordDeliveryAttemptOfADelivery(t *testing.T) {
 			}
 			for i, m := range missing {
 				m.RunID, m.Number, m.Trigger, m.StartedAt, m.Outcome = "r1", 1, models.TriggerScheduled, time.Now().UTC(), models.AttemptSucceeded
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &m, models.EventDelivered); !errors.Is(err, apperr.ErrNotFound) {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &m, models.EventDelivered); !errors.Is(err, apperr.ErrNotFound) {
 					t.Errorf("attempt %d of a missing delivery or event: %v, want not found", i, err)
 				}
 				if n := countWhere(t, db, "delivery_attempts", "id = ?", m.ID); n != 0 {
@@ -138,7 +140,7 @@ func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
 			ev := newAccountEvent(t, db) // no endpoint: skipped, no delivery
 			a := models.DeliveryAttempt{EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
-			if err := db.st.RecordDeliveryAttempt(context.Background(), db.env, &a, models.EventFailed); err != nil {
+			if err := webhooktest.RecordAttempt(context.Background(), db.st, db.env, &a, models.EventFailed); err != nil {
 				t.Fatal(err)
 			}
 			as, err := db.st.DeliveryAttempts(context.Background(), db.env, ev.ID)
@@ -173,12 +175,12 @@ func TestRecordSeesWhatCommittedWhileItWaitedForTheEvent(t *testing.T) {
 	}
 	done := make(chan error, 2)
 	go func() {
-		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[a.ID].ID, RunID: "r1",
+		done <- webhooktest.RecordAttempt(ctx, db.st, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[a.ID].ID, RunID: "r1",
 			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}, models.EventDelivered)
 	}()
 	waitForLockWaiters(t, raw, 1)
 	go func() {
-		done <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[c.ID].ID, RunID: "r1",
+		done <- webhooktest.RecordAttempt(ctx, db.st, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: ds[c.ID].ID, RunID: "r1",
 			Number: 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}, models.EventRetrying)
 	}()
 	waitForLockWaiters(t, raw, 2)
@@ -244,7 +246,7 @@ func TestConcurrentRecordsOfOneEventSummariseAllItsDeliveries(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				errs <- db.st.RecordDeliveryAttempt(ctx, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID,
+				errs <- webhooktest.RecordAttempt(ctx, db.st, db.env, &models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID,
 					RunID: "r1", Number: r + 1, Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: o.outcome}, o.status)
 			}()
 		}
@@ -335,10 +337,10 @@ func TestRecordDeliveryAttemptStoresEveryField(t *testing.T) {
 					RetryDelayMS: 3_600_000, CreatedAt: at}
 			}
 			want, got := full(ds[0]), full(ds[1])
-			if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, models.EventRetrying); err != nil {
+			if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, webhook.AttemptChange(&want, models.EventRetrying)); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.st.RecordDeliveryAttempt(ctx, db.env, &got, models.EventRetrying); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &got, models.EventRetrying); err != nil {
 				t.Fatal(err)
 			}
 			stored := map[string]models.DeliveryAttempt{}

@@ -56,31 +56,26 @@ func (tx *Tx) EventAttempts(eventID string) ([]models.DeliveryAttempt, error) {
 	return as, nil
 }
 
-// RequeueDeliveries puts the event's deliveries ids back to pending, each counting the
-// replay (replays + 1): see MarkDeliveryFailed.
-func (tx *Tx) RequeueDeliveries(eventID string, ids []string) error {
+// RequeueDeliveries changes the event's deliveries ids as u says (a replay, decided by
+// webhook.Transition: back to pending, each counting the replay).
+func (tx *Tx) RequeueDeliveries(eventID string, ids []string, u DeliveryUpdate) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := scope(tx.db.Model(&models.WebhookDelivery{}), tx.env).Where("id IN ?", ids).Updates(map[string]any{
-		"status": models.EventPending, "last_error": "", "replays": gorm.Expr("replays + 1"), "updated_at": tx.Now(),
-	}).Error; err != nil {
+	if err := u.apply(scope(tx.db, tx.env).Where("id IN ?", ids), tx.Now()).Error; err != nil {
 		return fmt.Errorf("replay deliveries of %s: %w", eventID, err)
 	}
 	return nil
 }
 
-// AddDeliveries writes a new pending delivery of ev to each of eps.
-func (tx *Tx) AddDeliveries(ev models.Event, eps []models.WebhookEndpoint) error {
-	if len(eps) == 0 {
+// AddDeliveries writes new deliveries of event eventID (a replay's, to endpoints that
+// had none: webhook.NewDelivery makes them).
+func (tx *Tx) AddDeliveries(eventID string, fresh []models.WebhookDelivery) error {
+	if len(fresh) == 0 {
 		return nil
 	}
-	fresh := make([]models.WebhookDelivery, len(eps))
-	for i, ep := range eps {
-		fresh[i] = newDelivery(ev, ep, tx.Now())
-	}
 	if err := tx.db.Create(&fresh).Error; err != nil {
-		return fmt.Errorf("new deliveries of %s: %w", ev.ID, err)
+		return fmt.Errorf("new deliveries of %s: %w", eventID, err)
 	}
 	return nil
 }
@@ -102,6 +97,9 @@ func (tx *Tx) SummarizeReplayed(eventID string, redispatch bool, traceParent str
 	}
 	if err := scope(tx.db, tx.env).Where("id = ?", eventID).Take(&ev).Error; err != nil {
 		return ev, fmt.Errorf("reload event %s: %w", eventID, err)
+	}
+	if redispatch {
+		tx.handOver(ev) // reached after commit (AfterCommit), or by the sweeper
 	}
 	return ev, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -206,7 +207,7 @@ func TestOldRunsRecordOnTheirDelivery(t *testing.T) {
 			a := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
 			for i := 0; i < 2; i++ { // a retried write of one attempt is recorded once
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &a, models.EventRetrying); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &a, models.EventRetrying); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -215,7 +216,7 @@ func TestOldRunsRecordOnTheirDelivery(t *testing.T) {
 			if len(as) != 1 || as[0].DeliveryID != d.ID || as[0].EndpointID != oldest.ID || d.Status != models.EventRetrying || d.LastError != "status 500" {
 				t.Fatalf("attempts %+v, delivery %+v", as, d)
 			}
-			if err := db.st.MarkEventFailed(ctx, ev.ID); err != nil {
+			if err := webhook.MarkEventFailed(ctx, db.st, ev.ID); err != nil {
 				t.Fatal(err)
 			}
 			if s := eventStatus(t, db, ev.ID); s != models.EventFailed {

@@ -56,12 +56,15 @@ func (tx *Tx) DeleteEndpoint(ep models.WebhookEndpoint) error {
 	if err := tx.db.Create(&d).Error; err != nil {
 		return fmt.Errorf("record deletion of webhook endpoint %s: %w", ep.ID, err)
 	}
+	tx.startJob(DeletionOf(d)) // its EndpointDeletion workflow, after commit
 	return nil
 }
 
-// SkipDeletedEndpointPage ends skipped (endpoint_deleted) at most maxRows unfinished
-// deliveries of a deleted endpoint of environment envID, summarises their events again,
-// and says how many it ended; fewer than maxRows means none is left. One short
+// SkipDeletedEndpointPage changes at most maxRows deliveries of a deleted endpoint of
+// environment envID as u says (webhook.Transition decides it: the unfinished ones end
+// skipped, endpoint_deleted), summarises their events again, and says how many it
+// changed; fewer than maxRows means none is left. It is one of the jobs' bounded
+// batches: it opens its own transaction, one page of the EndpointDeletion job. One short
 // transaction on the caller's pool (the jobs', with its lock timeout, CONTRACT §21) of
 // three statements: the first finds the page (webhook_deliveries_env_endpoint) and locks
 // its events in id order, as every change of several events' deliveries locks them
@@ -71,12 +74,12 @@ func (tx *Tx) DeleteEndpoint(ep models.WebhookEndpoint) error {
 // never become unfinished again (unlessEndpointGone; a replay only takes endpoints that
 // exist), so a page cut anywhere is simply run again. A job's own bounded batch, it is
 // one of the store's named exceptions to InTx (issue 42): it opens its own transaction.
-func (s *Store) SkipDeletedEndpointPage(ctx context.Context, envID, endpointID string, maxRows int) (rows int, err error) {
+func (s *Store) SkipDeletedEndpointPage(ctx context.Context, envID, endpointID string, maxRows int, u DeliveryUpdate) (rows int, err error) {
 	ctx, end := s.span(ctx, "db endpoint deletion page")
 	defer end(&err)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var page []struct{ EventID, DeliveryID string }
-		if err := tx.Raw(pageSQL(s.dialect), envID, endpointID, unfinishedStatuses, maxRows).Scan(&page).Error; err != nil {
+		if err := tx.Raw(pageSQL(s.dialect), envID, endpointID, u.From, maxRows).Scan(&page).Error; err != nil {
 			return fmt.Errorf("unfinished deliveries of deleted endpoint %s: %w", endpointID, err)
 		}
 		if len(page) == 0 {
@@ -87,8 +90,7 @@ func (s *Store) SkipDeletedEndpointPage(ctx context.Context, envID, endpointID s
 			events[i], deliveries[i] = p.EventID, p.DeliveryID
 		}
 		now := changeTime()
-		res := tx.Model(&models.WebhookDelivery{}).Where("id IN ? AND status IN ?", deliveries, unfinishedStatuses).
-			Updates(map[string]any{"status": models.EventSkipped, "last_error": models.DeliveryEndpointDeleted, "updated_at": now})
+		res := u.apply(tx.Where("id IN ?", deliveries), now)
 		if res.Error != nil {
 			return fmt.Errorf("skip deliveries of deleted endpoint %s: %w", endpointID, res.Error)
 		}

@@ -83,7 +83,7 @@ func BenchmarkEndpointDeletion(b *testing.B) {
 		jobStart := time.Now()
 		for {
 			start := time.Now()
-			n, err := db.st.OnJobsPool().SkipDeletedEndpointPage(context.Background(), db.env.ID, after.ID, webhook.DeletionRows)
+			n, err := webhook.SkipDeletedEndpointPage(context.Background(), db.st.OnJobsPool(), db.env.ID, after.ID, webhook.DeletionRows)
 			if err != nil {
 				b.Fatal(err)
 			}

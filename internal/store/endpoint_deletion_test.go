@@ -32,7 +32,7 @@ func runDeletion(t *testing.T, db seeded, id string, rows int) []int {
 	ctx := context.Background()
 	var pages []int
 	for {
-		n, err := db.st.OnJobsPool().SkipDeletedEndpointPage(ctx, db.env.ID, id, rows)
+		n, err := webhook.SkipDeletedEndpointPage(ctx, db.st.OnJobsPool(), db.env.ID, id, rows)
 		if err != nil {
 			t.Fatalf("page %d of the deletion of %s: %v", len(pages)+1, id, err)
 		}

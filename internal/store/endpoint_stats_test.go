@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -67,12 +68,12 @@ func TestEndpointStatsMatchAttempts(t *testing.T) {
 				if rng.IntN(3) == 0 && d.EndpointID == eps[0].ID {
 					att.DeliveryID = "" // the single-endpoint releases' path: the event's delivery to the oldest endpoint
 				}
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, status); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
 					t.Fatal(err)
 				}
 				if rng.IntN(5) == 0 { // a write whose commit succeeded unseen, retried
 					again := att
-					if err := db.st.RecordDeliveryAttempt(ctx, db.env, &again, status); err != nil {
+					if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &again, status); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -233,7 +234,7 @@ func TestEndpointReadsCarryTheSuccessRate(t *testing.T) {
 				if outcome == models.AttemptFailed {
 					att.Error, att.StatusCode, status = "status 500", 500, models.EventRetrying
 				}
-				if err := db.st.RecordDeliveryAttempt(ctx, db.env, &att, status); err != nil {
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -2,13 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"github.com/revops/revops/models"
 )
@@ -78,41 +76,40 @@ type webhookEvent struct {
 }
 
 // writeEvents inserts the events of one change inside its transaction (the outbox), in
-// the order given, with their deliveries (CONTRACT §13), and returns the events written:
-// each pending, or skipped when no enabled endpoint subscribes to its type, carrying
-// traceParent: the trace its deliveries continue (CONTRACT §19).
-func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent string) ([]models.Event, error) {
-	events := make([]models.Event, 0, len(emits))
+// the order given, with their deliveries (CONTRACT §13) as fan decides them, and returns
+// the events written, each carrying traceParent: the trace its deliveries continue
+// (CONTRACT §19). The store numbers and stamps the rows; their bodies, statuses and
+// deliveries are the fan-out's.
+func writeEvents(tx *Tx, fan FanOut, emits []Emit, traceParent string) ([]models.Event, error) {
+	if len(emits) == 0 {
+		return nil, nil
+	}
+	if fan == nil {
+		return nil, ErrNoFanOut
+	}
+	now, env := tx.Now(), tx.env
+	events := make([]models.Event, len(emits))
 	for i, e := range emits {
 		id := e.ID
 		if id == "" {
 			id = uuid.NewString()
 		}
-		ev := models.Event{
+		events[i] = models.Event{
 			ID: id, OrganizationID: env.OrganizationID, EnvironmentID: env.ID,
 			Environment: env.Name, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID,
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
 			TraceParent: traceParent, CreatedAt: now, UpdatedAt: now,
 		}
-		payload, err := webhookBody(ev, e.Object, e.More...)
-		if err != nil {
-			return nil, err
-		}
-		ev.Payload = payload
-		events = append(events, ev)
 	}
-	if len(events) == 0 {
-		return nil, nil
-	}
-	deliveries, err := newDeliveries(tx, env, now, events)
+	deliveries, err := fan.FanOut(tx, events, emits)
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.CreateInBatches(&events, insertChunk).Error; err != nil {
+	if err := tx.db.CreateInBatches(&events, insertChunk).Error; err != nil {
 		return nil, fmt.Errorf("write events: %w", err)
 	}
 	if len(deliveries) > 0 {
-		if err := tx.CreateInBatches(&deliveries, insertChunk).Error; err != nil {
+		if err := tx.db.CreateInBatches(&deliveries, insertChunk).Error; err != nil {
 			return nil, fmt.Errorf("write deliveries: %w", err)
 		}
 	}
@@ -125,35 +122,6 @@ func writeEvents(tx *gorm.DB, env Env, now time.Time, emits []Emit, traceParent 
 // endpoint, and neither database takes a list of parameters that grows with them
 // (PostgreSQL's bound is 65,535; CONTRACT §21).
 const insertChunk = 500
-
-// webhookBody is {"event":{id,time,type},"<object type>":{…}}, event first.
-func webhookBody(ev models.Event, object any, more ...BodyMember) (string, error) {
-	head, err := json.Marshal(webhookEvent{ID: ev.ID, Time: ev.Time, Type: ev.Type})
-	if err != nil {
-		return "", fmt.Errorf("encode event: %w", err)
-	}
-	obj, err := json.Marshal(object)
-	if err != nil {
-		return "", fmt.Errorf("encode %s snapshot: %w", ev.ObjectType, err)
-	}
-	key, err := json.Marshal(ev.ObjectType)
-	if err != nil {
-		return "", fmt.Errorf("encode object key: %w", err)
-	}
-	body := `{"event":` + string(head) + `,` + string(key) + `:` + string(obj)
-	for _, m := range more {
-		k, err := json.Marshal(m.Key)
-		if err != nil {
-			return "", fmt.Errorf("encode member key: %w", err)
-		}
-		v, err := json.Marshal(m.Value)
-		if err != nil {
-			return "", fmt.Errorf("encode member %s: %w", m.Key, err)
-		}
-		body += `,` + string(k) + `:` + string(v)
-	}
-	return body + `}`, nil
-}
 
 // EventsForObject lists the events of one object, oldest first, in the order written.
 func (s *Store) EventsForObject(ctx context.Context, env Env, objectID string) ([]models.Event, error) {

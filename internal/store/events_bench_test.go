@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -315,7 +316,7 @@ func writeRounds(b *testing.B, st *store.Store, conn *pgx.Conn, env store.Env) f
 			a := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "bench", Number: 1, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded, StatusCode: 200}
 			t := time.Now()
-			if err := st.RecordDeliveryAttempt(ctx, env, &a, models.EventDelivered); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, st, env, &a, models.EventDelivered); err != nil {
 				b.Fatal(err)
 			}
 			status[i] = time.Since(t)

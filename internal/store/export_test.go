@@ -41,10 +41,10 @@ func (s *Store) CountForTest(ctx context.Context, table, where string, arg any, 
 // RecordDeliveryAttemptStepByStepForTest is RecordDeliveryAttempt as SQLite and the
 // single-endpoint releases' attempts run it, and as every attempt ran on PostgreSQL
 // before recordFanOutAttempt: the baseline of its benchmark.
-func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, deliveryStatus string) error {
+func (s *Store) RecordDeliveryAttemptStepByStepForTest(ctx context.Context, env Env, a *models.DeliveryAttempt, ch AttemptChange) error {
 	stampAttempt(a, env)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		_, err := recordAttemptStepByStep(tx, s.dialect, env, a, deliveryStatus, time.Now().UTC())
+		_, err := recordAttemptStepByStep(tx, s.dialect, env, a, ch, time.Now().UTC())
 		return err
 	})
 }

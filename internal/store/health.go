@@ -42,18 +42,13 @@ type AttemptRecord struct {
 }
 
 // healthTimesSQL moves the health row's times forward to the attempt's start when they
-// are stale; the caller adds the row's condition. @counts: the attempt reached (or tried
-// to reach) the endpoint — a skipped attempt sent nothing and says nothing of it.
+// are stale; the caller adds the row's condition. @counts: the attempt counts toward its
+// endpoint's health, as the webhook domain says (AttemptChange.CountsForHealth).
 const healthTimesSQL = `UPDATE endpoint_health AS h SET
 	last_attempt_at = CASE WHEN h.last_attempt_at IS NULL OR h.last_attempt_at < @attempt_at THEN @attempt_at ELSE h.last_attempt_at END,
 	last_success_at = CASE WHEN @succeeded AND (h.last_success_at IS NULL OR h.last_success_at < @attempt_at) THEN @attempt_at ELSE h.last_success_at END
 WHERE @counts AND (h.last_attempt_at IS NULL OR h.last_attempt_at < @stale
 	OR (@succeeded AND (h.last_success_at IS NULL OR h.last_success_at < @stale)))`
-
-// countsForHealth tells whether an attempt counts toward its endpoint's health.
-func countsForHealth(a *models.DeliveryAttempt) bool {
-	return a.Outcome == models.AttemptSucceeded || a.Outcome == models.AttemptFailed
-}
 
 // healthColumns lists the health row's columns but its key, of table alias t.
 func healthColumns(t string) string {
@@ -67,10 +62,10 @@ func healthColumns(t string) string {
 
 // touchHealth is healthTimesSQL for one endpoint, then the row as it is (the step-by-step
 // record: SQLite, and the single-endpoint releases).
-func touchHealth(tx *gorm.DB, a *models.DeliveryAttempt) (models.EndpointHealth, bool, error) {
+func touchHealth(tx *gorm.DB, a *models.DeliveryAttempt, counts bool) (models.EndpointHealth, bool, error) {
 	args := map[string]any{
 		"attempt_at": a.StartedAt, "succeeded": a.Outcome == models.AttemptSucceeded,
-		"stale": a.StartedAt.Add(-healthTimesSlack), "counts": countsForHealth(a), "endpoint": a.EndpointID,
+		"stale": a.StartedAt.Add(-healthTimesSlack), "counts": counts, "endpoint": a.EndpointID,
 	}
 	if err := tx.Exec(healthTimesSQL+` AND h.endpoint_id = @endpoint`, args).Error; err != nil {
 		return models.EndpointHealth{}, false, fmt.Errorf("health of endpoint %s: %w", a.EndpointID, err)

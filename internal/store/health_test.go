@@ -366,7 +366,7 @@ func TestHealthDeletionBesideRecordsNoDeadlock(t *testing.T) {
 			defer wg.Done()
 			<-deleted
 			for {
-				n, err := db.st.OnJobsPool().SkipDeletedEndpointPage(ctx, db.env.ID, a.ID, 3)
+				n, err := webhook.SkipDeletedEndpointPage(ctx, db.st.OnJobsPool(), db.env.ID, a.ID, 3)
 				if err != nil || n < 3 {
 					errs <- err
 					return

@@ -31,13 +31,13 @@ CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_a
 }
 
 // recordMeterPurge records, in DeleteMeter's transaction, that m's figures are to be purged.
-func recordMeterPurge(tx *gorm.DB, m models.Meter, now time.Time) error {
+func recordMeterPurge(tx *gorm.DB, m models.Meter, now time.Time) (models.MeterPurge, error) {
 	p := models.MeterPurge{MeterID: m.ID, OrganizationID: m.OrganizationID, EnvironmentID: m.EnvironmentID,
 		MeterKey: m.Key, CreatedAt: now.UTC().Truncate(time.Microsecond)}
 	if err := tx.Create(&p).Error; err != nil {
-		return fmt.Errorf("record meter purge: %w", err)
+		return p, fmt.Errorf("record meter purge: %w", err)
 	}
-	return nil
+	return p, nil
 }
 
 // PurgeMeterPage deletes at most maxRows of a deleted meter's figure rows, table after

@@ -70,6 +70,9 @@ func (tx *Tx) CreateMeter(m *models.Meter) error {
 		}
 		return fmt.Errorf("create meter: %w", err)
 	}
+	if m.Status == models.MeterBackfilling {
+		tx.startJob(BackfillOf(*m)) // its MeterBackfill workflow, after commit
+	}
 	return nil
 }
 
@@ -115,5 +118,10 @@ func (tx *Tx) DeleteMeter(m models.Meter) error {
 	if err := deleteMeterAlerts(tx.db, m.ID); err != nil {
 		return err
 	}
-	return recordMeterPurge(tx.db, m, tx.Now())
+	p, err := recordMeterPurge(tx.db, m, tx.Now())
+	if err != nil {
+		return err
+	}
+	tx.startJob(PurgeOf(p)) // its MeterPurge workflow, after commit
+	return nil
 }

@@ -82,11 +82,15 @@ func (tx *Tx) CountDeliveries(f EventFilter) (int, error) {
 	return int(n), nil
 }
 
-// InsertReplayJob writes a new replay job of the environment.
+// InsertReplayJob writes a new replay job of the environment; a running one is a job
+// whose BulkReplay workflow starts after commit (AfterCommit).
 func (tx *Tx) InsertReplayJob(j *models.ReplayJob) error {
 	j.OrganizationID, j.EnvironmentID = tx.env.OrganizationID, tx.env.ID
 	if err := tx.db.Create(j).Error; err != nil {
 		return fmt.Errorf("create replay job: %w", err)
+	}
+	if j.Status == models.ReplayJobRunning {
+		tx.startJob(ReplayJobOf(*j))
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ type Store struct {
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 	keyring *secretbox.Keyring
 	seal    *sealer // the keyring and the form its statements seal in (sealed.go)
+	seam    *seam   // the fan-out and after commit, shared with the job pool (seam.go)
 }
 
 // Env is the environment every query is scoped to (models.Env), named short here
@@ -91,8 +92,8 @@ func openPostgres(url string, o Options, sl *sealer) (*Store, error) {
 		closeDB(db)
 		return nil, err
 	}
-	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, fired: &firedCache{}, url: url}
-	jobs := *s // everything shared (figure cache…) but the pool
+	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, fired: &firedCache{}, url: url, seam: &seam{}}
+	jobs := *s // everything shared (figure cache, seam…) but the pool
 	jobs.db = jobDB
 	s.jobs = &jobs
 	return s, nil
@@ -145,7 +146,7 @@ func openSQLite(url string, o Options, sl *sealer) (*Store, error) {
 		return nil, err
 	}
 	sizePool(sqlDB, 1)
-	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}}, nil
+	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}, seam: &seam{}}, nil
 }
 
 func gormConfig() *gorm.Config {

@@ -27,21 +27,29 @@ type Tx struct {
 	figures *figureCache // the process's caches of meter work, kept as of the commit
 	fired   *firedCache
 	meter   *meterWork // the usage cursor's work (LockUsageCursor); nil: not held
+	// Besides its events, what the transaction hands to AfterCommit once committed: the
+	// events its replays marked for redispatch (once each, as last marked) and the jobs
+	// whose rows it wrote.
+	replayed []models.Event
+	jobs     []Job
 }
 
 // InTx runs fn in one transaction in env: an environment, an organization's own rows
 // (OrgScope) or, before anyone is known, no tenant's (Unauthenticated). It is the one
 // kind of transaction of the writes requests, domain decisions and meter work make.
-// fn's error rolls everything back and is returned as is. The events fn emitted are written when fn returns, before the commit
-// (the outbox: they commit with the change or not at all), and returned once committed
-// for the dispatcher. The events carry the trace of the caller (the API request), so
+// fn's error rolls everything back and is returned as is. The events fn emitted are
+// written when fn returns, before the commit (the outbox: they commit with the change or
+// not at all), as the fan-out decides them (FanOut), and returned once committed. Right
+// after the commit, the events written, those replayed and the jobs recorded go to
+// AfterCommit, which starts them: whoever calls InTx, its events start the same way and
+// as soon (issue 42). The events carry the trace of the caller (the API request), so
 // that their deliveries show in the trace as its children, not the transaction's.
 func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (events []models.Event, err error) {
 	caller := tracing.TraceParent(ctx)
-	ctx, end := s.span(ctx, "db change")
+	spanCtx, end := s.span(ctx, "db change")
 	defer end(&err)
 	var tx *Tx
-	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+	err = s.db.WithContext(spanCtx).Transaction(func(db *gorm.DB) error {
 		tx = &Tx{db: db, dialect: s.dialect, env: env, figures: s.figures, fired: s.fired}
 		if err := fn(tx); err != nil {
 			return err
@@ -50,13 +58,14 @@ func (s *Store) InTx(ctx context.Context, env Env, fn func(tx *Tx) error) (event
 			return err
 		}
 		var err error
-		events, err = writeEvents(db, tx.env, tx.Now(), tx.emits, caller)
+		events, err = writeEvents(tx, s.seam.fanOutOf(), tx.emits, caller)
 		return err
 	})
 	if err != nil {
 		return nil, dbError(err) // fn's raw statements bypass GORM's translation
 	}
 	tx.committed()
+	s.seam.handOver(ctx, tx.toStart(events))
 	return events, nil
 }
 
@@ -89,6 +98,28 @@ func (tx *Tx) committed() {
 	}
 }
 
+// toStart is what the transaction hands to AfterCommit: its events written, then
+// those its replays marked, and its jobs.
+func (tx *Tx) toStart(written []models.Event) Committed {
+	c := Committed{Events: written, Jobs: tx.jobs}
+	if len(tx.replayed) > 0 {
+		c.Events = append(append(make([]models.Event, 0, len(written)+len(tx.replayed)), written...), tx.replayed...)
+	}
+	return c
+}
+
+// handOver records an event a replay marked for redispatch, once: a later mark of the
+// same event in the transaction replaces the earlier one.
+func (tx *Tx) handOver(ev models.Event) {
+	for i := range tx.replayed {
+		if tx.replayed[i].ID == ev.ID {
+			tx.replayed[i] = ev
+			return
+		}
+	}
+	tx.replayed = append(tx.replayed, ev)
+}
+
 // Now is the time of the change: every updated_at it saves and every event it writes
 // shows it. It is fixed at its first call, which in a function that locks first comes
 // after the locks, so that changes serialised by a row lock are stamped in lock order.
@@ -113,6 +144,10 @@ func (tx *Tx) Savepoint(fn func(tx *Tx) error) error {
 			return err
 		}
 		tx.emits = append(tx.emits, sub.emits...)
+		tx.jobs = append(tx.jobs, sub.jobs...)
+		for _, ev := range sub.replayed {
+			tx.handOver(ev)
+		}
 		return nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -109,7 +110,7 @@ func TestMigrateSingleEndpointData(t *testing.T) {
 			// An old run's attempt finds the migrated delivery; a second endpoint is allowed.
 			a := models.DeliveryAttempt{EventID: retrying, RunID: "r1", Number: 2, Trigger: models.TriggerScheduled,
 				StartedAt: time.Now().UTC(), Outcome: models.AttemptSucceeded}
-			if err := st.RecordDeliveryAttempt(ctx, sandbox, &a, models.EventDelivered); err != nil {
+			if err := webhooktest.RecordAttempt(ctx, st, sandbox, &a, models.EventDelivered); err != nil {
 				t.Fatal(err)
 			}
 			if ev, _, _ := st.EventByID(ctx, retrying); ev.Status != models.EventDelivered || a.EndpointID != sandboxEP {

@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/apitest"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -44,7 +45,7 @@ type pagedJobs struct {
 	bulk *activities.BulkReplay
 }
 
-func (p *pagedJobs) StartDetached(_ context.Context, j models.ReplayJob) {
+func (p *pagedJobs) StartDetached(_ context.Context, j store.Job) {
 	go func() {
 		in := activities.ReplayPageInput{JobID: j.ID, Limit: 2}
 		for {
@@ -84,8 +85,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	rp := &replayer{}
 	q := dispatch.NewQueue(rp, nil, nil)
-	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st, Dispatch: q}}
-	deps.Dispatch, deps.Replay.Dispatch, deps.Replay.Jobs = q, q, jobs
+	jobs := &pagedJobs{bulk: &activities.BulkReplay{Store: st}}
+	st.SetAfterCommit(dispatch.AfterCommit{Events: q, Jobs: jobs})
 	srv := apitest.Serve(t, deps)
 	f := &fixture{url: srv.URL, key: k.Plain, rp: rp, q: q}
 	c, err := revops.NewClient(revops.WithBaseURL(srv.URL), revops.WithAPIKey(k.Plain))

@@ -37,13 +37,6 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// BackfillStarter starts a new meter's MeterBackfill workflow once its creation has
-// committed, without making the request wait (dispatch.MeterBackfills): a start that
-// fails is left to the sweeper.
-type BackfillStarter interface {
-	StartMeterBackfillDetached(ctx context.Context, m models.Meter)
-}
-
 // Definition is a meter as POST /v1/meters defines it, checked (DecodeCreate).
 type Definition struct {
 	Key         string
@@ -58,12 +51,6 @@ type Definition struct {
 // Service serves meters to the API and the dashboard.
 type Service struct {
 	Store Store
-	// Backfills starts a new meter's backfill right after its creation commits, off the
-	// request path; nil (or a failed start) leaves it to the sweeper.
-	Backfills BackfillStarter
-	// Purges starts a deleted meter's purge right after its deletion commits, off the
-	// request path; nil (or a failed start) leaves it to the sweeper.
-	Purges PurgeStarter
 	// MaxQueries is how many values queries of one environment run at once in this
 	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to envgate.Wait, then
 	// is refused 429 rate_limited. 0: no bound.
@@ -80,21 +67,16 @@ const (
 	CodeMeterKeyTaken = "meter_key_taken"
 )
 
-// Create records a meter, with reply's answer (its Object); one with rows to backfill
-// is handed to Backfills after commit.
+// Create records a meter, with reply's answer (its Object); the backfill of one with
+// rows to backfill is a job its transaction records, started after commit
+// (store.AfterCommit).
 func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
 	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
 	}
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error { return create(tx, &m, reply) })
-	if err != nil {
-		return m, err
-	}
-	if m.Status == models.MeterBackfilling && s.Backfills != nil {
-		s.Backfills.StartMeterBackfillDetached(ctx, m)
-	}
-	return m, nil
+	return m, err
 }
 
 // create checks the limit and the key, then, under the environment's usage cursor lock,
@@ -199,8 +181,9 @@ func (s *Service) SetDescription(ctx context.Context, env models.Env, key, descr
 
 // Delete stops a meter and answers at once (CONTRACT §21): the meter's row goes and its
 // purge is recorded in one transaction (store.DeleteMeter); its figures are purged after
-// commit by its MeterPurge workflow, in bounded pages on revops-jobs, handed to Purges
-// off the request path. reply's answer is the deleted stub (ToDeleted).
+// commit by its MeterPurge workflow, in bounded pages on revops-jobs, a job the
+// transaction records and the store hands to the job starter once committed. reply's
+// answer is the deleted stub (ToDeleted).
 func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply idempotency.Reply[Deleted]) (models.Meter, error) {
 	var m models.Meter
 	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
@@ -221,11 +204,5 @@ func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply 
 		}
 		return reply.Keep(tx, ToDeleted(m))
 	})
-	if err != nil {
-		return m, err
-	}
-	if s.Purges != nil {
-		s.Purges.StartMeterPurgeDetached(ctx, PurgeOf(m))
-	}
-	return m, nil
+	return m, err
 }

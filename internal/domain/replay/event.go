@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/tracing"
@@ -105,13 +107,22 @@ func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, er
 	if err != nil {
 		return ev, err
 	}
-	if err := tx.RequeueDeliveries(eventID, again); err != nil {
+	if err := tx.RequeueDeliveries(eventID, again, webhook.Transition(webhook.StatusChange{Change: webhook.Requeued})); err != nil {
 		return ev, err
 	}
-	if err := tx.AddDeliveries(ev, fresh); err != nil {
+	if err := tx.AddDeliveries(eventID, newDeliveries(ev, fresh, tx.Now())); err != nil {
 		return ev, err
 	}
 	return tx.SummarizeReplayed(eventID, len(again)+len(fresh) > 0, trace)
+}
+
+// newDeliveries are the replay's new deliveries of ev, one to each of eps.
+func newDeliveries(ev models.Event, eps []models.WebhookEndpoint, now time.Time) []models.WebhookDelivery {
+	out := make([]models.WebhookDelivery, len(eps))
+	for i, ep := range eps {
+		out[i] = webhook.NewDelivery(ev, ep, now)
+	}
+	return out
 }
 
 // choose picks the deliveries a replay puts back to pending (ids) and the endpoints it

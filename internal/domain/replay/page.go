@@ -30,11 +30,10 @@ type PageResult struct {
 	CursorID                            string
 	Done                                bool
 	// Running is how many jobs of the job's environment are running after the page, this
-	// one included while it runs: they share REVOPS_REPLAY_RATE (CONTRACT §17).
+	// one included while it runs: they share REVOPS_REPLAY_RATE (CONTRACT §17). The
+	// page's replayed events are handed to the dispatcher by the store once the page has
+	// committed (store.AfterCommit), the sweeper reaching whatever that misses.
 	Running int
-	// Events are the replayed events, marked for redispatch: the caller hands them to the
-	// dispatcher after commit (the sweeper does it otherwise).
-	Events []models.Event
 }
 
 // Pages replays bulk replay pages over a store: the page runner of the BulkReplay
@@ -81,7 +80,7 @@ func Page(ctx context.Context, st PageStore, jobID, cursorID string, limit int) 
 		if err != nil {
 			return fmt.Errorf("page of replay job %s: %w", jobID, err)
 		}
-		replayed, failed, events, err := replayPage(tx, jobID, page, trace)
+		replayed, failed, err := replayPage(tx, jobID, page, trace)
 		if err != nil {
 			return err
 		}
@@ -100,7 +99,7 @@ func Page(ctx context.Context, st PageStore, jobID, cursorID string, limit int) 
 			return err
 		}
 		out = pageResult(j)
-		out.Replayed, out.Failed, out.Events, out.Running = replayed, failed, events, running
+		out.Replayed, out.Failed, out.Running = replayed, failed, running
 		return nil
 	})
 	if err != nil {
@@ -110,35 +109,26 @@ func Page(ctx context.Context, st PageStore, jobID, cursorID string, limit int) 
 }
 
 // replayPage replays each delivery of a page in tx and counts what was replayed and what
-// refused; the events come once each, as the last of their replays left them.
-func replayPage(tx *store.Tx, jobID string, page []models.WebhookDelivery, trace string) (replayed, failed int, out []models.Event, err error) {
-	seen := map[string]int{}
+// refused.
+func replayPage(tx *store.Tx, jobID string, page []models.WebhookDelivery, trace string) (replayed, failed int, err error) {
 	for _, d := range page {
 		// Each replay in a savepoint: a refused one undoes itself and releases the
 		// event's lock at once (its delivery is being sent, and its record must not wait
 		// for the page), and each replay is stamped after its own lock.
-		var ev models.Event
 		err := tx.Savepoint(func(tx *store.Tx) error {
-			var err error
-			ev, err = replayIn(tx, d.EventID, d.EndpointID, trace)
+			_, err := replayIn(tx, d.EventID, d.EndpointID, trace)
 			return err
 		})
 		switch {
 		case err == nil:
 			replayed++
-			if i, ok := seen[ev.ID]; ok {
-				out[i] = ev
-			} else {
-				seen[ev.ID] = len(out)
-				out = append(out, ev)
-			}
 		case refused(err):
 			failed++
 		default:
-			return 0, 0, nil, fmt.Errorf("replay job %s: %w", jobID, err)
+			return 0, 0, fmt.Errorf("replay job %s: %w", jobID, err)
 		}
 	}
-	return replayed, failed, out, nil
+	return replayed, failed, nil
 }
 
 func pageResult(j models.ReplayJob) PageResult {

@@ -1,11 +1,12 @@
 // Package replay delivers stored events again (CONTRACT §9, §13): one event (or one of
 // its deliveries) at once, or every delivery matching a filter in a bulk replay job. A
 // replay is decided here, in the database's transaction (Deliveries: which deliveries go
-// back to pending, which are refused); the event is then handed to the dispatcher, which
-// reaches its workflow off the request path (the sweeper does it later if that fails).
-// A job is a row the API creates (CreateJob, under the environment's job limit) and a
-// BulkReplay workflow runs page by page (Page, §16): this package records the job and
-// asks the dispatcher for its workflow, it never runs one.
+// back to pending, which are refused); once it commits, the store hands the event to the
+// dispatcher (store.AfterCommit), which reaches its workflow off the request path (the
+// sweeper does it later if that fails). A job is a row the API creates (CreateJob, under
+// the environment's job limit) and a BulkReplay workflow runs page by page (Page, §16):
+// this package records the job, which the store hands to the job starter once
+// committed; it never runs one.
 package replay
 
 import (
@@ -26,28 +27,9 @@ type Storer interface {
 
 var _ Storer = (*store.Store)(nil)
 
-// Dispatcher reaches the workflows of replayed events without waiting for them
-// (dispatch.Dispatcher).
-type Dispatcher interface {
-	Dispatch(ctx context.Context, events []models.Event)
-}
-
-// JobStarter starts a new job's BulkReplay workflow after its commit, detached from the
-// request and without blocking it; a failure is left to the worker's sweeper
-// (dispatch.ReplayJobs.StartDetached).
-type JobStarter interface {
-	StartDetached(ctx context.Context, j models.ReplayJob)
-}
-
 // Service replays events.
 type Service struct {
 	Store Storer
-	// Dispatch reaches the workflow of replayed events without waiting for it (a
-	// dispatch.Queue in front of dispatch.Starter); nil: the sweeper reaches them.
-	Dispatch Dispatcher
-	// Jobs starts a new job's workflow right after it is recorded, off the request path
-	// (nil, or Temporal away: the worker's sweeper starts it).
-	Jobs JobStarter
 }
 
 // One replays one event of the environment — its delivery to endpointID, or all its
@@ -64,14 +46,7 @@ func (s *Service) One(ctx context.Context, env models.Env, id, endpointID string
 // its attempts and deliveries, and reply's answer, the event's object with links, is
 // kept in the replay's transaction (CONTRACT §14).
 func (s *Service) OneWith(ctx context.Context, env models.Env, id, endpointID string, links events.Links, reply store.Keeper[events.Object]) (events.Event, error) {
-	r, err := Event(ctx, s.Store, env, id, endpointID, links, reply)
-	if err != nil {
-		return r, err
-	}
-	if s.Dispatch != nil && r.RedispatchAt != nil {
-		s.Dispatch.Dispatch(ctx, []models.Event{r.Event})
-	}
-	return r, nil
+	return Event(ctx, s.Store, env, id, endpointID, links, reply)
 }
 
 // Replay replays every delivery of one event (the dashboard's button).
@@ -88,17 +63,10 @@ func (s *Service) ReplayFailed(ctx context.Context, env models.Env) (int, error)
 	return j.Matched, err
 }
 
-// StartJob records a job for the deliveries matching f, with reply's answer, and asks
-// for its BulkReplay workflow without waiting for Temporal.
+// StartJob records a job for the deliveries matching f, with reply's answer; its
+// BulkReplay workflow is started after commit, without waiting for Temporal.
 func (s *Service) StartJob(ctx context.Context, env models.Env, f events.Filter, reply store.Keeper[JobObject]) (models.ReplayJob, error) {
-	j, err := CreateJob(ctx, s.Store, env, f, time.Now(), reply)
-	if err != nil {
-		return j, err
-	}
-	if j.Status == models.ReplayJobRunning && s.Jobs != nil {
-		s.Jobs.StartDetached(ctx, j)
-	}
-	return j, nil
+	return CreateJob(ctx, s.Store, env, f, time.Now(), reply)
 }
 
 // Job loads a job of the environment.

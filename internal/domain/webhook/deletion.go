@@ -3,7 +3,7 @@ package webhook
 import (
 	"context"
 
-	"github.com/revops/revops/models"
+	"github.com/revops/revops/internal/store"
 )
 
 // DeletionRows is at most how many unfinished deliveries one page of a deleted endpoint's
@@ -11,14 +11,16 @@ import (
 // events, whatever the endpoint's backlog.
 const DeletionRows = 1000
 
-// DeletionStarter starts a deleted endpoint's EndpointDeletion workflow once its deletion
-// has committed, without making the request wait (dispatch.EndpointDeletions): a start
-// that fails is left to the sweeper, which finds the deletion's row.
-type DeletionStarter interface {
-	StartEndpointDeletionDetached(ctx context.Context, d models.EndpointDeletion)
+// DeletionPages is what a deleted endpoint's job needs of the database (its jobs' pool).
+type DeletionPages interface {
+	SkipDeletedEndpointPage(ctx context.Context, envID, endpointID string, maxRows int, u store.DeliveryUpdate) (int, error)
 }
 
-// DeletionOf is the deletion a deleted endpoint's row records (store.Tx.DeleteEndpoint).
-func DeletionOf(ep models.WebhookEndpoint) models.EndpointDeletion {
-	return models.EndpointDeletion{EndpointID: ep.ID, OrganizationID: ep.OrganizationID, EnvironmentID: ep.EnvironmentID}
+var _ DeletionPages = (*store.Store)(nil)
+
+// SkipDeletedEndpointPage ends at most maxRows unfinished deliveries of a deleted
+// endpoint skipped (Transition: SkippedByDeletion), in one short transaction of the
+// store's, and says how many; fewer than maxRows means none is left.
+func SkipDeletedEndpointPage(ctx context.Context, st DeletionPages, envID, endpointID string, maxRows int) (int, error) {
+	return st.SkipDeletedEndpointPage(ctx, envID, endpointID, maxRows, Transition(StatusChange{Change: SkippedByDeletion}))
 }

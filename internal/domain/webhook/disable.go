@@ -24,12 +24,14 @@ type FailureStore interface {
 
 var _ FailureStore = (*store.Store)(nil)
 
-// MarkDeliveryFailed ends the delivery failed if it is still under way (see
-// store.Tx.MarkDeliveryFailed for replays and reason) and, when it did end failed,
-// judges the automatic disabling of its endpoint in the same transaction (disableAfter
-// 0: never); disabled tells whether the endpoint was disabled (for the metric). The
-// workflow calls it whenever a delivery's activity series ends without delivery, even
-// when the last attempt recorded failed itself: the call then only judges disabling.
+// MarkDeliveryFailed ends the delivery failed if it is still under way (Transition:
+// FailureMarked, or EndedByDisabling for reason endpoint_disabled; replays is the
+// replay count its series read, reason its error when its last attempt could not say it)
+// and, when it did end failed, judges the automatic disabling of its endpoint in the same
+// transaction (disableAfter 0: never); disabled tells whether the endpoint was disabled
+// (for the metric). The workflow calls it whenever a delivery's activity series ends
+// without delivery, even when the last attempt recorded failed itself: the call then
+// only judges disabling.
 func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason string, replays *int, disableAfter time.Duration) (disabled bool, err error) {
 	env, err := st.DeliveryEnv(ctx, deliveryID)
 	if err != nil {
@@ -41,7 +43,7 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 		if err := tx.LockDeliveryEndpoint(deliveryID); err != nil {
 			return err
 		}
-		d, moved, err := tx.EndDeliveryFailed(deliveryID, reason, replays)
+		d, moved, err := tx.EndDelivery(deliveryID, Transition(failureMarked(reason, replays)))
 		if err != nil {
 			return err
 		}
@@ -64,6 +66,42 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 	})
 	countHealthEvents(evs)
 	return disabled, err
+}
+
+// failureMarked is the change of a delivery whose series ended without delivery, for
+// reason ("" keeps the last attempt's error).
+func failureMarked(reason string, replays *int) StatusChange {
+	if reason == models.DeliveryEndpointDisabled {
+		return StatusChange{Change: EndedByDisabling, Replays: replays}
+	}
+	return StatusChange{Change: FailureMarked, Error: reason, Replays: replays}
+}
+
+// EventStore is what settling an event of the single-endpoint releases needs of the
+// database.
+type EventStore interface {
+	Writer
+	EventByID(ctx context.Context, id string) (models.Event, models.Env, error)
+}
+
+var _ EventStore = (*store.Store)(nil)
+
+// MarkEventFailed is MarkDeliveryFailed for a run of the single-endpoint releases, which
+// names no delivery: it ends the event's unfinished deliveries failed, those of deleted
+// endpoints skipped (Transition: EventFailureMarked), or, without deliveries, the event
+// itself failed. It judges no disabling, as those releases did not.
+func MarkEventFailed(ctx context.Context, st EventStore, eventID string) error {
+	_, env, err := st.EventByID(ctx, eventID)
+	if isNotFound(err) {
+		return nil // purged meanwhile: nothing is left to settle
+	}
+	if err != nil {
+		return err
+	}
+	_, err = st.InTx(ctx, env, func(tx *store.Tx) error {
+		return tx.EndEventDeliveries(eventID, Transition(StatusChange{Change: EventFailureMarked}))
+	})
+	return err
 }
 
 // disableIfFailing disables the endpoint, if it is enabled, when its failures have

@@ -61,9 +61,6 @@ type Endpoints struct {
 	// refused 429 rate_limited. 0: no bound.
 	MaxFilterTests int
 	filterTests    envgate.Gate
-	// Deletions starts a deleted endpoint's job right after its deletion commits, off the
-	// request path (nil: the sweeper starts it).
-	Deletions DeletionStarter
 }
 
 // Create validates and stores a new endpoint with a new secret.
@@ -139,17 +136,10 @@ func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) (
 }
 
 // Delete removes an endpoint and answers at once (CONTRACT §21); its unfinished
-// deliveries end skipped by its EndpointDeletion job, handed to Deletions once the
-// deletion has committed.
+// deliveries end skipped by its EndpointDeletion job, which the deletion's transaction
+// records and hands to the job starter once committed (store.AfterCommit).
 func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
-	ep, err := DeleteEndpoint(ctx, e.Store, env, id, reply)
-	if err != nil {
-		return ep, err
-	}
-	if e.Deletions != nil {
-		e.Deletions.StartEndpointDeletionDetached(ctx, DeletionOf(ep))
-	}
-	return ep, nil
+	return DeleteEndpoint(ctx, e.Store, env, id, reply)
 }
 
 // Rotate makes a new key of the endpoint's scheme (a secret, or an ed25519 key pair);

@@ -168,7 +168,7 @@ func matchPayload(f *webhookfilter.Filter, payload []byte) (bool, error) {
 }
 
 // matchEvent evaluates f (nil: {}) on a stored event's payload as the fan-out did (the
-// store's eventDoc): a payload the evaluator cannot read, or an evaluation past its
+// fan-out's eventDoc): a payload the evaluator cannot read, or an evaluation past its
 // bound, lets the event through.
 func matchEvent(ctx context.Context, f *webhookfilter.Filter, payload string) bool {
 	ok, err := f.Match([]byte(payload))

@@ -45,14 +45,15 @@ func HealthStatus(ep models.WebhookEndpoint, h models.EndpointHealth, now time.T
 	return models.HealthHealthy
 }
 
-// RecordAttempt writes an attempt and its delivery's status (store.Tx.RecordDeliveryAttempt)
-// and, in the same transaction, carries its endpoint's health forward. On the common
+// RecordAttempt writes an attempt and its delivery's status as AttemptChange decides it
+// (store.Tx.RecordDeliveryAttempt) and, in the same transaction, carries its endpoint's
+// health forward. On the common
 // path — a success of a healthy endpoint — the record's own statements are all: the
 // health row is locked and changed only when the snapshot the record read shows a
 // transition to make.
 func RecordAttempt(ctx context.Context, st Writer, env models.Env, a *models.DeliveryAttempt, status string, failingAfter time.Duration) error {
 	evs, err := st.InTx(ctx, env, func(tx *store.Tx) error {
-		rec, err := tx.RecordDeliveryAttempt(a, status)
+		rec, err := tx.RecordDeliveryAttempt(a, AttemptChange(a, status))
 		if err != nil || !rec.Written || rec.EndpointID == "" {
 			return err
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -129,7 +128,7 @@ func markedReceiver(t *testing.T, answers map[string]markedAnswer) *httptest.Ser
 // storedAttempt makes one attempt of a new event's delivery to the environment's only
 // endpoint, as the delivery activity does (the endpoint and its headers read from the
 // database, the attempt recorded with its delivery's status), and reads it back.
-func storedAttempt(t *testing.T, db testdb.Seeded, s *Sender, kind string) (Result, models.DeliveryAttempt) {
+func storedAttempt(t *testing.T, db SeededForTest, s *Sender, kind string) (Result, models.DeliveryAttempt) {
 	t.Helper()
 	ctx := t.Context()
 	evs, err := db.Store.InTx(ctx, db.Env, func(tx *store.Tx) error {
@@ -196,7 +195,7 @@ func TestHeaderValuesAreMaskedWhereverCut(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	forms := formsOf(headers)
-	for name, db := range testdb.Both(t, models.EnvSandbox) {
+	for name, db := range BothDatabasesForTest(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
 			ep, err := CreateEndpoint(t.Context(), db.Store, db.Env, models.WebhookEndpoint{URL: srv.URL + "/hooks",
 				Method: http.MethodPost, Enabled: true, Secret: "whsec_AAAA", Headers: headers},

@@ -34,9 +34,9 @@ func Config(t testing.TB, flags ...string) config.Config {
 }
 
 // Deps are the API's parts over st as Run wires them, without Temporal: keys, a replay
-// service and a meters service over st, and a log that discards. No dispatcher: new
-// events and replays wait for the sweeper unless the test sets one (Queue). Endpoints are
-// left to Serve, which builds them from the final configuration.
+// service and a meters service over st, and a log that discards. No dispatcher after
+// commit: new events and replays wait for the sweeper unless the test sets one (Queue).
+// Endpoints are left to Serve, which builds them from the final configuration.
 func Deps(cfg config.Config, st *store.Store) api.Deps {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return api.Deps{
@@ -49,18 +49,23 @@ func Deps(cfg config.Config, st *store.Store) api.Deps {
 	}
 }
 
-// Queue puts Run's start queue in front of next: new events and replays both reach it
-// without the request waiting (CONTRACT §10), and an overflow is read back from the store.
+// Queue wires Run's start queue in front of next as the store's after commit (as
+// internal/app does): the new events and replays of every change reach it without the
+// request waiting (CONTRACT §10), and an overflow is read back from the store. Jobs are
+// left to their sweeper.
 func Queue(d *api.Deps, next dispatch.Dispatcher) *dispatch.Queue {
-	var outbox dispatch.Outbox
-	if st, ok := d.Store.(*store.Store); ok && st != nil {
-		outbox = st
+	st, ok := d.Store.(*store.Store)
+	if !ok || st == nil {
+		panic("apitest.Queue: Deps.Store is not the *store.Store apitest.Deps gives")
 	}
-	q := dispatch.NewQueue(next, d.Log, outbox)
-	d.Dispatch = q
-	if d.Replay != nil {
-		d.Replay.Dispatch = q
-	}
+	return AfterCommit(st, next, d.Log)
+}
+
+// AfterCommit wires a start queue in front of next as st's after commit, reading an
+// overflow back from st, and returns it.
+func AfterCommit(st *store.Store, next dispatch.Dispatcher, log *slog.Logger) *dispatch.Queue {
+	q := dispatch.NewQueue(next, log, st)
+	st.SetAfterCommit(dispatch.AfterCommit{Events: q})
 	return q
 }
 

@@ -14,11 +14,6 @@ import (
 
 const module = "github.com/revops/revops"
 
-// seamLanded is set once the seam branch of issue 42 has merged: api then hands no
-// events to a dispatcher of its own, and the store fans out through the webhook domain.
-// Until then the two checks that depend on it are skipped, saying so.
-const seamLanded = false
-
 // pkg is what `go list -json` says of one package of the module.
 type pkg struct {
 	ImportPath string
@@ -117,34 +112,18 @@ func paths(pkgs map[string]*pkg, from string, targets []string, skip map[edge]bo
 func TestAPIImportsNoWorkerPackage(t *testing.T) {
 	pkgs := modulePackages(t)
 	worker := []string{"internal/dispatch", "workflows", "activities"}
-	check := func(t *testing.T, skip map[edge]bool) {
-		for path := range pkgs {
-			if p := rel(path); p == "api" || strings.HasPrefix(p, "api/") {
-				for target, chain := range paths(pkgs, p, worker, skip) {
-					t.Errorf("%s imports %s: %s", p, target, strings.Join(chain, " → "))
-				}
+	for path := range pkgs {
+		if p := rel(path); p == "api" || strings.HasPrefix(p, "api/") {
+			for target, chain := range paths(pkgs, p, worker, nil) {
+				t.Errorf("%s imports %s: %s", p, target, strings.Join(chain, " → "))
 			}
 		}
 	}
-	// The dispatcher api is handed is the seam branch's to remove; any other way down to
-	// the worker's packages is a fault now.
-	t.Run("besides its dispatcher", func(t *testing.T) {
-		check(t, map[edge]bool{{"api", "internal/dispatch"}: true})
-	})
-	t.Run("at all", func(t *testing.T) {
-		if !seamLanded {
-			t.Skip("api still imports internal/dispatch for Deps.Dispatch until the seam branch of issue 42 lands")
-		}
-		check(t, nil)
-	})
 }
 
 // TestStoreImportsNoFanOut: the store stores what it is given; who receives an event is
 // decided by the webhook domain (issue 42, point 1).
 func TestStoreImportsNoFanOut(t *testing.T) {
-	if !seamLanded {
-		t.Skip("internal/store still fans out (webhookfilter, catalog) until the seam branch of issue 42 lands")
-	}
 	pkgs := modulePackages(t)
 	for target, chain := range paths(pkgs, "internal/store", []string{"internal/platform/webhookfilter", "internal/platform/catalog"}, nil) {
 		t.Errorf("internal/store imports %s: %s", target, strings.Join(chain, " → "))
@@ -170,9 +149,11 @@ func TestWireImportsOnlyModels(t *testing.T) {
 // Every domain may import idempotency (the reply a write keeps, CONTRACT §14), and a
 // package's test helper (meterstest) its package.
 var domainEdges = map[edge]string{
-	{"internal/domain/deals", "internal/domain/accounts"}: "a deal's customer is an account: locked, activated and emitted by its rules (§7)",
-	{"internal/domain/replay", "internal/domain/events"}:  "a replay answers with the event object (§9)",
-	{"internal/domain/meters", "internal/domain/usage"}:   "meters count usage rows: usage's identifier rule and metadata reader (§18)",
+	{"internal/domain/deals", "internal/domain/accounts"}:           "a deal's customer is an account: locked, activated and emitted by its rules (§7)",
+	{"internal/domain/replay", "internal/domain/events"}:            "a replay answers with the event object (§9)",
+	{"internal/domain/replay", "internal/domain/webhook"}:           "a replay requeues deliveries: their status changes and new deliveries are the webhook domain's (§13)",
+	{"internal/domain/webhook/webhooktest", "internal/domain/orgs"}: "the test kit seeds an organization as sign-up does",
+	{"internal/domain/meters", "internal/domain/usage"}:             "meters count usage rows: usage's identifier rule and metadata reader (§18)",
 }
 
 // foundationNames are names that would mean a domain borrows time windows or decimals

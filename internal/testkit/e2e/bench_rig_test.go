@@ -66,6 +66,7 @@ type benchRig struct {
 	// scratch is a second pool on the rig's database for the floor+io baseline's writes.
 	scratch  *gorm.DB
 	database string // the rig's PostgreSQL database (its backends' CPU is measured)
+	url      string // its URL (the setup API's store opens it too)
 	// respLats are the API's response times of the running "ours" phase, by change.
 	respLats []time.Duration
 	// warnings counts the API's warnings (its log is not printed).
@@ -131,7 +132,7 @@ func newFanoutRig(b *testing.B, nDeals, nEndpoints int) *benchRig {
 	b.Cleanup(func() { _ = stack.Stop() })
 	addEndpointIDsAttribute(b, stack.FrontendAddr(), "default")
 	url := testdb.URL(b)
-	r.st, r.scratch, r.database = testdb.Open(b, url), openScratch(b, url), databaseOf(b, url)
+	r.st, r.scratch, r.database, r.url = testdb.Open(b, url), openScratch(b, url), databaseOf(b, url), url
 	for range nEndpoints {
 		r.rcs = append(r.rcs, newBenchReceiver(b))
 	}
@@ -255,15 +256,17 @@ func (r *benchRig) worker(b *testing.B) {
 func (r *benchRig) apis(b *testing.B, log *slog.Logger) {
 	cfg := apitest.Config(b)
 	// The measured API starts runs through the start queue, as in `revops serve`; new
-	// meters' backfills and deleted meters' purges start at once.
+	// meters' backfills and deleted meters' purges start at once: the rig's store hands
+	// what every change commits to them (store.AfterCommit), as internal/app wires it.
 	d := apitest.Deps(cfg, r.st)
 	d.Log = log
-	apitest.Queue(&d, &dispatch.Starter{Client: r.tc, Store: r.st, Log: log})
-	d.Meters.Backfills = &dispatch.MeterBackfills{Client: r.tc, Store: r.st, Log: log}
-	d.Meters.Purges = &dispatch.MeterPurges{Client: r.tc, Store: r.st, Log: log}
+	q := apitest.Queue(&d, &dispatch.Starter{Client: r.tc, Store: r.st, Log: log})
+	r.st.SetAfterCommit(dispatch.AfterCommit{Events: q, Jobs: &dispatch.Jobs{Client: r.tc, Store: r.st, Log: log}})
 	r.api = apitest.Serve(b, d)
-	// The setup API starts nothing: its events wait for the sweeper.
-	setup := apitest.Deps(cfg, r.st)
+	// The setup API starts nothing: its events wait for the sweeper. It serves from a
+	// store of its own on the same database, to which nothing is handed after commit.
+	setupStore := testdb.OpenWith(b, r.url, store.Options{Connections: 8, JobConnections: 1, LockTimeout: 2 * time.Second})
+	setup := apitest.Deps(cfg, setupStore)
 	setup.Log = log
 	r.setup = apitest.Serve(b, setup)
 	r.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

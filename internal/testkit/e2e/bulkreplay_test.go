@@ -20,6 +20,7 @@ import (
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -51,8 +52,8 @@ func (d *dyingPage) ReplayPage(ctx context.Context, jobID, cursorID string, limi
 // A bulk replay of 500 failed deliveries through the API is one BulkReplay run
 // (replay-job-<job id>). The worker running it dies right after committing its third
 // page: the page's activity times out, another worker takes it again and replays
-// nothing twice (the job's cursor has moved), the sweeper reaches the events the dead
-// worker never dispatched. The job finishes once, its row has matched = replayed = 500,
+// nothing twice (the job's cursor has moved); the events of its pages reach their
+// workflows from the store's after commit, or the sweeper's. The job finishes once, its row has matched = replayed = 500,
 // and each event is delivered by exactly one recorded successful attempt.
 //
 // The dying worker is emulated in-process (its activity never answers and the worker
@@ -76,7 +77,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	// The worker process that will die, with its sweeper.
 	dying := &dyingPage{next: replay.Pages{Store: s.db.Store}, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(dying.release) })
-	w1 := s.workerWith(&activities.BulkReplay{Pages: dying, Dispatch: st})
+	w1 := s.workerWith(&activities.BulkReplay{Pages: dying})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go st.RunSweeper(sweepCtx, 200*time.Millisecond)
@@ -220,7 +221,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 	if err != nil || job.Matched != 3 || job.WorkflowStartedAt != nil {
 		t.Fatalf("job = %+v, %v", job, err)
 	}
-	jobs := &dispatch.ReplayJobs{Client: c, Store: s.db.Store, SweepAge: time.Nanosecond}
+	jobs := &dispatch.Jobs{Client: c, Store: s.db.Store, SweepAge: time.Nanosecond}
 	if n, err := jobs.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("first sweep started %d (%v), want 1", n, err)
 	}
@@ -235,7 +236,7 @@ func TestReplayJobSweeperStartsAJobOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := jobs.StartReplayJob(ctx, job); err != nil {
+	if err := jobs.Start(ctx, store.ReplayJobOf(job)); err != nil {
 		t.Fatalf("asking again for a finished job's workflow: %v", err)
 	}
 	latest, err := c.DescribeWorkflowExecution(ctx, wid, "")

@@ -126,13 +126,13 @@ func addEndpointIDsAttribute(t testing.TB, hostPort, namespace string) {
 // worker starts the workers of a worker process, one per task queue, as the worker
 // command does; stop them with Stop.
 func (s *stack) worker() workflows.Workers {
-	return s.workerWith(&activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(s.ts.GetDefaultClient())})
+	return s.workerWith(&activities.BulkReplay{Store: s.db.Store})
 }
 
 // workerOf starts the workers of a worker process on its client c (one with
 // interceptors, say).
 func (s *stack) workerOf(c client.Client) workflows.Workers {
-	return s.workers(c, &activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(c)})
+	return s.workers(c, &activities.BulkReplay{Store: s.db.Store})
 }
 
 // workerWith starts the workers of a process whose bulk replay pages are bulk's.
@@ -140,7 +140,12 @@ func (s *stack) workerWith(bulk *activities.BulkReplay) workflows.Workers {
 	return s.workers(s.ts.GetDefaultClient(), bulk)
 }
 
+// workers starts the workers on c; what their transactions commit (a bulk replay page's
+// events, a health transition's) reaches its workflows right after the commit through a
+// start queue in front of the stack's starter on c, as internal/app wires a worker
+// process's store (a later wiring, an API's, takes over).
 func (s *stack) workers(c client.Client, bulk *activities.BulkReplay) workflows.Workers {
+	s.db.Store.SetAfterCommit(dispatch.AfterCommit{Events: dispatch.NewQueue(s.starter(c), nil, s.db.Store)})
 	ws := workflows.NewWorkers(c, workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store}, BulkReplay: bulk,
 		Health:        &activities.Health{Store: s.db.Store, FailingAfter: s.acts.FailingAfter},

@@ -155,7 +155,7 @@ func (w *pageWatch) highWater(envID string) int {
 func (s *stack) workersWithBackfill(c client.Client, backfill meters.Store) workflows.Workers {
 	ws := workflows.NewWorkers(c, workflows.Activities{
 		Delivery: s.acts, Retention: &activities.Retention{Store: s.db.Store},
-		BulkReplay:    &activities.BulkReplay{Store: s.db.Store, Dispatch: s.starter(c)},
+		BulkReplay:    &activities.BulkReplay{Store: s.db.Store},
 		MeterBackfill: &activities.MeterBackfill{Store: backfill},
 		MeterPurge:    &activities.MeterPurge{Store: s.db.Store},
 	}, 100, worker.Options{WorkerStopTimeout: 5 * time.Second})
@@ -208,8 +208,9 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 	w := s.workersWithBackfill(c, watch)
 	defer w.Stop()
 	startConsumer(t, st, nil)
-	backfills := &dispatch.MeterBackfills{Client: c, Store: st}
-	svc := &meters.Service{Store: st, Backfills: backfills}
+	backfills := &dispatch.Jobs{Client: c, Store: st}
+	st.SetAfterCommit(dispatch.AfterCommit{Jobs: backfills})
+	svc := &meters.Service{Store: st}
 	// A backfill's start comes detached after the meter's commit, and a failed one is the
 	// worker's sweeper's, as in production: without it a start cut short under this
 	// test's load would leave a meter backfilling until the hang guard.

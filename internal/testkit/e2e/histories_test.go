@@ -25,6 +25,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -212,7 +213,7 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 	ctx := context.Background()
 	s.usageTaken(15) // 15,000 rows: three pages of meters.BackfillRows
 	svc := &meters.Service{Store: s.db.Store}
-	backfills := &dispatch.MeterBackfills{Client: c, Store: s.db.Store}
+	backfills := &dispatch.Jobs{Client: c, Store: s.db.Store}
 	for _, sc := range []struct {
 		name    string
 		deleted bool
@@ -227,7 +228,7 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 				t.Fatal(err)
 			}
 		}
-		if err := backfills.StartMeterBackfill(ctx, m); err != nil {
+		if err := backfills.Start(ctx, store.BackfillOf(m)); err != nil {
 			t.Fatalf("%s: %v", sc.name, err)
 		}
 		wid := wire.MeterBackfillWorkflowID(m.ID)

@@ -8,6 +8,7 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -23,13 +24,13 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	c := s.ts.GetDefaultClient()
 	ctx := context.Background()
 	s.usageTaken(3)
-	svc := &meters.Service{Store: s.db.Store} // no Backfills: left to the sweeper
+	svc := &meters.Service{Store: s.db.Store} // no job starter after commit: left to the sweeper
 	m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 		time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)
 	}
-	backfills := &dispatch.MeterBackfills{Client: c, Store: s.db.Store, SweepAge: time.Nanosecond}
+	backfills := &dispatch.Jobs{Client: c, Store: s.db.Store, SweepAge: time.Nanosecond}
 	if n, err := backfills.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("first sweep started %d (%v), want 1", n, err)
 	}
@@ -45,7 +46,7 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := backfills.StartMeterBackfill(ctx, m); err != nil {
+	if err := backfills.Start(ctx, store.BackfillOf(m)); err != nil {
 		t.Fatalf("asking again for a finished backfill's workflow: %v", err)
 	}
 	latest, err := c.DescribeWorkflowExecution(ctx, wid, "")

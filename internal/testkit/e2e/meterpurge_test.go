@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -206,8 +207,9 @@ func waitJobRunning(t *testing.T, tc client.Client, wid, envID string) {
 }
 
 // startDev runs the dev shape (embedded Temporal, app.Run with the API and the worker,
-// sweeping every 200 ms) on st with p's page bounds and the extra flags, and gives the
-// API's base URL and a Temporal client; both stop when the test ends.
+// sweeping every 200 ms unless p says otherwise) on st with p's page bounds and the extra
+// flags, and gives the API's base URL and a Temporal client; both stop when the test
+// ends.
 func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (string, client.Client) {
 	t.Helper()
 	ctx := context.Background()
@@ -242,7 +244,7 @@ func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (stri
 	runCtx, stop := context.WithCancel(ctx)
 	ready, done := make(chan string, 1), make(chan error, 1)
 	go func() {
-		p.API, p.Worker, p.Ready, p.SweepEvery = true, true, ready, 200*time.Millisecond
+		p.API, p.Worker, p.Ready, p.SweepEvery = true, true, ready, cmp.Or(p.SweepEvery, 200*time.Millisecond)
 		done <- app.Run(runCtx, cfg, log, st, tc, p)
 	}()
 	t.Cleanup(func() { stop(); <-done })

@@ -46,10 +46,11 @@ func (s *stack) serveAPI(t *testing.T, env models.Env, st *dispatch.Starter, rat
 		t.Fatal(err)
 	}
 	if st != nil {
-		// As internal/app wires them: replays reach their workflows through the API's queue.
-		apitest.Queue(&deps, st)
-		jobs := &dispatch.ReplayJobs{Client: st.Client, Store: s.db.Store, Rate: rate}
-		deps.Replay.Jobs = jobs
+		// As internal/app wires them: replays reach their workflows through the queue the
+		// store hands every commit to, and jobs start after their commit.
+		q := apitest.Queue(&deps, st)
+		jobs := &dispatch.Jobs{Client: st.Client, Store: s.db.Store, Rate: rate}
+		s.db.Store.SetAfterCommit(dispatch.AfterCommit{Events: q, Jobs: jobs})
 		// The API starts a job detached after its commit and leaves a failed start to the
 		// worker's sweeper: without one, a start cut short on a loaded machine would leave
 		// the job (and `revops webhooks replay --failed`, which waits for it) forever.
@@ -95,9 +96,10 @@ func TestReplay(t *testing.T) {
 	fast.RetryInterval = 50 * time.Millisecond // six attempts fail within a second
 	// Bulk replay starts 8 runs at once; under -race on a loaded 2-core machine a start can
 	// take seconds, and a start cut by its timeout would count as not replayed (no sweeper
-	// runs here to take it later). The worker's ReplayPage dispatches with this starter too.
+	// runs here to take it later). The API wires it as the store's after commit, which the
+	// worker's pages hand their events to as well.
 	fast.StartTimeout = 15 * time.Second
-	w := s.workerWith(&activities.BulkReplay{Store: s.db.Store, Dispatch: fast})
+	w := s.workerWith(&activities.BulkReplay{Store: s.db.Store})
 	defer w.Stop()
 	rapi := s.api(fast)
 	host := strings.TrimPrefix(s.rc.URL, "https://")

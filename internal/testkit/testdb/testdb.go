@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/secretbox"
 	"github.com/revops/revops/internal/store"
 )
@@ -68,7 +69,10 @@ func Open(t testing.TB, url string) *store.Store {
 	return OpenWith(t, url, store.DefaultOptions())
 }
 
-// OpenWith is Open within the bounds o: pool sizes and timeouts (CONTRACT §21).
+// OpenWith is Open within the bounds o: pool sizes and timeouts (CONTRACT §21). The
+// store is wired as internal/app wires it at start but for after commit: its changes
+// fan out through internal/domain/webhook's fan-out, and what they commit is started
+// only by what the test runs (a dispatcher it sets, a sweeper) — SetAfterCommit.
 func OpenWith(t testing.TB, url string, o store.Options) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -81,6 +85,7 @@ func OpenWith(t testing.TB, url string, o store.Options) *store.Store {
 		t.Fatalf("open test store: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	st.SetFanOut(webhook.NewFanOut())
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
