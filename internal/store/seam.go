@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 
-
 	"github.com/revops/revops/models"
 )
 
