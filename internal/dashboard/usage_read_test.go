@@ -9,8 +9,8 @@ import (
 
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
