@@ -3,12 +3,14 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -22,6 +24,13 @@ type pkg struct {
 	Imports    []string
 }
 
+// listed is the module's packages, listed once for all the tests of a run.
+var listed struct {
+	once sync.Once
+	pkgs map[string]*pkg
+	err  error
+}
+
 // modulePackages lists the module's packages (clients/ is a module of its own).
 func modulePackages(t *testing.T) map[string]*pkg {
 	t.Helper()
@@ -29,22 +38,32 @@ func modulePackages(t *testing.T) map[string]*pkg {
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
+	root := moduleRoot(t)
+	listed.once.Do(func() { listed.pkgs, listed.err = goList(goBin, root) })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	return listed.pkgs
+}
+
+// goList is `go list -json ./...` in root, by import path.
+func goList(goBin, root string) (map[string]*pkg, error) {
 	cmd := exec.Command(goBin, "list", "-json", "./...")
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = root
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
 	pkgs := map[string]*pkg{}
 	for dec := json.NewDecoder(&out); dec.More(); {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatalf("go list output: %v", err)
+			return nil, fmt.Errorf("go list output: %w", err)
 		}
 		pkgs[p.ImportPath] = &p
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 func moduleRoot(t *testing.T) string {
