@@ -63,7 +63,29 @@ func goList(goBin, root string) (map[string]*pkg, error) {
 		}
 		pkgs[p.ImportPath] = &p
 	}
-	return pkgs, nil
+	return pkgs, readInputs(root, pkgs)
+}
+
+// readInputs reads what `go list` read for the graph — every package's Go files, and the
+// folders from the root down to each package — so that go test's cache, which sees only
+// what the test process opens, runs the tests again when an import, a package or a
+// folder changes.
+func readInputs(root string, pkgs map[string]*pkg) error {
+	dirs := map[string]bool{}
+	for _, p := range pkgs {
+		for _, name := range p.GoFiles {
+			if _, err := os.ReadFile(filepath.Join(p.Dir, name)); err != nil {
+				return err
+			}
+		}
+		for dir := p.Dir; !dirs[dir] && strings.HasPrefix(dir, root); dir = filepath.Dir(dir) {
+			dirs[dir] = true
+			if _, err := os.ReadDir(dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func moduleRoot(t *testing.T) string {
