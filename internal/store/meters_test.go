@@ -66,56 +66,53 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 // TestDeletedMeterLeavesNoFigures: deleting a meter and purging it removes its kept
 // figures and distinct values on both databases, and keeps the other meters' figures.
 func TestDeletedMeterLeavesNoFigures(t *testing.T) {
-	ctx := context.Background()
-	for name, db := range bothDatabases(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			svc := &meters.Service{Store: db.st}
-			var ids []string
-			for _, key := range []string{"gone", "kept"} {
-				m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
-					ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, m.ID)
-			}
-			body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
-				`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
-			if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
+		svc := &meters.Service{Store: db.st}
+		var ids []string
+		for _, key := range []string{"gone", "kept"} {
+			m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
+				ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			ids = append(ids, m.ID)
+		}
+		body := `{"transaction_id":"t1","mode":"increment","event_metrics":[{"account_id":"a","product":"p","metric_name":"calls",` +
+			`"metric_value":1,"metric_resolution":"minute","metadata":{"user":"u1"}}]}`
+		if _, err := usage.Ingest(ctx, db.st, db.env, []byte(body), time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+			t.Fatal(err)
+		}
+		// What the deleted meter's MeterPurge workflow does (CONTRACT §21).
+		for {
+			n, err := db.st.PurgeMeterPage(ctx, ids[0], meters.PurgeRows)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
-				t.Fatal(err)
+			if n < meters.PurgeRows {
+				break
 			}
-			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).
-			for {
-				n, err := db.st.PurgeMeterPage(ctx, ids[0], meters.PurgeRows)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n < meters.PurgeRows {
-					break
-				}
-			}
-			for i, want := range []int64{0, 1} {
-				// One day figure, series, value and member day per meter: one row of one value.
-				for _, table := range []string{"meter_figures WHERE kind = 'day' AND meter_id = ?", "meter_series WHERE meter_id = ?",
-					"meter_values WHERE meter_id = ?"} {
-					n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM `+table, ids[i])
-					if err != nil || n != want {
-						t.Fatalf("meter %d: %d rows in %s (err %v), want %d", i, n, table, err, want)
-					}
+		}
+		for i, want := range []int64{0, 1} {
+			// One day figure, series, value and member day per meter: one row of one value.
+			for _, table := range []string{"meter_figures WHERE kind = 'day' AND meter_id = ?", "meter_series WHERE meter_id = ?",
+				"meter_values WHERE meter_id = ?"} {
+				n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM `+table, ids[i])
+				if err != nil || n != want {
+					t.Fatalf("meter %d: %d rows in %s (err %v), want %d", i, n, table, err, want)
 				}
 			}
-			// Member days are keyed by series number: the kept meter's one is all that is left.
-			if n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_member_days`); err != nil || n != 1 {
-				t.Fatalf("%d member days (err %v), want the kept meter's 1", n, err)
-			}
-		})
-	}
+		}
+		// Member days are keyed by series number: the kept meter's one is all that is left.
+		if n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_member_days`); err != nil || n != 1 {
+			t.Fatalf("%d member days (err %v), want the kept meter's 1", n, err)
+		}
+	})
 }
 
 // TestMigrateMemberDays: the distinct values of unique_count meters kept before members
