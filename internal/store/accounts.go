@@ -8,11 +8,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 20, name: "accounts", sql: `
-CREATE TABLE accounts (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 20, name: "accounts", sql: scopedTable("accounts", "id", `
 	name TEXT NOT NULL,
 	external_id TEXT,
 	domain TEXT,
@@ -23,7 +19,7 @@ CREATE TABLE accounts (
 	updated_at {{ts}} NOT NULL
 );
 CREATE INDEX accounts_env_created ON accounts (environment_id, created_at, id);
-CREATE INDEX accounts_env_external ON accounts (environment_id, external_id)`})
+CREATE INDEX accounts_env_external ON accounts (environment_id, external_id)`)})
 }
 
 // AccountFilter narrows a list of accounts; empty fields do not filter.

@@ -20,16 +20,12 @@ import (
 // pile up backlogs. Meanwhile whoever touches such a delivery first ends it skipped too
 // (unlessEndpointGone), and its run's next attempt finds no endpoint and sends nothing.
 func init() {
-	register(migration{version: 120, name: "endpoint_deletions", sql: `
-CREATE TABLE endpoint_deletions (
-	endpoint_id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 120, name: "endpoint_deletions", sql: scopedTable("endpoint_deletions", "endpoint_id", `
 	created_at {{ts}} NOT NULL,
 	started_at {{ts}}
 );
 CREATE INDEX endpoint_deletions_environment ON endpoint_deletions (environment_id);
-CREATE INDEX endpoint_deletions_unstarted ON endpoint_deletions (created_at) WHERE started_at IS NULL`})
+CREATE INDEX endpoint_deletions_unstarted ON endpoint_deletions (created_at) WHERE started_at IS NULL`)})
 }
 
 // CountEndpoints counts the environment's endpoints, and its deleted endpoints whose

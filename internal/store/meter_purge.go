@@ -17,17 +17,13 @@ import (
 // removed last (EndMeterPurge). Until then the purge row counts toward the environment's
 // 32 meters (§18), so deleting and re-creating cannot pile up unpurged figures.
 func init() {
-	register(migration{version: 93, name: "meter_purges", sql: `
-CREATE TABLE meter_purges (
-	meter_id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 93, name: "meter_purges", sql: scopedTable("meter_purges", "meter_id", `
 	meter_key TEXT NOT NULL,
 	created_at {{ts}} NOT NULL,
 	started_at {{ts}}
 );
 CREATE INDEX meter_purges_environment ON meter_purges (environment_id);
-CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_at IS NULL`})
+CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_at IS NULL`)})
 }
 
 // recordMeterPurge records, in DeleteMeter's transaction, that m's figures are to be purged.

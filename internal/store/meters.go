@@ -29,11 +29,7 @@ import (
 //     in, by number: meter_series numbers (meter, account, group), meter_values (meter,
 //     value).
 func init() {
-	register(migration{version: 84, name: "meters", sql: `
-CREATE TABLE meters (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 84, name: "meters", sql: scopedTable("meters", "id", `
 	key TEXT NOT NULL,
 	description TEXT NOT NULL DEFAULT '',
 	filter_metric_name TEXT NOT NULL,
@@ -79,7 +75,7 @@ CREATE TABLE meter_members (
 	day {{ts}} NOT NULL,
 	minutes TEXT NOT NULL,
 	PRIMARY KEY (meter_id, account_id, groups, member, day)
-)`})
+)`)})
 	// usage_batches.gen: batches stored before meters existed read 0 (taken, by no
 	// meter: a meter's backfill counts them); new batches are NULL (waiting). On
 	// PostgreSQL both steps change only the catalog: no rewrite of a large, live table

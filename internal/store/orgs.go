@@ -31,10 +31,7 @@ CREATE TABLE organization_users (
 	password_hash TEXT NOT NULL,
 	created_at {{ts}} NOT NULL
 );
-CREATE TABLE api_keys (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+` + scopedTable("api_keys", "id", `
 	environment TEXT NOT NULL,
 	type TEXT NOT NULL CHECK (type IN ('public', 'secret')),
 	prefix TEXT NOT NULL,
@@ -45,7 +42,7 @@ CREATE TABLE api_keys (
 	revoked_at {{ts}},
 	last_used_at {{ts}}
 );
-CREATE INDEX api_keys_org ON api_keys (organization_id, environment_id)`})
+CREATE INDEX api_keys_org ON api_keys (organization_id, environment_id)`)})
 }
 
 // OrgScope is the scope of a transaction of an organization's own rows, which belong to

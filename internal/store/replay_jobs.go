@@ -10,11 +10,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 25, name: "replay_jobs", sql: `
-CREATE TABLE replay_jobs (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 25, name: "replay_jobs", sql: scopedTable("replay_jobs", "id", `
 	status TEXT NOT NULL,
 	filter_status TEXT NOT NULL DEFAULT '',
 	filter_type TEXT NOT NULL DEFAULT '',
@@ -30,7 +26,7 @@ CREATE TABLE replay_jobs (
 	updated_at {{ts}} NOT NULL,
 	finished_at {{ts}}
 );
-CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'running'`})
+CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'running'`)})
 }
 
 func init() {
