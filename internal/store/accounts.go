@@ -56,11 +56,7 @@ func (tx *Tx) SaveAccount(a *models.Account) error {
 
 // Account loads one account of the environment.
 func (s *Store) Account(ctx context.Context, env Env, id string) (models.Account, error) {
-	var a models.Account
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&a).Error; err != nil {
-		return a, notFound(err, "account "+id)
-	}
-	return a, nil
+	return takeRow[models.Account](s.in(ctx, env), "account "+id, "id = ?", id)
 }
 
 // AccountsByID loads the accounts with the given ids, keyed by id (missing ids are absent).

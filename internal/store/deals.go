@@ -62,11 +62,7 @@ func (tx *Tx) SaveDeal(d *models.Deal) error {
 
 // Deal loads one deal of the environment.
 func (s *Store) Deal(ctx context.Context, env Env, id string) (models.Deal, error) {
-	var d models.Deal
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&d).Error; err != nil {
-		return d, notFound(err, "deal "+id)
-	}
-	return d, nil
+	return takeRow[models.Deal](s.in(ctx, env), "deal "+id, "id = ?", id)
 }
 
 // Deals lists deals newest first.

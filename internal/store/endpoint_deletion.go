@@ -127,31 +127,20 @@ func unlessEndpointGone(table, value, gone string) string {
 // ended: its slot among the environment's 16 is free again. Removing a row already gone
 // is no error (a retried activity).
 func (s *Store) EndEndpointDeletion(ctx context.Context, endpointID string) error {
-	if err := s.db.WithContext(ctx).Exec(`DELETE FROM endpoint_deletions WHERE endpoint_id = ?`, endpointID).Error; err != nil {
-		return fmt.Errorf("end deletion of webhook endpoint %s: %w", endpointID, err)
-	}
-	return nil
+	return endpointDeletions.end(ctx, s.db, endpointID)
 }
 
 // UnstartedEndpointDeletions lists deletion rows recorded before before whose
 // EndpointDeletion workflow was not started, oldest first (the sweeper).
 func (s *Store) UnstartedEndpointDeletions(ctx context.Context, before time.Time, limit int) ([]models.EndpointDeletion, error) {
-	var ds []models.EndpointDeletion
-	err := s.db.WithContext(ctx).Where("started_at IS NULL AND created_at < ?", before.UTC()).
-		Order("created_at").Limit(limit).Find(&ds).Error
-	if err != nil {
-		return nil, fmt.Errorf("unstarted endpoint deletions: %w", err)
-	}
-	return ds, nil
+	return endpointDeletions.unstarted(ctx, s.db, before, limit)
 }
 
 // MarkEndpointDeletionStarted records that a deleted endpoint's EndpointDeletion workflow
 // was started.
 func (s *Store) MarkEndpointDeletionStarted(ctx context.Context, endpointID string, at time.Time) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE endpoint_deletions SET started_at = ? WHERE endpoint_id = ? AND started_at IS NULL`,
-		at.UTC(), endpointID).Error
-	if err != nil {
-		return fmt.Errorf("mark deletion of webhook endpoint %s started: %w", endpointID, err)
-	}
-	return nil
+	return endpointDeletions.markStarted(ctx, s.db, endpointID, at)
 }
+
+var endpointDeletions = jobRows[models.EndpointDeletion]{table: "endpoint_deletions", key: "endpoint_id",
+	what: "deletion of webhook endpoint", list: "unstarted endpoint deletions"}

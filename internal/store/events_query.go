@@ -42,11 +42,7 @@ func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
 // Event reads one event of the environment (ErrNotFound: there is none there). The
 // worker, which has an id from a workflow input and no environment, uses EventByID.
 func (s *Store) Event(ctx context.Context, env Env, id string) (models.Event, error) {
-	var e models.Event
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&e).Error; err != nil {
-		return e, notFound(err, "event "+id)
-	}
-	return e, nil
+	return takeRow[models.Event](s.in(ctx, env), "event "+id, "id = ?", id)
 }
 
 // Events lists an environment's events matching f, newest first.

@@ -78,11 +78,7 @@ func (tx *Tx) CreateMeter(m *models.Meter) error {
 
 // FindMeter reads the environment's meter key in the transaction, without a lock.
 func (tx *Tx) FindMeter(key string) (models.Meter, error) {
-	var m models.Meter
-	if err := scope(tx.db, tx.env).Where("key = ?", key).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+key)
-	}
-	return m, nil
+	return takeRow[models.Meter](scope(tx.db, tx.env), "meter "+key, "key = ?", key)
 }
 
 // LockMeter reads the environment's meter key and locks it until the transaction ends.
@@ -91,11 +87,7 @@ func (tx *Tx) LockMeter(key string) (models.Meter, error) {
 	if tx.dialect == "postgres" {
 		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
-	var m models.Meter
-	if err := q.Where("key = ?", key).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+key)
-	}
-	return m, nil
+	return takeRow[models.Meter](q, "meter "+key, "key = ?", key)
 }
 
 // SaveMeterDescription writes m's description and updated_at.

@@ -100,12 +100,7 @@ func (tx *Tx) InsertUser(u *models.OrganizationUser) error {
 
 // Organization loads one organization.
 func (s *Store) Organization(ctx context.Context, id string) (models.Organization, error) {
-	var org models.Organization
-	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&org).Error
-	if err != nil {
-		return org, notFound(err, "organization "+id)
-	}
-	return org, nil
+	return takeRow[models.Organization](s.db.WithContext(ctx), "organization "+id, "id = ?", id)
 }
 
 // Organizations lists every organization, oldest first.
@@ -129,10 +124,5 @@ func (s *Store) Environment(ctx context.Context, orgID, name string) (Env, error
 
 // UserByEmail loads a dashboard user.
 func (s *Store) UserByEmail(ctx context.Context, email string) (models.OrganizationUser, error) {
-	var u models.OrganizationUser
-	err := s.db.WithContext(ctx).Where("email = ?", email).Take(&u).Error
-	if err != nil {
-		return u, notFound(err, "user")
-	}
-	return u, nil
+	return takeRow[models.OrganizationUser](s.db.WithContext(ctx), "user", "email = ?", email)
 }

@@ -102,19 +102,11 @@ func runningJobs(db *gorm.DB, env Env) (int, error) {
 
 // ReplayJob loads one job of the environment.
 func (s *Store) ReplayJob(ctx context.Context, env Env, id string) (models.ReplayJob, error) {
-	var j models.ReplayJob
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&j).Error; err != nil {
-		return j, notFound(err, "replay job "+id)
-	}
-	return j, nil
+	return takeRow[models.ReplayJob](s.in(ctx, env), "replay job "+id, "id = ?", id)
 }
 
 // ReplayJobByID loads a job by id alone, for the bulk replay activity: its id comes from
 // the workflow input, which the API built from the stored row, never from a client.
 func (s *Store) ReplayJobByID(ctx context.Context, id string) (models.ReplayJob, error) {
-	var j models.ReplayJob
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&j).Error; err != nil {
-		return j, notFound(err, "replay job "+id)
-	}
-	return j, nil
+	return takeRow[models.ReplayJob](s.db.WithContext(ctx), "replay job "+id, "id = ?", id)
 }

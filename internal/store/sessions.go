@@ -37,11 +37,7 @@ func (tx *Tx) LockUser(id string) (models.OrganizationUser, error) {
 	if tx.dialect == "postgres" {
 		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
-	var u models.OrganizationUser
-	if err := q.Where("id = ?", id).Take(&u).Error; err != nil {
-		return u, notFound(err, "user "+id)
-	}
-	return u, nil
+	return takeRow[models.OrganizationUser](q, "user "+id, "id = ?", id)
 }
 
 // SweepExpiredSessions deletes the organization's sessions expired at now.
@@ -115,19 +111,10 @@ func (tx *Tx) EndUserSessions(id string) error {
 
 // Session loads a session that has not expired at now; an expired one is not found.
 func (s *Store) Session(ctx context.Context, id string, now time.Time) (models.DashboardSession, error) {
-	var sess models.DashboardSession
-	err := s.db.WithContext(ctx).Where("id = ? AND expires_at > ?", id, now).Take(&sess).Error
-	if err != nil {
-		return sess, notFound(err, "session")
-	}
-	return sess, nil
+	return takeRow[models.DashboardSession](s.db.WithContext(ctx), "session", "id = ? AND expires_at > ?", id, now)
 }
 
 // User loads a dashboard user by id.
 func (s *Store) User(ctx context.Context, id string) (models.OrganizationUser, error) {
-	var u models.OrganizationUser
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
-		return u, notFound(err, "user")
-	}
-	return u, nil
+	return takeRow[models.OrganizationUser](s.db.WithContext(ctx), "user", "id = ?", id)
 }
