@@ -31,13 +31,20 @@ CREATE INDEX endpoint_deletions_unstarted ON endpoint_deletions (created_at) WHE
 // CountEndpoints counts the environment's endpoints, and its deleted endpoints whose
 // unfinished deliveries are still to end (endpoint_deletions), in one statement.
 func (tx *Tx) CountEndpoints() (endpoints, deleting int64, err error) {
-	var n struct{ Endpoints, Deleting int64 }
-	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM webhook_endpoints WHERE environment_id = ?) AS endpoints,
-		(SELECT COUNT(*) FROM endpoint_deletions WHERE environment_id = ?) AS deleting`, tx.env.ID, tx.env.ID).Scan(&n).Error
+	return tx.countWithDeleted("webhook_endpoints", "endpoint_deletions", "webhook endpoints")
+}
+
+// countWithDeleted counts the environment's rows of table, and those of its deletions
+// table (deleted ones whose job has not ended), in one statement; what names them in
+// errors.
+func (tx *Tx) countWithDeleted(table, deletions, what string) (rows, deleted int64, err error) {
+	var n struct{ Counted, Deleted int64 }
+	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM `+table+` WHERE environment_id = ?) AS counted,
+		(SELECT COUNT(*) FROM `+deletions+` WHERE environment_id = ?) AS deleted`, tx.env.ID, tx.env.ID).Scan(&n).Error
 	if err != nil {
-		return 0, 0, fmt.Errorf("count webhook endpoints: %w", err)
+		return 0, 0, fmt.Errorf("count %s: %w", what, err)
 	}
-	return n.Endpoints, n.Deleting, nil
+	return n.Counted, n.Deleted, nil
 }
 
 // DeleteEndpoint removes ep's row (locked by the caller) and records its deletion: two

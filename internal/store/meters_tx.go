@@ -22,13 +22,7 @@ var ErrMeterKeyTaken = errors.New("meter key taken")
 // CountMeters counts the environment's meters, and its deleted meters whose figures
 // await their purge (meter_purges), in one statement.
 func (tx *Tx) CountMeters() (meters, purging int64, err error) {
-	var n struct{ Meters, Purging int64 }
-	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM meters WHERE environment_id = ?) AS meters,
-		(SELECT COUNT(*) FROM meter_purges WHERE environment_id = ?) AS purging`, tx.env.ID, tx.env.ID).Scan(&n).Error
-	if err != nil {
-		return 0, 0, fmt.Errorf("count meters: %w", err)
-	}
-	return n.Meters, n.Purging, nil
+	return tx.countWithDeleted("meters", "meter_purges", "meters")
 }
 
 // MeterKeyTaken tells whether the environment has a meter with key.

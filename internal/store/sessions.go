@@ -79,24 +79,23 @@ func (tx *Tx) DeleteSession(id string) error {
 
 // SetSessionEnvironment switches the environment a session of the organization acts in.
 func (tx *Tx) SetSessionEnvironment(id, env string) error {
-	res := orgScope(tx.db.Model(&models.DashboardSession{}), tx.env).Where("id = ?", id).Update("environment", env)
-	if res.Error != nil {
-		return fmt.Errorf("switch session environment: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("session: %w", apperr.ErrNotFound)
-	}
-	return nil
+	return tx.setOrgColumn(&models.DashboardSession{}, id, "environment", env, "switch session environment", "session")
 }
 
 // SetUserPassword replaces the password hash of the organization's user id.
 func (tx *Tx) SetUserPassword(id, passwordHash string) error {
-	res := orgScope(tx.db.Model(&models.OrganizationUser{}), tx.env).Where("id = ?", id).Update("password_hash", passwordHash)
+	return tx.setOrgColumn(&models.OrganizationUser{}, id, "password_hash", passwordHash, "set password", "user "+id)
+}
+
+// setOrgColumn sets column of the organization's row id of model's table; doing names
+// the change in errors, and missing the row (apperr.ErrNotFound) when there is none.
+func (tx *Tx) setOrgColumn(model any, id, column string, value any, doing, missing string) error {
+	res := orgScope(tx.db.Model(model), tx.env).Where("id = ?", id).Update(column, value)
 	if res.Error != nil {
-		return fmt.Errorf("set password: %w", res.Error)
+		return fmt.Errorf("%s: %w", doing, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("user %s: %w", id, apperr.ErrNotFound)
+		return fmt.Errorf("%s: %w", missing, apperr.ErrNotFound)
 	}
 	return nil
 }
