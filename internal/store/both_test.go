@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/revops/revops/internal/store"
@@ -32,6 +33,14 @@ func forBoth(t *testing.T, envName string, test func(t *testing.T, ctx context.C
 	t.Helper()
 	for name, db := range bothDatabases(t, envName) {
 		t.Run(name, func(t *testing.T) { test(t, context.Background(), db) })
+	}
+}
+
+// postgresOnly skips a benchmark that measures PostgreSQL when there is none.
+func postgresOnly(b *testing.B) {
+	b.Helper()
+	if os.Getenv(testdb.EnvVar) == "" {
+		b.Skipf("%s is not set: this benchmark measures PostgreSQL", testdb.EnvVar)
 	}
 }
 
