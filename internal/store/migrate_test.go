@@ -40,9 +40,16 @@ func forMigratedWithout(t *testing.T, skip []int, test func(t *testing.T, ctx co
 	})
 }
 
+// open opens a store on url with the test keyring (keyed), closed when the test ends.
 func open(t *testing.T, url string) *store.Store {
 	t.Helper()
-	st, err := store.OpenWith(context.Background(), url, keyed(), nil)
+	return openWith(t, url, keyed())
+}
+
+// openWith opens a store on url with the options o, closed when the test ends.
+func openWith(t testing.TB, url string, o store.Options) *store.Store {
+	t.Helper()
+	st, err := store.OpenWith(context.Background(), url, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,7 @@ func openForm(t testing.TB, url string, bound *bool) *store.Store {
 	t.Helper()
 	o := keyed()
 	o.SealBound = bound
-	st, err := store.OpenWith(context.Background(), url, o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return openWith(t, url, o)
 }
 
 func ptr[T any](v T) *T { return &v }

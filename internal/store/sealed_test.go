@@ -28,12 +28,7 @@ func openKeyed(t *testing.T, url string, keys ...string) *store.Store {
 		t.Fatal(err)
 	}
 	o.Keyring = kr
-	st, err := store.OpenWith(context.Background(), url, o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return openWith(t, url, o)
 }
 
 // assertNoClearSecret searches every text column of every table for a secret in clear.
