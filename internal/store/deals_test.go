@@ -13,12 +13,7 @@ import (
 func TestDealOutboxOnBothDatabases(t *testing.T) {
 	forBoth(t, "sandbox", func(t *testing.T, ctx context.Context, db seeded) {
 		st, env := db.st, db.env
-		emit := func(typ string) func(models.Account) []store.Emit {
-			return func(a models.Account) []store.Emit {
-				return []store.Emit{{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
-			}
-		}
-		acct, evs, err := insertAccount(ctx, st, env, models.Account{ID: "acct-1", Name: "Globex", Status: "draft", Properties: "{}"}, emit("account-created"))
+		acct, evs, err := insertAccount(ctx, st, env, models.Account{ID: "acct-1", Name: "Globex", Status: "draft", Properties: "{}"}, emitOf("account-created"))
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("create account: %v %v", evs, err)
 		}

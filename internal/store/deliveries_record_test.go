@@ -155,9 +155,8 @@ func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
 // change commits). The changes are made by hand in one transaction that holds the event,
 // as a sibling record or DeleteWebhookEndpoint would.
 func TestRecordSeesWhatCommittedWhileItWaitedForTheEvent(t *testing.T) {
-	db := bothDatabases(t, models.EnvLive)["postgres"]
+	db, raw := postgresRaw(t, models.EnvLive)
 	ctx := context.Background()
-	raw := rawPostgres(t, db.url)
 	a := newEndpoint(t, db, "https://a.example/", nil, true)
 	b := newEndpoint(t, db, "https://b.example/", nil, true)
 	c := newEndpoint(t, db, "https://c.example/", nil, true)
@@ -281,6 +280,14 @@ func countWhere(t *testing.T, db seeded, table, where string, arg any) int64 {
 }
 
 // rawPostgres is a second connection to the test's database, for transactions held by hand.
+// postgresRaw is bothDatabases' PostgreSQL store, with a connection of its own to its
+// database (rawPostgres) for a test that holds locks by hand.
+func postgresRaw(t *testing.T, envName string) (seeded, *gorm.DB) {
+	t.Helper()
+	db := bothDatabases(t, envName)["postgres"]
+	return db, rawPostgres(t, db.url)
+}
+
 func rawPostgres(t *testing.T, url string) *gorm.DB {
 	t.Helper()
 	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})

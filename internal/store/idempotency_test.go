@@ -184,12 +184,8 @@ func TestEveryWriteKeepsItsAnswer(t *testing.T) {
 		}{
 			{"account update", func(ctx context.Context, claim *store.Answer) error {
 				_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
-					cur, err := tx.LockAccount(customer.ID)
+					cur, err := renameAccount(tx, customer.ID, "Renamed")
 					if err != nil {
-						return err
-					}
-					cur.Name = "Renamed"
-					if err := tx.SaveAccount(&cur); err != nil {
 						return err
 					}
 					return newReply(claim, 200, nameBody).Keep(tx, cur)

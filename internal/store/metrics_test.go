@@ -17,9 +17,7 @@ func TestOutboxBacklogAge(t *testing.T) {
 		var events []models.Event
 		for _, id := range []string{"acct-1", "acct-2"} {
 			_, evs, err := insertAccount(ctx, st, env, models.Account{ID: id, Name: id, Status: "draft", Properties: "{}"},
-				func(a models.Account) []store.Emit {
-					return []store.Emit{{Type: "account-created", ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
-				})
+				emitOf("account-created"))
 			if err != nil {
 				t.Fatal(err)
 			}

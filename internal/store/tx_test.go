@@ -30,6 +30,13 @@ func insertAccount(ctx context.Context, st *store.Store, env store.Env, a models
 	return a, events, err
 }
 
+// emitOf emits one event of type typ for the account, its object the account's id.
+func emitOf(typ string) func(models.Account) []store.Emit {
+	return func(a models.Account) []store.Emit {
+		return []store.Emit{{Type: typ, ObjectType: "account", ObjectID: a.ID, Object: map[string]string{"id": a.ID}}}
+	}
+}
+
 // One change is one batch in the outbox: events emitted in several calls are numbered
 // in order and stamped with the change's time, the time its rows show; a failing
 // change leaves nothing behind.
@@ -62,12 +69,8 @@ func TestInTxWritesOneChange(t *testing.T) {
 
 		boom := errors.New("boom")
 		events, err = st.InTx(ctx, env, func(tx *store.Tx) error {
-			cur, err := tx.LockAccount(a.ID)
+			cur, err := renameAccount(tx, a.ID, "Rolled back")
 			if err != nil {
-				return err
-			}
-			cur.Name = "Rolled back"
-			if err := tx.SaveAccount(&cur); err != nil {
 				return err
 			}
 			tx.Emit(store.Emit{Type: "account-updated", ObjectType: "account", ObjectID: cur.ID, Object: cur})
@@ -185,4 +188,14 @@ func TestOneChangeWritesManyEventsToManyEndpoints(t *testing.T) {
 			t.Fatalf("%d deliveries, want %d", n, events*webhook.MaxEndpoints)
 		}
 	})
+}
+
+// renameAccount locks the account id and saves it named name, in tx.
+func renameAccount(tx *store.Tx, id, name string) (models.Account, error) {
+	cur, err := tx.LockAccount(id)
+	if err != nil {
+		return cur, err
+	}
+	cur.Name = name
+	return cur, tx.SaveAccount(&cur)
 }
