@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/models"
 )
@@ -77,10 +76,7 @@ func (tx *Tx) FindMeter(key string) (models.Meter, error) {
 
 // LockMeter reads the environment's meter key and locks it until the transaction ends.
 func (tx *Tx) LockMeter(key string) (models.Meter, error) {
-	q := scope(tx.db, tx.env)
-	if tx.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := forUpdate(scope(tx.db, tx.env), tx.dialect)
 	return takeRow[models.Meter](q, "meter "+key, "key = ?", key)
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm/clause"
-
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
@@ -33,10 +31,7 @@ CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`})
 // (PostgreSQL; SQLite's write transaction is exclusive): what decides by counting a
 // user's rows (sessions, browsers) holds it, so racing logins take turns.
 func (tx *Tx) LockUser(id string) (models.OrganizationUser, error) {
-	q := orgScope(tx.db, tx.env)
-	if tx.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := forUpdate(orgScope(tx.db, tx.env), tx.dialect)
 	return takeRow[models.OrganizationUser](q, "user "+id, "id = ?", id)
 }
 
