@@ -30,8 +30,7 @@ CREATE TABLE organization_users (
 	email TEXT NOT NULL UNIQUE,
 	password_hash TEXT NOT NULL,
 	created_at {{ts}} NOT NULL
-);
-` + scopedTable("api_keys", "id", `
+);` + scopedTable("api_keys", "id", `
 	environment TEXT NOT NULL,
 	type TEXT NOT NULL CHECK (type IN ('public', 'secret')),
 	prefix TEXT NOT NULL,
