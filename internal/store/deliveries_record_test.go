@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -279,7 +278,6 @@ func countWhere(t *testing.T, db seeded, table, where string, arg any) int64 {
 	return n
 }
 
-// rawPostgres is a second connection to the test's database, for transactions held by hand.
 // postgresRaw is bothDatabases' PostgreSQL store, with a connection of its own to its
 // database (rawPostgres) for a test that holds locks by hand.
 func postgresRaw(t *testing.T, envName string) (seeded, *gorm.DB) {
@@ -288,15 +286,10 @@ func postgresRaw(t *testing.T, envName string) (seeded, *gorm.DB) {
 	return db, rawPostgres(t, db.url)
 }
 
+// rawPostgres is a second connection to the test's database, for transactions held by hand.
 func rawPostgres(t *testing.T, url string) *gorm.DB {
 	t.Helper()
-	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return raw
+	return testdb.Raw(t, "postgres", url)
 }
 
 // waitForLockWaiters waits until n sessions of this database wait for a lock.
