@@ -8,11 +8,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 20, name: "accounts", sql: `
-CREATE TABLE accounts (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 20, name: "accounts", sql: scopedTable("accounts", "id", `
 	name TEXT NOT NULL,
 	external_id TEXT,
 	domain TEXT,
@@ -23,7 +19,7 @@ CREATE TABLE accounts (
 	updated_at {{ts}} NOT NULL
 );
 CREATE INDEX accounts_env_created ON accounts (environment_id, created_at, id);
-CREATE INDEX accounts_env_external ON accounts (environment_id, external_id)`})
+CREATE INDEX accounts_env_external ON accounts (environment_id, external_id)`)})
 }
 
 // AccountFilter narrows a list of accounts; empty fields do not filter.
@@ -60,11 +56,7 @@ func (tx *Tx) SaveAccount(a *models.Account) error {
 
 // Account loads one account of the environment.
 func (s *Store) Account(ctx context.Context, env Env, id string) (models.Account, error) {
-	var a models.Account
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&a).Error; err != nil {
-		return a, notFound(err, "account "+id)
-	}
-	return a, nil
+	return takeRow[models.Account](s.in(ctx, env), "account "+id, "id = ?", id)
 }
 
 // AccountsByID loads the accounts with the given ids, keyed by id (missing ids are absent).

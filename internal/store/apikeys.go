@@ -53,20 +53,12 @@ func (tx *Tx) SaveAPIKeyEnd(k models.APIKey) error {
 
 // APIKeyByHash finds a key by the hash of the presented secret.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (models.APIKey, error) {
-	var k models.APIKey
-	if err := s.db.WithContext(ctx).Where("hash = ?", hash).Take(&k).Error; err != nil {
-		return k, notFound(err, "api key")
-	}
-	return k, nil
+	return takeRow[models.APIKey](s.db.WithContext(ctx), "api key", "hash = ?", hash)
 }
 
 // APIKey loads one key of an organization.
 func (s *Store) APIKey(ctx context.Context, orgID, id string) (models.APIKey, error) {
-	var k models.APIKey
-	if err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&k).Error; err != nil {
-		return k, notFound(err, "api key "+id)
-	}
-	return k, nil
+	return takeRow[models.APIKey](s.db.WithContext(ctx), "api key "+id, "organization_id = ? AND id = ?", orgID, id)
 }
 
 // APIKeys lists an organization's keys, newest first; env "" means both environments.

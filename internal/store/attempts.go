@@ -74,11 +74,6 @@ func updateEvent(db *gorm.DB, env Env, eventID string, set map[string]any, doing
 // before `before` that have no workflow yet. Only the sweeper calls it: it works for all
 // tenants, so it is deliberately not environment-scoped.
 func (s *Store) UndispatchedEvents(ctx context.Context, before time.Time, limit int) ([]models.Event, error) {
-	var events []models.Event
-	err := s.db.WithContext(ctx).Where("dispatched_at IS NULL AND created_at < ?", before).
-		Order("created_at, seq").Limit(limit).Find(&events).Error
-	if err != nil {
-		return nil, fmt.Errorf("list undispatched events: %w", err)
-	}
-	return events, nil
+	return unstarted[models.Event](ctx, s.db, "list undispatched events", "created_at, seq", limit,
+		"dispatched_at IS NULL AND created_at < ?", before)
 }

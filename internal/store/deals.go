@@ -8,11 +8,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 21, name: "deals", sql: `
-CREATE TABLE deals (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 21, name: "deals", sql: scopedTable("deals", "id", `
 	account_id TEXT NOT NULL REFERENCES accounts(id),
 	status TEXT NOT NULL CHECK (status IN ('draft', 'pending_approval', 'approved', 'signed', 'active', 'void')),
 	contract_activates_date TEXT,
@@ -30,7 +26,7 @@ CREATE TABLE deals (
 	updated_at {{ts}} NOT NULL
 );
 CREATE INDEX deals_env_created ON deals (environment_id, created_at, id);
-CREATE INDEX deals_env_account ON deals (environment_id, account_id, created_at)`})
+CREATE INDEX deals_env_account ON deals (environment_id, account_id, created_at)`)})
 }
 
 // DealFilter narrows a list of deals; empty fields do not filter.
@@ -66,11 +62,7 @@ func (tx *Tx) SaveDeal(d *models.Deal) error {
 
 // Deal loads one deal of the environment.
 func (s *Store) Deal(ctx context.Context, env Env, id string) (models.Deal, error) {
-	var d models.Deal
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&d).Error; err != nil {
-		return d, notFound(err, "deal "+id)
-	}
-	return d, nil
+	return takeRow[models.Deal](s.in(ctx, env), "deal "+id, "id = ?", id)
 }
 
 // Deals lists deals newest first.

@@ -112,16 +112,23 @@ func (s *Store) EventDeliveries(ctx context.Context, env Env, eventID string) ([
 
 // DeliveriesOf returns the deliveries of each listed event, oldest first.
 func (s *Store) DeliveriesOf(ctx context.Context, env Env, eventIDs []string) (map[string][]models.WebhookDelivery, error) {
-	out := make(map[string][]models.WebhookDelivery, len(eventIDs))
+	return ofEvents(s.in(ctx, env), eventIDs, "created_at, id", "deliveries of events",
+		func(d models.WebhookDelivery) string { return d.EventID })
+}
+
+// ofEvents reads q's rows of T of each listed event, in order, keyed by their event's id
+// (eventID); what names them in errors.
+func ofEvents[T any](q *gorm.DB, eventIDs []string, order, what string, eventID func(T) string) (map[string][]T, error) {
+	out := make(map[string][]T, len(eventIDs))
 	if len(eventIDs) == 0 {
 		return out, nil
 	}
-	var rows []models.WebhookDelivery
-	if err := s.in(ctx, env).Where("event_id IN ?", eventIDs).Order("created_at, id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("deliveries of events: %w", err)
+	var rows []T
+	if err := q.Where("event_id IN ?", eventIDs).Order(order).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	for _, d := range rows {
-		out[d.EventID] = append(out[d.EventID], d)
+	for _, r := range rows {
+		out[eventID(r)] = append(out[eventID(r)], r)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -24,9 +23,7 @@ import (
 // n events, each with its three deliveries.
 func benchEvents(b *testing.B, n int) (*store.Store, store.Env, [][]models.WebhookDelivery) {
 	b.Helper()
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set: these benchmarks measure PostgreSQL", testdb.EnvVar)
-	}
+	postgresOnly(b)
 	st := testdb.New(b)
 	env := testdb.Seed(b, st, models.EnvLive)
 	for i := 0; i < 3; i++ {

@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -72,86 +71,81 @@ func TestRetriedRecordDoesNotUndoAReplay(t *testing.T) {
 // delivery's endpoint, sets the delivery's status and error and summarises the event; an
 // attempt of a delivery (or event) that does not exist is refused and leaves nothing.
 func TestRecordDeliveryAttemptOfADelivery(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			a := newEndpoint(t, db, "https://a.example/", nil, true)
-			b := newEndpoint(t, db, "https://b.example/", nil, true)
-			ev := newAccountEvent(t, db)
-			d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]
-			att := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 1,
-				Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
-			for i := 0; i < 3; i++ {
-				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, models.EventRetrying); err != nil {
-					t.Fatal(err)
-				}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		a := newEndpoint(t, db, "https://a.example/", nil, true)
+		b := newEndpoint(t, db, "https://b.example/", nil, true)
+		ev := newAccountEvent(t, db)
+		d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]
+		att := models.DeliveryAttempt{ID: uuid.NewString(), EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 1,
+			Trigger: models.TriggerScheduled, StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
+		for i := 0; i < 3; i++ {
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, models.EventRetrying); err != nil {
+				t.Fatal(err)
 			}
-			as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
-			if err != nil || len(as) != 1 || as[0].ID != att.ID || as[0].DeliveryID != d.ID || as[0].EndpointID != b.ID ||
-				as[0].EnvironmentID != db.env.ID || as[0].Error != "status 500" || att.EndpointID != b.ID {
-				t.Fatalf("attempts %+v (%v), want the one attempt to endpoint b", as, err)
-			}
-			got := deliveriesByEndpoint(t, db, ev.ID)
-			if got[b.ID].Status != models.EventRetrying || got[b.ID].LastError != "status 500" || got[a.ID].Status != models.EventPending {
-				t.Fatalf("deliveries after the attempt: %+v", got)
-			}
-			if s := eventStatus(t, db, ev.ID); s != models.EventRetrying {
-				t.Fatalf("event %q, want retrying", s)
-			}
-			attempt(t, db, got[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
-			if d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; d.Status != models.EventDelivered || d.LastError != "" {
-				t.Fatalf("delivery after a success: %+v, want delivered without error", d)
-			}
-			if s := eventStatus(t, db, ev.ID); s != models.EventPending {
-				t.Fatalf("event %q, want pending (a is)", s)
-			}
+		}
+		as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
+		if err != nil || len(as) != 1 || as[0].ID != att.ID || as[0].DeliveryID != d.ID || as[0].EndpointID != b.ID ||
+			as[0].EnvironmentID != db.env.ID || as[0].Error != "status 500" || att.EndpointID != b.ID {
+			t.Fatalf("attempts %+v (%v), want the one attempt to endpoint b", as, err)
+		}
+		got := deliveriesByEndpoint(t, db, ev.ID)
+		if got[b.ID].Status != models.EventRetrying || got[b.ID].LastError != "status 500" || got[a.ID].Status != models.EventPending {
+			t.Fatalf("deliveries after the attempt: %+v", got)
+		}
+		if s := eventStatus(t, db, ev.ID); s != models.EventRetrying {
+			t.Fatalf("event %q, want retrying", s)
+		}
+		attempt(t, db, got[b.ID], models.AttemptSucceeded, models.EventDelivered, time.Now().UTC())
+		if d := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; d.Status != models.EventDelivered || d.LastError != "" {
+			t.Fatalf("delivery after a success: %+v, want delivered without error", d)
+		}
+		if s := eventStatus(t, db, ev.ID); s != models.EventPending {
+			t.Fatalf("event %q, want pending (a is)", s)
+		}
 
-			gone := uuid.NewString()
-			orphan := insertDelivery(t, db, gone, a.ID, models.EventPending)
-			missing := []models.DeliveryAttempt{
-				{EventID: ev.ID, DeliveryID: uuid.NewString()}, // no such delivery
-				{EventID: uuid.NewString(), DeliveryID: d.ID},  // the delivery of another event
-				{EventID: gone, DeliveryID: orphan},            // a delivery whose event is gone
+		gone := uuid.NewString()
+		orphan := insertDelivery(t, db, gone, a.ID, models.EventPending)
+		missing := []models.DeliveryAttempt{
+			{EventID: ev.ID, DeliveryID: uuid.NewString()}, // no such delivery
+			{EventID: uuid.NewString(), DeliveryID: d.ID},  // the delivery of another event
+			{EventID: gone, DeliveryID: orphan},            // a delivery whose event is gone
+		}
+		for i, m := range missing {
+			m.RunID, m.Number, m.Trigger, m.StartedAt, m.Outcome = "r1", 1, models.TriggerScheduled, time.Now().UTC(), models.AttemptSucceeded
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &m, models.EventDelivered); !errors.Is(err, apperr.ErrNotFound) {
+				t.Errorf("attempt %d of a missing delivery or event: %v, want not found", i, err)
 			}
-			for i, m := range missing {
-				m.RunID, m.Number, m.Trigger, m.StartedAt, m.Outcome = "r1", 1, models.TriggerScheduled, time.Now().UTC(), models.AttemptSucceeded
-				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &m, models.EventDelivered); !errors.Is(err, apperr.ErrNotFound) {
-					t.Errorf("attempt %d of a missing delivery or event: %v, want not found", i, err)
-				}
-				if n := countWhere(t, db, "delivery_attempts", "id = ?", m.ID); n != 0 {
-					t.Errorf("attempt %d of a missing delivery or event was written", i)
-				}
+			if n := countWhere(t, db, "delivery_attempts", "id = ?", m.ID); n != 0 {
+				t.Errorf("attempt %d of a missing delivery or event was written", i)
 			}
-			if got := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; got.Status != models.EventDelivered {
-				t.Errorf("delivery changed by an attempt naming another event: %+v", got)
-			}
-			if n := countWhere(t, db, "webhook_deliveries", "id = ? AND status = 'pending'", orphan); n != 1 {
-				t.Errorf("the delivery of a gone event changed")
-			}
-		})
-	}
+		}
+		if got := deliveriesByEndpoint(t, db, ev.ID)[b.ID]; got.Status != models.EventDelivered {
+			t.Errorf("delivery changed by an attempt naming another event: %+v", got)
+		}
+		if n := countWhere(t, db, "webhook_deliveries", "id = ? AND status = 'pending'", orphan); n != 1 {
+			t.Errorf("the delivery of a gone event changed")
+		}
+	})
 }
 
 // An attempt of a run of the single-endpoint releases whose event has no delivery (no
 // endpoint took it) sets the event's own status.
 func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ev := newAccountEvent(t, db) // no endpoint: skipped, no delivery
-			a := models.DeliveryAttempt{EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
-				StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
-			if err := webhooktest.RecordAttempt(context.Background(), db.st, db.env, &a, models.EventFailed); err != nil {
-				t.Fatal(err)
-			}
-			as, err := db.st.DeliveryAttempts(context.Background(), db.env, ev.ID)
-			if err != nil || len(as) != 1 || as[0].DeliveryID != "" {
-				t.Fatalf("attempts %+v %v", as, err)
-			}
-			if s := eventStatus(t, db, ev.ID); s != models.EventFailed {
-				t.Fatalf("event %q, want failed", s)
-			}
-		})
-	}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		ev := newAccountEvent(t, db) // no endpoint: skipped, no delivery
+		a := models.DeliveryAttempt{EventID: ev.ID, RunID: "r1", Number: 1, Trigger: models.TriggerScheduled,
+			StartedAt: time.Now().UTC(), Outcome: models.AttemptFailed, Error: "status 500"}
+		if err := webhooktest.RecordAttempt(context.Background(), db.st, db.env, &a, models.EventFailed); err != nil {
+			t.Fatal(err)
+		}
+		as, err := db.st.DeliveryAttempts(context.Background(), db.env, ev.ID)
+		if err != nil || len(as) != 1 || as[0].DeliveryID != "" {
+			t.Fatalf("attempts %+v %v", as, err)
+		}
+		if s := eventStatus(t, db, ev.ID); s != models.EventFailed {
+			t.Fatalf("event %q, want failed", s)
+		}
+	})
 }
 
 // A record that waited for its event while a sibling's change committed summarises the
@@ -160,9 +154,8 @@ func TestRecordAttemptOfAnEventWithoutDeliveries(t *testing.T) {
 // change commits). The changes are made by hand in one transaction that holds the event,
 // as a sibling record or DeleteWebhookEndpoint would.
 func TestRecordSeesWhatCommittedWhileItWaitedForTheEvent(t *testing.T) {
-	db := bothDatabases(t, models.EnvLive)["postgres"]
+	db, raw := postgresRaw(t, models.EnvLive)
 	ctx := context.Background()
-	raw := rawPostgres(t, db.url)
 	a := newEndpoint(t, db, "https://a.example/", nil, true)
 	b := newEndpoint(t, db, "https://b.example/", nil, true)
 	c := newEndpoint(t, db, "https://c.example/", nil, true)
@@ -285,16 +278,18 @@ func countWhere(t *testing.T, db seeded, table, where string, arg any) int64 {
 	return n
 }
 
+// postgresRaw is bothDatabases' PostgreSQL store, with a connection of its own to its
+// database (rawPostgres) for a test that holds locks by hand.
+func postgresRaw(t *testing.T, envName string) (seeded, *gorm.DB) {
+	t.Helper()
+	db := bothDatabases(t, envName)["postgres"]
+	return db, rawPostgres(t, db.url)
+}
+
 // rawPostgres is a second connection to the test's database, for transactions held by hand.
 func rawPostgres(t *testing.T, url string) *gorm.DB {
 	t.Helper()
-	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return raw
+	return testdb.Raw(t, "postgres", url)
 }
 
 // waitForLockWaiters waits until n sessions of this database wait for a lock.
@@ -319,47 +314,44 @@ func waitForLockWaiters(t *testing.T, raw *gorm.DB, n int64) {
 
 // Every field of an attempt is stored as the step-by-step record stored it.
 func TestRecordDeliveryAttemptStoresEveryField(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			newEndpoint(t, db, "https://a.example/", nil, true)
-			newEndpoint(t, db, "https://b.example/", nil, true)
-			ev := newAccountEvent(t, db)
-			ds, err := db.st.EventDeliveries(ctx, db.env, ev.ID)
-			if err != nil || len(ds) != 2 {
-				t.Fatalf("deliveries %v %v", ds, err)
-			}
-			at := time.Now().UTC().Truncate(time.Millisecond)
-			full := func(d models.WebhookDelivery) models.DeliveryAttempt {
-				return models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 2, Trigger: models.TriggerManual,
-					URL: "https://a.example/", Method: "POST", StartedAt: at, DurationMS: 12, StatusCode: 500,
-					ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
-					RetryDelayMS: 3_600_000, CreatedAt: at}
-			}
-			want, got := full(ds[0]), full(ds[1])
-			if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, webhook.AttemptChange(&want, models.EventRetrying)); err != nil {
-				t.Fatal(err)
-			}
-			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &got, models.EventRetrying); err != nil {
-				t.Fatal(err)
-			}
-			stored := map[string]models.DeliveryAttempt{}
-			as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
-			if err != nil || len(as) != 2 {
-				t.Fatalf("attempts %v %v", as, err)
-			}
-			for _, a := range as {
-				stored[a.ID] = a
-			}
-			w, g := stored[want.ID], stored[got.ID]
-			allFieldsSet(t, g)
-			if g.DeliveryID != ds[1].ID || g.EndpointID != ds[1].EndpointID {
-				t.Errorf("attempt of delivery %s to %s: %+v", ds[1].ID, ds[1].EndpointID, g)
-			}
-			w.ID, w.DeliveryID, w.EndpointID = g.ID, g.DeliveryID, g.EndpointID
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("stored\n %+v\nstep by step\n %+v", g, w)
-			}
-		})
-	}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		newEndpoint(t, db, "https://a.example/", nil, true)
+		newEndpoint(t, db, "https://b.example/", nil, true)
+		ev := newAccountEvent(t, db)
+		ds, err := db.st.EventDeliveries(ctx, db.env, ev.ID)
+		if err != nil || len(ds) != 2 {
+			t.Fatalf("deliveries %v %v", ds, err)
+		}
+		at := time.Now().UTC().Truncate(time.Millisecond)
+		full := func(d models.WebhookDelivery) models.DeliveryAttempt {
+			return models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "r1", Number: 2, Trigger: models.TriggerManual,
+				URL: "https://a.example/", Method: "POST", StartedAt: at, DurationMS: 12, StatusCode: 500,
+				ResponseExcerpt: "oops", Error: "status 500", Outcome: models.AttemptFailed, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
+				RetryDelayMS: 3_600_000, CreatedAt: at}
+		}
+		want, got := full(ds[0]), full(ds[1])
+		if err := db.st.RecordDeliveryAttemptStepByStepForTest(ctx, db.env, &want, webhook.AttemptChange(&want, models.EventRetrying)); err != nil {
+			t.Fatal(err)
+		}
+		if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &got, models.EventRetrying); err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]models.DeliveryAttempt{}
+		as, err := db.st.DeliveryAttempts(ctx, db.env, ev.ID)
+		if err != nil || len(as) != 2 {
+			t.Fatalf("attempts %v %v", as, err)
+		}
+		for _, a := range as {
+			stored[a.ID] = a
+		}
+		w, g := stored[want.ID], stored[got.ID]
+		allFieldsSet(t, g)
+		if g.DeliveryID != ds[1].ID || g.EndpointID != ds[1].EndpointID {
+			t.Errorf("attempt of delivery %s to %s: %+v", ds[1].ID, ds[1].EndpointID, g)
+		}
+		w.ID, w.DeliveryID, w.EndpointID = g.ID, g.DeliveryID, g.EndpointID
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("stored\n %+v\nstep by step\n %+v", g, w)
+		}
+	})
 }

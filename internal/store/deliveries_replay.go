@@ -108,13 +108,8 @@ func (tx *Tx) SummarizeReplayed(eventID string, redispatch bool, traceParent str
 // replayed before `before` whose workflow has not been reached since (redispatch_at set).
 // Only the sweeper calls it: like UndispatchedEvents it works for all tenants.
 func (s *Store) EventsToRedispatch(ctx context.Context, before time.Time, limit int) ([]models.Event, error) {
-	var events []models.Event
-	err := s.db.WithContext(ctx).Where("redispatch_at IS NOT NULL AND redispatch_at < ?", before).
-		Order("redispatch_at, id").Limit(limit).Find(&events).Error
-	if err != nil {
-		return nil, fmt.Errorf("list events to redispatch: %w", err)
-	}
-	return events, nil
+	return unstarted[models.Event](ctx, s.db, "list events to redispatch", "redispatch_at, id", limit,
+		"redispatch_at IS NOT NULL AND redispatch_at < ?", before)
 }
 
 // MarkRedispatched records that the event's workflow was reached (SignalWithStart) for

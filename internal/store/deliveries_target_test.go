@@ -22,77 +22,74 @@ import (
 // deleted or when it belongs to another environment; ErrNotFound, with the same message,
 // when the delivery or its event is gone.
 func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC().Truncate(time.Second)
-			full := newEndpoint(t, db, "https://full.example/h", []string{"account-created"}, true)
-			disabled := newEndpoint(t, db, "https://off.example/h", nil, true)
-			deleted := newEndpoint(t, db, "https://gone.example/h", nil, true)
-			// Every nullable or defaulted column holds a value, so that a column left unread
-			// shows as a difference below.
-			exec(t, db, `UPDATE webhook_endpoints SET description = 'billing', disabled_reason = 'failing',
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC().Truncate(time.Second)
+		full := newEndpoint(t, db, "https://full.example/h", []string{"account-created"}, true)
+		disabled := newEndpoint(t, db, "https://off.example/h", nil, true)
+		deleted := newEndpoint(t, db, "https://gone.example/h", nil, true)
+		// Every nullable or defaulted column holds a value, so that a column left unread
+		// shows as a difference below.
+		exec(t, db, `UPDATE webhook_endpoints SET description = 'billing', disabled_reason = 'failing',
 				failing_since = ?, previous_secret = 'whsec_old', previous_until = ?, filter = '{"account.Name":"Globex"}' WHERE id = ?`, now, now.Add(time.Hour), full.ID)
-			headers := webhook.HeaderChanges{Set: map[string]string{"X-Api-Key": "k"}} // through the model: its serializer
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, full.ID, webhook.EndpointPatch{Headers: &headers}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-				t.Fatal(err)
-			}
-			ev := newAccountEvent(t, db)
-			exec(t, db, `UPDATE events SET dispatched_at = ?, redispatch_at = ?, workflow_id = 'webhook-x', run_id = 'run-x',
+		headers := webhook.HeaderChanges{Set: map[string]string{"X-Api-Key": "k"}} // through the model: its serializer
+		if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, full.ID, webhook.EndpointPatch{Headers: &headers}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+			t.Fatal(err)
+		}
+		ev := newAccountEvent(t, db)
+		exec(t, db, `UPDATE events SET dispatched_at = ?, redispatch_at = ?, workflow_id = 'webhook-x', run_id = 'run-x',
 				trace_parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
 				redispatch_trace_parent = '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
 				filtered_endpoint_ids = '["00000000-0000-4000-8000-000000000009"]' WHERE id = ?`,
-				now, now, ev.ID)
-			exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
-			off := false
-			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
-				t.Fatal(err)
-			}
-			byEndpoint := deliveriesByEndpoint(t, db, ev.ID)
+			now, now, ev.ID)
+		exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
+		off := false
+		if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
+			t.Fatal(err)
+		}
+		byEndpoint := deliveriesByEndpoint(t, db, ev.ID)
 
-			sandbox, err := db.st.Environment(ctx, db.env.OrganizationID, models.EnvSandbox)
-			if err != nil {
-				t.Fatal(err)
-			}
-			foreign := newEndpoint(t, seeded{st: db.st, env: sandbox}, "https://sandbox.example/h", nil, true)
-			foreignDelivery := insertDelivery(t, db, ev.ID, foreign.ID, models.EventPending)
-			orphan := insertDelivery(t, db, uuid.NewString(), full.ID, models.EventPending)
+		sandbox, err := db.st.Environment(ctx, db.env.OrganizationID, models.EnvSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreign := newEndpoint(t, seeded{st: db.st, env: sandbox}, "https://sandbox.example/h", nil, true)
+		foreignDelivery := insertDelivery(t, db, ev.ID, foreign.ID, models.EventPending)
+		orphan := insertDelivery(t, db, uuid.NewString(), full.ID, models.EventPending)
 
-			cases := []struct {
-				name, id     string
-				wantEndpoint string // "" for none
-				wantErr      bool
-			}{
-				{"endpoint with every field set", byEndpoint[full.ID].ID, full.ID, false},
-				{"endpoint disabled", byEndpoint[disabled.ID].ID, disabled.ID, false},
-				{"endpoint deleted", byEndpoint[deleted.ID].ID, "", false},
-				{"endpoint of another environment", foreignDelivery, "", false},
-				{"event gone", orphan, "", true},
-				{"no such delivery", uuid.NewString(), "", true},
+		cases := []struct {
+			name, id     string
+			wantEndpoint string // "" for none
+			wantErr      bool
+		}{
+			{"endpoint with every field set", byEndpoint[full.ID].ID, full.ID, false},
+			{"endpoint disabled", byEndpoint[disabled.ID].ID, disabled.ID, false},
+			{"endpoint deleted", byEndpoint[deleted.ID].ID, "", false},
+			{"endpoint of another environment", foreignDelivery, "", false},
+			{"event gone", orphan, "", true},
+			{"no such delivery", uuid.NewString(), "", true},
+		}
+		for _, tc := range cases {
+			want, wantErr := db.st.DeliveryForAttemptThreeQueriesForTest(ctx, tc.id)
+			got, err := db.st.DeliveryForAttempt(ctx, tc.id)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || errors.Is(err, apperr.ErrNotFound) != tc.wantErr {
+				t.Errorf("%s: error %v, the three queries gave %v", tc.name, err, wantErr)
 			}
-			for _, tc := range cases {
-				want, wantErr := db.st.DeliveryForAttemptThreeQueriesForTest(ctx, tc.id)
-				got, err := db.st.DeliveryForAttempt(ctx, tc.id)
-				if fmt.Sprint(err) != fmt.Sprint(wantErr) || errors.Is(err, apperr.ErrNotFound) != tc.wantErr {
-					t.Errorf("%s: error %v, the three queries gave %v", tc.name, err, wantErr)
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, want)
-				}
-				if ep := endpointID(got.Endpoint); ep != tc.wantEndpoint {
-					t.Errorf("%s: endpoint %q, want %q", tc.name, ep, tc.wantEndpoint)
-				}
-				if tc.name == cases[0].name {
-					allFieldsSet(t, got.Delivery)
-					allFieldsSet(t, got.Event)
-					allFieldsSet(t, *got.Endpoint)
-				}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, want)
 			}
-		})
-	}
+			if ep := endpointID(got.Endpoint); ep != tc.wantEndpoint {
+				t.Errorf("%s: endpoint %q, want %q", tc.name, ep, tc.wantEndpoint)
+			}
+			if tc.name == cases[0].name {
+				allFieldsSet(t, got.Delivery)
+				allFieldsSet(t, got.Event)
+				allFieldsSet(t, *got.Endpoint)
+			}
+		}
+	})
 }
 
 func exec(t *testing.T, db seeded, sql string, args ...any) {

@@ -20,28 +20,31 @@ import (
 // pile up backlogs. Meanwhile whoever touches such a delivery first ends it skipped too
 // (unlessEndpointGone), and its run's next attempt finds no endpoint and sends nothing.
 func init() {
-	register(migration{version: 120, name: "endpoint_deletions", sql: `
-CREATE TABLE endpoint_deletions (
-	endpoint_id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 120, name: "endpoint_deletions", sql: scopedTable("endpoint_deletions", "endpoint_id", `
 	created_at {{ts}} NOT NULL,
 	started_at {{ts}}
 );
 CREATE INDEX endpoint_deletions_environment ON endpoint_deletions (environment_id);
-CREATE INDEX endpoint_deletions_unstarted ON endpoint_deletions (created_at) WHERE started_at IS NULL`})
+CREATE INDEX endpoint_deletions_unstarted ON endpoint_deletions (created_at) WHERE started_at IS NULL`)})
 }
 
 // CountEndpoints counts the environment's endpoints, and its deleted endpoints whose
 // unfinished deliveries are still to end (endpoint_deletions), in one statement.
 func (tx *Tx) CountEndpoints() (endpoints, deleting int64, err error) {
-	var n struct{ Endpoints, Deleting int64 }
-	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM webhook_endpoints WHERE environment_id = ?) AS endpoints,
-		(SELECT COUNT(*) FROM endpoint_deletions WHERE environment_id = ?) AS deleting`, tx.env.ID, tx.env.ID).Scan(&n).Error
+	return tx.countWithDeleted("webhook_endpoints", "endpoint_deletions", "webhook endpoints")
+}
+
+// countWithDeleted counts the environment's rows of table, and those of its deletions
+// table (deleted ones whose job has not ended), in one statement; what names them in
+// errors.
+func (tx *Tx) countWithDeleted(table, deletions, what string) (rows, deleted int64, err error) {
+	var n struct{ Counted, Deleted int64 }
+	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM `+table+` WHERE environment_id = ?) AS counted,
+		(SELECT COUNT(*) FROM `+deletions+` WHERE environment_id = ?) AS deleted`, tx.env.ID, tx.env.ID).Scan(&n).Error
 	if err != nil {
-		return 0, 0, fmt.Errorf("count webhook endpoints: %w", err)
+		return 0, 0, fmt.Errorf("count %s: %w", what, err)
 	}
-	return n.Endpoints, n.Deleting, nil
+	return n.Counted, n.Deleted, nil
 }
 
 // DeleteEndpoint removes ep's row (locked by the caller) and records its deletion: two
@@ -131,31 +134,20 @@ func unlessEndpointGone(table, value, gone string) string {
 // ended: its slot among the environment's 16 is free again. Removing a row already gone
 // is no error (a retried activity).
 func (s *Store) EndEndpointDeletion(ctx context.Context, endpointID string) error {
-	if err := s.db.WithContext(ctx).Exec(`DELETE FROM endpoint_deletions WHERE endpoint_id = ?`, endpointID).Error; err != nil {
-		return fmt.Errorf("end deletion of webhook endpoint %s: %w", endpointID, err)
-	}
-	return nil
+	return endpointDeletions.end(ctx, s.db, endpointID)
 }
 
 // UnstartedEndpointDeletions lists deletion rows recorded before before whose
 // EndpointDeletion workflow was not started, oldest first (the sweeper).
 func (s *Store) UnstartedEndpointDeletions(ctx context.Context, before time.Time, limit int) ([]models.EndpointDeletion, error) {
-	var ds []models.EndpointDeletion
-	err := s.db.WithContext(ctx).Where("started_at IS NULL AND created_at < ?", before.UTC()).
-		Order("created_at").Limit(limit).Find(&ds).Error
-	if err != nil {
-		return nil, fmt.Errorf("unstarted endpoint deletions: %w", err)
-	}
-	return ds, nil
+	return endpointDeletions.unstarted(ctx, s.db, before, limit)
 }
 
 // MarkEndpointDeletionStarted records that a deleted endpoint's EndpointDeletion workflow
 // was started.
 func (s *Store) MarkEndpointDeletionStarted(ctx context.Context, endpointID string, at time.Time) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE endpoint_deletions SET started_at = ? WHERE endpoint_id = ? AND started_at IS NULL`,
-		at.UTC(), endpointID).Error
-	if err != nil {
-		return fmt.Errorf("mark deletion of webhook endpoint %s started: %w", endpointID, err)
-	}
-	return nil
+	return endpointDeletions.markStarted(ctx, s.db, endpointID, at)
 }
+
+var endpointDeletions = jobRows[models.EndpointDeletion]{table: "endpoint_deletions", key: "endpoint_id",
+	what: "deletion of webhook endpoint", list: "unstarted endpoint deletions"}

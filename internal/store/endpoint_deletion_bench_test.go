@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -32,9 +31,7 @@ import (
 //
 //	go test ./internal/store -run '^$' -bench EndpointDeletion -benchtime 1x
 func BenchmarkEndpointDeletion(b *testing.B) {
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set: this benchmark measures PostgreSQL", testdb.EnvVar)
-	}
+	postgresOnly(b)
 	backlog := envInt("REVOPS_DELETE_BACKLOG", 60_000)
 	for b.Loop() {
 		url := testdb.URL(b)

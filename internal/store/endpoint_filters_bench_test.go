@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -21,9 +20,7 @@ import (
 // reject (no delivery written) 3.3–4.0 ms per change: 16 parses of ~90 µs each
 // (webhookfilter's BenchmarkParse), ≈ 1.4 ms and 0.9 MB per change at the worst §25 allows.
 func BenchmarkFanOutFilters(b *testing.B) {
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set: this benchmark measures PostgreSQL", testdb.EnvVar)
-	}
+	postgresOnly(b)
 	// A 4 KiB filter: long $in lists the account's name is not in, and a last
 	// condition that decides.
 	filter := func(last string) string {

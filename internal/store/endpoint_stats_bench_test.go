@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/webhook"
-	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -27,9 +26,7 @@ import (
 // (the record always writes 8 shards): REVOPS_STATS_SHARDS=n seeds n shards a row-hour
 // (the same attempts), REVOPS_STATS_COVERING=1 adds an index covering every count.
 func BenchmarkEndpointStats(b *testing.B) {
-	if os.Getenv(testdb.EnvVar) == "" {
-		b.Skipf("%s is not set: this benchmark measures PostgreSQL", testdb.EnvVar)
-	}
+	postgresOnly(b)
 	ctx := context.Background()
 	st, env, _ := benchEvents(b, 1)
 	db := seeded{st: st, env: env}

@@ -34,97 +34,94 @@ type rawAttempt struct {
 func TestEndpointStatsMatchAttempts(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			rng := rand.New(rand.NewPCG(seed, 33))
-			eps := []models.WebhookEndpoint{newEndpoint(t, db, "https://a.example/", nil, true), newEndpoint(t, db, "https://b.example/", nil, true)}
-			idle := newEndpoint(t, db, "https://idle.example/", nil, true)
-			var deliveries []models.WebhookDelivery
-			for range 8 {
-				ev := newAccountEvent(t, db)
-				byEP := deliveriesByEndpoint(t, db, ev.ID)
-				for _, ep := range eps {
-					deliveries = append(deliveries, byEP[ep.ID])
-				}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		rng := rand.New(rand.NewPCG(seed, 33))
+		eps := []models.WebhookEndpoint{newEndpoint(t, db, "https://a.example/", nil, true), newEndpoint(t, db, "https://b.example/", nil, true)}
+		idle := newEndpoint(t, db, "https://idle.example/", nil, true)
+		var deliveries []models.WebhookDelivery
+		for range 8 {
+			ev := newAccountEvent(t, db)
+			byEP := deliveriesByEndpoint(t, db, ev.ID)
+			for _, ep := range eps {
+				deliveries = append(deliveries, byEP[ep.ID])
 			}
-			base := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-			const days = 3
-			for i := range 400 {
-				d := deliveries[rng.IntN(len(deliveries))]
-				att := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "run-1", Number: i%6 + 1,
-					Trigger: models.TriggerScheduled, DurationMS: randomDuration(rng),
-					StartedAt: base.Add(time.Duration(rng.Int64N(int64(days * 24 * time.Hour)))), Outcome: models.AttemptSucceeded}
-				status := models.EventDelivered
-				switch rng.IntN(4) {
-				case 1:
-					att.Outcome, att.Error, att.StatusCode, status = models.AttemptFailed, "status 500", 500, models.EventRetrying
-				case 2:
-					att.Outcome, att.Error, status = models.AttemptFailed, models.AttemptTimeoutPrefix+"30s", models.EventRetrying
-					att.DurationMS = 30000 + rng.Int64N(3)
-				case 3:
-					att.Outcome, att.Error, att.DurationMS, status = models.AttemptSkipped, models.DeliveryEndpointDisabled, 0, models.EventFailed
-				}
-				if rng.IntN(3) == 0 && d.EndpointID == eps[0].ID {
-					att.DeliveryID = "" // the single-endpoint releases' path: the event's delivery to the oldest endpoint
-				}
-				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
-					t.Fatal(err)
-				}
-				if rng.IntN(5) == 0 { // a write whose commit succeeded unseen, retried
-					again := att
-					if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &again, status); err != nil {
-						t.Fatal(err)
-					}
-				}
+		}
+		base := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+		const days = 3
+		for i := range 400 {
+			d := deliveries[rng.IntN(len(deliveries))]
+			att := models.DeliveryAttempt{EventID: d.EventID, DeliveryID: d.ID, RunID: "run-1", Number: i%6 + 1,
+				Trigger: models.TriggerScheduled, DurationMS: randomDuration(rng),
+				StartedAt: base.Add(time.Duration(rng.Int64N(int64(days * 24 * time.Hour)))), Outcome: models.AttemptSucceeded}
+			status := models.EventDelivered
+			switch rng.IntN(4) {
+			case 1:
+				att.Outcome, att.Error, att.StatusCode, status = models.AttemptFailed, "status 500", 500, models.EventRetrying
+			case 2:
+				att.Outcome, att.Error, status = models.AttemptFailed, models.AttemptTimeoutPrefix+"30s", models.EventRetrying
+				att.DurationMS = 30000 + rng.Int64N(3)
+			case 3:
+				att.Outcome, att.Error, att.DurationMS, status = models.AttemptSkipped, models.DeliveryEndpointDisabled, 0, models.EventFailed
 			}
-			raw := rawAttempts(t, name, db)
-			e := &webhook.Endpoints{Store: db.st}
-			for _, ep := range append(eps, idle) {
-				for _, q := range []webhook.StatsQuery{
-					{From: base, To: base.AddDate(0, 0, days), Window: webhook.StatsWindowHour},
-					{From: base, To: base.AddDate(0, 0, days), Window: webhook.StatsWindowDay},
-					{From: base.Add(13 * time.Hour), To: base.Add(41 * time.Hour), Window: webhook.StatsWindowHour},
-					{From: base.AddDate(0, 0, 1), To: base.AddDate(0, 0, 2), Window: webhook.StatsWindowDay},
-				} {
-					got, err := e.Stats(ctx, db.env, ep.ID, q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want := expectedStats(raw, ep.ID, q)
-					if fmt.Sprint(got) != fmt.Sprint(want) {
-						t.Fatalf("endpoint %s, %s windows from %s to %s:\n got %v\nwant %v", ep.URL, q.Window, q.From, q.To, got, want)
-					}
-					if ep.ID == idle.ID && len(got) != 0 {
-						t.Fatalf("an endpoint without attempts has windows: %v", got)
-					}
-				}
+			if rng.IntN(3) == 0 && d.EndpointID == eps[0].ID {
+				att.DeliveryID = "" // the single-endpoint releases' path: the event's delivery to the oldest endpoint
 			}
-			// The 24 h success rate's read: the rollups of the hours from since on.
-			since := base.Add(47 * time.Hour)
-			rates, err := db.st.EndpointSuccessRates(ctx, db.env, []string{eps[0].ID, eps[1].ID, idle.ID}, since)
-			if err != nil {
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
 				t.Fatal(err)
 			}
-			for _, ep := range eps {
-				var sent, ok int
-				for _, a := range raw {
-					if a.EndpointID == ep.ID && !a.StartedAt.Before(since) && a.Outcome != models.AttemptSkipped {
-						sent++
-						if a.Outcome == models.AttemptSucceeded {
-							ok++
-						}
+			if rng.IntN(5) == 0 { // a write whose commit succeeded unseen, retried
+				again := att
+				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &again, status); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		raw := rawAttempts(t, db.name, db)
+		e := &webhook.Endpoints{Store: db.st}
+		for _, ep := range append(eps, idle) {
+			for _, q := range []webhook.StatsQuery{
+				{From: base, To: base.AddDate(0, 0, days), Window: webhook.StatsWindowHour},
+				{From: base, To: base.AddDate(0, 0, days), Window: webhook.StatsWindowDay},
+				{From: base.Add(13 * time.Hour), To: base.Add(41 * time.Hour), Window: webhook.StatsWindowHour},
+				{From: base.AddDate(0, 0, 1), To: base.AddDate(0, 0, 2), Window: webhook.StatsWindowDay},
+			} {
+				got, err := e.Stats(ctx, db.env, ep.ID, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := expectedStats(raw, ep.ID, q)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("endpoint %s, %s windows from %s to %s:\n got %v\nwant %v", ep.URL, q.Window, q.From, q.To, got, want)
+				}
+				if ep.ID == idle.ID && len(got) != 0 {
+					t.Fatalf("an endpoint without attempts has windows: %v", got)
+				}
+			}
+		}
+		// The 24 h success rate's read: the rollups of the hours from since on.
+		since := base.Add(47 * time.Hour)
+		rates, err := db.st.EndpointSuccessRates(ctx, db.env, []string{eps[0].ID, eps[1].ID, idle.ID}, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ep := range eps {
+			var sent, ok int
+			for _, a := range raw {
+				if a.EndpointID == ep.ID && !a.StartedAt.Before(since) && a.Outcome != models.AttemptSkipped {
+					sent++
+					if a.Outcome == models.AttemptSucceeded {
+						ok++
 					}
 				}
-				if got, want := rates[ep.ID], float64(ok)/float64(sent); sent == 0 || got != want {
-					t.Errorf("success rate of %s since %s: %v, want %d/%d", ep.URL, since, got, ok, sent)
-				}
 			}
-			if r, ok := rates[idle.ID]; ok {
-				t.Errorf("an endpoint without attempts has a success rate: %v", r)
+			if got, want := rates[ep.ID], float64(ok)/float64(sent); sent == 0 || got != want {
+				t.Errorf("success rate of %s since %s: %v, want %d/%d", ep.URL, since, got, ok, sent)
 			}
-		})
-	}
+		}
+		if r, ok := rates[idle.ID]; ok {
+			t.Errorf("an endpoint without attempts has a success rate: %v", r)
+		}
+	})
 }
 
 // randomDuration is a duration on a bucket bound, one past it, or anywhere below 40 s.
@@ -215,49 +212,46 @@ func bucketBound(ms int64) int64 {
 // from the rollups of the last 24 hours (store.SuccessRateSince), and an endpoint with no
 // attempt sent in them shows null.
 func TestEndpointReadsCarryTheSuccessRate(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			ep := newEndpoint(t, db, "https://rate.example/", nil, true)
-			idle := newEndpoint(t, db, "https://idle.example/", nil, true)
-			ev := newAccountEvent(t, db)
-			d := deliveriesByEndpoint(t, db, ev.ID)[ep.ID]
-			now := time.Now().UTC()
-			for i, outcome := range []string{models.AttemptSucceeded, models.AttemptFailed, models.AttemptSucceeded, models.AttemptSucceeded, models.AttemptFailed} {
-				at := now
-				if i == 4 { // before the 24 hours: not counted
-					at = store.SuccessRateSince(now).Add(-time.Minute)
-				}
-				att := models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "run-1", Number: i + 1,
-					Trigger: models.TriggerScheduled, DurationMS: 12, StartedAt: at, Outcome: outcome}
-				status := models.EventDelivered
-				if outcome == models.AttemptFailed {
-					att.Error, att.StatusCode, status = "status 500", 500, models.EventRetrying
-				}
-				if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
-					t.Fatal(err)
-				}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		ep := newEndpoint(t, db, "https://rate.example/", nil, true)
+		idle := newEndpoint(t, db, "https://idle.example/", nil, true)
+		ev := newAccountEvent(t, db)
+		d := deliveriesByEndpoint(t, db, ev.ID)[ep.ID]
+		now := time.Now().UTC()
+		for i, outcome := range []string{models.AttemptSucceeded, models.AttemptFailed, models.AttemptSucceeded, models.AttemptSucceeded, models.AttemptFailed} {
+			at := now
+			if i == 4 { // before the 24 hours: not counted
+				at = store.SuccessRateSince(now).Add(-time.Minute)
 			}
-			got, err := db.st.WebhookEndpointByID(ctx, db.env, ep.ID)
-			if err != nil {
+			att := models.DeliveryAttempt{EventID: ev.ID, DeliveryID: d.ID, RunID: "run-1", Number: i + 1,
+				Trigger: models.TriggerScheduled, DurationMS: 12, StartedAt: at, Outcome: outcome}
+			status := models.EventDelivered
+			if outcome == models.AttemptFailed {
+				att.Error, att.StatusCode, status = "status 500", 500, models.EventRetrying
+			}
+			if err := webhooktest.RecordAttempt(ctx, db.st, db.env, &att, status); err != nil {
 				t.Fatal(err)
 			}
-			if h := webhook.ToHealthObject(got, now); h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75 {
-				t.Fatalf("success_rate_24h of 3 successes in 4 recent attempts: %v", h.SuccessRate24h)
+		}
+		got, err := db.st.WebhookEndpointByID(ctx, db.env, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := webhook.ToHealthObject(got, now); h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75 {
+			t.Fatalf("success_rate_24h of 3 successes in 4 recent attempts: %v", h.SuccessRate24h)
+		}
+		all, err := db.st.AllWebhookEndpoints(ctx, db.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range all {
+			h := webhook.ToHealthObject(e, now)
+			switch {
+			case e.ID == idle.ID && h.SuccessRate24h != nil:
+				t.Errorf("an endpoint without attempts has success_rate_24h %v", *h.SuccessRate24h)
+			case e.ID == ep.ID && (h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75):
+				t.Errorf("the list's success_rate_24h: %v", h.SuccessRate24h)
 			}
-			all, err := db.st.AllWebhookEndpoints(ctx, db.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range all {
-				h := webhook.ToHealthObject(e, now)
-				switch {
-				case e.ID == idle.ID && h.SuccessRate24h != nil:
-					t.Errorf("an endpoint without attempts has success_rate_24h %v", *h.SuccessRate24h)
-				case e.ID == ep.ID && (h.SuccessRate24h == nil || *h.SuccessRate24h != 0.75):
-					t.Errorf("the list's success_rate_24h: %v", h.SuccessRate24h)
-				}
-			}
-		})
-	}
+		}
+	})
 }

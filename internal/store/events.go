@@ -12,11 +12,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 22, name: "events", sql: `
-CREATE TABLE events (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 22, name: "events", sql: scopedTable("events", "id", `
 	environment TEXT NOT NULL,
 	type TEXT NOT NULL,
 	object_type TEXT NOT NULL,
@@ -33,7 +29,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_undispatched ON events (created_at) WHERE dispatched_at IS NULL;
 CREATE INDEX events_env_created ON events (environment_id, created_at, id);
-CREATE INDEX events_env_object ON events (environment_id, object_id, created_at, seq)`})
+CREATE INDEX events_env_object ON events (environment_id, object_id, created_at, seq)`)})
 	// The trace of the change that wrote an event travels with its row (the outbox), so
 	// that its workflow start joins that trace whichever process makes it (CONTRACT §19);
 	// an attempt keeps the trace it ran in. Empty: tracing was off. Adding a column with a

@@ -10,10 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/models"
 )
 
 // benchEventsRows is the main environment's events (REVOPS_BENCH_EVENTS_ROWS); three
@@ -50,18 +48,8 @@ func loadFilterEvents(b *testing.B, st *store.Store, conn *pgx.Conn) store.Env {
 	}
 	rows := benchEventsRows()
 	var envs []string
-	for i := range 2 {
-		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Bench %d", i), fmt.Sprintf("bench%d@example.com", i), "x")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, name := range []string{models.EnvSandbox, models.EnvLive} {
-			env, err := st.Environment(ctx, org.ID, name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			envs = append(envs, env.ID)
-		}
+	for _, env := range twoOrgs(b, ctx, st, "Bench %d", "bench%d@example.com") {
+		envs = append(envs, env.ID)
 	}
 	exec := func(what, sql string, args ...any) {
 		t0 := time.Now()

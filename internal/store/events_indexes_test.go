@@ -23,71 +23,68 @@ import (
 // the indexes of migration 70, both walk events_env_created (or PostgreSQL scans the
 // table) for the first three.
 func TestEventFiltersUseIndexes(t *testing.T) {
-	ctx := context.Background()
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
-		t.Run(name, func(t *testing.T) {
-			st, env := db.st, db.env
-			have, err := st.IndexesForTest(ctx, "events")
-			if err != nil {
-				t.Fatal(err)
+	forBoth(t, models.EnvSandbox, func(t *testing.T, ctx context.Context, db seeded) {
+		st, env := db.st, db.env
+		have, err := st.IndexesForTest(ctx, "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range append([]string{"events_env_created", "events_env_object"}, store.EventFilterIndexes...) {
+			if !slices.Contains(have, want) {
+				t.Errorf("index %s missing: events has %v", want, have)
 			}
-			for _, want := range append([]string{"events_env_created", "events_env_object"}, store.EventFilterIndexes...) {
-				if !slices.Contains(have, want) {
-					t.Errorf("index %s missing: events has %v", want, have)
-				}
-			}
-			other, err := st.Environment(ctx, env.OrganizationID, models.EnvLive)
-			if err != nil {
-				t.Fatal(err)
-			}
-			now := time.Now().UTC().Truncate(time.Microsecond)
-			seedFilterEvents(t, st, env, 12_000, now)
-			seedFilterEvents(t, st, other, 3_000, now)
-			// One delivery per event not skipped, with its status, to endpoint ep-1.
-			if err := st.ExecForTest(ctx, `INSERT INTO webhook_deliveries (id, event_id, environment_id, endpoint_id, status,
+		}
+		other, err := st.Environment(ctx, env.OrganizationID, models.EnvLive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		seedFilterEvents(t, st, env, 12_000, now)
+		seedFilterEvents(t, st, other, 3_000, now)
+		// One delivery per event not skipped, with its status, to endpoint ep-1.
+		if err := st.ExecForTest(ctx, `INSERT INTO webhook_deliveries (id, event_id, environment_id, endpoint_id, status,
 				retry_initial_interval_ms, retry_backoff_coefficient, retry_maximum_interval_ms, retry_maximum_attempts, created_at, updated_at)
 				SELECT 'd-' || id, id, environment_id, 'ep-1', status, 1000, 1, 1000, 6, created_at, updated_at FROM events WHERE status <> 'skipped'`); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ExecForTest(ctx, "ANALYZE"); err != nil {
+			t.Fatal(err)
+		}
+		from, to := now.Add(-48*time.Hour), now.Add(-24*time.Hour)
+		for _, c := range []struct {
+			name  string
+			f     store.EventFilter
+			index string
+		}{
+			{"status ten rows have", store.EventFilter{Status: models.EventRetrying}, "events_env_status"},
+			{"type no row has", store.EventFilter{Type: "account-deleted"}, "events_env_type"},
+			{"type and status never together", store.EventFilter{Type: "deal-signed", Status: models.EventSkipped}, "events_env_type_status"},
+			{"status in a range", store.EventFilter{Status: models.EventRetrying, CreatedAfter: &from, CreatedBefore: &to}, "events_env_status"},
+			{"unknown object", store.EventFilter{ObjectID: uuid.NewString()}, "events_env_object"},
+			{"object and status", store.EventFilter{ObjectID: "obj-7", Status: models.EventFailed}, "events_env_object"},
+			// SQLite runs EXISTS as a subquery per event; PostgreSQL reads the
+			// deliveries first.
+			{"endpoint and a status ten deliveries have", store.EventFilter{EndpointID: "ep-1", Status: models.EventRetrying},
+				map[string]string{"postgres": "webhook_deliveries_env_endpoint"}[db.name]},
+			// Filters that match many rows: any index walk stops after a page; the
+			// plans are logged (go test -v), not checked.
+			{"common type", store.EventFilter{Type: "deal-updated"}, ""},
+			{"common status", store.EventFilter{Status: models.EventFailed}, ""},
+			{"created range", store.EventFilter{CreatedAfter: &from, CreatedBefore: &to}, ""},
+			{"type in a range", store.EventFilter{Type: "deal-updated", CreatedAfter: &from, CreatedBefore: &to}, ""},
+			{"type and status", store.EventFilter{Type: "deal-updated", Status: models.EventFailed}, ""},
+		} {
+			plan, err := st.ExplainEvents(ctx, env, c.f, store.Page{Limit: 20}, false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.ExecForTest(ctx, "ANALYZE"); err != nil {
-				t.Fatal(err)
+			text := strings.Join(plan, "\n")
+			t.Logf("%s:\n%s", c.name, text)
+			if c.index != "" && (!strings.Contains(text, c.index) || strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN events")) {
+				t.Errorf("%s: the plan does not use %s:\n%s", c.name, c.index, text)
 			}
-			from, to := now.Add(-48*time.Hour), now.Add(-24*time.Hour)
-			for _, c := range []struct {
-				name  string
-				f     store.EventFilter
-				index string
-			}{
-				{"status ten rows have", store.EventFilter{Status: models.EventRetrying}, "events_env_status"},
-				{"type no row has", store.EventFilter{Type: "account-deleted"}, "events_env_type"},
-				{"type and status never together", store.EventFilter{Type: "deal-signed", Status: models.EventSkipped}, "events_env_type_status"},
-				{"status in a range", store.EventFilter{Status: models.EventRetrying, CreatedAfter: &from, CreatedBefore: &to}, "events_env_status"},
-				{"unknown object", store.EventFilter{ObjectID: uuid.NewString()}, "events_env_object"},
-				{"object and status", store.EventFilter{ObjectID: "obj-7", Status: models.EventFailed}, "events_env_object"},
-				// SQLite runs EXISTS as a subquery per event; PostgreSQL reads the
-				// deliveries first.
-				{"endpoint and a status ten deliveries have", store.EventFilter{EndpointID: "ep-1", Status: models.EventRetrying},
-					map[string]string{"postgres": "webhook_deliveries_env_endpoint"}[name]},
-				// Filters that match many rows: any index walk stops after a page; the
-				// plans are logged (go test -v), not checked.
-				{"common type", store.EventFilter{Type: "deal-updated"}, ""},
-				{"common status", store.EventFilter{Status: models.EventFailed}, ""},
-				{"created range", store.EventFilter{CreatedAfter: &from, CreatedBefore: &to}, ""},
-				{"type in a range", store.EventFilter{Type: "deal-updated", CreatedAfter: &from, CreatedBefore: &to}, ""},
-				{"type and status", store.EventFilter{Type: "deal-updated", Status: models.EventFailed}, ""},
-			} {
-				plan, err := st.ExplainEvents(ctx, env, c.f, store.Page{Limit: 20}, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				text := strings.Join(plan, "\n")
-				t.Logf("%s:\n%s", c.name, text)
-				if c.index != "" && (!strings.Contains(text, c.index) || strings.Contains(text, "Seq Scan") || strings.Contains(text, "SCAN events")) {
-					t.Errorf("%s: the plan does not use %s:\n%s", c.name, c.index, text)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // seedFilterEvents writes n events created over the last 30 days: the six seed types

@@ -42,11 +42,7 @@ func (f EventFilter) apply(q *gorm.DB) *gorm.DB {
 // Event reads one event of the environment (ErrNotFound: there is none there). The
 // worker, which has an id from a workflow input and no environment, uses EventByID.
 func (s *Store) Event(ctx context.Context, env Env, id string) (models.Event, error) {
-	var e models.Event
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&e).Error; err != nil {
-		return e, notFound(err, "event "+id)
-	}
-	return e, nil
+	return takeRow[models.Event](s.in(ctx, env), "event "+id, "id = ?", id)
 }
 
 // Events lists an environment's events matching f, newest first.
@@ -60,16 +56,6 @@ func (s *Store) Events(ctx context.Context, env Env, f EventFilter, page Page) (
 
 // AttemptsOf returns the delivery attempts of each listed event, oldest first.
 func (s *Store) AttemptsOf(ctx context.Context, env Env, eventIDs []string) (map[string][]models.DeliveryAttempt, error) {
-	out := make(map[string][]models.DeliveryAttempt, len(eventIDs))
-	if len(eventIDs) == 0 {
-		return out, nil
-	}
-	var rows []models.DeliveryAttempt
-	if err := s.in(ctx, env).Where("event_id IN ?", eventIDs).Order("started_at, number").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("attempts of events: %w", err)
-	}
-	for _, a := range rows {
-		out[a.EventID] = append(out[a.EventID], a)
-	}
-	return out, nil
+	return ofEvents(s.in(ctx, env), eventIDs, "started_at, number", "attempts of events",
+		func(a models.DeliveryAttempt) string { return a.EventID })
 }

@@ -99,10 +99,7 @@ func (tx *Tx) AdoptHealth(endpointID string) error {
 // LockHealth loads the endpoint's health row for update (found false: none, the endpoint
 // was deleted). Take it after the event or endpoint the change locks, never before.
 func (tx *Tx) LockHealth(endpointID string) (h models.EndpointHealth, found bool, err error) {
-	q := scope(tx.db, tx.env)
-	if tx.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := forUpdate(scope(tx.db, tx.env), tx.dialect)
 	var hs []models.EndpointHealth
 	if err := q.Where("endpoint_id = ?", endpointID).Find(&hs).Error; err != nil {
 		return h, false, fmt.Errorf("health of endpoint %s: %w", endpointID, err)

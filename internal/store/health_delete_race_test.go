@@ -15,9 +15,8 @@ import (
 // deliveries): both finish, neither is a deadlock's victim. The event is held by hand
 // (a sibling's record) until both wait for it, the end first.
 func TestMarkDeliveryFailedBesideEndpointDeletion(t *testing.T) {
-	db := bothDatabases(t, models.EnvLive)["postgres"]
+	db, raw := postgresRaw(t, models.EnvLive)
 	ctx := context.Background()
-	raw := rawPostgres(t, db.url)
 	a := newEndpoint(t, db, "https://a.example/", nil, true)
 	ev := newAccountEvent(t, db)
 	d := deliveriesByEndpoint(t, db, ev.ID)[a.ID]

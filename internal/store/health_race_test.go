@@ -32,9 +32,8 @@ func (w pausingWriter) InTx(ctx context.Context, env models.Env, fn func(tx *sto
 // spell when it began after the failure: the endpoint is not announced failing 15
 // minutes on, when no attempt has failed since its last success.
 func TestHealthSuccessBesideAFailureEndsItsSpell(t *testing.T) {
-	db := bothDatabases(t, models.EnvLive)["postgres"]
+	db, raw := postgresRaw(t, models.EnvLive)
 	ctx := context.Background()
-	raw := rawPostgres(t, db.url)
 	a := newEndpoint(t, db, "https://a.example/", nil, true)
 	newEndpoint(t, db, "https://ops.example/", healthTypes, true)
 	now := time.Now().UTC().Truncate(time.Microsecond)

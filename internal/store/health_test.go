@@ -102,121 +102,115 @@ func body(t *testing.T, ev models.Event) map[string]any {
 // that list endpoint-failing (never to "*"); its first success announces its recovery
 // once.
 func TestHealthFailingAndRecoveredOncePerSpell(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC()
-			a := newEndpoint(t, db, "https://user:pw@a.example:8443/secret?k=1", nil, true)
-			ops := newEndpoint(t, db, "https://ops.example/", healthTypes, true)
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthIdle || h.SuccessRate24h != nil {
-				t.Fatalf("new endpoint: %+v, want idle", h)
-			}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		a := newEndpoint(t, db, "https://user:pw@a.example:8443/secret?k=1", nil, true)
+		ops := newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthIdle || h.SuccessRate24h != nil {
+			t.Fatalf("new endpoint: %+v, want idle", h)
+		}
 
-			// A failure 10 minutes old: not failing yet.
-			d1 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-			since := now.Add(-10 * time.Minute).Truncate(time.Microsecond)
-			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 1, since)
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthHealthy || h.FailingSince == nil {
-				t.Fatalf("after a young failure: %+v", h)
-			}
-			wantCounts(t, db, 0, 0, 0)
+		// A failure 10 minutes old: not failing yet.
+		d1 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		since := now.Add(-10 * time.Minute).Truncate(time.Microsecond)
+		recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 1, since)
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthHealthy || h.FailingSince == nil {
+			t.Fatalf("after a young failure: %+v", h)
+		}
+		wantCounts(t, db, 0, 0, 0)
 
-			// The minute check, 6 minutes on, finds the spell 16 minutes old: failing, once.
-			for i := 0; i < 2; i++ {
-				if _, err := webhook.CheckHealth(ctx, db.st, now.Add(6*time.Minute), failingAfter, 10); err != nil {
-					t.Fatal(err)
-				}
-			}
-			wantCounts(t, db, 1, 0, 0)
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthFailing {
-				t.Fatalf("after the check: %+v, want failing", h)
-			}
-			failing := healthEvents(t, db, catalog.EndpointFailing)[0]
-			ep := body(t, failing)["webhook_endpoint"].(map[string]any)
-			if failing.ObjectID != a.ID || ep["host"] != "a.example:8443" || ep["failing_since"] != since.Format(time.RFC3339Nano) {
-				t.Fatalf("endpoint-failing: %s", failing.Payload)
-			}
-			if ds := deliveriesByEndpoint(t, db, failing.ID); len(ds) != 1 || ds[ops.ID].ID == "" {
-				t.Fatalf("endpoint-failing deliveries %v: want the ops endpoint's only", ds)
-			}
-
-			// More failures of the same spell announce nothing more.
-			for i := 2; i < 5; i++ {
-				recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, i, now.Add(time.Duration(i)*time.Second))
-			}
-			wantCounts(t, db, 1, 0, 0)
-
-			// The first success: recovered, once; healthy again.
-			d2 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-			recordHealth(t, db, d2, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(10*time.Second))
-			d3 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-			recordHealth(t, db, d3, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(20*time.Second))
-			wantCounts(t, db, 1, 1, 0)
-			recovered := body(t, healthEvents(t, db, catalog.EndpointRecovered)[0])["webhook_endpoint"].(map[string]any)
-			if recovered["failing_since"] != since.Format(time.RFC3339Nano) || recovered["recovered_at"] == nil {
-				t.Fatalf("endpoint-recovered: %v", recovered)
-			}
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthHealthy || h.FailingSince != nil || h.LastSuccessAt == nil {
-				t.Fatalf("after recovering: %+v", h)
-			}
-
-			// A failure that began before the last success, recorded late, starts no spell.
-			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 5, now.Add(15*time.Second))
-			if h := healthStatus(t, db, a.ID); h.FailingSince != nil {
-				t.Fatalf("a late failure started a spell: %+v", h)
-			}
-
-			// A new spell, judged at a failed attempt's record this time (failing after 5
-			// minutes): announced again.
-			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 6, now.Add(30*time.Second))
-			later := models.DeliveryAttempt{EventID: d1.EventID, DeliveryID: d1.ID, RunID: "run-1", Number: 7, Trigger: models.TriggerScheduled,
-				StartedAt: now.Add(6 * time.Minute), Outcome: models.AttemptFailed, Error: "status 500"}
-			if err := webhook.RecordAttempt(ctx, db.st, db.env, &later, models.EventRetrying, 5*time.Minute); err != nil {
+		// The minute check, 6 minutes on, finds the spell 16 minutes old: failing, once.
+		for i := 0; i < 2; i++ {
+			if _, err := webhook.CheckHealth(ctx, db.st, now.Add(6*time.Minute), failingAfter, 10); err != nil {
 				t.Fatal(err)
 			}
-			wantCounts(t, db, 2, 1, 0)
-		})
-	}
+		}
+		wantCounts(t, db, 1, 0, 0)
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthFailing {
+			t.Fatalf("after the check: %+v, want failing", h)
+		}
+		failing := healthEvents(t, db, catalog.EndpointFailing)[0]
+		ep := body(t, failing)["webhook_endpoint"].(map[string]any)
+		if failing.ObjectID != a.ID || ep["host"] != "a.example:8443" || ep["failing_since"] != since.Format(time.RFC3339Nano) {
+			t.Fatalf("endpoint-failing: %s", failing.Payload)
+		}
+		if ds := deliveriesByEndpoint(t, db, failing.ID); len(ds) != 1 || ds[ops.ID].ID == "" {
+			t.Fatalf("endpoint-failing deliveries %v: want the ops endpoint's only", ds)
+		}
+
+		// More failures of the same spell announce nothing more.
+		for i := 2; i < 5; i++ {
+			recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, i, now.Add(time.Duration(i)*time.Second))
+		}
+		wantCounts(t, db, 1, 0, 0)
+
+		// The first success: recovered, once; healthy again.
+		d2 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		recordHealth(t, db, d2, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(10*time.Second))
+		d3 := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		recordHealth(t, db, d3, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(20*time.Second))
+		wantCounts(t, db, 1, 1, 0)
+		recovered := body(t, healthEvents(t, db, catalog.EndpointRecovered)[0])["webhook_endpoint"].(map[string]any)
+		if recovered["failing_since"] != since.Format(time.RFC3339Nano) || recovered["recovered_at"] == nil {
+			t.Fatalf("endpoint-recovered: %v", recovered)
+		}
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthHealthy || h.FailingSince != nil || h.LastSuccessAt == nil {
+			t.Fatalf("after recovering: %+v", h)
+		}
+
+		// A failure that began before the last success, recorded late, starts no spell.
+		recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 5, now.Add(15*time.Second))
+		if h := healthStatus(t, db, a.ID); h.FailingSince != nil {
+			t.Fatalf("a late failure started a spell: %+v", h)
+		}
+
+		// A new spell, judged at a failed attempt's record this time (failing after 5
+		// minutes): announced again.
+		recordHealth(t, db, d1, models.AttemptFailed, models.EventRetrying, 6, now.Add(30*time.Second))
+		later := models.DeliveryAttempt{EventID: d1.EventID, DeliveryID: d1.ID, RunID: "run-1", Number: 7, Trigger: models.TriggerScheduled,
+			StartedAt: now.Add(6 * time.Minute), Outcome: models.AttemptFailed, Error: "status 500"}
+		if err := webhook.RecordAttempt(ctx, db.st, db.env, &later, models.EventRetrying, 5*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		wantCounts(t, db, 2, 1, 0)
+	})
 }
 
 // Attempts of operational deliveries count toward health, but never cause an
 // operational event: no endpoint-failing, endpoint-recovered or delivery-exhausted.
 func TestHealthOperationalAttemptsNeverEmit(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC()
-			ops := newEndpoint(t, db, "https://ops.example/", []string{catalog.EndpointDisabled}, true)
-			notice := func() models.WebhookDelivery {
-				evs, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
-					tx.Emit(store.Emit{Type: catalog.EndpointDisabled, ObjectType: "webhook_endpoint", ObjectID: ops.ID,
-						Object: catalog.DisabledEndpoint{ID: ops.ID, Host: "x.example", DisabledReason: "failing", FailingSince: now.Format(time.RFC3339)}})
-					return nil
-				})
-				if err != nil || len(evs) != 1 {
-					t.Fatalf("emit: %v %v", evs, err)
-				}
-				return deliveriesByEndpoint(t, db, evs[0].ID)[ops.ID]
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		ops := newEndpoint(t, db, "https://ops.example/", []string{catalog.EndpointDisabled}, true)
+		notice := func() models.WebhookDelivery {
+			evs, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
+				tx.Emit(store.Emit{Type: catalog.EndpointDisabled, ObjectType: "webhook_endpoint", ObjectID: ops.ID,
+					Object: catalog.DisabledEndpoint{ID: ops.ID, Host: "x.example", DisabledReason: "failing", FailingSince: now.Format(time.RFC3339)}})
+				return nil
+			})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("emit: %v %v", evs, err)
 			}
-			d := notice()
-			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, now.Add(-time.Hour))
-			recordHealth(t, db, d, models.AttemptFailed, models.EventFailed, 6, now)
-			if _, err := webhook.CheckHealth(ctx, db.st, now.Add(2*time.Minute), failingAfter, 10); err != nil {
-				t.Fatal(err)
-			}
-			if h := healthStatus(t, db, ops.ID); h.Status != models.HealthFailing {
-				t.Fatalf("health %+v: operational attempts count, want failing", h)
-			}
-			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, notice().ID, "", nil, 0); err != nil {
-				t.Fatal(err)
-			}
-			recordHealth(t, db, notice(), models.AttemptSucceeded, models.EventDelivered, 1, now.Add(time.Second))
-			if h := healthStatus(t, db, ops.ID); h.Status != models.HealthHealthy {
-				t.Fatalf("health %+v after a success, want healthy", h)
-			}
-			wantCounts(t, db, 0, 0, 0)
-		})
-	}
+			return deliveriesByEndpoint(t, db, evs[0].ID)[ops.ID]
+		}
+		d := notice()
+		recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, now.Add(-time.Hour))
+		recordHealth(t, db, d, models.AttemptFailed, models.EventFailed, 6, now)
+		if _, err := webhook.CheckHealth(ctx, db.st, now.Add(2*time.Minute), failingAfter, 10); err != nil {
+			t.Fatal(err)
+		}
+		if h := healthStatus(t, db, ops.ID); h.Status != models.HealthFailing {
+			t.Fatalf("health %+v: operational attempts count, want failing", h)
+		}
+		if _, err := webhook.MarkDeliveryFailed(ctx, db.st, notice().ID, "", nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		recordHealth(t, db, notice(), models.AttemptSucceeded, models.EventDelivered, 1, now.Add(time.Second))
+		if h := healthStatus(t, db, ops.ID); h.Status != models.HealthHealthy {
+			t.Fatalf("health %+v after a success, want healthy", h)
+		}
+		wantCounts(t, db, 0, 0, 0)
+	})
 }
 
 // A delivery that uses its attempts up is announced at once; the others ending within
@@ -224,98 +218,92 @@ func TestHealthOperationalAttemptsNeverEmit(t *testing.T) {
 // in "suppressed"). MarkDeliveryFailed announces it when it is the one that ends the
 // delivery, once however often it is retried, and never for endpoint_disabled.
 func TestHealthDeliveryExhaustedOncePerMinute(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC()
-			a := newEndpoint(t, db, "https://a.example/", nil, true)
-			newEndpoint(t, db, "https://ops.example/", healthTypes, true)
-			var last models.WebhookDelivery
-			for i := 0; i < 3; i++ {
-				last = deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-				recordHealth(t, db, last, models.AttemptFailed, models.EventRetrying, 5, now)
-				recordHealth(t, db, last, models.AttemptFailed, models.EventFailed, 6, now)
-			}
-			wantCounts(t, db, 0, 0, 1)
-			first := body(t, healthEvents(t, db, catalog.DeliveryExhausted)[0])
-			if first["suppressed"] != 0.0 || first["delivery"].(map[string]any)["attempts"] != 6.0 ||
-				first["delivery"].(map[string]any)["last_error"] != "status 500" || first["delivery"].(map[string]any)["event_type"] != "account-created" {
-				t.Fatalf("first delivery-exhausted: %v", first)
-			}
-			// The minute has not ended: nothing yet.
-			if _, err := webhook.CheckHealth(ctx, db.st, now.Add(30*time.Second), failingAfter, 10); err != nil {
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		a := newEndpoint(t, db, "https://a.example/", nil, true)
+		newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+		var last models.WebhookDelivery
+		for i := 0; i < 3; i++ {
+			last = deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+			recordHealth(t, db, last, models.AttemptFailed, models.EventRetrying, 5, now)
+			recordHealth(t, db, last, models.AttemptFailed, models.EventFailed, 6, now)
+		}
+		wantCounts(t, db, 0, 0, 1)
+		first := body(t, healthEvents(t, db, catalog.DeliveryExhausted)[0])
+		if first["suppressed"] != 0.0 || first["delivery"].(map[string]any)["attempts"] != 6.0 ||
+			first["delivery"].(map[string]any)["last_error"] != "status 500" || first["delivery"].(map[string]any)["event_type"] != "account-created" {
+			t.Fatalf("first delivery-exhausted: %v", first)
+		}
+		// The minute has not ended: nothing yet.
+		if _, err := webhook.CheckHealth(ctx, db.st, now.Add(30*time.Second), failingAfter, 10); err != nil {
+			t.Fatal(err)
+		}
+		wantCounts(t, db, 0, 0, 1)
+		for i := 0; i < 2; i++ {
+			if _, err := webhook.CheckHealth(ctx, db.st, now.Add(2*time.Minute), failingAfter, 10); err != nil {
 				t.Fatal(err)
 			}
-			wantCounts(t, db, 0, 0, 1)
-			for i := 0; i < 2; i++ {
-				if _, err := webhook.CheckHealth(ctx, db.st, now.Add(2*time.Minute), failingAfter, 10); err != nil {
-					t.Fatal(err)
-				}
-			}
-			wantCounts(t, db, 0, 0, 2)
-			summary := body(t, healthEvents(t, db, catalog.DeliveryExhausted)[1])
-			if summary["suppressed"] != 2.0 || summary["delivery"].(map[string]any)["id"] != last.ID || summary["delivery"].(map[string]any)["attempts"] != 2.0 {
-				t.Fatalf("summary: %v, want the latest delivery and 2 suppressed", summary)
-			}
+		}
+		wantCounts(t, db, 0, 0, 2)
+		summary := body(t, healthEvents(t, db, catalog.DeliveryExhausted)[1])
+		if summary["suppressed"] != 2.0 || summary["delivery"].(map[string]any)["id"] != last.ID || summary["delivery"].(map[string]any)["attempts"] != 2.0 {
+			t.Fatalf("summary: %v, want the latest delivery and 2 suppressed", summary)
+		}
 
-			// MarkDeliveryFailed ending a delivery (its last record lost): once, retried or not.
-			b := newEndpoint(t, db, "https://b.example/", nil, true)
-			d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[b.ID]
-			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, now)
-			for i := 0; i < 3; i++ {
-				if _, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", nil, 0); err != nil {
-					t.Fatal(err)
-				}
-			}
-			off := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[b.ID]
-			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, off.ID, models.DeliveryEndpointDisabled, nil, 0); err != nil {
+		// MarkDeliveryFailed ending a delivery (its last record lost): once, retried or not.
+		b := newEndpoint(t, db, "https://b.example/", nil, true)
+		d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[b.ID]
+		recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, now)
+		for i := 0; i < 3; i++ {
+			if _, err := webhook.MarkDeliveryFailed(ctx, db.st, d.ID, "", nil, 0); err != nil {
 				t.Fatal(err)
 			}
-			evs := healthEvents(t, db, catalog.DeliveryExhausted)
-			if len(evs) != 3 || evs[2].ObjectID != b.ID || body(t, evs[2])["delivery"].(map[string]any)["id"] != d.ID {
-				t.Fatalf("%d delivery-exhausted events, want 3, the last of %s for %s", len(evs), b.ID, d.ID)
-			}
-		})
-	}
+		}
+		off := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[b.ID]
+		if _, err := webhook.MarkDeliveryFailed(ctx, db.st, off.ID, models.DeliveryEndpointDisabled, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		evs := healthEvents(t, db, catalog.DeliveryExhausted)
+		if len(evs) != 3 || evs[2].ObjectID != b.ID || body(t, evs[2])["delivery"].(map[string]any)["id"] != d.ID {
+			t.Fatalf("%d delivery-exhausted events, want 3, the last of %s for %s", len(evs), b.ID, d.ID)
+		}
+	})
 }
 
 // Re-enabling a disabled endpoint clears its failing spell, and its next success
 // announces its recovery.
 func TestHealthReenabledRecoversOnNextSuccess(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC()
-			a := newEndpoint(t, db, "https://a.example/", nil, true)
-			newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		a := newEndpoint(t, db, "https://a.example/", nil, true)
+		newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+		d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		since := now.Add(-time.Minute).Truncate(time.Microsecond)
+		recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, since)
+		patch := func(on bool) {
+			if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, a.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		patch(false)
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthDisabled {
+			t.Fatalf("disabled: %+v", h)
+		}
+		patch(true)
+		if h := healthStatus(t, db, a.ID); h.FailingSince != nil || h.Status == models.HealthFailing {
+			t.Fatalf("re-enabled: %+v, want failing_since cleared", h)
+		}
+		wantCounts(t, db, 0, 0, 0)
+		for i := 0; i < 2; i++ {
 			d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-			since := now.Add(-time.Minute).Truncate(time.Microsecond)
-			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, since)
-			patch := func(on bool) {
-				if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, a.ID, webhook.EndpointPatch{Enabled: &on}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			patch(false)
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthDisabled {
-				t.Fatalf("disabled: %+v", h)
-			}
-			patch(true)
-			if h := healthStatus(t, db, a.ID); h.FailingSince != nil || h.Status == models.HealthFailing {
-				t.Fatalf("re-enabled: %+v, want failing_since cleared", h)
-			}
-			wantCounts(t, db, 0, 0, 0)
-			for i := 0; i < 2; i++ {
-				d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-				recordHealth(t, db, d, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(time.Duration(i+1)*time.Second))
-			}
-			wantCounts(t, db, 0, 1, 0)
-			ep := body(t, healthEvents(t, db, catalog.EndpointRecovered)[0])["webhook_endpoint"].(map[string]any)
-			if ep["failing_since"] != since.Format(time.RFC3339Nano) {
-				t.Fatalf("endpoint-recovered after re-enabling: %v, want the cleared spell's start", ep)
-			}
-		})
-	}
+			recordHealth(t, db, d, models.AttemptSucceeded, models.EventDelivered, 1, now.Add(time.Duration(i+1)*time.Second))
+		}
+		wantCounts(t, db, 0, 1, 0)
+		ep := body(t, healthEvents(t, db, catalog.EndpointRecovered)[0])["webhook_endpoint"].(map[string]any)
+		if ep["failing_since"] != since.Format(time.RFC3339Nano) {
+			t.Fatalf("endpoint-recovered after re-enabling: %v, want the cleared spell's start", ep)
+		}
+	})
 }
 
 // An endpoint's deletion (the endpoint alone) and its job's pages (events alone, several
@@ -430,22 +418,20 @@ func TestHealthSuccessPathStatements(t *testing.T) {
 // health, during a rolling upgrade after migration 96 ran — gets one at its first
 // attempt record, and its failures are judged like any endpoint's.
 func TestHealthAdoptedAtFirstRecord(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			now := time.Now().UTC()
-			a := newEndpoint(t, db, "https://old.example/", nil, true)
-			newEndpoint(t, db, "https://ops.example/", healthTypes, true)
-			if err := testdb.Raw(t, name, db.url).Exec("DELETE FROM endpoint_health WHERE endpoint_id = ?", a.ID).Error; err != nil {
-				t.Fatal(err)
-			}
-			d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
-			since := now.Add(-20 * time.Minute).Truncate(time.Microsecond)
-			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, since)
-			recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 2, now)
-			if h := healthStatus(t, db, a.ID); h.Status != models.HealthFailing || h.FailingSince == nil {
-				t.Fatalf("an adopted endpoint failing for 20 minutes: %+v, want failing", h)
-			}
-			wantCounts(t, db, 1, 0, 0)
-		})
-	}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		a := newEndpoint(t, db, "https://old.example/", nil, true)
+		newEndpoint(t, db, "https://ops.example/", healthTypes, true)
+		if err := testdb.Raw(t, db.name, db.url).Exec("DELETE FROM endpoint_health WHERE endpoint_id = ?", a.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		d := deliveriesByEndpoint(t, db, newAccountEvent(t, db).ID)[a.ID]
+		since := now.Add(-20 * time.Minute).Truncate(time.Microsecond)
+		recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 1, since)
+		recordHealth(t, db, d, models.AttemptFailed, models.EventRetrying, 2, now)
+		if h := healthStatus(t, db, a.ID); h.Status != models.HealthFailing || h.FailingSince == nil {
+			t.Fatalf("an adopted endpoint failing for 20 minutes: %+v, want failing", h)
+		}
+		wantCounts(t, db, 1, 0, 0)
+	})
 }

@@ -3,11 +3,7 @@ package store
 // Usage alerts (CONTRACT §24): the alerts of a meter and their firings, one row per
 // (alert, account, group, window start) so that each fires once.
 func init() {
-	register(migration{version: 104, name: "meter_alerts", sql: `
-CREATE TABLE meter_alerts (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 104, name: "meter_alerts", sql: scopedTable("meter_alerts", "id", `
 	meter_id TEXT NOT NULL,
 	threshold TEXT NOT NULL,
 	alert_window TEXT NOT NULL,
@@ -31,5 +27,5 @@ CREATE TABLE meter_alert_firings (
 	PRIMARY KEY (alert_id, account_id, groups, window_start)
 );
 CREATE INDEX meter_alert_firings_env_window ON meter_alert_firings (environment_id, window_start);
-`})
+`)})
 }

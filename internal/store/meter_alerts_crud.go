@@ -65,9 +65,5 @@ func (s *Store) MeterAlerts(ctx context.Context, env Env, meterID string, page P
 
 // MeterAlert finds the alert id of the environment's meter meterID.
 func (s *Store) MeterAlert(ctx context.Context, env Env, meterID, id string) (models.MeterAlert, error) {
-	var a models.MeterAlert
-	if err := s.in(ctx, env).Where("meter_id = ? AND id = ?", meterID, id).Take(&a).Error; err != nil {
-		return a, notFound(err, "meter alert "+id)
-	}
-	return a, nil
+	return takeRow[models.MeterAlert](s.in(ctx, env), "meter alert "+id, "meter_id = ? AND id = ?", meterID, id)
 }

@@ -133,11 +133,7 @@ func (tx *Tx) Meters() ([]models.Meter, error) {
 // MeterByID reads one of the environment's meters, as of the lock when the transaction
 // holds the usage cursor.
 func (tx *Tx) MeterByID(id string) (models.Meter, error) {
-	var m models.Meter
-	if err := scope(tx.db, tx.env).Where("id = ?", id).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+id)
-	}
-	return m, nil
+	return takeRow[models.Meter](scope(tx.db, tx.env), "meter "+id, "id = ?", id)
 }
 
 // Batch is a usage batch as meter steps take it.

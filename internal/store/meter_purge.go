@@ -17,17 +17,13 @@ import (
 // removed last (EndMeterPurge). Until then the purge row counts toward the environment's
 // 32 meters (§18), so deleting and re-creating cannot pile up unpurged figures.
 func init() {
-	register(migration{version: 93, name: "meter_purges", sql: `
-CREATE TABLE meter_purges (
-	meter_id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 93, name: "meter_purges", sql: scopedTable("meter_purges", "meter_id", `
 	meter_key TEXT NOT NULL,
 	created_at {{ts}} NOT NULL,
 	started_at {{ts}}
 );
 CREATE INDEX meter_purges_environment ON meter_purges (environment_id);
-CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_at IS NULL`})
+CREATE INDEX meter_purges_unstarted ON meter_purges (created_at) WHERE started_at IS NULL`)})
 }
 
 // recordMeterPurge records, in DeleteMeter's transaction, that m's figures are to be purged.
@@ -98,30 +94,19 @@ var purgeStatementsSQLite = []string{
 // EndMeterPurge removes a purged meter's purge row: its slot among the environment's 32
 // is free again. Removing a row already gone is no error (a retried activity).
 func (s *Store) EndMeterPurge(ctx context.Context, meterID string) error {
-	if err := s.db.WithContext(ctx).Exec(`DELETE FROM meter_purges WHERE meter_id = ?`, meterID).Error; err != nil {
-		return fmt.Errorf("end purge of meter %s: %w", meterID, err)
-	}
-	return nil
+	return meterPurges.end(ctx, s.db, meterID)
 }
 
 // UnstartedPurges lists purge rows recorded before before whose MeterPurge workflow was
 // not started, oldest first (the sweeper).
 func (s *Store) UnstartedPurges(ctx context.Context, before time.Time, limit int) ([]models.MeterPurge, error) {
-	var ps []models.MeterPurge
-	err := s.db.WithContext(ctx).Where("started_at IS NULL AND created_at < ?", before.UTC()).
-		Order("created_at").Limit(limit).Find(&ps).Error
-	if err != nil {
-		return nil, fmt.Errorf("unstarted meter purges: %w", err)
-	}
-	return ps, nil
+	return meterPurges.unstarted(ctx, s.db, before, limit)
 }
 
 // MarkPurgeStarted records that a deleted meter's MeterPurge workflow was started.
 func (s *Store) MarkPurgeStarted(ctx context.Context, meterID string, at time.Time) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE meter_purges SET started_at = ? WHERE meter_id = ? AND started_at IS NULL`,
-		at.UTC(), meterID).Error
-	if err != nil {
-		return fmt.Errorf("mark purge of meter %s started: %w", meterID, err)
-	}
-	return nil
+	return meterPurges.markStarted(ctx, s.db, meterID, at)
 }
+
+var meterPurges = jobRows[models.MeterPurge]{table: "meter_purges", key: "meter_id",
+	what: "purge of meter", list: "unstarted meter purges"}

@@ -71,131 +71,122 @@ func createMeter(t *testing.T, db seeded, key string) (models.Meter, error) {
 // and the pages together delete every figure of the deleted meter and none of another's.
 func TestMeterPurgePagesAreBounded(t *testing.T) {
 	const page = 25
-	ctx := context.Background()
-	for name, db := range bothDatabases(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			gone, err := createMeter(t, db, "gone")
+	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
+		gone, err := createMeter(t, db, "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, err := createMeter(t, db, "kept")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seedFigures(t, db.st, gone.ID)
+		seedFigures(t, db.st, kept.ID)
+		if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.st.Meter(ctx, db.env, "gone"); !errors.Is(err, apperr.ErrNotFound) {
+			t.Fatalf("deleted meter read: %v, want not found", err)
+		}
+		if n := meterRows(t, db.st, gone.ID); n != figureRows {
+			t.Fatalf("%d rows right after the delete, want all %d left for the purge", n, figureRows)
+		}
+		purges, err := db.st.UnstartedPurges(ctx, time.Now().Add(time.Minute), 10)
+		if err != nil || len(purges) != 1 || purges[0].MeterID != gone.ID || purges[0].EnvironmentID != db.env.ID ||
+			purges[0].OrganizationID != db.env.OrganizationID || purges[0].MeterKey != "gone" {
+			t.Fatalf("unstarted purges %+v (err %v), want the deleted meter's", purges, err)
+		}
+		total, pages := 0, 0
+		for {
+			before := meterRows(t, db.st, gone.ID)
+			n, err := db.st.PurgeMeterPage(ctx, gone.ID, page)
 			if err != nil {
 				t.Fatal(err)
 			}
-			kept, err := createMeter(t, db, "kept")
-			if err != nil {
+			pages++
+			if n > page || int64(n) != before-meterRows(t, db.st, gone.ID) {
+				t.Fatalf("page %d deleted %d (the count fell from %d to %d), want at most %d, as counted", pages, n, before,
+					meterRows(t, db.st, gone.ID), page)
+			}
+			orphans, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_member_days d WHERE NOT EXISTS (SELECT 1 FROM meter_series s WHERE s.id = d.series)`)
+			if err != nil || orphans != 0 {
+				t.Fatalf("after page %d: %d member days whose series is gone (err %v)", pages, orphans, err)
+			}
+			total += n
+			if n < page {
+				break
+			}
+		}
+		if total != figureRows || pages != figureRows/page+1 || meterRows(t, db.st, gone.ID) != 0 {
+			t.Fatalf("%d pages deleted %d rows, %d left; want %d pages, %d rows, none left", pages, total,
+				meterRows(t, db.st, gone.ID), figureRows/page+1, figureRows)
+		}
+		if n := meterRows(t, db.st, kept.ID); n != figureRows {
+			t.Fatalf("the kept meter has %d rows, want its %d", n, figureRows)
+		}
+		if n, err := db.st.PurgeMeterPage(ctx, gone.ID, page); err != nil || n != 0 {
+			t.Fatalf("a page after the end deleted %d (%v)", n, err)
+		}
+		for range 2 { // a retried end is no error
+			if err := db.st.EndMeterPurge(ctx, gone.ID); err != nil {
 				t.Fatal(err)
 			}
-			seedFigures(t, db.st, gone.ID)
-			seedFigures(t, db.st, kept.ID)
-			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.st.Meter(ctx, db.env, "gone"); !errors.Is(err, apperr.ErrNotFound) {
-				t.Fatalf("deleted meter read: %v, want not found", err)
-			}
-			if n := meterRows(t, db.st, gone.ID); n != figureRows {
-				t.Fatalf("%d rows right after the delete, want all %d left for the purge", n, figureRows)
-			}
-			purges, err := db.st.UnstartedPurges(ctx, time.Now().Add(time.Minute), 10)
-			if err != nil || len(purges) != 1 || purges[0].MeterID != gone.ID || purges[0].EnvironmentID != db.env.ID ||
-				purges[0].OrganizationID != db.env.OrganizationID || purges[0].MeterKey != "gone" {
-				t.Fatalf("unstarted purges %+v (err %v), want the deleted meter's", purges, err)
-			}
-			total, pages := 0, 0
-			for {
-				before := meterRows(t, db.st, gone.ID)
-				n, err := db.st.PurgeMeterPage(ctx, gone.ID, page)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pages++
-				if n > page || int64(n) != before-meterRows(t, db.st, gone.ID) {
-					t.Fatalf("page %d deleted %d (the count fell from %d to %d), want at most %d, as counted", pages, n, before,
-						meterRows(t, db.st, gone.ID), page)
-				}
-				orphans, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_member_days d WHERE NOT EXISTS (SELECT 1 FROM meter_series s WHERE s.id = d.series)`)
-				if err != nil || orphans != 0 {
-					t.Fatalf("after page %d: %d member days whose series is gone (err %v)", pages, orphans, err)
-				}
-				total += n
-				if n < page {
-					break
-				}
-			}
-			if total != figureRows || pages != figureRows/page+1 || meterRows(t, db.st, gone.ID) != 0 {
-				t.Fatalf("%d pages deleted %d rows, %d left; want %d pages, %d rows, none left", pages, total,
-					meterRows(t, db.st, gone.ID), figureRows/page+1, figureRows)
-			}
-			if n := meterRows(t, db.st, kept.ID); n != figureRows {
-				t.Fatalf("the kept meter has %d rows, want its %d", n, figureRows)
-			}
-			if n, err := db.st.PurgeMeterPage(ctx, gone.ID, page); err != nil || n != 0 {
-				t.Fatalf("a page after the end deleted %d (%v)", n, err)
-			}
-			for range 2 { // a retried end is no error
-				if err := db.st.EndMeterPurge(ctx, gone.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_purges`); err != nil || n != 0 {
-				t.Fatalf("%d purge rows after the end (err %v)", n, err)
-			}
-		})
-	}
+		}
+		if n, err := db.st.TestCount(ctx, `SELECT COUNT(*) FROM meter_purges`); err != nil || n != 0 {
+			t.Fatalf("%d purge rows after the end (err %v)", n, err)
+		}
+	})
 }
 
 // CONTRACT §21: a deleted meter's key is free at once, but until its purge ends it holds
 // its slot among the environment's 32 (§18): a 33rd slot is 400 too_many_meters, and the
 // end of the purge frees it.
 func TestMeterPurgesCountTowardTheLimit(t *testing.T) {
-	ctx := context.Background()
-	for name, db := range bothDatabases(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			for i := range meters.MaxMeters - 1 {
-				if _, err := createMeter(t, db, fmt.Sprint("m", i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", idempotency.Reply[meters.Deleted]{})
-			if err != nil {
+	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
+		for i := range meters.MaxMeters - 1 {
+			if _, err := createMeter(t, db, fmt.Sprint("m", i)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := createMeter(t, db, "m0"); err != nil {
-				t.Fatalf("re-creating the deleted key: %v", err)
-			}
-			_, err = createMeter(t, db, "one-more")
-			var inv *apperr.InvalidError
-			if !errors.As(err, &inv) || inv.Code != meters.CodeTooManyMeters {
-				t.Fatalf("a meter beside 31 meters and a purge awaiting: %v, want %s", err, meters.CodeTooManyMeters)
-			}
-			if err := db.st.EndMeterPurge(ctx, gone.ID); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := createMeter(t, db, "one-more"); err != nil {
-				t.Fatalf("a meter once the purge ended: %v", err)
-			}
-		})
-	}
+		}
+		gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", idempotency.Reply[meters.Deleted]{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := createMeter(t, db, "m0"); err != nil {
+			t.Fatalf("re-creating the deleted key: %v", err)
+		}
+		_, err = createMeter(t, db, "one-more")
+		var inv *apperr.InvalidError
+		if !errors.As(err, &inv) || inv.Code != meters.CodeTooManyMeters {
+			t.Fatalf("a meter beside 31 meters and a purge awaiting: %v, want %s", err, meters.CodeTooManyMeters)
+		}
+		if err := db.st.EndMeterPurge(ctx, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := createMeter(t, db, "one-more"); err != nil {
+			t.Fatalf("a meter once the purge ended: %v", err)
+		}
+	})
 }
 
 // The purge sweeper's rows: a purge is unstarted until marked, once.
 func TestMeterPurgeMarkedStarted(t *testing.T) {
-	ctx := context.Background()
-	for name, db := range bothDatabases(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			m, err := createMeter(t, db, "gone")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
-				t.Fatal(err)
-			}
-			if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(-time.Minute), 10); err != nil || len(ps) != 0 {
-				t.Fatalf("purges older than a minute: %+v (%v), want none", ps, err)
-			}
-			if err := db.st.MarkPurgeStarted(ctx, m.ID, time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(time.Minute), 10); err != nil || len(ps) != 0 {
-				t.Fatalf("unstarted purges after the mark: %+v (%v), want none", ps, err)
-			}
-		})
-	}
+	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
+		m, err := createMeter(t, db, "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+			t.Fatal(err)
+		}
+		if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(-time.Minute), 10); err != nil || len(ps) != 0 {
+			t.Fatalf("purges older than a minute: %+v (%v), want none", ps, err)
+		}
+		if err := db.st.MarkPurgeStarted(ctx, m.ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(time.Minute), 10); err != nil || len(ps) != 0 {
+			t.Fatalf("unstarted purges after the mark: %+v (%v), want none", ps, err)
+		}
+	})
 }

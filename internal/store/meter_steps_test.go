@@ -105,68 +105,65 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 // those only what can be a dimension; with no key it reads none. Reading stops at the
 // byte bound (after a first row) and says rows are left.
 func TestUsageRowsReadOnlyTheKeysMetersUse(t *testing.T) {
-	for name, db := range bothDatabases(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			now := time.Now().UTC()
-			meta := map[string]any{"region": "eu", "plan": map[string]any{"x": 1}, "big": strings.Repeat("x", 2000),
-				"other": strings.Repeat("y", 4000), "n": 1.5}
-			ingestBatch(t, db.st, db.env, "b1", 10, meta, now)
-			var batches []store.Batch
-			read := func(keys []string, maxRows, maxBytes int) (rows []store.UsageRow, more bool) {
-				t.Helper()
-				_, err := db.st.InTx(ctx, db.env, func(mt *store.Tx) error {
-					_, _, err := mt.LockUsageCursor(store.Wait)
-					if err != nil {
-						return err
-					}
-					if batches, err = mt.WaitingBatches(10); err != nil || len(batches) != 1 {
-						return fmt.Errorf("waiting batches %v: %w", batches, err)
-					}
-					rows, more, err = mt.UsageRows(store.RowQuery{Batches: []int64{batches[0].Seq}, MetricNames: []string{"calls"},
-						Keys: keys, MaxRows: maxRows}, maxBytes)
-					return err
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rows, more
-			}
-			rows, more := read([]string{"region", "plan", "big", "n"}, 0, 0)
-			if len(rows) != 10 || more {
-				t.Fatalf("%d rows, more %v; want all 10", len(rows), more)
-			}
-			var got map[string]any
-			if err := json.Unmarshal(rows[0].Metadata, &got); err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]any{"region": "eu", "n": 1.5}
-			if name == "sqlite" { // SQLite reads the whole object; the meters package reads the keys
-				want = meta
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("metadata read %v, want %v", got, want)
-			}
-			if rows, _ := read(nil, 0, 0); string(rows[0].Metadata) != "{}" {
-				t.Fatalf("metadata read with no key: %s, want {}", rows[0].Metadata)
-			}
-			if rows, more := read(nil, 4, 0); len(rows) != 4 || !more {
-				t.Fatalf("at most 4 rows: %d, more %v", len(rows), more)
-			}
-			if rows, more := read([]string{"region"}, 0, 1); len(rows) != 1 || !more {
-				t.Fatalf("a 1-byte bound: %d rows, more %v; want the first row and more", len(rows), more)
-			}
-			after := rows[4].ID
+	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
+		now := time.Now().UTC()
+		meta := map[string]any{"region": "eu", "plan": map[string]any{"x": 1}, "big": strings.Repeat("x", 2000),
+			"other": strings.Repeat("y", 4000), "n": 1.5}
+		ingestBatch(t, db.st, db.env, "b1", 10, meta, now)
+		var batches []store.Batch
+		read := func(keys []string, maxRows, maxBytes int) (rows []store.UsageRow, more bool) {
+			t.Helper()
 			_, err := db.st.InTx(ctx, db.env, func(mt *store.Tx) error {
-				rest, _, err := mt.UsageRows(store.RowQuery{Batches: []int64{batches[0].Seq}, AfterID: after, MetricNames: []string{"calls"}}, 0)
-				if err == nil && (len(rest) != 5 || rest[0].ID != rows[5].ID) {
-					err = fmt.Errorf("rows after the 5th: %d from %s, want 5 from %s", len(rest), rest[0].ID, rows[5].ID)
+				_, _, err := mt.LockUsageCursor(store.Wait)
+				if err != nil {
+					return err
 				}
+				if batches, err = mt.WaitingBatches(10); err != nil || len(batches) != 1 {
+					return fmt.Errorf("waiting batches %v: %w", batches, err)
+				}
+				rows, more, err = mt.UsageRows(store.RowQuery{Batches: []int64{batches[0].Seq}, MetricNames: []string{"calls"},
+					Keys: keys, MaxRows: maxRows}, maxBytes)
 				return err
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
+			return rows, more
+		}
+		rows, more := read([]string{"region", "plan", "big", "n"}, 0, 0)
+		if len(rows) != 10 || more {
+			t.Fatalf("%d rows, more %v; want all 10", len(rows), more)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(rows[0].Metadata, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"region": "eu", "n": 1.5}
+		if db.name == "sqlite" { // SQLite reads the whole object; the meters package reads the keys
+			want = meta
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("metadata read %v, want %v", got, want)
+		}
+		if rows, _ := read(nil, 0, 0); string(rows[0].Metadata) != "{}" {
+			t.Fatalf("metadata read with no key: %s, want {}", rows[0].Metadata)
+		}
+		if rows, more := read(nil, 4, 0); len(rows) != 4 || !more {
+			t.Fatalf("at most 4 rows: %d, more %v", len(rows), more)
+		}
+		if rows, more := read([]string{"region"}, 0, 1); len(rows) != 1 || !more {
+			t.Fatalf("a 1-byte bound: %d rows, more %v; want the first row and more", len(rows), more)
+		}
+		after := rows[4].ID
+		_, err := db.st.InTx(ctx, db.env, func(mt *store.Tx) error {
+			rest, _, err := mt.UsageRows(store.RowQuery{Batches: []int64{batches[0].Seq}, AfterID: after, MetricNames: []string{"calls"}}, 0)
+			if err == nil && (len(rest) != 5 || rest[0].ID != rows[5].ID) {
+				err = fmt.Errorf("rows after the 5th: %d from %s, want 5 from %s", len(rest), rest[0].ID, rows[5].ID)
+			}
+			return err
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 }

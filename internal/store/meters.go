@@ -29,11 +29,7 @@ import (
 //     in, by number: meter_series numbers (meter, account, group), meter_values (meter,
 //     value).
 func init() {
-	register(migration{version: 84, name: "meters", sql: `
-CREATE TABLE meters (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 84, name: "meters", sql: scopedTable("meters", "id", `
 	key TEXT NOT NULL,
 	description TEXT NOT NULL DEFAULT '',
 	filter_metric_name TEXT NOT NULL,
@@ -79,7 +75,7 @@ CREATE TABLE meter_members (
 	day {{ts}} NOT NULL,
 	minutes TEXT NOT NULL,
 	PRIMARY KEY (meter_id, account_id, groups, member, day)
-)`})
+)`)})
 	// usage_batches.gen: batches stored before meters existed read 0 (taken, by no
 	// meter: a meter's backfill counts them); new batches are NULL (waiting). On
 	// PostgreSQL both steps change only the catalog: no rewrite of a large, live table
@@ -203,41 +199,22 @@ func (s *Store) Meters(ctx context.Context, env Env, page Page) ([]models.Meter,
 
 // Meter finds an environment's meter by key.
 func (s *Store) Meter(ctx context.Context, env Env, key string) (models.Meter, error) {
-	var m models.Meter
-	err := s.in(ctx, env).Where("key = ?", key).Take(&m).Error
-	if err != nil {
-		return m, notFound(err, "meter "+key)
-	}
-	return m, nil
+	return takeRow[models.Meter](s.in(ctx, env), "meter "+key, "key = ?", key)
 }
 
 // MeterByID finds a meter of any environment (its backfill's activities).
 func (s *Store) MeterByID(ctx context.Context, id string) (models.Meter, error) {
-	var m models.Meter
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+id)
-	}
-	return m, nil
+	return takeRow[models.Meter](s.db.WithContext(ctx), "meter "+id, "id = ?", id)
 }
 
 // UnstartedBackfills lists backfilling meters created before before whose MeterBackfill
 // workflow was not started, oldest first (the sweeper).
 func (s *Store) UnstartedBackfills(ctx context.Context, before time.Time, limit int) ([]models.Meter, error) {
-	var ms []models.Meter
-	err := s.db.WithContext(ctx).Where("status = ? AND backfill_started_at IS NULL AND created_at < ?", models.MeterBackfilling, before).
-		Order("created_at").Limit(limit).Find(&ms).Error
-	if err != nil {
-		return nil, fmt.Errorf("unstarted meter backfills: %w", err)
-	}
-	return ms, nil
+	return unstarted[models.Meter](ctx, s.db, "unstarted meter backfills", "created_at", limit,
+		"status = ? AND backfill_started_at IS NULL AND created_at < ?", models.MeterBackfilling, before)
 }
 
 // MarkBackfillStarted records that a meter's MeterBackfill workflow was started.
 func (s *Store) MarkBackfillStarted(ctx context.Context, id string, at time.Time) error {
-	err := s.db.WithContext(ctx).Exec(`UPDATE meters SET backfill_started_at = ? WHERE id = ? AND backfill_started_at IS NULL`,
-		at.UTC(), id).Error
-	if err != nil {
-		return fmt.Errorf("mark meter backfill %s started: %w", id, err)
-	}
-	return nil
+	return markStarted(ctx, s.db, "meters", "id", "backfill_started_at", id, at, "meter backfill")
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm/clause"
 
 	"github.com/revops/revops/models"
 )
@@ -22,13 +21,7 @@ var ErrMeterKeyTaken = errors.New("meter key taken")
 // CountMeters counts the environment's meters, and its deleted meters whose figures
 // await their purge (meter_purges), in one statement.
 func (tx *Tx) CountMeters() (meters, purging int64, err error) {
-	var n struct{ Meters, Purging int64 }
-	err = tx.db.Raw(`SELECT (SELECT COUNT(*) FROM meters WHERE environment_id = ?) AS meters,
-		(SELECT COUNT(*) FROM meter_purges WHERE environment_id = ?) AS purging`, tx.env.ID, tx.env.ID).Scan(&n).Error
-	if err != nil {
-		return 0, 0, fmt.Errorf("count meters: %w", err)
-	}
-	return n.Meters, n.Purging, nil
+	return tx.countWithDeleted("meters", "meter_purges", "meters")
 }
 
 // MeterKeyTaken tells whether the environment has a meter with key.
@@ -78,24 +71,13 @@ func (tx *Tx) CreateMeter(m *models.Meter) error {
 
 // FindMeter reads the environment's meter key in the transaction, without a lock.
 func (tx *Tx) FindMeter(key string) (models.Meter, error) {
-	var m models.Meter
-	if err := scope(tx.db, tx.env).Where("key = ?", key).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+key)
-	}
-	return m, nil
+	return takeRow[models.Meter](scope(tx.db, tx.env), "meter "+key, "key = ?", key)
 }
 
 // LockMeter reads the environment's meter key and locks it until the transaction ends.
 func (tx *Tx) LockMeter(key string) (models.Meter, error) {
-	q := scope(tx.db, tx.env)
-	if tx.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	var m models.Meter
-	if err := q.Where("key = ?", key).Take(&m).Error; err != nil {
-		return m, notFound(err, "meter "+key)
-	}
-	return m, nil
+	q := forUpdate(scope(tx.db, tx.env), tx.dialect)
+	return takeRow[models.Meter](q, "meter "+key, "key = ?", key)
 }
 
 // SaveMeterDescription writes m's description and updated_at.

@@ -298,3 +298,13 @@ func sortMigrations() {
 		}
 	}
 }
+
+// scopedTable is a CREATE TABLE, on a line of its own, of an environment's rows: its
+// key (a TEXT id), then the organization and the environment each row belongs to, which
+// every query of it scopes by; the statement goes on with rest (its other columns, and
+// whatever follows). The SQL is byte for byte what the migrations wrote out before.
+func scopedTable(table, key, rest string) string {
+	return "\nCREATE TABLE " + table + " (\n\t" + key + " TEXT PRIMARY KEY," +
+		"\n\torganization_id TEXT NOT NULL REFERENCES organizations(id)," +
+		"\n\tenvironment_id TEXT NOT NULL REFERENCES environments(id)," + rest
+}

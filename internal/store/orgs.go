@@ -30,11 +30,7 @@ CREATE TABLE organization_users (
 	email TEXT NOT NULL UNIQUE,
 	password_hash TEXT NOT NULL,
 	created_at {{ts}} NOT NULL
-);
-CREATE TABLE api_keys (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+);` + scopedTable("api_keys", "id", `
 	environment TEXT NOT NULL,
 	type TEXT NOT NULL CHECK (type IN ('public', 'secret')),
 	prefix TEXT NOT NULL,
@@ -45,7 +41,7 @@ CREATE TABLE api_keys (
 	revoked_at {{ts}},
 	last_used_at {{ts}}
 );
-CREATE INDEX api_keys_org ON api_keys (organization_id, environment_id)`})
+CREATE INDEX api_keys_org ON api_keys (organization_id, environment_id)`)})
 }
 
 // OrgScope is the scope of a transaction of an organization's own rows, which belong to
@@ -103,12 +99,7 @@ func (tx *Tx) InsertUser(u *models.OrganizationUser) error {
 
 // Organization loads one organization.
 func (s *Store) Organization(ctx context.Context, id string) (models.Organization, error) {
-	var org models.Organization
-	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&org).Error
-	if err != nil {
-		return org, notFound(err, "organization "+id)
-	}
-	return org, nil
+	return takeRow[models.Organization](s.db.WithContext(ctx), "organization "+id, "id = ?", id)
 }
 
 // Organizations lists every organization, oldest first.
@@ -132,10 +123,5 @@ func (s *Store) Environment(ctx context.Context, orgID, name string) (Env, error
 
 // UserByEmail loads a dashboard user.
 func (s *Store) UserByEmail(ctx context.Context, email string) (models.OrganizationUser, error) {
-	var u models.OrganizationUser
-	err := s.db.WithContext(ctx).Where("email = ?", email).Take(&u).Error
-	if err != nil {
-		return u, notFound(err, "user")
-	}
-	return u, nil
+	return takeRow[models.OrganizationUser](s.db.WithContext(ctx), "user", "email = ?", email)
 }

@@ -24,18 +24,8 @@ func TestClaimStartsTurnsRoundAndLeavesHeld(t *testing.T) {
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
 	var envs []seeded
-	for i := range 2 {
-		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf("Org %d", i), fmt.Sprintf("o%d@example.com", i), "x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range []string{models.EnvSandbox, models.EnvLive} {
-			env, err := st.Environment(ctx, org.ID, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			envs = append(envs, seeded{st: st, env: env, url: url})
-		}
+	for _, env := range twoOrgs(t, ctx, st, "Org %d", "o%d@example.com") {
+		envs = append(envs, seeded{st: st, env: env, url: url})
 	}
 	slices.SortFunc(envs, func(a, b seeded) int { return strings.Compare(a.env.ID, b.env.ID) })
 	events := map[string][]models.Event{} // by environment, oldest first
@@ -105,4 +95,25 @@ func TestClaimStartsTurnsRoundAndLeavesHeld(t *testing.T) {
 	if got := ids(c.Events); !slices.Equal(got, want) || !c.More {
 		t.Fatalf("claim of 6: %v (more %v), want %v and more", got, c.More, want)
 	}
+}
+
+// twoOrgs creates two organizations, named and signed up as the formats say with 0 and
+// 1, and returns their environments: the first's sandbox and live, then the second's.
+func twoOrgs(tb testing.TB, ctx context.Context, st *store.Store, name, email string) []store.Env {
+	tb.Helper()
+	var envs []store.Env
+	for i := range 2 {
+		org, err := orgs.CreateWithHash(ctx, st, fmt.Sprintf(name, i), fmt.Sprintf(email, i), "x")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, envName := range []string{models.EnvSandbox, models.EnvLive} {
+			env, err := st.Environment(ctx, org.ID, envName)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			envs = append(envs, env)
+		}
+	}
+	return envs
 }

@@ -66,22 +66,20 @@ func checkTwoMadeRestRefused(t *testing.T, made []models.ReplayJob, refused []er
 // others get replay_job_limit, and the deliveries are counted twice — once per job made,
 // never for a refused request.
 func TestReplayJobClaimsItsSlotBeforeCounting(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
-		t.Run(name, func(t *testing.T) {
-			a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
-			failedEvents(t, db, 3)
-			var counts atomic.Int64
-			if err := db.st.OnReplayCountForTest(func() { counts.Add(1) }); err != nil {
-				t.Fatal(err)
-			}
-			const tries = 40
-			made, refused := createJobsAtOnce(t, db, events.Filter{EndpointID: a.ID}, tries, nil)
-			checkTwoMadeRestRefused(t, made, refused, 3)
-			if got := counts.Load(); got != replay.MaxRunningJobs {
-				t.Fatalf("deliveries counted %d times for %d requests, want %d: once per job made", got, tries, replay.MaxRunningJobs)
-			}
-		})
-	}
+	forBoth(t, models.EnvSandbox, func(t *testing.T, ctx context.Context, db seeded) {
+		a := newEndpoint(t, db, "https://a.example/hooks", nil, true)
+		failedEvents(t, db, 3)
+		var counts atomic.Int64
+		if err := db.st.OnReplayCountForTest(func() { counts.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+		const tries = 40
+		made, refused := createJobsAtOnce(t, db, events.Filter{EndpointID: a.ID}, tries, nil)
+		checkTwoMadeRestRefused(t, made, refused, 3)
+		if got := counts.Load(); got != replay.MaxRunningJobs {
+			t.Fatalf("deliveries counted %d times for %d requests, want %d: once per job made", got, tries, replay.MaxRunningJobs)
+		}
+	})
 }
 
 // The same on PostgreSQL with every request past the early check at once: the test holds

@@ -10,11 +10,7 @@ import (
 )
 
 func init() {
-	register(migration{version: 25, name: "replay_jobs", sql: `
-CREATE TABLE replay_jobs (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+	register(migration{version: 25, name: "replay_jobs", sql: scopedTable("replay_jobs", "id", `
 	status TEXT NOT NULL,
 	filter_status TEXT NOT NULL DEFAULT '',
 	filter_type TEXT NOT NULL DEFAULT '',
@@ -30,7 +26,7 @@ CREATE TABLE replay_jobs (
 	updated_at {{ts}} NOT NULL,
 	finished_at {{ts}}
 );
-CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'running'`})
+CREATE INDEX replay_jobs_running ON replay_jobs (heartbeat_at) WHERE status = 'running'`)})
 }
 
 func init() {
@@ -106,19 +102,11 @@ func runningJobs(db *gorm.DB, env Env) (int, error) {
 
 // ReplayJob loads one job of the environment.
 func (s *Store) ReplayJob(ctx context.Context, env Env, id string) (models.ReplayJob, error) {
-	var j models.ReplayJob
-	if err := s.in(ctx, env).Where("id = ?", id).Take(&j).Error; err != nil {
-		return j, notFound(err, "replay job "+id)
-	}
-	return j, nil
+	return takeRow[models.ReplayJob](s.in(ctx, env), "replay job "+id, "id = ?", id)
 }
 
 // ReplayJobByID loads a job by id alone, for the bulk replay activity: its id comes from
 // the workflow input, which the API built from the stored row, never from a client.
 func (s *Store) ReplayJobByID(ctx context.Context, id string) (models.ReplayJob, error) {
-	var j models.ReplayJob
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&j).Error; err != nil {
-		return j, notFound(err, "replay job "+id)
-	}
-	return j, nil
+	return takeRow[models.ReplayJob](s.db.WithContext(ctx), "replay job "+id, "id = ?", id)
 }

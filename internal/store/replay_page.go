@@ -35,11 +35,7 @@ func (tx *Tx) ClaimReplayPage(jobID, cursorID string) (bool, error) {
 
 // ReplayJob reads one job of the environment in the transaction.
 func (tx *Tx) ReplayJob(jobID string) (models.ReplayJob, error) {
-	var j models.ReplayJob
-	if err := scope(tx.db, tx.env).Where("id = ?", jobID).Take(&j).Error; err != nil {
-		return j, notFound(err, "replay job "+jobID)
-	}
-	return j, nil
+	return takeRow[models.ReplayJob](scope(tx.db, tx.env), "replay job "+jobID, "id = ?", jobID)
 }
 
 // AdvanceReplayJob adds a page's counts to the job and moves its cursor to last (when
@@ -66,13 +62,8 @@ func (tx *Tx) AdvanceReplayJob(jobID string, replayed, failed int, last *models.
 // created before `before` whose BulkReplay workflow was not started (the API could not
 // reach Temporal). Only the worker's sweeper calls it: it works for all tenants.
 func (s *Store) UnstartedReplayJobs(ctx context.Context, before time.Time, limit int) ([]models.ReplayJob, error) {
-	var jobs []models.ReplayJob
-	err := s.db.WithContext(ctx).Where("status = ? AND workflow_started_at IS NULL AND created_at < ?", models.ReplayJobRunning, before).
-		Order("created_at, id").Limit(limit).Find(&jobs).Error
-	if err != nil {
-		return nil, fmt.Errorf("list unstarted replay jobs: %w", err)
-	}
-	return jobs, nil
+	return unstarted[models.ReplayJob](ctx, s.db, "list unstarted replay jobs", "created_at, id", limit,
+		"status = ? AND workflow_started_at IS NULL AND created_at < ?", models.ReplayJobRunning, before)
 }
 
 // MarkReplayJobStarted records that the job's workflow was started.

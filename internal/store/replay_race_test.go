@@ -15,8 +15,7 @@ import (
 // MarkReplayed must still see that attempt once it commits, and keep its status instead
 // of putting the event back to pending for good (PostgreSQL, READ COMMITTED).
 func TestMarkReplayedAfterAConcurrentAttemptKeepsItsStatus(t *testing.T) {
-	db := bothDatabases(t, models.EnvSandbox)["postgres"]
-	raw := rawPostgres(t, db.url)
+	db, raw := postgresRaw(t, models.EnvSandbox)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	ev := models.Event{ID: uuid.NewString(), OrganizationID: db.env.OrganizationID, EnvironmentID: db.env.ID,

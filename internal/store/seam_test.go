@@ -58,113 +58,104 @@ func handedOver(db seeded) *committedRecorder {
 // after its commit, as written (with their fan-out); one that rolls back hands nothing,
 // and one without events or jobs is not handed over at all.
 func TestTransactionsHandTheirEventsOver(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvLive) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			ep := newEndpoint(t, db, "https://a.example/h", nil, true)
-			rec := handedOver(db)
-			ev := newAccountEvent(t, db)
-			got := rec.take()
-			if len(got) != 1 || len(got[0].Events) != 1 || got[0].Events[0].ID != ev.ID || len(got[0].Jobs) != 0 {
-				t.Fatalf("handed over %+v, want the one event", got)
-			}
-			if f := got[0].Events[0].Fanout; f == nil || len(f.Deliveries) != 1 || f.Deliveries[0].EndpointID != ep.ID {
-				t.Fatalf("the event handed over carries fanout %+v", f)
-			}
-			boom := errors.New("rolled back")
-			if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
-				tx.Emit(store.Emit{Type: "account-created", ObjectType: "account", ObjectID: "a", Object: map[string]string{}})
-				return boom
-			}); !errors.Is(err, boom) {
-				t.Fatal(err)
-			}
-			if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return nil }); err != nil {
-				t.Fatal(err)
-			}
-			if got := rec.take(); len(got) != 0 {
-				t.Fatalf("a rolled back or empty transaction handed over %+v", got)
-			}
-		})
-	}
+	forBoth(t, models.EnvLive, func(t *testing.T, ctx context.Context, db seeded) {
+		ep := newEndpoint(t, db, "https://a.example/h", nil, true)
+		rec := handedOver(db)
+		ev := newAccountEvent(t, db)
+		got := rec.take()
+		if len(got) != 1 || len(got[0].Events) != 1 || got[0].Events[0].ID != ev.ID || len(got[0].Jobs) != 0 {
+			t.Fatalf("handed over %+v, want the one event", got)
+		}
+		if f := got[0].Events[0].Fanout; f == nil || len(f.Deliveries) != 1 || f.Deliveries[0].EndpointID != ep.ID {
+			t.Fatalf("the event handed over carries fanout %+v", f)
+		}
+		boom := errors.New("rolled back")
+		if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error {
+			tx.Emit(store.Emit{Type: "account-created", ObjectType: "account", ObjectID: "a", Object: map[string]string{}})
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.take(); len(got) != 0 {
+			t.Fatalf("a rolled back or empty transaction handed over %+v", got)
+		}
+	})
 }
 
 // A replay hands its event over once committed, marked for redispatch, once however
 // many of its deliveries the transaction replayed (a bulk page); a retried page that
 // replays nothing hands nothing over.
 func TestReplaysHandTheirEventsOver(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			newEndpoint(t, db, "https://a.example/hooks", nil, true)
-			newEndpoint(t, db, "https://b.example/hooks", nil, true)
-			evs := failedEvents(t, db, 2)
-			rec := handedOver(db)
-			job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
-			if err != nil || job.Matched != 4 {
-				t.Fatalf("job %+v, %v", job, err)
+	forBoth(t, models.EnvSandbox, func(t *testing.T, ctx context.Context, db seeded) {
+		newEndpoint(t, db, "https://a.example/hooks", nil, true)
+		newEndpoint(t, db, "https://b.example/hooks", nil, true)
+		evs := failedEvents(t, db, 2)
+		rec := handedOver(db)
+		job, err := replay.CreateJob(ctx, db.st, db.env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
+		if err != nil || job.Matched != 4 {
+			t.Fatalf("job %+v, %v", job, err)
+		}
+		got := rec.take()
+		if len(got) != 1 || len(got[0].Events) != 0 || len(got[0].Jobs) != 1 || got[0].Jobs[0] != store.ReplayJobOf(job) {
+			t.Fatalf("the job's transaction handed over %+v, want its job", got)
+		}
+		p, err := replay.Page(ctx, db.st, job.ID, "", 10)
+		if err != nil || p.Replayed != 4 {
+			t.Fatalf("page %+v, %v", p, err)
+		}
+		handed := rec.events()
+		ids := []string{}
+		for _, e := range handed {
+			if e.RedispatchAt == nil {
+				t.Errorf("event %s handed over without its redispatch mark", e.ID)
 			}
-			got := rec.take()
-			if len(got) != 1 || len(got[0].Events) != 0 || len(got[0].Jobs) != 1 || got[0].Jobs[0] != store.ReplayJobOf(job) {
-				t.Fatalf("the job's transaction handed over %+v, want its job", got)
-			}
-			p, err := replay.Page(ctx, db.st, job.ID, "", 10)
-			if err != nil || p.Replayed != 4 {
-				t.Fatalf("page %+v, %v", p, err)
-			}
-			handed := rec.events()
-			ids := []string{}
-			for _, e := range handed {
-				if e.RedispatchAt == nil {
-					t.Errorf("event %s handed over without its redispatch mark", e.ID)
-				}
-				ids = append(ids, e.ID)
-			}
-			slices.Sort(ids)
-			want := []string{evs[0].ID, evs[1].ID}
-			slices.Sort(want)
-			if !slices.Equal(ids, want) {
-				t.Fatalf("the page handed over %v, want each replayed event once: %v", ids, want)
-			}
-			if _, err := replay.Page(ctx, db.st, job.ID, "", 10); err != nil {
-				t.Fatal(err)
-			}
-			if got := rec.events(); len(got) != 0 {
-				t.Fatalf("a retried page handed over %d events", len(got))
-			}
-		})
-	}
+			ids = append(ids, e.ID)
+		}
+		slices.Sort(ids)
+		want := []string{evs[0].ID, evs[1].ID}
+		slices.Sort(want)
+		if !slices.Equal(ids, want) {
+			t.Fatalf("the page handed over %v, want each replayed event once: %v", ids, want)
+		}
+		if _, err := replay.Page(ctx, db.st, job.ID, "", 10); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.events(); len(got) != 0 {
+			t.Fatalf("a retried page handed over %d events", len(got))
+		}
+	})
 }
 
 // The rows that ask for a tenant job hand it over once committed: a new meter's
 // backfill, a deleted meter's purge, a deleted endpoint's deletion.
 func TestJobsAreHandedOver(t *testing.T) {
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			ep := newEndpoint(t, db, "https://a.example/hooks", nil, true)
-			rec := handedOver(db)
-			if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, ep.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
-				t.Fatal(err)
-			}
-			got := rec.take()
-			if len(got) != 1 || len(got[0].Jobs) != 1 || got[0].Jobs[0].Kind != store.JobEndpointDeletion || got[0].Jobs[0].ID != ep.ID ||
-				got[0].Jobs[0].EnvironmentID != db.env.ID || got[0].Jobs[0].OrganizationID != db.env.OrganizationID {
-				t.Fatalf("the deletion handed over %+v", got)
-			}
-			m := models.Meter{Key: "calls", FilterMetricName: "calls", Aggregation: models.AggSum, Status: models.MeterBackfilling, GroupBy: []string{}}
-			if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return tx.CreateMeter(&m) }); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return tx.DeleteMeter(m) }); err != nil {
-				t.Fatal(err)
-			}
-			got = rec.take()
-			if len(got) != 2 || len(got[0].Jobs) != 1 || got[0].Jobs[0] != store.BackfillOf(m) ||
-				len(got[1].Jobs) != 1 || got[1].Jobs[0].Kind != store.JobMeterPurge || got[1].Jobs[0].ID != m.ID || got[1].Jobs[0].Name != "calls" {
-				t.Fatalf("the meter's transactions handed over %+v", got)
-			}
-		})
-	}
+	forBoth(t, models.EnvSandbox, func(t *testing.T, ctx context.Context, db seeded) {
+		ep := newEndpoint(t, db, "https://a.example/hooks", nil, true)
+		rec := handedOver(db)
+		if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, ep.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
+			t.Fatal(err)
+		}
+		got := rec.take()
+		if len(got) != 1 || len(got[0].Jobs) != 1 || got[0].Jobs[0].Kind != store.JobEndpointDeletion || got[0].Jobs[0].ID != ep.ID ||
+			got[0].Jobs[0].EnvironmentID != db.env.ID || got[0].Jobs[0].OrganizationID != db.env.OrganizationID {
+			t.Fatalf("the deletion handed over %+v", got)
+		}
+		m := models.Meter{Key: "calls", FilterMetricName: "calls", Aggregation: models.AggSum, Status: models.MeterBackfilling, GroupBy: []string{}}
+		if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return tx.CreateMeter(&m) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.st.InTx(ctx, db.env, func(tx *store.Tx) error { return tx.DeleteMeter(m) }); err != nil {
+			t.Fatal(err)
+		}
+		got = rec.take()
+		if len(got) != 2 || len(got[0].Jobs) != 1 || got[0].Jobs[0] != store.BackfillOf(m) ||
+			len(got[1].Jobs) != 1 || got[1].Jobs[0].Kind != store.JobMeterPurge || got[1].Jobs[0].ID != m.ID || got[1].Jobs[0].Name != "calls" {
+			t.Fatalf("the meter's transactions handed over %+v", got)
+		}
+	})
 }
 
 // A store given no fan-out refuses to write events rather than write them without a

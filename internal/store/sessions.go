@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm/clause"
-
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
 )
@@ -33,15 +31,8 @@ CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`})
 // (PostgreSQL; SQLite's write transaction is exclusive): what decides by counting a
 // user's rows (sessions, browsers) holds it, so racing logins take turns.
 func (tx *Tx) LockUser(id string) (models.OrganizationUser, error) {
-	q := orgScope(tx.db, tx.env)
-	if tx.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	var u models.OrganizationUser
-	if err := q.Where("id = ?", id).Take(&u).Error; err != nil {
-		return u, notFound(err, "user "+id)
-	}
-	return u, nil
+	q := forUpdate(orgScope(tx.db, tx.env), tx.dialect)
+	return takeRow[models.OrganizationUser](q, "user "+id, "id = ?", id)
 }
 
 // SweepExpiredSessions deletes the organization's sessions expired at now.
@@ -83,24 +74,23 @@ func (tx *Tx) DeleteSession(id string) error {
 
 // SetSessionEnvironment switches the environment a session of the organization acts in.
 func (tx *Tx) SetSessionEnvironment(id, env string) error {
-	res := orgScope(tx.db.Model(&models.DashboardSession{}), tx.env).Where("id = ?", id).Update("environment", env)
-	if res.Error != nil {
-		return fmt.Errorf("switch session environment: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("session: %w", apperr.ErrNotFound)
-	}
-	return nil
+	return tx.setOrgColumn(&models.DashboardSession{}, id, "environment", env, "switch session environment", "session")
 }
 
 // SetUserPassword replaces the password hash of the organization's user id.
 func (tx *Tx) SetUserPassword(id, passwordHash string) error {
-	res := orgScope(tx.db.Model(&models.OrganizationUser{}), tx.env).Where("id = ?", id).Update("password_hash", passwordHash)
+	return tx.setOrgColumn(&models.OrganizationUser{}, id, "password_hash", passwordHash, "set password", "user "+id)
+}
+
+// setOrgColumn sets column of the organization's row id of model's table; doing names
+// the change in errors, and missing the row (apperr.ErrNotFound) when there is none.
+func (tx *Tx) setOrgColumn(model any, id, column string, value any, doing, missing string) error {
+	res := orgScope(tx.db.Model(model), tx.env).Where("id = ?", id).Update(column, value)
 	if res.Error != nil {
-		return fmt.Errorf("set password: %w", res.Error)
+		return fmt.Errorf("%s: %w", doing, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("user %s: %w", id, apperr.ErrNotFound)
+		return fmt.Errorf("%s: %w", missing, apperr.ErrNotFound)
 	}
 	return nil
 }
@@ -115,19 +105,10 @@ func (tx *Tx) EndUserSessions(id string) error {
 
 // Session loads a session that has not expired at now; an expired one is not found.
 func (s *Store) Session(ctx context.Context, id string, now time.Time) (models.DashboardSession, error) {
-	var sess models.DashboardSession
-	err := s.db.WithContext(ctx).Where("id = ? AND expires_at > ?", id, now).Take(&sess).Error
-	if err != nil {
-		return sess, notFound(err, "session")
-	}
-	return sess, nil
+	return takeRow[models.DashboardSession](s.db.WithContext(ctx), "session", "id = ? AND expires_at > ?", id, now)
 }
 
 // User loads a dashboard user by id.
 func (s *Store) User(ctx context.Context, id string) (models.OrganizationUser, error) {
-	var u models.OrganizationUser
-	if err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error; err != nil {
-		return u, notFound(err, "user")
-	}
-	return u, nil
+	return takeRow[models.OrganizationUser](s.db.WithContext(ctx), "user", "id = ?", id)
 }

@@ -104,9 +104,15 @@ func openPool(url string, size int, lock, statement time.Duration, sl *sealer) (
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(translating{postgres.Open(dsn)}, gormConfig())
+	return openGorm(postgres.Open(dsn), "postgres", size, sl)
+}
+
+// openGorm opens the database d (of kind, for errors) with the store's GORM settings and
+// the keyring's callbacks (withKeyring), its pool sized for size connections.
+func openGorm(d gorm.Dialector, kind string, size int, sl *sealer) (*gorm.DB, error) {
+	db, err := gorm.Open(translating{d}, gormConfig())
 	if err != nil {
-		return nil, fmt.Errorf("open postgres database: %w", err)
+		return nil, fmt.Errorf("open %s database: %w", kind, err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
@@ -133,19 +139,10 @@ func openSQLite(url string, o Options, sl *sealer) (*Store, error) {
 	}
 	// WAL lets readers of other processes (the CLI) read while this one writes.
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_txlock=immediate", url, o.LockTimeout.Milliseconds())
-	db, err := gorm.Open(translating{sqlite.Open(dsn)}, gormConfig())
+	db, err := openGorm(sqlite.Open(dsn), "sqlite", 1, sl)
 	if err != nil {
-		return nil, fmt.Errorf("open sqlite database: %w", err)
-	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		return nil, fmt.Errorf("database handle: %w", err)
-	}
-	if err := withKeyring(db, sl); err != nil {
-		closeDB(db)
 		return nil, err
 	}
-	sizePool(sqlDB, 1)
 	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}, seam: &seam{}}, nil
 }
 

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,43 +15,33 @@ import (
 )
 
 func TestMigrateIsIdempotentOnBothDatabases(t *testing.T) {
-	ctx := context.Background()
-	for name, url := range map[string]string{
-		"postgres": testdb.URL(t),
-		"sqlite":   filepath.Join(t.TempDir(), "revops.db"),
-	} {
-		t.Run(name, func(t *testing.T) {
-			st, err := store.OpenWith(ctx, url, keyed(), nil)
-			if err != nil {
-				t.Fatal(err)
+	forFresh(t, func(t *testing.T, ctx context.Context, name, url string) {
+		st := open(t, url)
+		first, err := st.Migrate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first) == 0 {
+			t.Fatal("no migration applied on an empty database")
+		}
+		again, err := st.Migrate(ctx)
+		if err != nil || len(again) != 0 {
+			t.Fatalf("second migrate applied %v, err %v", again, err)
+		}
+		org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range []string{models.EnvLive, models.EnvSandbox} {
+			e, err := st.Environment(ctx, org.ID, env)
+			if err != nil || e.Name != env {
+				t.Fatalf("environment %s: %+v %v", env, e, err)
 			}
-			defer st.Close()
-			first, err := st.Migrate(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(first) == 0 {
-				t.Fatal("no migration applied on an empty database")
-			}
-			again, err := st.Migrate(ctx)
-			if err != nil || len(again) != 0 {
-				t.Fatalf("second migrate applied %v, err %v", again, err)
-			}
-			org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, env := range []string{models.EnvLive, models.EnvSandbox} {
-				e, err := st.Environment(ctx, org.ID, env)
-				if err != nil || e.Name != env {
-					t.Fatalf("environment %s: %+v %v", env, e, err)
-				}
-			}
-			if _, err := orgs.CreateWithHash(ctx, st, "Other", "a@example.com", "x"); err == nil {
-				t.Error("duplicate email accepted")
-			}
-		})
-	}
+		}
+		if _, err := orgs.CreateWithHash(ctx, st, "Other", "a@example.com", "x"); err == nil {
+			t.Error("duplicate email accepted")
+		}
+	})
 }
 
 func TestAPIKeyLifecycle(t *testing.T) {

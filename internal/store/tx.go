@@ -161,10 +161,15 @@ func (tx *Tx) Emit(e ...Emit) { tx.emits = append(tx.emits, e...) }
 // lockRow loads the row id of T in the transaction's environment FOR UPDATE (SQLite's
 // single connection serialises instead); what names it in the not-found error.
 func lockRow[T any](tx *Tx, what, id string) (T, error) {
+	return takeRow[T](scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}), what+" "+id, "id = ?", id)
+}
+
+// takeRow reads the one row of T that where selects in db; apperr.ErrNotFound, naming
+// what, when there is none.
+func takeRow[T any](db *gorm.DB, what, where string, args ...any) (T, error) {
 	var row T
-	err := scope(tx.db, tx.env).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&row).Error
-	if err != nil {
-		return row, notFound(err, what+" "+id)
+	if err := db.Where(where, args...).Take(&row).Error; err != nil {
+		return row, notFound(err, what)
 	}
 	return row, nil
 }

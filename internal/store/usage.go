@@ -124,11 +124,7 @@ func writeUsage(ctx context.Context, db *gorm.DB, dialect string, env Env, w *Us
 
 // UsageBatch reads the environment's batch with transaction id txID.
 func (s *Store) UsageBatch(ctx context.Context, env Env, txID string) (models.UsageBatch, error) {
-	var b models.UsageBatch
-	if err := s.in(ctx, env).Where("transaction_id = ?", txID).Take(&b).Error; err != nil {
-		return b, notFound(err, "usage batch "+txID)
-	}
-	return b, nil
+	return takeRow[models.UsageBatch](s.in(ctx, env), "usage batch "+txID, "transaction_id = ?", txID)
 }
 
 // insertBatch claims the transaction id; ErrUsageBatchTaken when it is taken.

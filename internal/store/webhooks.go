@@ -65,8 +65,8 @@ func lockEnvRow(tx *gorm.DB, dialect string, env Env) error {
 
 // forUpdate locks the rows a query reads until the transaction ends (PostgreSQL; SQLite
 // transactions are exclusive).
-func (s *Store) forUpdate(q *gorm.DB) *gorm.DB {
-	if s.dialect != "postgres" {
+func forUpdate(q *gorm.DB, dialect string) *gorm.DB {
+	if dialect != "postgres" {
 		return q
 	}
 	return q.Clauses(clause.Locking{Strength: "UPDATE"})

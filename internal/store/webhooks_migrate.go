@@ -6,11 +6,7 @@ func init() {
 	register(
 		// The table is rebuilt on both databases (SQLite cannot drop a UNIQUE constraint):
 		// the same statements then hold for both. Nothing references webhook_endpoints.
-		migration{version: 31, name: "webhook_endpoints_many", sql: `
-CREATE TABLE webhook_endpoints_v31 (
-	id TEXT PRIMARY KEY,
-	organization_id TEXT NOT NULL REFERENCES organizations(id),
-	environment_id TEXT NOT NULL REFERENCES environments(id),
+		migration{version: 31, name: "webhook_endpoints_many", sql: scopedTable("webhook_endpoints_v31", "id", `
 	url TEXT NOT NULL,
 	method TEXT NOT NULL CHECK (method IN ('POST', 'GET')),
 	description TEXT NOT NULL DEFAULT '',
@@ -36,7 +32,7 @@ SELECT id, organization_id, environment_id, url, method, enabled, CASE WHEN enab
 FROM webhook_endpoints;
 DROP TABLE webhook_endpoints;
 ALTER TABLE webhook_endpoints_v31 RENAME TO webhook_endpoints;
-CREATE INDEX webhook_endpoints_env_created ON webhook_endpoints (environment_id, created_at, id)`},
+CREATE INDEX webhook_endpoints_env_created ON webhook_endpoints (environment_id, created_at, id)`)},
 		migration{version: 32, name: "webhook_deliveries", sql: `
 CREATE TABLE webhook_deliveries (
 	id TEXT PRIMARY KEY,
