@@ -16,7 +16,6 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 )
@@ -44,7 +43,6 @@ func Deps(cfg config.Config, st *store.Store) api.Deps {
 		Store:  st,
 		Keys:   keys.NewManager(st),
 		Log:    log,
-		Replay: &replay.Service{Store: st},
 		Meters: &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
 	}
 }
