@@ -26,7 +26,7 @@ func registeredRoutes(t *testing.T) map[string]bool {
 	}
 	// Registering reaches no part: empty ones will do.
 	eng := api.New(api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Endpoints: &webhook.Endpoints{}, Meters: &meters.Service{}})
+		Endpoints: &webhook.Endpoints{}, Meters: &meters.Queries{}})
 	out := map[string]bool{}
 	for _, r := range eng.Routes() {
 		if strings.HasPrefix(r.Path, "/v1/") {

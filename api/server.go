@@ -45,6 +45,7 @@ type Storage interface {
 	usage.Store
 	orgs.Reader
 	replay.Store
+	meters.Store
 	idempotency.Keys
 }
 
@@ -58,8 +59,10 @@ type Deps struct {
 	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
 	// dashboard, with the process's one Sender for the manual tests.
 	Endpoints *webhook.Endpoints
-	// Meters serves the meters (CONTRACT §18) here and in the dashboard.
-	Meters *meters.Service
+	// Meters reads meters' values (CONTRACT §18) here and in the dashboard, under the
+	// process's one gate on values queries; the other meter routes call the package's
+	// functions with Store.
+	Meters *meters.Queries
 }
 
 // Server holds the handlers' dependencies.
@@ -73,7 +76,7 @@ type Server struct {
 	log       *slog.Logger
 	ready     []Check
 	endpoints *webhook.Endpoints
-	meters    *meters.Service
+	meters    *meters.Queries
 	limiter   *limiter
 	// openapi is GET /v1/openapi.json's body, or openapiErr why it could not be built.
 	openapi    []byte

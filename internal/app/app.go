@@ -260,7 +260,7 @@ func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger,
 		Keys:      keys.NewManager(st),
 		Log:       log,
 		Endpoints: endpoints,
-		Meters:    &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
+		Meters:    &meters.Queries{Store: st, MaxQueries: cfg.MeterQueries},
 		Ready: []api.Check{
 			{Name: "database", Check: st.Ping},
 			{Name: "temporal", Check: mon.Check, Optional: true},

@@ -37,6 +37,7 @@ type Storage interface {
 	events.EndpointStore // events.Store, and one endpoint's deliveries
 	sessions.Store
 	replay.Store
+	meters.Store
 	viewers
 	// EndpointStatHours reads an endpoint's hourly attempt rollups (the Webhooks page's
 	// figures and chart, webhooks_figures.go).
@@ -64,9 +65,9 @@ type Deps struct {
 	// Endpoints is the API's own service of /v1/webhook_endpoints (internal/app builds
 	// it once): the forms follow its rules and the manual test goes through its Sender.
 	Endpoints *webhook.Endpoints
-	// Meters serves the Usage page (CONTRACT §18): the API's own service (internal/app
-	// builds it once).
-	Meters *meters.Service
+	// Meters reads the Usage page's values (CONTRACT §18) under the API's own gate
+	// (internal/app builds it once).
+	Meters *meters.Queries
 }
 
 // handler holds the dependencies of every dashboard page.
@@ -79,7 +80,7 @@ type handler struct {
 	hashes   *hashGate // bounds the bcrypt comparisons of logins running at once
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
-	meters    *meters.Service
+	meters    *meters.Queries
 	pages     map[string]*template.Template
 	now       func() time.Time
 }

@@ -63,7 +63,7 @@ func (s *site) ingest(key, txn string, rows ...usageRow) {
 // createMeter defines a meter the way POST /v1/meters does.
 func (s *site) createMeter(env models.Env, d meters.Definition) models.Meter {
 	s.t.Helper()
-	m, err := (&meters.Service{Store: s.store}).Create(context.Background(), env, d, time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meters.Create(context.Background(), s.store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		s.t.Fatal(err)
 	}

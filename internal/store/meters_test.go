@@ -69,10 +69,10 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 	ctx := context.Background()
 	for name, db := range bothDatabases(t, "live") {
 		t.Run(name, func(t *testing.T) {
-			svc := &meters.Service{Store: db.st}
+			svc := &meters.Queries{Store: db.st}
 			var ids []string
 			for _, key := range []string{"gone", "kept"} {
-				m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
+				m, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
 					ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
@@ -87,7 +87,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+			if _, err := meters.Delete(ctx, svc.Store, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			// What the deleted meter's MeterPurge workflow does (CONTRACT §21).

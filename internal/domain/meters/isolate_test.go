@@ -123,7 +123,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc := &meters.Service{Store: st}
+			svc := &meters.Queries{Store: st}
 			meterIn(ctx, t, svc, st, envA)
 			meterIn(ctx, t, svc, st, envB)
 			send := func(env models.Env, tx string) time.Time {
@@ -193,9 +193,9 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 }
 
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
-func meterIn(ctx context.Context, t *testing.T, svc *meters.Service, st *store.Store, env models.Env) {
+func meterIn(ctx context.Context, t *testing.T, svc *meters.Queries, st *store.Store, env models.Env) {
 	t.Helper()
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}
