@@ -46,6 +46,7 @@ type Storage interface {
 	orgs.Reader
 	replay.Store
 	meters.Store
+	webhook.EndpointsStore
 	idempotency.Keys
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -70,7 +71,7 @@ func (s *Server) listEndpoints(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	eps, more, err := s.endpoints.List(c.Request.Context(), principal(c).Env, page)
+	eps, more, err := webhook.ListEndpoints(c.Request.Context(), s.store, principal(c).Env, page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -83,7 +84,7 @@ func (s *Server) listEndpoints(c *gin.Context) {
 }
 
 func (s *Server) getEndpoint(c *gin.Context) {
-	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+	ep, err := webhook.GetEndpoint(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -112,7 +113,7 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 		return
 	}
 	reply := replyAs[webhook.DeletedEndpoint](c, http.StatusOK)
-	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
+	ep, err := webhook.DeleteEndpoint(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -121,7 +122,7 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 }
 
 func (s *Server) endpointSecret(c *gin.Context) {
-	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+	ep, err := webhook.GetEndpoint(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -140,7 +141,7 @@ func (s *Server) rotateEndpointSecret(c *gin.Context) {
 		return
 	}
 	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
-	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
+	ep, err := webhook.RotateKey(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), time.Now().UTC(), webhook.RotationOverlap, reply)
 	if err != nil {
 		fail(c, err)
 		return

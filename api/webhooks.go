@@ -39,7 +39,7 @@ type webhookTestResponse struct {
 }
 
 func (s *Server) getWebhookEndpoint(c *gin.Context) {
-	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
+	ep, err := webhook.OldestEndpoint(c.Request.Context(), s.store, principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -62,7 +62,7 @@ func (s *Server) putWebhookEndpoint(c *gin.Context) {
 }
 
 func (s *Server) webhookEndpointSecret(c *gin.Context) {
-	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
+	ep, err := webhook.OldestEndpoint(c.Request.Context(), s.store, principal(c).Env)
 	if err != nil {
 		fail(c, err)
 		return
@@ -81,7 +81,7 @@ func (s *Server) rotateWebhookSecret(c *gin.Context) {
 		return
 	}
 	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
-	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env, reply)
+	ep, err := webhook.RotateOldest(c.Request.Context(), s.store, principal(c).Env, time.Now().UTC(), reply)
 	if err != nil {
 		fail(c, err)
 		return

@@ -38,6 +38,7 @@ type Storage interface {
 	sessions.Store
 	replay.Store
 	meters.Store
+	webhook.EndpointsStore
 	viewers
 	// EndpointStatHours reads an endpoint's hourly attempt rollups (the Webhooks page's
 	// figures and chart, webhooks_figures.go).

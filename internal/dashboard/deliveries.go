@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/platform/tracing"
@@ -34,7 +35,7 @@ type endpointRef struct {
 
 // endpointRefs names every endpoint of the environment by id.
 func (h *handler) endpointRefs(c *gin.Context, env models.Env) ([]endpointRef, map[string]endpointRef, error) {
-	eps, err := h.endpoints.All(c.Request.Context(), env)
+	eps, err := webhook.AllEndpoints(c.Request.Context(), h.store, env)
 	if err != nil {
 		return nil, nil, err
 	}
