@@ -19,8 +19,7 @@ import (
 // (invalid_string for what §15 refuses in any header value: control characters), on
 // create and on PATCH, and nothing is written; the bounds themselves are accepted.
 func TestEndpointHeadersRefused(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	url := rc.URL + "/x"
 	type tc struct {
 		name    string

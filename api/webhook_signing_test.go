@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/signing"
 	"github.com/revops/revops/models"
@@ -244,8 +243,7 @@ func TestEndpointSigningValidation(t *testing.T) {
 // A manual test (CONTRACT §8) of an ed25519 endpoint is signed like its deliveries: a v1a
 // entry its public key verifies.
 func TestManualTestOfAnEd25519Endpoint(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	ep := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/hooks", "signing": "ed25519"})
 	for _, path := range []string{"/v1/webhook_endpoints/" + ep["id"].(string) + "/test", "/v1/webhook_endpoint/test"} {
 		if r := h.mustObj(http.StatusOK, "POST", path, map[string]any{"type": "deal-signed"}); r["ok"] != true {
