@@ -1,39 +1,20 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/models"
 )
-
-// logBuffer collects the API's log lines (the server writes from its own goroutines).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // storedKeys is endpoint id's current and previous keys, read through the store (the
 // GORM model, as encryption at rest will require).
@@ -55,7 +36,7 @@ func storedKeys(t *testing.T, h *harness, id string) models.WebhookEndpoint {
 func TestEd25519Endpoints(t *testing.T) {
 	for _, dbName := range []string{"postgres", "sqlite"} {
 		t.Run(dbName, func(t *testing.T) {
-			var logs logBuffer
+			var logs syncbuf.Buffer
 			h := newHarnessOn(t, dbName, func(c *config.Config, d *api.Deps) {
 				c.WebhookAllowPrivate = true
 				d.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
