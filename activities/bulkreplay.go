@@ -23,17 +23,23 @@ const maxPaceHold = 20 * time.Second
 // need (replay.Page).
 type BulkReplayStore = replay.PageStore
 
-// Pager replays one page of a bulk replay job (replay.Pages).
+// Pager replays one page of a bulk replay job: replay.Page over the store, or a test's
+// stand-in.
 type Pager interface {
 	ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (replay.PageResult, error)
 }
 
-var _ Pager = replay.Pages{}
+// storePages is replay.Page over a store: the Pager of a running worker.
+type storePages struct{ st BulkReplayStore }
+
+func (p storePages) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (replay.PageResult, error) {
+	return replay.Page(ctx, p.st, jobID, cursorID, limit)
+}
 
 // BulkReplay holds the bulk replay activity's dependencies.
 type BulkReplay struct {
 	Store BulkReplayStore
-	// Pages, when set, replays the pages instead of replay.Pages over Store (a test's
+	// Pages, when set, replays the pages instead of replay.Page over Store (a test's
 	// stand-in).
 	// The page's replayed events reach their workflows right after its commit, as every
 	// transaction's (store.AfterCommit); the sweeper reaches whatever that misses.
@@ -89,7 +95,7 @@ func (b *BulkReplay) pages() Pager {
 	if b.Pages != nil {
 		return b.Pages
 	}
-	return replay.Pages{Store: b.Store}
+	return storePages{b.Store}
 }
 
 // pace holds the page's activity so that the environment's running jobs together start

@@ -12,15 +12,7 @@ func TestAccountCreateShapeAndEvent(t *testing.T) {
 	a := h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{
 		"name": "Globex", "domain": "globex.example", "properties": map[string]any{"tier": "gold", "seats": 10, "vip": true},
 	})
-	want := []string{"id", "object", "name", "external_id", "domain", "billing_email", "status", "properties", "created_at", "updated_at"}
-	if len(a) != len(want) {
-		t.Fatalf("keys %v, want %v", a, want)
-	}
-	for _, k := range want {
-		if _, ok := a[k]; !ok {
-			t.Fatalf("no %s in %v", k, a)
-		}
-	}
+	expectMembers(t, a, "id", "object", "name", "external_id", "domain", "billing_email", "status", "properties", "created_at", "updated_at")
 	if a["object"] != "account" || a["status"] != "draft" || a["external_id"] != nil || a["billing_email"] != nil {
 		t.Fatalf("account %v", a)
 	}

@@ -35,16 +35,21 @@ func randomKey(t *testing.T) string {
 	return k.Plain
 }
 
+// countingLookups counts the key lookups into *counted, behind a proxy on loopback: the
+// test's peer is the proxy, and X-Forwarded-For names the client.
+func countingLookups(counted **countingStore) harnessOption {
+	return func(c *config.Config, d *api.Deps) {
+		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+		*counted = &countingStore{Store: d.Store.(*store.Store)}
+		d.Keys = keys.NewManager(*counted)
+	}
+}
+
 // CONTRACT §17: past 30 failed authentications a minute from one address, that address's
 // keys are checked only against the replica's recently valid keys, with no lookup.
 func TestFailedAuthenticationThrottle(t *testing.T) {
 	var counted *countingStore
-	h := newHarness(t, func(c *config.Config, d *api.Deps) {
-		// The test's peer is the proxy; X-Forwarded-For names the client.
-		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
-		counted = &countingStore{Store: d.Store.(*store.Store)}
-		d.Keys = keys.NewManager(counted)
-	})
+	h := newHarness(t, countingLookups(&counted))
 	const attacker, friend, neighbour = "203.0.113.7", "198.51.100.9", "192.0.2.55"
 	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
 
@@ -101,11 +106,7 @@ func TestFailedAuthenticationThrottleIgnoresForgedForwardedFor(t *testing.T) {
 // keys from one address costs no more lookups than the same requests one at a time.
 func TestFailedAuthenticationThrottleHoldsUnderConcurrency(t *testing.T) {
 	var counted *countingStore
-	h := newHarness(t, func(c *config.Config, d *api.Deps) {
-		c.TrustedProxies = config.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
-		counted = &countingStore{Store: d.Store.(*store.Store)}
-		d.Keys = keys.NewManager(counted)
-	})
+	h := newHarness(t, countingLookups(&counted))
 	const burst = 200
 	statuses := make([]int, burst)
 	var wg sync.WaitGroup

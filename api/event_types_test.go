@@ -66,8 +66,7 @@ func TestEventTypesListed(t *testing.T) {
 // it (the exact body a delivery sends, CONTRACT §9) against the catalog's schema of its
 // type: the check of the e2e receivers, without Temporal.
 func TestEventPayloadsMatchCatalog(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	h.mustObj(http.StatusOK, "PUT", "/v1/webhook_endpoint", map[string]any{"url": rc.URL + "/hooks/sk_token?key=k1"})
 	acc := h.mustObj(http.StatusCreated, "POST", "/v1/accounts", map[string]any{
 		"name": "Initech", "external_id": "init-1", "domain": "Initech.Example", "billing_email": "ap@initech.example",

@@ -35,7 +35,7 @@ func (s *Server) replayEvent(c *gin.Context) {
 	// The answer is the event object of GET /v1/events/{id} as the replay's own
 	// transaction reads it back, kept there (CONTRACT §14).
 	reply := replyAs[events.Object](c, http.StatusAccepted)
-	r, err := s.replay.OneWith(c.Request.Context(), principal(c).Env, c.Param("id"), req.EndpointID, s.links, reply)
+	r, err := replay.Event(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), req.EndpointID, s.links, reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -124,7 +124,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 		return
 	}
 	reply := replyAs[replay.JobObject](c, http.StatusAccepted)
-	j, err := s.replay.StartJob(c.Request.Context(), principal(c).Env, f, reply)
+	j, err := replay.CreateJob(c.Request.Context(), s.store, principal(c).Env, f, time.Now(), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -133,7 +133,7 @@ func (s *Server) replayEvents(c *gin.Context) {
 }
 
 func (s *Server) getReplayJob(c *gin.Context) {
-	j, err := s.replay.Job(c.Request.Context(), principal(c).Env, c.Param("id"))
+	j, err := replay.Job(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return

@@ -187,3 +187,16 @@ func expectError(t *testing.T, r response, status int, code string) {
 		t.Error("no X-Request-Id")
 	}
 }
+
+// expectMembers fails unless obj has exactly the members want.
+func expectMembers(t *testing.T, obj map[string]any, want ...string) {
+	t.Helper()
+	if len(obj) != len(want) {
+		t.Fatalf("keys %v, want %v", obj, want)
+	}
+	for _, k := range want {
+		if _, ok := obj[k]; !ok {
+			t.Fatalf("no %s in %v", k, obj)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (s *Server) createMeterAlert(c *gin.Context) {
 		return
 	}
 	reply := replyAs[meters.AlertObject](c, http.StatusCreated)
-	a, err := s.meters.CreateAlert(c.Request.Context(), principal(c).Env, c.Param("key"), d, reply)
+	a, err := meters.CreateAlert(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), d, reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -37,7 +37,7 @@ func (s *Server) listMeterAlerts(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	as, more, err := s.meters.Alerts(c.Request.Context(), principal(c).Env, c.Param("key"), page)
+	as, more, err := meters.Alerts(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) listMeterAlerts(c *gin.Context) {
 }
 
 func (s *Server) getMeterAlert(c *gin.Context) {
-	a, err := s.meters.Alert(c.Request.Context(), principal(c).Env, c.Param("key"), c.Param("id"))
+	a, err := meters.Alert(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -60,7 +60,7 @@ func (s *Server) deleteMeterAlert(c *gin.Context) {
 		return
 	}
 	reply := replyAs[meters.Deleted](c, http.StatusOK)
-	d, err := s.meters.DeleteAlert(c.Request.Context(), principal(c).Env, c.Param("key"), c.Param("id"), reply)
+	d, err := meters.DeleteAlert(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return

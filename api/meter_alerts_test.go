@@ -32,15 +32,7 @@ func TestMeterAlertCRUD(t *testing.T) {
 			"threshold": "1000.50", "window": "month", "account_id": "acct_1", "group": map[string]any{"region": "eu", "plan": "1"},
 			"description": "EU spend",
 		})
-		want := []string{"id", "object", "meter", "meter_id", "threshold", "window", "account_id", "group", "description", "created_at"}
-		if len(a) != len(want) {
-			t.Fatalf("keys %v, want %v", a, want)
-		}
-		for _, k := range want {
-			if _, ok := a[k]; !ok {
-				t.Fatalf("no %s in %v", k, a)
-			}
-		}
+		expectMembers(t, a, "id", "object", "meter", "meter_id", "threshold", "window", "account_id", "group", "description", "created_at")
 		// The threshold comes back as the exact decimal, a JSON number; the group as sent.
 		if a["object"] != "meter_alert" || a["meter"] != "api_calls" || a["meter_id"] != meter["id"] ||
 			fmt.Sprint(a["threshold"]) != "1000.5" || a["window"] != "month" || a["account_id"] != "acct_1" ||

@@ -25,7 +25,7 @@ func (s *Server) createMeter(c *gin.Context) {
 		return
 	}
 	reply := replyAs[meters.Object](c, http.StatusCreated)
-	m, err := s.meters.Create(c.Request.Context(), principal(c).Env, d, time.Now(), reply)
+	m, err := meters.Create(c.Request.Context(), s.store, principal(c).Env, d, time.Now(), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -39,7 +39,7 @@ func (s *Server) listMeters(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	ms, more, err := s.meters.List(c.Request.Context(), principal(c).Env, page)
+	ms, more, err := meters.List(c.Request.Context(), s.store, principal(c).Env, page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -52,7 +52,7 @@ func (s *Server) listMeters(c *gin.Context) {
 }
 
 func (s *Server) getMeter(c *gin.Context) {
-	m, err := s.meters.Get(c.Request.Context(), principal(c).Env, c.Param("key"))
+	m, err := meters.Get(c.Request.Context(), s.store, principal(c).Env, c.Param("key"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -72,7 +72,7 @@ func (s *Server) updateMeter(c *gin.Context) {
 		return
 	}
 	reply := replyAs[meters.Object](c, http.StatusOK)
-	m, err := s.meters.SetDescription(c.Request.Context(), principal(c).Env, c.Param("key"), description, time.Now(), reply)
+	m, err := meters.SetDescription(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), description, time.Now(), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -86,7 +86,7 @@ func (s *Server) deleteMeter(c *gin.Context) {
 		return
 	}
 	reply := replyAs[meters.Deleted](c, http.StatusOK)
-	m, err := s.meters.Delete(c.Request.Context(), principal(c).Env, c.Param("key"), reply)
+	m, err := meters.Delete(c.Request.Context(), s.store, principal(c).Env, c.Param("key"), reply)
 	if err != nil {
 		fail(c, err)
 		return

@@ -26,15 +26,7 @@ func TestMeterCRUD(t *testing.T) {
 			"key": "api_calls", "description": "API calls by region", "filter": map[string]any{"metric_name": "calls", "product": "api"},
 			"aggregation": "sum", "group_by": []any{"region"},
 		})
-		want := []string{"id", "object", "key", "description", "filter", "aggregation", "value_key", "group_by", "status", "created_at", "updated_at"}
-		if len(m) != len(want) {
-			t.Fatalf("keys %v, want %v", m, want)
-		}
-		for _, k := range want {
-			if _, ok := m[k]; !ok {
-				t.Fatalf("no %s in %v", k, m)
-			}
-		}
+		expectMembers(t, m, "id", "object", "key", "description", "filter", "aggregation", "value_key", "group_by", "status", "created_at", "updated_at")
 		f, _ := m["filter"].(map[string]any)
 		if m["object"] != "meter" || m["key"] != "api_calls" || f["metric_name"] != "calls" || f["product"] != "api" ||
 			m["value_key"] != nil || fmt.Sprint(m["group_by"]) != "[region]" || m["status"] != "ready" {

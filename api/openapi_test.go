@@ -13,7 +13,6 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
 )
@@ -27,7 +26,7 @@ func registeredRoutes(t *testing.T) map[string]bool {
 	}
 	// Registering reaches no part: empty ones will do.
 	eng := api.New(api.Deps{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Endpoints: &webhook.Endpoints{}, Replay: &replay.Service{}, Meters: &meters.Service{}})
+		Endpoints: &webhook.Endpoints{}, Meters: &meters.Queries{}})
 	out := map[string]bool{}
 	for _, r := range eng.Routes() {
 		if strings.HasPrefix(r.Path, "/v1/") {

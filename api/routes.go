@@ -64,8 +64,8 @@ func (s *Server) secretRoutes(v1 *gin.RouterGroup) {
 	// §8 The webhook endpoint: the environment's oldest endpoint of §13.
 	v1.GET("/webhook_endpoint", s.getWebhookEndpoint)
 	v1.PUT("/webhook_endpoint", s.putWebhookEndpoint)
-	v1.GET("/webhook_endpoint/secret", s.webhookEndpointSecret)
-	v1.POST("/webhook_endpoint/rotate_secret", s.rotateWebhookSecret)
+	v1.GET("/webhook_endpoint/secret", endpointSecret(s.oldestEndpoint))
+	v1.POST("/webhook_endpoint/rotate_secret", rotateSecret(s.rotateOldest))
 	v1.POST("/webhook_endpoint/test", s.testWebhookEndpoint)
 
 	// §9 Events and replay (bulk replay jobs: §16).
@@ -82,8 +82,8 @@ func (s *Server) secretRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/webhook_endpoints/:id", s.getEndpoint)
 	v1.PATCH("/webhook_endpoints/:id", s.updateEndpoint)
 	v1.DELETE("/webhook_endpoints/:id", s.deleteEndpoint)
-	v1.GET("/webhook_endpoints/:id/secret", s.endpointSecret)
-	v1.POST("/webhook_endpoints/:id/rotate_secret", s.rotateEndpointSecret)
+	v1.GET("/webhook_endpoints/:id/secret", endpointSecret(s.endpointByID))
+	v1.POST("/webhook_endpoints/:id/rotate_secret", rotateSecret(s.rotateByID))
 	v1.POST("/webhook_endpoints/:id/test", s.testEndpoint)
 	v1.GET("/webhook_endpoints/:id/stats", s.endpointStats)
 	v1.GET("/event_types", s.listEventTypes)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 )
 
 // CONTRACT §25 (issue 41): whoever can write the database but holds no key copies tenant
@@ -16,7 +17,7 @@ import (
 func TestCopiedSecretIsNotShownToAnotherTenant(t *testing.T) {
 	for _, dbName := range []string{"postgres", "sqlite"} {
 		t.Run(dbName, func(t *testing.T) {
-			logs := &lockedBuffer{}
+			logs := &syncbuf.Buffer{}
 			h := newHarnessOn(t, dbName, func(c *config.Config, _ *api.Deps) { c.WebhookAllowPrivate = true }, capturingLogs(logs))
 			skA, skB := h.key[skSandbox], h.key["secret live"]
 			create := func(key string) (id, secret string) {

@@ -44,6 +44,9 @@ type Storage interface {
 	events.Store
 	usage.Store
 	orgs.Reader
+	replay.Store
+	meters.Store
+	webhook.EndpointsStore
 	idempotency.Keys
 }
 
@@ -57,13 +60,10 @@ type Deps struct {
 	// Endpoints serves the webhook endpoints (CONTRACT §8, §13) here and in the
 	// dashboard, with the process's one Sender for the manual tests.
 	Endpoints *webhook.Endpoints
-	// Replay replays events (§9, §13, §16) here and in the dashboard. Replays are decided
-	// in the database; the store hands what commits to the process's dispatcher (as every
-	// change's events: store.AfterCommit), so every API process offers them; bulk replays
-	// run as workflows.
-	Replay *replay.Service
-	// Meters serves the meters (CONTRACT §18) here and in the dashboard.
-	Meters *meters.Service
+	// Meters reads meters' values (CONTRACT §18) here and in the dashboard, under the
+	// process's one gate on values queries; the other meter routes call the package's
+	// functions with Store.
+	Meters *meters.Queries
 }
 
 // Server holds the handlers' dependencies.
@@ -77,8 +77,7 @@ type Server struct {
 	log       *slog.Logger
 	ready     []Check
 	endpoints *webhook.Endpoints
-	replay    *replay.Service
-	meters    *meters.Service
+	meters    *meters.Queries
 	limiter   *limiter
 	// openapi is GET /v1/openapi.json's body, or openapiErr why it could not be built.
 	openapi    []byte
@@ -90,14 +89,14 @@ type Server struct {
 // (internal/app), and internal/app mounts the dashboard on the engine it returns, behind
 // the same HTTPS and authentication middleware.
 func New(d Deps) *gin.Engine {
-	if d.Endpoints == nil || d.Replay == nil || d.Meters == nil {
-		// A wiring fault, not a request's: without them the webhook, replay and meter
-		// routes would answer 500. internal/app builds all three.
-		panic("api.New: Deps.Endpoints, Deps.Replay and Deps.Meters are required")
+	if d.Endpoints == nil || d.Meters == nil {
+		// A wiring fault, not a request's: without them the webhook and meter routes
+		// would answer 500. internal/app builds both.
+		panic("api.New: Deps.Endpoints and Deps.Meters are required")
 	}
 	s := &Server{cfg: d.Config, links: events.Links{TemporalUI: d.Config.TemporalUIURL, Namespace: d.Config.TemporalNamespace},
 		store: d.Store, keys: d.Keys, log: d.Log, ready: d.Ready,
-		endpoints: d.Endpoints, replay: d.Replay, meters: d.Meters, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
+		endpoints: d.Endpoints, meters: d.Meters, limiter: newLimiter(d.Config.RateLimit, d.Config.EnvRateLimit)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

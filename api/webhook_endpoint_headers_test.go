@@ -7,20 +7,19 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/revops/revops/api"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 )
 
 // Every refused header name and value of CONTRACT §25 is a 400 naming headers.<name>
 // (invalid_string for what §15 refuses in any header value: control characters), on
 // create and on PATCH, and nothing is written; the bounds themselves are accepted.
 func TestEndpointHeadersRefused(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	url := rc.URL + "/x"
 	type tc struct {
 		name    string
@@ -107,24 +106,6 @@ func TestEndpointHeadersRefused(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink shared by the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // capturingLogs sends the API's logs, at debug level, to buf.
 func capturingLogs(buf io.Writer) harnessOption {
 	return func(_ *config.Config, d *api.Deps) {
@@ -141,7 +122,7 @@ func TestEndpointHeadersAreSecrets(t *testing.T) {
 	for _, dbName := range []string{"postgres", "sqlite"} {
 		t.Run(dbName, func(t *testing.T) {
 			rc := webhooktest.NewReceiver(t)
-			logs := &lockedBuffer{}
+			logs := &syncbuf.Buffer{}
 			h := newHarnessOn(t, dbName, trusting(t, rc), capturingLogs(logs))
 			sk := h.key[skSandbox]
 			const (

@@ -11,7 +11,7 @@ import (
 )
 
 // GET /v1/webhook_endpoints/{id}/stats (CONTRACT §23): from, to and window read as §18's
-// values query reads them; webhook.Endpoints.Stats checks the boundaries and the window
+// values query reads them; webhook.EndpointStats checks the boundaries and the window
 // bound and reads the rollups.
 
 // endpointStatsObject is the answer of GET /v1/webhook_endpoints/{id}/stats.
@@ -51,7 +51,7 @@ func (s *Server) endpointStats(c *gin.Context) {
 		return
 	}
 	id := c.Param("id")
-	ws, err := s.endpoints.Stats(c.Request.Context(), principal(c).Env, id, q)
+	ws, err := webhook.EndpointStats(c.Request.Context(), s.store, principal(c).Env, id, q)
 	if err != nil {
 		fail(c, err)
 		return

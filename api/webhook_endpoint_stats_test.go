@@ -17,8 +17,7 @@ import (
 // each naming its parameter), then against the window: boundaries, to after from, at most
 // 1,000 windows. An endpoint that is not the environment's is a 404; public keys get 403.
 func TestEndpointStatsParameters(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	id := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/x"})["id"].(string)
 	path := "/v1/webhook_endpoints/" + id + "/stats?"
 	const day = "from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z"
@@ -65,8 +64,7 @@ func TestEndpointStatsParameters(t *testing.T) {
 // among the failures, skipped attempts left out, p50/p95 as bucket bounds, empty windows
 // left out, and the endpoint's other environment sees nothing of them.
 func TestEndpointStatsThroughTheAPI(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	ctx := context.Background()
 	env := h.objEnv("sandbox")
 	id := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/x"})["id"].(string)

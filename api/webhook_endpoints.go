@@ -3,11 +3,14 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/bodyfields"
+	"github.com/revops/revops/models"
 )
 
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
@@ -70,7 +73,7 @@ func (s *Server) listEndpoints(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	eps, more, err := s.endpoints.List(c.Request.Context(), principal(c).Env, page)
+	eps, more, err := webhook.ListEndpoints(c.Request.Context(), s.store, principal(c).Env, page)
 	if err != nil {
 		fail(c, err)
 		return
@@ -83,7 +86,7 @@ func (s *Server) listEndpoints(c *gin.Context) {
 }
 
 func (s *Server) getEndpoint(c *gin.Context) {
-	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
+	ep, err := s.endpointByID(c)
 	if err != nil {
 		fail(c, err)
 		return
@@ -112,7 +115,7 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 		return
 	}
 	reply := replyAs[webhook.DeletedEndpoint](c, http.StatusOK)
-	ep, err := s.endpoints.Delete(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
+	ep, err := webhook.DeleteEndpoint(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), reply)
 	if err != nil {
 		fail(c, err)
 		return
@@ -120,32 +123,50 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 	render(c, reply.Status(), webhook.ToDeletedEndpoint(ep))
 }
 
-func (s *Server) endpointSecret(c *gin.Context) {
-	ep, err := s.endpoints.Get(c.Request.Context(), principal(c).Env, c.Param("id"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	secret, err := webhook.ReadSecret(ep)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	render(c, http.StatusOK, secret)
+// endpointByID finds the endpoint §13's routes act on: the path's.
+func (s *Server) endpointByID(c *gin.Context) (models.WebhookEndpoint, error) {
+	return webhook.GetEndpoint(c.Request.Context(), s.store, principal(c).Env, c.Param("id"))
 }
 
-func (s *Server) rotateEndpointSecret(c *gin.Context) {
-	if err := bindNoParams(c); err != nil {
-		fail(c, err)
-		return
+// rotateByID rotates the path's endpoint's key.
+func (s *Server) rotateByID(c *gin.Context, now time.Time, reply idempotency.Reply[webhook.SecretObject]) (models.WebhookEndpoint, error) {
+	return webhook.RotateKey(c.Request.Context(), s.store, principal(c).Env, c.Param("id"), now, webhook.RotationOverlap, reply)
+}
+
+// endpointSecret answers GET …/secret (CONTRACT §8, §13) for the endpoint find finds:
+// endpointByID or oldestEndpoint.
+func endpointSecret(find func(c *gin.Context) (models.WebhookEndpoint, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ep, err := find(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		secret, err := webhook.ReadSecret(ep)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		render(c, http.StatusOK, secret)
 	}
-	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
-	ep, err := s.endpoints.Rotate(c.Request.Context(), principal(c).Env, c.Param("id"), reply)
-	if err != nil {
-		fail(c, err)
-		return
+}
+
+// rotateSecret answers POST …/rotate_secret (CONTRACT §8, §13) by rotate: rotateByID or
+// rotateOldest.
+func rotateSecret(rotate func(c *gin.Context, now time.Time, reply idempotency.Reply[webhook.SecretObject]) (models.WebhookEndpoint, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := bindNoParams(c); err != nil {
+			fail(c, err)
+			return
+		}
+		reply := replyAs[webhook.SecretObject](c, http.StatusOK)
+		ep, err := rotate(c, time.Now().UTC(), reply)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		render(c, reply.Status(), webhook.ToSecretObject(ep))
 	}
-	render(c, reply.Status(), webhook.ToSecretObject(ep))
 }
 
 func (s *Server) testEndpoint(c *gin.Context) {

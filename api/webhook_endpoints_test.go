@@ -18,8 +18,7 @@ import (
 // Every rule of CONTRACT §13 on an endpoint body is a 400 naming its field, and
 // nothing is written.
 func TestWebhookEndpointsValidation(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	url := rc.URL + "/x"
 	long := strings.Repeat("é", 256)
 	rp := func(kv ...any) map[string]any {
@@ -93,8 +92,7 @@ func TestWebhookEndpointsValidation(t *testing.T) {
 // The §13 object, defaults, PATCH, secret, rotation, test, delete, the 16-endpoint limit,
 // and the §8 singular routes acting on the oldest endpoint.
 func TestWebhookEndpointsLifecycle(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	sk := h.key[skSandbox]
 
 	// The singular PUT creates the first (oldest) endpoint.

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
-
-	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 )
 
 // An endpoint's filter (CONTRACT §25) is set on create, shown on the object, changed and
 // removed by PATCH (null or {}), refused with the JSON Pointer of its fault, and unknown
 // to the §8 singular routes.
 func TestWebhookEndpointFilterField(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	filter := map[string]any{"deal.net_price": map[string]any{"$gte": "1000"}}
 	ep := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/f", "filter": filter})
 	id := ep["id"].(string)
@@ -63,8 +60,7 @@ func TestWebhookEndpointFilterField(t *testing.T) {
 // A filter that rejects an event's payload leaves its endpoint without a delivery, and
 // the event detail lists the endpoint in filtered_endpoint_ids (CONTRACT §25).
 func TestWebhookFilterOnEventDetail(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	picky := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/picky",
 		"filter": map[string]any{"event.type": "deal-signed"}})["id"].(string)
 	keen := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/keen",

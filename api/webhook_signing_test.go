@@ -1,40 +1,20 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/api"
-	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/models"
 )
-
-// logBuffer collects the API's log lines (the server writes from its own goroutines).
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // storedKeys is endpoint id's current and previous keys, read through the store (the
 // GORM model, as encryption at rest will require).
@@ -56,7 +36,7 @@ func storedKeys(t *testing.T, h *harness, id string) models.WebhookEndpoint {
 func TestEd25519Endpoints(t *testing.T) {
 	for _, dbName := range []string{"postgres", "sqlite"} {
 		t.Run(dbName, func(t *testing.T) {
-			var logs logBuffer
+			var logs syncbuf.Buffer
 			h := newHarnessOn(t, dbName, func(c *config.Config, d *api.Deps) {
 				c.WebhookAllowPrivate = true
 				d.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -244,8 +224,7 @@ func TestEndpointSigningValidation(t *testing.T) {
 // A manual test (CONTRACT §8) of an ed25519 endpoint is signed like its deliveries: a v1a
 // entry its public key verifies.
 func TestManualTestOfAnEd25519Endpoint(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	ep := h.mustObj(http.StatusCreated, "POST", "/v1/webhook_endpoints", map[string]any{"url": rc.URL + "/hooks", "signing": "ed25519"})
 	for _, path := range []string{"/v1/webhook_endpoints/" + ep["id"].(string) + "/test", "/v1/webhook_endpoint/test"} {
 		if r := h.mustObj(http.StatusOK, "POST", path, map[string]any{"type": "deal-signed"}); r["ok"] != true {

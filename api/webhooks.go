@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/models"
 )
@@ -39,7 +40,7 @@ type webhookTestResponse struct {
 }
 
 func (s *Server) getWebhookEndpoint(c *gin.Context) {
-	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
+	ep, err := s.oldestEndpoint(c)
 	if err != nil {
 		fail(c, err)
 		return
@@ -61,32 +62,15 @@ func (s *Server) putWebhookEndpoint(c *gin.Context) {
 	render(c, http.StatusOK, toWebhookEndpoint(ep, created))
 }
 
-func (s *Server) webhookEndpointSecret(c *gin.Context) {
-	ep, err := s.endpoints.Oldest(c.Request.Context(), principal(c).Env)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	secret, err := webhook.ReadSecret(ep)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	render(c, http.StatusOK, secret)
+// oldestEndpoint finds the endpoint §8's singular routes act on: the oldest.
+func (s *Server) oldestEndpoint(c *gin.Context) (models.WebhookEndpoint, error) {
+	return webhook.OldestEndpoint(c.Request.Context(), s.store, principal(c).Env)
 }
 
-func (s *Server) rotateWebhookSecret(c *gin.Context) {
-	if err := bindNoParams(c); err != nil {
-		fail(c, err)
-		return
-	}
-	reply := replyAs[webhook.SecretObject](c, http.StatusOK)
-	ep, err := s.endpoints.RotateOldest(c.Request.Context(), principal(c).Env, reply)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	render(c, reply.Status(), webhook.ToSecretObject(ep))
+// rotateOldest rotates the oldest endpoint's key (webhook.RotateOldest: the next oldest
+// if it is deleted meanwhile).
+func (s *Server) rotateOldest(c *gin.Context, now time.Time, reply idempotency.Reply[webhook.SecretObject]) (models.WebhookEndpoint, error) {
+	return webhook.RotateOldest(c.Request.Context(), s.store, principal(c).Env, now, reply)
 }
 
 func (s *Server) testWebhookEndpoint(c *gin.Context) {

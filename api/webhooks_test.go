@@ -33,6 +33,12 @@ func trusting(t *testing.T, rc *webhooktest.Receiver) harnessOption {
 	}
 }
 
+// newReceiving is a harness whose webhooks reach rc, a real HTTPS receiver it trusts.
+func newReceiving(t *testing.T) (*harness, *webhooktest.Receiver) {
+	rc := webhooktest.NewReceiver(t)
+	return newHarness(t, trusting(t, rc)), rc
+}
+
 func TestWebhookEndpointBeforeAnyPUT(t *testing.T) {
 	h := newHarness(t)
 	sk := h.key["secret sandbox"]
@@ -138,8 +144,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 }
 
 func TestWebhookEndpointManualTest(t *testing.T) {
-	rc := webhooktest.NewReceiver(t)
-	h := newHarness(t, trusting(t, rc))
+	h, rc := newReceiving(t)
 	sk := h.key["secret sandbox"]
 	put := h.do("PUT", "/v1/webhook_endpoint", sk, map[string]any{"url": rc.URL + "/hooks", "enabled": false})
 	secret, _ := put.json(t)["secret"].(string)

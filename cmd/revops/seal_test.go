@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,63 +20,56 @@ import (
 // before unbound (and says how to switch) until REVOPS_SEAL_BOUND=true; then it binds
 // each to its row, and a second run finds nothing.
 func TestMigrateBindsSecretsOnceSwitched(t *testing.T) {
-	for name, url := range map[string]string{"postgres": testdb.URL(t), "sqlite": filepath.Join(t.TempDir(), "revops.db")} {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			servingEnv(t, url)
-			t.Setenv(config.EncryptionKeysEnv, testdb.Keys())
-			migrate := func() string {
-				t.Helper()
-				var out bytes.Buffer
-				saved := stdout
-				stdout = &out
-				defer func() { stdout = saved }()
-				if err := run(ctx, []string{"migrate"}); err != nil {
-					t.Fatalf("migrate: %v", err)
-				}
-				return out.String()
+	onBothDatabases(t, func(t *testing.T, ctx context.Context, name, url string) {
+		t.Setenv(config.EncryptionKeysEnv, testdb.Keys())
+		migrate := func() string {
+			t.Helper()
+			out := captureStdout(t)
+			if err := run(ctx, []string{"migrate"}); err != nil {
+				t.Fatalf("migrate: %v", err)
 			}
-			migrate()
+			return out.String()
+		}
+		migrate()
 
-			// Secrets as a process of the release before (or of this one, unswitched) writes them.
-			o := store.DefaultOptions()
-			o.Keyring, o.SealBound = testdb.Keyring(), new(bool)
-			prev, err := store.OpenWith(ctx, url, o, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer prev.Close()
-			env := testdb.Seed(t, prev, models.EnvLive)
-			ep, err := webhook.CreateEndpoint(ctx, prev, env, models.WebhookEndpoint{URL: "https://r.example/h", Method: "POST", Enabled: true,
-				Secret: "whsec_unboundsecret", Headers: map[string]string{"X-Api-Key": "unboundheader"}}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
-			if err != nil {
-				t.Fatal(err)
-			}
+		// Secrets as a process of the release before (or of this one, unswitched) writes them.
+		o := store.DefaultOptions()
+		o.Keyring, o.SealBound = testdb.Keyring(), new(bool)
+		prev, err := store.OpenWith(ctx, url, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prev.Close()
+		env := testdb.Seed(t, prev, models.EnvLive)
+		ep, err := webhook.CreateEndpoint(ctx, prev, env, models.WebhookEndpoint{URL: "https://r.example/h", Method: "POST", Enabled: true,
+			Secret: "whsec_unboundsecret", Headers: map[string]string{"X-Api-Key": "unboundheader"}}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{})
+		if err != nil {
+			t.Fatal(err)
+		}
 
-			if out := migrate(); !strings.Contains(out, "0 endpoint(s) re-sealed") || !strings.Contains(out, config.SealBoundEnv+"=true") {
-				t.Fatalf("migrate, unswitched: %q", out)
-			}
-			assertForm(t, name, url, ep.ID, false)
+		if out := migrate(); !strings.Contains(out, "0 endpoint(s) re-sealed") || !strings.Contains(out, config.SealBoundEnv+"=true") {
+			t.Fatalf("migrate, unswitched: %q", out)
+		}
+		assertForm(t, name, url, ep.ID, false)
 
-			t.Setenv(config.SealBoundEnv, "true")
-			if out := migrate(); !strings.Contains(out, "1 endpoint(s) re-sealed") || !strings.Contains(out, "bound to their row") {
-				t.Fatalf("migrate, switched: %q", out)
-			}
-			assertForm(t, name, url, ep.ID, true)
-			if out := migrate(); !strings.Contains(out, "0 endpoint(s) re-sealed") {
-				t.Fatalf("second migrate, switched: %q", out)
-			}
-			got, err := prev.WebhookEndpointByID(ctx, env, ep.ID)
-			if err != nil || got.Secret != "whsec_unboundsecret" || got.Headers["X-Api-Key"] != "unboundheader" {
-				t.Fatalf("after the re-seal: %+v, %v", got, err)
-			}
-			st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = st.Close()
-		})
-	}
+		t.Setenv(config.SealBoundEnv, "true")
+		if out := migrate(); !strings.Contains(out, "1 endpoint(s) re-sealed") || !strings.Contains(out, "bound to their row") {
+			t.Fatalf("migrate, switched: %q", out)
+		}
+		assertForm(t, name, url, ep.ID, true)
+		if out := migrate(); !strings.Contains(out, "0 endpoint(s) re-sealed") {
+			t.Fatalf("second migrate, switched: %q", out)
+		}
+		got, err := prev.WebhookEndpointByID(ctx, env, ep.ID)
+		if err != nil || got.Secret != "whsec_unboundsecret" || got.Headers["X-Api-Key"] != "unboundheader" {
+			t.Fatalf("after the re-seal: %+v, %v", got, err)
+		}
+		st, err := app.OpenStore(ctx, mustConfig(t), app.NewLogger(mustConfig(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = st.Close()
+	})
 }
 
 // assertForm checks the form of endpoint id's sealed secret and headers as stored.

@@ -23,7 +23,6 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/metrics"
@@ -261,8 +260,7 @@ func (g *group) runAPI(ctx context.Context, cfg config.Config, log *slog.Logger,
 		Keys:      keys.NewManager(st),
 		Log:       log,
 		Endpoints: endpoints,
-		Replay:    &replay.Service{Store: st},
-		Meters:    &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
+		Meters:    &meters.Queries{Store: st, MaxQueries: cfg.MeterQueries},
 		Ready: []api.Check{
 			{Name: "database", Check: st.Ping},
 			{Name: "temporal", Check: mon.Check, Optional: true},

@@ -19,6 +19,6 @@ func NewHandler(st *store.Store, d api.Deps) http.Handler {
 	d.Store = st
 	r := api.New(d)
 	dashboard.New(dashboard.Deps{Config: d.Config, Store: st, Keys: d.Keys, Log: d.Log,
-		Endpoints: d.Endpoints, Replay: d.Replay, Meters: d.Meters}).Routes(r)
+		Endpoints: d.Endpoints, Meters: d.Meters}).Routes(r)
 	return r
 }

@@ -80,9 +80,8 @@ func (h *handler) showKeys(c *gin.Context, status int, created *keys.Created, no
 }
 
 func (h *handler) createKey(c *gin.Context) {
-	typ := c.PostForm("type")
-	if typ != models.KeyPublic && typ != models.KeySecret {
-		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "type", "Choose a public or a secret key."))
+	typ, ok := h.choice(c, "type", "Choose a public or a secret key.", models.KeyPublic, models.KeySecret)
+	if !ok {
 		return
 	}
 	v := currentViewer(c)

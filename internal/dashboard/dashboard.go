@@ -21,6 +21,7 @@ import (
 	"github.com/revops/revops/internal/domain/events"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/domain/sessions"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/config"
@@ -35,6 +36,9 @@ import (
 type Storage interface {
 	events.EndpointStore // events.Store, and one endpoint's deliveries
 	sessions.Store
+	replay.Store
+	meters.Store
+	webhook.EndpointsStore
 	viewers
 	// EndpointStatHours reads an endpoint's hourly attempt rollups (the Webhooks page's
 	// figures and chart, webhooks_figures.go).
@@ -59,13 +63,12 @@ type Deps struct {
 	Store  Storage
 	Keys   *keys.Manager
 	Log    *slog.Logger
-	Replay Replayer // nil: no replay buttons (the webhook engine provides it)
 	// Endpoints is the API's own service of /v1/webhook_endpoints (internal/app builds
 	// it once): the forms follow its rules and the manual test goes through its Sender.
 	Endpoints *webhook.Endpoints
-	// Meters serves the Usage page (CONTRACT §18): the API's own service (internal/app
-	// builds it once).
-	Meters *meters.Service
+	// Meters reads the Usage page's values (CONTRACT §18) under the API's own gate
+	// (internal/app builds it once).
+	Meters *meters.Queries
 }
 
 // handler holds the dependencies of every dashboard page.
@@ -78,8 +81,7 @@ type handler struct {
 	hashes   *hashGate // bounds the bcrypt comparisons of logins running at once
 	// endpoints is the service of /v1/webhook_endpoints: the forms follow its rules.
 	endpoints *webhook.Endpoints
-	replayer  Replayer
-	meters    *meters.Service
+	meters    *meters.Queries
 	pages     map[string]*template.Template
 	now       func() time.Time
 }
@@ -91,7 +93,7 @@ type Dashboard struct{ h *handler }
 func New(d Deps) *Dashboard {
 	h := &handler{
 		cfg: d.Config, store: d.Store, keys: d.Keys, log: d.Log,
-		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints, replayer: d.Replay,
+		throttle: newThrottle(d.Store), hashes: newHashGate(defaultHashSlots(), hashWait), endpoints: d.Endpoints,
 		meters: d.Meters, pages: mustParsePages(), now: time.Now,
 	}
 	if h.log == nil {

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,24 +13,15 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/revops/revops/internal/domain/events"
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/replay"
+	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/textcheck"
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 )
-
-// Replayer delivers events again (CONTRACT §9, §13): the API's own replay service
-// (replay.Service), so a button does exactly what POST /v1/events/{id}/replay does.
-// Without one the Deliveries page shows no replay buttons.
-type Replayer interface {
-	// One replays the event's delivery to endpointID, or all its deliveries when it is ""
-	// (ConflictError delivery_in_progress while a chosen delivery is pending or retrying).
-	One(ctx context.Context, env models.Env, eventID, endpointID string) (models.Event, error)
-	// ReplayFailed starts a job replaying every failed delivery and says how many it matched.
-	ReplayFailed(ctx context.Context, env models.Env) (int, error)
-}
 
 const deliveriesPerPage = 25
 
@@ -45,7 +35,7 @@ type endpointRef struct {
 
 // endpointRefs names every endpoint of the environment by id.
 func (h *handler) endpointRefs(c *gin.Context, env models.Env) ([]endpointRef, map[string]endpointRef, error) {
-	eps, err := h.endpoints.All(c.Request.Context(), env)
+	eps, err := webhook.AllEndpoints(c.Request.Context(), h.store, env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +87,6 @@ type deliveriesData struct {
 	Endpoint  string // the endpoint filter's id
 	Endpoints []endpointRef
 	NextPage  string // link to older events
-	CanReplay bool
 }
 
 func (h *handler) listDeliveries(c *gin.Context) {
@@ -106,7 +95,7 @@ func (h *handler) listDeliveries(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	d := deliveriesData{Status: c.Query("status"), Endpoint: c.Query("endpoint_id"), Statuses: eventStatuses, CanReplay: h.replayer != nil}
+	d := deliveriesData{Status: c.Query("status"), Endpoint: c.Query("endpoint_id"), Statuses: eventStatuses}
 	refs, byID, err := h.endpointRefs(c, env)
 	if err != nil {
 		h.fail(c, err)
@@ -218,7 +207,6 @@ type deliveryData struct {
 	RunID       string
 	TemporalURL string
 	TraceID     string // the change's trace ("" when tracing was off)
-	CanReplay   bool
 }
 
 func (h *handler) showDelivery(c *gin.Context) {
@@ -238,8 +226,7 @@ func (h *handler) showDelivery(c *gin.Context) {
 		return
 	}
 	d := deliveryData{Event: h.toEventRow(e, byID), Payload: indentJSON(e.Payload), Other: e.Unassigned(),
-		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e.Event), TraceID: tracing.TraceID(e.TraceParent),
-		CanReplay: h.replayer != nil}
+		WorkflowID: e.WorkflowID, RunID: e.RunID, TemporalURL: h.temporalURL(e.Event), TraceID: tracing.TraceID(e.TraceParent)}
 	h.render(c, http.StatusOK, "delivery", view{Title: "Event " + e.Type, Nav: "deliveries", Notice: replayNotice(c), Data: d})
 }
 
@@ -257,7 +244,9 @@ func indentJSON(s string) string {
 }
 
 // replayOne replays the event (every delivery), or with endpoint_id its delivery to
-// that endpoint only, through the API's replay service.
+// that endpoint only, through the API's replay function (replay.Deliveries, POST
+// /v1/events/{id}/replay's decision; a ConflictError delivery_in_progress while a chosen
+// delivery is pending or retrying). The button takes no Idempotency-Key: nothing is kept.
 func (h *handler) replayOne(c *gin.Context) {
 	env, err := h.env(c)
 	if err != nil {
@@ -269,7 +258,7 @@ func (h *handler) replayOne(c *gin.Context) {
 		h.fail(c, fmt.Errorf("endpoint %q: %w", printable(endpointID), apperr.ErrNotFound))
 		return
 	}
-	if _, err := h.replayer.One(c.Request.Context(), env, c.Param("id"), endpointID); err != nil {
+	if _, err := replay.Deliveries(c.Request.Context(), h.store, env, c.Param("id"), endpointID); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -286,7 +275,10 @@ func (h *handler) replayFailed(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	n, err := h.replayer.ReplayFailed(c.Request.Context(), env)
+	// A job replaying every failed event, as POST /v1/events/replay with that filter
+	// makes it; the button keeps no answer.
+	j, err := replay.CreateJob(c.Request.Context(), h.store, env, events.Filter{Status: models.EventFailed}, time.Now(), idempotency.Reply[replay.JobObject]{})
+	n := j.Matched
 	if errors.Is(err, replay.ErrJobLimit) {
 		h.fail(c, apperr.ConflictOn(replay.ErrJobLimit, replay.CodeJobLimit, "%d bulk replays are already running in this environment; wait for one to finish, then replay again.", replay.MaxRunningJobs))
 		return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,7 +33,7 @@ func (h *handler) rotateSecret(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.endpoints.Rotate(c.Request.Context(), env, c.Param("id"), idempotency.Reply[webhook.SecretObject]{})
+	ep, err := webhook.RotateKey(c.Request.Context(), h.store, env, c.Param("id"), time.Now().UTC(), webhook.RotationOverlap, idempotency.Reply[webhook.SecretObject]{})
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -89,7 +90,7 @@ func (h *handler) showDeleteEndpoint(c *gin.Context, status int, msg string) {
 		h.fail(c, err)
 		return
 	}
-	ep, err := h.endpoints.Get(c.Request.Context(), env, c.Param("id"))
+	ep, err := webhook.GetEndpoint(c.Request.Context(), h.store, env, c.Param("id"))
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -108,7 +109,7 @@ func (h *handler) deleteEndpoint(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if _, err := h.endpoints.Delete(c.Request.Context(), env, c.Param("id"), idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
+	if _, err := webhook.DeleteEndpoint(c.Request.Context(), h.store, env, c.Param("id"), idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 		h.fail(c, err)
 		return
 	}

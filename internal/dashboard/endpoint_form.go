@@ -137,7 +137,7 @@ func (h *handler) endpointView(c *gin.Context) (endpointData, models.WebhookEndp
 	if err != nil {
 		return endpointData{}, models.WebhookEndpoint{}, err
 	}
-	ep, err := h.endpoints.Get(c.Request.Context(), env, c.Param("id"))
+	ep, err := webhook.GetEndpoint(c.Request.Context(), h.store, env, c.Param("id"))
 	if err != nil {
 		return endpointData{}, ep, err
 	}

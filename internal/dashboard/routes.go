@@ -45,11 +45,9 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	// Usage meters (CONTRACT §18), read only: meters are defined through the API.
 	in.GET("/usage", h.usagePage)
 
-	// Deliveries; replays only where the process offers them.
+	// Deliveries and their replays.
 	in.GET("/deliveries", h.listDeliveries)
 	in.GET("/deliveries/:id", h.showDelivery)
-	if h.replayer != nil {
-		in.POST("/deliveries/:id/replay", h.replayOne)
-		in.POST("/deliveries/replay-failed", h.replayFailed)
-	}
+	in.POST("/deliveries/:id/replay", h.replayOne)
+	in.POST("/deliveries/replay-failed", h.replayFailed)
 }

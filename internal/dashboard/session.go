@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -268,10 +269,20 @@ func (h *handler) logout(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, "/dashboard/login")
 }
 
+// choice is the posted field name when it is one of allowed; otherwise the page answers
+// 400 with msg under the field, and ok is false.
+func (h *handler) choice(c *gin.Context, name, msg string, allowed ...string) (v string, ok bool) {
+	v = c.PostForm(name)
+	if !slices.Contains(allowed, v) {
+		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, name, "%s", msg))
+		return v, false
+	}
+	return v, true
+}
+
 func (h *handler) switchEnvironment(c *gin.Context) {
-	env := c.PostForm("environment")
-	if env != models.EnvLive && env != models.EnvSandbox {
-		h.fail(c, httperr.Request(http.StatusBadRequest, apperr.CodeParameterInvalid, "environment", "Choose live or sandbox."))
+	env, ok := h.choice(c, "environment", "Choose live or sandbox.", models.EnvLive, models.EnvSandbox)
+	if !ok {
 		return
 	}
 	v := currentViewer(c)

@@ -98,7 +98,7 @@ func (h *handler) allMeters(ctx context.Context, env models.Env) ([]models.Meter
 	var out []models.Meter
 	page := store.Page{Limit: meters.MaxMeters}
 	for {
-		ms, more, err := h.meters.List(ctx, env, page)
+		ms, more, err := meters.List(ctx, h.store, env, page)
 		if err != nil || !more || len(ms) == 0 {
 			return append(out, ms...), err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/models"
 )
 
@@ -28,7 +29,7 @@ type overRow struct {
 }
 
 // meterAlerts reads the alerts of the listed meters and the series over them now
-// (meters.Service.AlertsNow): at most meters.MaxAlerts alerts a meter and
+// (meters.Queries.AlertsNow): at most meters.MaxAlerts alerts a meter and
 // usageMaxFirings series in all (more: there were others).
 func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models.Meter, now time.Time) (map[string][]alertRow, bool, error) {
 	ids := make([]string, len(list))
@@ -36,7 +37,7 @@ func (h *handler) meterAlerts(ctx context.Context, env models.Env, list []models
 	for i, m := range list {
 		ids[i], groupBy[m.ID] = m.ID, m.GroupBy
 	}
-	alerts, firings, more, err := h.meters.AlertsNow(ctx, env, ids, now, usageMaxFirings)
+	alerts, firings, more, err := meters.AlertsNow(ctx, h.store, env, ids, now, usageMaxFirings)
 	if err != nil {
 		return nil, false, err
 	}

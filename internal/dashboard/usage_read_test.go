@@ -29,8 +29,8 @@ func TestMeterDaysBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &handler{meters: &meters.Service{Store: st}}
-	m, err := h.meters.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
+	h := &handler{meters: &meters.Queries{Store: st}}
+	m, err := meters.Create(ctx, st, env, meters.Definition{Key: "calls", MetricName: "api_calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}

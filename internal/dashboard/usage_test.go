@@ -63,7 +63,7 @@ func (s *site) ingest(key, txn string, rows ...usageRow) {
 // createMeter defines a meter the way POST /v1/meters does.
 func (s *site) createMeter(env models.Env, d meters.Definition) models.Meter {
 	s.t.Helper()
-	m, err := (&meters.Service{Store: s.store}).Create(context.Background(), env, d, time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meters.Create(context.Background(), s.store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -189,12 +189,7 @@ func TestUsagePage(t *testing.T) {
 // meterCard is the section of the Usage page showing the meter key.
 func meterCard(t *testing.T, page, key string) string {
 	t.Helper()
-	i := strings.Index(page, `data-meter-key="`+key+`"`)
-	if i < 0 {
-		t.Fatalf("no card for %s: %.3000s", key, page)
-	}
-	j := strings.Index(page[i:], "</section>")
-	return page[i : i+j]
+	return section(t, page, "data-meter-key", key)
 }
 
 // legendOf lists a card's legend: "class label total" per series, joined by "|".

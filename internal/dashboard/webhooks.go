@@ -48,7 +48,7 @@ func (h *handler) webhookPage(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	eps, err := h.endpoints.All(c.Request.Context(), env)
+	eps, err := webhook.AllEndpoints(c.Request.Context(), h.store, env)
 	if err != nil {
 		h.fail(c, err)
 		return

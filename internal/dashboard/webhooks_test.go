@@ -409,9 +409,16 @@ func TestWebhookListChartAndFailingBanner(t *testing.T) {
 // card is the section of the Webhooks page showing endpoint id.
 func card(t *testing.T, page, id string) string {
 	t.Helper()
-	i := strings.Index(page, `data-endpoint-id="`+id+`"`)
+	return section(t, page, "data-endpoint-id", id)
+}
+
+// section is the part of page from the element whose attr is value to the end of its
+// section: one card of a page.
+func section(t *testing.T, page, attr, value string) string {
+	t.Helper()
+	i := strings.Index(page, attr+`="`+value+`"`)
 	if i < 0 {
-		t.Fatalf("no card for %s: %.3000s", id, page)
+		t.Fatalf("no card for %s: %.3000s", value, page)
 	}
 	j := strings.Index(page[i:], "</section>")
 	return page[i : i+j]

@@ -13,7 +13,7 @@ import (
 // Dispatcher starts the delivery of events right after the change that made them has
 // committed, or reaches the workflow of replayed ones. It logs its own failures: the
 // sweeper starts whatever it could not. Starter is one (it may block: it talks to
-// Temporal); Queue is the one the API and the replay service use, which never blocks.
+// Temporal); Queue is the one the API and its replays use, which never blocks.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, events []models.Event)
 }

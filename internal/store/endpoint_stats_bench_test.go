@@ -13,7 +13,7 @@ import (
 	"github.com/revops/revops/models"
 )
 
-// BenchmarkEndpointStats measures the stats answer (webhook.Endpoints.Stats: the endpoint's
+// BenchmarkEndpointStats measures the stats answer (webhook.EndpointStats: the endpoint's
 // lookup, the rollups' read, the windows added up) in an environment holding 1M attempts'
 // worth of rollups — 16 endpoints, 30 days of hours, 8 shards, 11 attempts a row — and the
 // 1M attempt rows themselves (which the answer never reads), beside nine other
@@ -74,7 +74,6 @@ func BenchmarkEndpointStats(b *testing.B) {
 			b.Fatalf("REVOPS_STATS_READS=%q", v)
 		}
 	}
-	e := &webhook.Endpoints{Store: st}
 	kinds := []struct {
 		name string
 		q    webhook.StatsQuery
@@ -90,7 +89,7 @@ func BenchmarkEndpointStats(b *testing.B) {
 			lat := make([]float64, 0, reads)
 			for i := range reads {
 				start := time.Now()
-				ws, err := e.Stats(ctx, env, ids[i%len(ids)], k.q)
+				ws, err := webhook.EndpointStats(ctx, st, env, ids[i%len(ids)], k.q)
 				lat = append(lat, float64(time.Since(start).Microseconds())/1000)
 				if err != nil || len(ws) == 0 {
 					b.Fatalf("%s: %d windows, %v", k.name, len(ws), err)

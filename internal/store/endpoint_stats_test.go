@@ -77,7 +77,6 @@ func TestEndpointStatsMatchAttempts(t *testing.T) {
 			}
 		}
 		raw := rawAttempts(t, db.name, db)
-		e := &webhook.Endpoints{Store: db.st}
 		for _, ep := range append(eps, idle) {
 			for _, q := range []webhook.StatsQuery{
 				{From: base, To: base.AddDate(0, 0, days), Window: webhook.StatsWindowHour},
@@ -85,7 +84,7 @@ func TestEndpointStatsMatchAttempts(t *testing.T) {
 				{From: base.Add(13 * time.Hour), To: base.Add(41 * time.Hour), Window: webhook.StatsWindowHour},
 				{From: base.AddDate(0, 0, 1), To: base.AddDate(0, 0, 2), Window: webhook.StatsWindowDay},
 			} {
-				got, err := e.Stats(ctx, db.env, ep.ID, q)
+				got, err := webhook.EndpointStats(ctx, db.st, db.env, ep.ID, q)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -60,8 +60,7 @@ func meterRows(t *testing.T, st *store.Store, meterID string) int64 {
 
 func createMeter(t *testing.T, db seeded, key string) (models.Meter, error) {
 	t.Helper()
-	svc := &meters.Service{Store: db.st}
-	return svc.Create(context.Background(), db.env, meters.Definition{Key: key, MetricName: "calls",
+	return meters.Create(context.Background(), db.st, db.env, meters.Definition{Key: key, MetricName: "calls",
 		Aggregation: models.AggUniqueCount, ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 }
 
@@ -82,7 +81,7 @@ func TestMeterPurgePagesAreBounded(t *testing.T) {
 		}
 		seedFigures(t, db.st, gone.ID)
 		seedFigures(t, db.st, kept.ID)
-		if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+		if _, err := meters.Delete(ctx, db.st, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.st.Meter(ctx, db.env, "gone"); !errors.Is(err, apperr.ErrNotFound) {
@@ -148,7 +147,7 @@ func TestMeterPurgesCountTowardTheLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		gone, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "m0", idempotency.Reply[meters.Deleted]{})
+		gone, err := meters.Delete(ctx, db.st, db.env, "m0", idempotency.Reply[meters.Deleted]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +175,7 @@ func TestMeterPurgeMarkedStarted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := (&meters.Service{Store: db.st}).Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+		if _, err := meters.Delete(ctx, db.st, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 			t.Fatal(err)
 		}
 		if ps, err := db.st.UnstartedPurges(ctx, time.Now().Add(-time.Minute), 10); err != nil || len(ps) != 0 {

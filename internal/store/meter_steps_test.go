@@ -44,13 +44,13 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	st, env, _, url := poolsStore(t, o)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a bound
 	defer cancel()
-	svc := &meters.Service{Store: st}
+	svc := &meters.Queries{Store: st}
 	now := time.Now().UTC()
 	ingestBatch(t, st, env, "old", 3, map[string]any{}, now)
 	if _, err := meterstest.Consume(ctx, st.OnJobsPool()); err != nil { // taken before any meter: a backfill's
 		t.Fatal(err)
 	}
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[meters.Object]{})
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, now, idempotency.Reply[meters.Object]{})
 	if err != nil || m.Status != models.MeterBackfilling {
 		t.Fatalf("meter %+v, %v", m, err)
 	}
@@ -64,12 +64,12 @@ func TestMeterStepsNeverWaitForEachOther(t *testing.T) {
 	if _, _, err := meters.BackfillPage(ctx, st.OnJobsPool(), m.ID, now); !errors.Is(err, meters.ErrBusy) {
 		t.Fatalf("backfill page while the environment is held: %v, want ErrBusy", err)
 	}
-	_, err = svc.Create(ctx, env, meters.Definition{Key: "other", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
+	_, err = meters.Create(ctx, svc.Store, env, meters.Definition{Key: "other", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
 	var busy *apperr.BusyError
 	if !errors.As(err, &busy) || busy.Code != apperr.CodeLockTimeout {
 		t.Fatalf("create while the environment is held: %v, want lock_timeout", err)
 	}
-	_, err = svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
+	_, err = meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, now, idempotency.Reply[meters.Object]{})
 	var conflict *apperr.ConflictError
 	if !errors.As(err, &conflict) || conflict.Code != meters.CodeMeterKeyTaken {
 		t.Fatalf("create of a taken key while the environment is held: %v, want meter_key_taken at once", err)

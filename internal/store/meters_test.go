@@ -64,10 +64,9 @@ func TestUsageBatchesGenMigration(t *testing.T) {
 // figures and distinct values on both databases, and keeps the other meters' figures.
 func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 	forBoth(t, "live", func(t *testing.T, ctx context.Context, db seeded) {
-		svc := &meters.Service{Store: db.st}
 		var ids []string
 		for _, key := range []string{"gone", "kept"} {
-			m, err := svc.Create(ctx, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
+			m, err := meters.Create(ctx, db.st, db.env, meters.Definition{Key: key, MetricName: "calls", Aggregation: models.AggUniqueCount,
 				ValueKey: "user"}, time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
@@ -82,7 +81,7 @@ func TestDeletedMeterLeavesNoFigures(t *testing.T) {
 		if _, err := meterstest.Consume(ctx, db.st); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Delete(ctx, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
+		if _, err := meters.Delete(ctx, db.st, db.env, "gone", idempotency.Reply[meters.Deleted]{}); err != nil {
 			t.Fatal(err)
 		}
 		// What the deleted meter's MeterPurge workflow does (CONTRACT §21).

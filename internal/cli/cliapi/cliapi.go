@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -84,15 +85,20 @@ type Target struct {
 	API, Key, Env, DataDir string
 }
 
-// Register adds the target's flags to fs. The key's flag has no default: flag prints a
-// default in the usage text (-h, or any mistyped flag), and $REVOPS_API_KEY is a secret
-// key; Resolve reads it instead.
-func (t *Target) Register(fs *flag.FlagSet) {
+// Flags is the flag set of command name, which prints usage and then the flags to stderr
+// on -h or a mistake, with the target's flags on it. The key's flag has no default: flag
+// prints a default in the usage text, and $REVOPS_API_KEY is a secret key; Resolve reads
+// it instead.
+func (t *Target) Flags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
 	env := config.ClientEnv()
 	fs.StringVar(&t.API, "api", env.APIURL, "Revops API base URL ($REVOPS_PUBLIC_URL, else the dev API)")
 	fs.StringVar(&t.Key, "api-key", "", "secret key (default: $REVOPS_API_KEY, else the dev key that revops dev saved)")
 	fs.StringVar(&t.Env, "env", "sandbox", "environment of the dev key: sandbox or live")
 	fs.StringVar(&t.DataDir, "data-dir", env.DataDir, "where revops dev keeps its keys")
+	return fs
 }
 
 // Check refuses an environment that is not sandbox or live.
@@ -123,4 +129,12 @@ func (t *Target) Resolve() error {
 // Client is a client of the target (New).
 func (t *Target) Client(opts ...revops.Option) (*revops.Client, error) {
 	return New(t.API, t.Key, opts...)
+}
+
+// Connect resolves the target (Resolve) and returns its client.
+func (t *Target) Connect() (*revops.Client, error) {
+	if err := t.Resolve(); err != nil {
+		return nil, err
+	}
+	return t.Client()
 }

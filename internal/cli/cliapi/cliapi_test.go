@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,9 +72,7 @@ func TestTargetKeyNotInUsage(t *testing.T) {
 	t.Setenv("REVOPS_API_KEY", secret)
 	var tgt cliapi.Target
 	var stderr bytes.Buffer
-	fs := flag.NewFlagSet("revops webhooks status", flag.ContinueOnError)
-	fs.SetOutput(&stderr)
-	tgt.Register(fs)
+	fs := tgt.Flags("revops webhooks status", "usage: revops webhooks status", &stderr)
 	if err := fs.Parse([]string{"--bogus"}); err == nil {
 		t.Fatal("--bogus accepted")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 )
 
 // An ed25519 endpoint's deliveries (CONTRACT §25) verify with its public key; another
@@ -27,7 +28,7 @@ func TestListenerVerifiesV1a(t *testing.T) {
 		{"a secret only", []string{secret}, "NOT VERIFIED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			h := &Handler{Secrets: func() []string { return tc.keys }, Ack: "ok", Out: out}
 			srv := httptest.NewTLSServer(h)
 			defer srv.Close()

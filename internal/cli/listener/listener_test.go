@@ -1,31 +1,18 @@
 package listener
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/revops/revops/internal/platform/signing"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 const body = `{"event":{"id":"7d1c","time":"1700000000","type":"deal-signed"},"deal":{"id":"d-42"}}`
 
@@ -87,7 +74,7 @@ func TestListener(t *testing.T) {
 		{"forward", "POST", secret, false, app.URL, 200, "app says", "signature ok"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			h := &Handler{Secrets: func() []string { return []string{secret} }, Ack: "Revops API Event Received.",
 				Fail: tc.fail, ForwardTo: tc.forward, Client: http.DefaultClient, Out: out}
 			srv := httptest.NewTLSServer(h)
@@ -121,7 +108,7 @@ func TestListenerShowsOperationalEvents(t *testing.T) {
 		{`{"event":{"id":"e5","time":"1","type":"widget-made"},"count":3,"widget":{"id":"w-1"}}`,
 			"widget w-1"},
 	} {
-		out := &syncBuffer{}
+		out := &syncbuf.Buffer{}
 		h := &Handler{Secrets: func() []string { return []string{secret} }, Ack: "ok", Out: out}
 		srv := httptest.NewTLSServer(h)
 		if status, _ := send(t, srv, http.MethodPost, secret, tc.body); status != http.StatusOK {
@@ -138,7 +125,7 @@ func TestListenerShowsOperationalEvents(t *testing.T) {
 // (meter-threshold-crossed) and an operational event's object (webhook_endpoint <uuid>)
 // print their event id and signature check where a deal's do.
 func TestListenerColumns(t *testing.T) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	h := &Handler{Out: out, Now: func() time.Time { return time.Unix(0, 0) }}
 	const id = "4e797f3c-a9ab-4714-804a-17333f02b6e5"
 	for _, rec := range []Received{
@@ -159,7 +146,7 @@ func TestListenerColumns(t *testing.T) {
 // What a body says is printed before its signature is checked, so a body from anyone who
 // reaches the receiver must not reach the terminal as control sequences or extra lines.
 func TestListenerPrintsNoControlCharacters(t *testing.T) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	h := &Handler{Secrets: func() []string { return nil }, Ack: "ok", Out: out}
 	srv := httptest.NewTLSServer(h)
 	defer srv.Close()

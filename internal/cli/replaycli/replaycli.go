@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -31,11 +30,7 @@ const usage = `usage: revops webhooks replay [--endpoint ID] ID…
 // Run runs `revops webhooks replay` with args (what follows "replay"): progress goes
 // to stderr, listings and the summary to stdout.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
-	if err != nil {
-		return err
-	}
-	c, err := o.Client()
+	o, c, err := setUp(args, stderr)
 	if err != nil {
 		return err
 	}
@@ -49,12 +44,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
+// setUp parses args and connects to the target.
+func setUp(args []string, stderr io.Writer) (options, *revops.Client, error) {
 	var o options
-	fs := flag.NewFlagSet("revops webhooks replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	o.Register(fs)
+	fs := o.Flags("revops webhooks replay", usage, stderr)
 	fs.BoolVar(&o.failed, "failed", false, "replay every failed event (with --since, --type)")
 	fs.DurationVar(&o.since, "since", 0, "only events created within this duration (e.g. 24h; 0: any time)")
 	fs.StringVar(&o.typ, "type", "", "only events of this type (e.g. deal-signed)")
@@ -63,13 +56,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "how often a bulk job's progress is read")
 	ids, err := parseInterleaved(fs, args)
 	if err != nil {
-		return o, err
+		return o, nil, err
 	}
 	o.ids = ids
 	if err := o.check(); err != nil {
-		return o, err
+		return o, nil, err
 	}
-	return o, o.Resolve()
+	c, err := o.Connect()
+	return o, c, err
 }
 
 func (o options) check() error {

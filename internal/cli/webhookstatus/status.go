@@ -6,7 +6,6 @@ package webhookstatus
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -32,11 +31,7 @@ type options struct {
 // Run runs `revops webhooks status` with args (what follows "status"): the table goes
 // to stdout.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
-	if err != nil {
-		return err
-	}
-	c, err := o.Client()
+	o, c, err := setUp(args, stderr)
 	if err != nil {
 		return err
 	}
@@ -47,20 +42,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return Print(stdout, rows)
 }
 
-func parse(args []string, stderr io.Writer) (options, error) {
+// setUp parses args and connects to the target.
+func setUp(args []string, stderr io.Writer) (options, *revops.Client, error) {
 	var o options
-	fs := flag.NewFlagSet("revops webhooks status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
-	o.Register(fs)
+	fs := o.Flags("revops webhooks status", usage, stderr)
 	fs.BoolVar(&o.latency, "latency", true, "read each endpoint's stats for the p95 column (one request per endpoint)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
+		return o, nil, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
 	}
-	return o, o.Resolve()
+	c, err := o.Connect()
+	return o, c, err
 }
 
 // Health is the endpoint's health as the table shows it (CONTRACT §23).

@@ -63,9 +63,9 @@ func ToAlertObject(m models.Meter, a models.MeterAlert) AlertObject {
 // AlertObject). The meter's row is locked while its alerts are counted, so that
 // concurrent creates cannot pass MaxAlerts together, and a meter deleted meanwhile is
 // not found.
-func (s *Service) CreateAlert(ctx context.Context, env models.Env, key string, d AlertDefinition, reply idempotency.Reply[AlertObject]) (AlertObject, error) {
+func CreateAlert(ctx context.Context, st Store, env models.Env, key string, d AlertDefinition, reply idempotency.Reply[AlertObject]) (AlertObject, error) {
 	var out AlertObject
-	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		m, err := tx.LockMeter(key)
 		if err != nil {
 			return err
@@ -130,12 +130,12 @@ func groupText(g map[string]string) string {
 }
 
 // Alerts lists the alerts of the environment's meter key, newest first.
-func (s *Service) Alerts(ctx context.Context, env models.Env, key string, page store.Page) ([]AlertObject, bool, error) {
-	m, err := s.Store.Meter(ctx, env, key)
+func Alerts(ctx context.Context, st Store, env models.Env, key string, page store.Page) ([]AlertObject, bool, error) {
+	m, err := st.Meter(ctx, env, key)
 	if err != nil {
 		return nil, false, err
 	}
-	as, more, err := s.Store.MeterAlerts(ctx, env, m.ID, page)
+	as, more, err := st.MeterAlerts(ctx, env, m.ID, page)
 	if err != nil {
 		return nil, false, err
 	}
@@ -150,9 +150,9 @@ func (s *Service) Alerts(ctx context.Context, env models.Env, key string, page s
 // meter, and the firings of the windows that contain now (the series over a threshold
 // today or this month), at most maxFirings (more: others are over too): the dashboard's
 // Usage page (CONTRACT §24).
-func (s *Service) AlertsNow(ctx context.Context, env models.Env, meterIDs []string, now time.Time, maxFirings int) (
+func AlertsNow(ctx context.Context, st Store, env models.Env, meterIDs []string, now time.Time, maxFirings int) (
 	alerts map[string][]models.MeterAlert, firings []models.MeterAlertFiring, more bool, err error) {
-	if alerts, err = s.Store.AlertsOfMeters(ctx, env, meterIDs, MaxAlerts); err != nil {
+	if alerts, err = st.AlertsOfMeters(ctx, env, meterIDs, MaxAlerts); err != nil {
 		return nil, nil, false, err
 	}
 	var ids []string
@@ -161,18 +161,18 @@ func (s *Service) AlertsNow(ctx context.Context, env models.Env, meterIDs []stri
 			ids = append(ids, a.ID)
 		}
 	}
-	firings, more, err = s.Store.FiringsNow(ctx, env, ids, now, maxFirings)
+	firings, more, err = st.FiringsNow(ctx, env, ids, now, maxFirings)
 	return alerts, firings, more, err
 }
 
 // Alert finds the alert id of the environment's meter key: an alert of another meter is
 // not found.
-func (s *Service) Alert(ctx context.Context, env models.Env, key, id string) (AlertObject, error) {
-	m, err := s.Store.Meter(ctx, env, key)
+func Alert(ctx context.Context, st Store, env models.Env, key, id string) (AlertObject, error) {
+	m, err := st.Meter(ctx, env, key)
 	if err != nil {
 		return AlertObject{}, err
 	}
-	a, err := s.Store.MeterAlert(ctx, env, m.ID, id)
+	a, err := st.MeterAlert(ctx, env, m.ID, id)
 	if err != nil {
 		return AlertObject{}, err
 	}
@@ -181,9 +181,9 @@ func (s *Service) Alert(ctx context.Context, env models.Env, key, id string) (Al
 
 // DeleteAlert removes the alert id of the environment's meter key, with reply's answer:
 // the deleted stub, as a meter's own hard delete answers.
-func (s *Service) DeleteAlert(ctx context.Context, env models.Env, key, id string, reply idempotency.Reply[Deleted]) (Deleted, error) {
+func DeleteAlert(ctx context.Context, st Store, env models.Env, key, id string, reply idempotency.Reply[Deleted]) (Deleted, error) {
 	var out Deleted
-	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		m, err := tx.FindMeter(key)
 		if err != nil {
 			return err

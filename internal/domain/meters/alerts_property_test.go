@@ -122,10 +122,10 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st, env := db.st, db.env
-			svc := &meters.Service{Store: st}
+			svc := &meters.Queries{Store: st}
 			now := time.Now().UTC()
 			create := func(d meters.Definition) models.Meter {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}

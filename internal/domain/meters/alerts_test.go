@@ -34,7 +34,7 @@ func ingestCalls(t *testing.T, db database, txID string, accounts []string, at t
 // countMeter creates a count meter of "calls".
 func countMeter(t *testing.T, db database) models.Meter {
 	t.Helper()
-	m, err := (&meters.Service{Store: db.st}).Create(context.Background(), db.env,
+	m, err := meters.Create(context.Background(), db.st, db.env,
 		meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
@@ -307,8 +307,8 @@ func TestDeletedMeterTakesItsAlerts(t *testing.T) {
 			if len(firingsOf(t, db, a)) != 1 {
 				t.Fatal("no firing")
 			}
-			svc := &meters.Service{Store: db.st}
-			if _, err := svc.Delete(ctx, db.env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
+			svc := &meters.Queries{Store: db.st}
+			if _, err := meters.Delete(ctx, svc.Store, db.env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			if left := alertsLeft(t, db); left != 0 {

@@ -37,8 +37,8 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 			if _, err := meterstest.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
 				t.Fatal(err)
 			}
-			svc := &meters.Service{Store: db.st}
-			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+			svc := &meters.Queries{Store: db.st}
+			m, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil || m.Status != models.MeterBackfilling {
 				t.Fatalf("meter %+v, %v", m, err)
@@ -86,9 +86,9 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 	for name, db := range bothDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Service{Store: db.st}
+			svc := &meters.Queries{Store: db.st}
 			now := time.Now().UTC()
-			before, err := svc.Create(ctx, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
+			before, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
 				GroupBy: []string{"region"}}, now, idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)
@@ -107,7 +107,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			if err != nil || !ran || n != 4 || !more {
 				t.Fatalf("first part: ran %v, %d rows, more %v, %v", ran, n, more, err)
 			}
-			after, err := svc.Create(ctx, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
+			after, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
 				now, idempotency.Reply[meters.Object]{})
 			if err != nil || after.Status != models.MeterBackfilling || after.BackfillPartSeq == 0 {
 				t.Fatalf("meter created between two parts: %+v, %v; want its part to backfill", after, err)
@@ -125,7 +125,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 				t.Fatalf("%d rows, %v", len(rows), err)
 			}
 			for _, m := range []models.Meter{before, after} {
-				m, err := svc.Get(ctx, db.env, m.Key)
+				m, err := meters.Get(ctx, svc.Store, db.env, m.Key)
 				if err != nil || m.Status != models.MeterReady {
 					t.Fatalf("%+v, %v", m, err)
 				}

@@ -60,10 +60,10 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &meters.Service{Store: st}
+	svc := &meters.Queries{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	}
 	meterstest.PageLimit = 50
 	for _, d := range defs {
-		m, err := svc.Get(ctx, env, d.Key)
+		m, err := meters.Get(ctx, svc.Store, env, d.Key)
 		if err != nil {
 			t.Fatal(err)
 		}

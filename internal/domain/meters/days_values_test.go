@@ -27,8 +27,8 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 	for name, db := range bothDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Service{Store: db.st}
-			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+			svc := &meters.Queries{Store: db.st}
+			m, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
 				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[meters.Object]{})
 			if err != nil {
 				t.Fatal(err)

@@ -48,7 +48,7 @@ func (h *heldStore) MeterFigures(ctx context.Context, q store.FigureQuery) ([]mo
 }
 
 // newEnv is a fresh organization's live environment with one meter, calls, grouped by region.
-func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (models.Env, models.Meter) {
+func newEnv(t *testing.T, st *store.Store, svc *meters.Queries, name string) (models.Env, models.Meter) {
 	t.Helper()
 	ctx := context.Background()
 	org, err := orgs.CreateWithHash(ctx, st, name, name+"@example.com", "x")
@@ -59,7 +59,7 @@ func newEnv(t *testing.T, st *store.Store, svc *meters.Service, name string) (mo
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
 		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func lineOf(v meters.Value) string {
 }
 
 // walk reads every page of q, checking each page's cost against its bounds (CONTRACT §21).
-func walk(t *testing.T, svc *meters.Service, env models.Env, q meters.ValuesQuery) ([]string, int, error) {
+func walk(t *testing.T, svc *meters.Queries, env models.Env, q meters.ValuesQuery) ([]string, int, error) {
 	var out []string
 	most := 0
 	for pages := 0; ; pages++ {
@@ -141,7 +141,7 @@ func TestHeavyMinuteValues(t *testing.T) {
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
 	held := &heldStore{Store: st, hold: 4, entered: make(chan struct{}, 4), release: make(chan struct{})}
-	svc := &meters.Service{Store: held, MaxQueries: 4}
+	svc := &meters.Queries{Store: held, MaxQueries: 4}
 	envA, meterA := newEnv(t, st, svc, "heavy")
 	envB, meterB := newEnv(t, st, svc, "light")
 	held.meterID = meterA.ID

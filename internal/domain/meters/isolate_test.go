@@ -1,7 +1,6 @@
 package meters_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -83,24 +83,6 @@ func (c *clock) add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// lockedBuffer is the consumer's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // panicsCounted reads revops_panics_recovered_total{where="meter_turn"}.
 func panicsCounted(t *testing.T) float64 {
 	return metricstest.Scrape(t).Value(t, `revops_panics_recovered_total{where="meter_turn"}`)
@@ -123,7 +105,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc := &meters.Service{Store: st}
+			svc := &meters.Queries{Store: st}
 			meterIn(ctx, t, svc, st, envA)
 			meterIn(ctx, t, svc, st, envB)
 			send := func(env models.Env, tx string) time.Time {
@@ -139,7 +121,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 
 			p := &poisoned{Store: st, env: envA.ID, armed: true}
 			clk := &clock{now: time.Now()}
-			var logged lockedBuffer
+			var logged syncbuf.Buffer
 			c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
 				Log: slog.New(slog.NewTextHandler(&logged, nil))}
 			c.SetClock(clk.Now)
@@ -193,9 +175,9 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 }
 
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
-func meterIn(ctx context.Context, t *testing.T, svc *meters.Service, st *store.Store, env models.Env) {
+func meterIn(ctx context.Context, t *testing.T, svc *meters.Queries, st *store.Store, env models.Env) {
 	t.Helper()
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}

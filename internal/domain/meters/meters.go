@@ -48,8 +48,10 @@ type Definition struct {
 	GroupBy     []string // 0..3 metadata keys
 }
 
-// Service serves meters to the API and the dashboard.
-type Service struct {
+// Queries reads meters' values (Values) for the API and the dashboard, under the
+// process's gate on values queries running at once: built once per process
+// (internal/app). Every other verb of the package is a function over a Store.
+type Queries struct {
 	Store Store
 	// MaxQueries is how many values queries of one environment run at once in this
 	// process (cfg.MeterQueries, CONTRACT §21); the next waits up to envgate.Wait, then
@@ -70,12 +72,12 @@ const (
 // Create records a meter, with reply's answer (its Object); the backfill of one with
 // rows to backfill is a job its transaction records, started after commit
 // (store.AfterCommit).
-func (s *Service) Create(ctx context.Context, env models.Env, d Definition, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
+func Create(ctx context.Context, st Store, env models.Env, d Definition, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
 	m := models.Meter{
 		Key: d.Key, Description: d.Description, FilterMetricName: d.MetricName, FilterProduct: d.Product,
 		Aggregation: d.Aggregation, ValueKey: d.ValueKey, GroupBy: d.GroupBy,
 	}
-	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error { return create(tx, &m, reply) })
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error { return create(tx, &m, reply) })
 	return m, err
 }
 
@@ -150,20 +152,20 @@ func keyTaken(key string) error {
 }
 
 // List lists an environment's meters, newest first.
-func (s *Service) List(ctx context.Context, env models.Env, page store.Page) ([]models.Meter, bool, error) {
-	return s.Store.Meters(ctx, env, page)
+func List(ctx context.Context, st Store, env models.Env, page store.Page) ([]models.Meter, bool, error) {
+	return st.Meters(ctx, env, page)
 }
 
 // Get finds a meter by key.
-func (s *Service) Get(ctx context.Context, env models.Env, key string) (models.Meter, error) {
-	return s.Store.Meter(ctx, env, key)
+func Get(ctx context.Context, st Store, env models.Env, key string) (models.Meter, error) {
+	return st.Meter(ctx, env, key)
 }
 
 // SetDescription changes a meter's description, the one field PATCH changes, with
 // reply's answer (its Object).
-func (s *Service) SetDescription(ctx context.Context, env models.Env, key, description string, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
+func SetDescription(ctx context.Context, st Store, env models.Env, key, description string, now time.Time, reply idempotency.Reply[Object]) (models.Meter, error) {
 	var m models.Meter
-	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		var err error
 		if m, err = tx.LockMeter(key); err != nil {
 			return err
@@ -184,9 +186,9 @@ func (s *Service) SetDescription(ctx context.Context, env models.Env, key, descr
 // commit by its MeterPurge workflow, in bounded pages on revops-jobs, a job the
 // transaction records and the store hands to the job starter once committed. reply's
 // answer is the deleted stub (ToDeleted).
-func (s *Service) Delete(ctx context.Context, env models.Env, key string, reply idempotency.Reply[Deleted]) (models.Meter, error) {
+func Delete(ctx context.Context, st Store, env models.Env, key string, reply idempotency.Reply[Deleted]) (models.Meter, error) {
 	var m models.Meter
-	_, err := s.Store.InTx(ctx, env, func(tx *store.Tx) error {
+	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		// Found before the lock, so an unknown key is 404 at once; found again under it,
 		// since a concurrent delete may have taken it meanwhile.
 		if _, err := tx.FindMeter(key); err != nil {

@@ -22,7 +22,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 	for name, db := range bothDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Service{Store: db.st}
+			svc := &meters.Queries{Store: db.st}
 			now := time.Now().UTC()
 			r := rand.New(rand.NewPCG(4, 2))
 			ingestSome := func(from int) {
@@ -38,7 +38,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{})
+				m, err := meters.Create(ctx, svc.Store, db.env, d, now, idempotency.Reply[meters.Object]{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range ms {
-				m, err := svc.Get(ctx, db.env, m.Key)
+				m, err := meters.Get(ctx, svc.Store, db.env, m.Key)
 				if err != nil || m.Status != models.MeterReady {
 					t.Fatalf("meter %s: %+v, %v", m.Key, m, err)
 				}

@@ -159,11 +159,11 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			st, env := db.st, db.env
-			svc := &meters.Service{Store: st}
+			svc := &meters.Queries{Store: st}
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -247,7 +247,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			list, _, err := svc.List(ctx, env, store.Page{Limit: 100})
+			list, _, err := meters.List(ctx, svc.Store, env, store.Page{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +267,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 				t.Fatalf("only %d rows of calls: the test would prove little", len(rows))
 			}
 			for _, d := range defs {
-				m, err := svc.Get(ctx, env, d.Key)
+				m, err := meters.Get(ctx, svc.Store, env, d.Key)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,11 +288,11 @@ func TestConsumersTakingTurns(t *testing.T) {
 	for name, db := range bothDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Service{Store: db.st}
+			svc := &meters.Queries{Store: db.st}
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
+				if _, err := meters.Create(ctx, svc.Store, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -312,7 +312,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, d := range defs {
-				m, err := svc.Get(ctx, db.env, d.Key)
+				m, err := meters.Get(ctx, svc.Store, db.env, d.Key)
 				if err != nil {
 					t.Fatal(err)
 				}

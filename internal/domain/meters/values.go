@@ -71,7 +71,7 @@ func invalid(param, format string, args ...any) error {
 
 // Values reads a meter's figures for q from the kept figures only, with as_of read first:
 // figures only grow more complete, so everything accepted before as_of is in them.
-func (s *Service) Values(ctx context.Context, env models.Env, key string, q ValuesQuery, now time.Time) (ValuesPage, error) {
+func (s *Queries) Values(ctx context.Context, env models.Env, key string, q ValuesQuery, now time.Time) (ValuesPage, error) {
 	m, err := s.Store.Meter(ctx, env, key)
 	if err != nil {
 		return ValuesPage{}, err

@@ -40,7 +40,7 @@ func (h *heldStore) MeterFigures(_ context.Context, q store.FigureQuery) ([]mode
 // Retry-After, while environment B's query is answered and A's invalid one is still a 400.
 func TestValuesQueriesPerEnvironment(t *testing.T) {
 	st := &heldStore{entered: make(chan string, 16), release: make(chan struct{})}
-	svc := &Service{Store: st, MaxQueries: 4}
+	svc := &Queries{Store: st, MaxQueries: 4}
 	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 1), Window: WindowHour}
 	envA, envB := models.Env{ID: "A"}, models.Env{ID: "B"}

@@ -34,7 +34,7 @@ func TestValuesWeeksOverTheBudget(t *testing.T) {
 	}
 	slices.SortFunc(fs.kept, compareKept)
 	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 14), Window: WindowWeek, Limit: MaxLimit}
-	got, pages, err := walkInternal(&Service{Store: fs}, q)
+	got, pages, err := walkInternal(&Queries{Store: fs}, q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestValuesWeeksOverTheBudget(t *testing.T) {
 }
 
 // walkInternal reads every page of q, checking each page's bounds (CONTRACT §21).
-func walkInternal(svc *Service, q ValuesQuery) ([]Value, int, error) {
+func walkInternal(svc *Queries, q ValuesQuery) ([]Value, int, error) {
 	var out []Value
 	for pages := 1; ; pages++ {
 		if pages > 1000 {
@@ -98,7 +98,7 @@ func TestValuesRowOverTheBudget(t *testing.T) {
 		}
 	}
 	slices.SortFunc(fs.kept, compareKept)
-	svc := &Service{Store: fs}
+	svc := &Queries{Store: fs}
 	for _, c := range []struct {
 		gb         []string
 		rows, mine int // rows before the refusal; acct_042's rows
@@ -173,7 +173,7 @@ func TestValuesPageAcrossCutReads(t *testing.T) {
 				AccountID: fmt.Sprintf("acct_%05d", i), Groups: `["eu"]`, Value: "1"})
 		}
 	}
-	svc := &Service{Store: fs}
+	svc := &Queries{Store: fs}
 	q := ValuesQuery{From: day, To: day.AddDate(0, 0, 3), Window: WindowDay, Limit: MaxLimit}
 	var got []Value
 	for pages := 0; ; pages++ {

@@ -33,7 +33,7 @@ var (
 // the replay or not at all, so a retry with the same Idempotency-Key never replays the
 // event twice. A bulk replay, which answers once for many events, replays each in its
 // page's transaction (Page).
-func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID string, links events.Links, reply store.Keeper[events.Object]) (events.Event, error) {
+func Event(ctx context.Context, st Store, env models.Env, eventID, endpointID string, links events.Links, reply store.Keeper[events.Object]) (events.Event, error) {
 	trace := tracing.TraceParent(ctx)
 	var out events.Event
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -61,7 +61,7 @@ func Event(ctx context.Context, st Storer, env models.Env, eventID, endpointID s
 // Deliveries replays one event of the environment in a transaction of its own, keeping
 // no answer, and returns the event as the replay left it (marked for redispatch when a
 // delivery goes again): replayIn's rule.
-func Deliveries(ctx context.Context, st Storer, env models.Env, eventID, endpointID string) (models.Event, error) {
+func Deliveries(ctx context.Context, st Store, env models.Env, eventID, endpointID string) (models.Event, error) {
 	trace := tracing.TraceParent(ctx)
 	var ev models.Event
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {

@@ -39,7 +39,7 @@ const CodeJobLimit = "replay_job_limit"
 // committed. The count of matched deliveries then runs under that lock, bounded by the
 // request's statement timeout: the answer's matched, and its status done when nothing
 // matches, are what an API user reads at once (§9).
-func CreateJob(ctx context.Context, st Storer, env models.Env, f events.Filter, now time.Time, reply store.Keeper[JobObject]) (models.ReplayJob, error) {
+func CreateJob(ctx context.Context, st Store, env models.Env, f events.Filter, now time.Time, reply store.Keeper[JobObject]) (models.ReplayJob, error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	if f.CreatedBefore == nil || f.CreatedBefore.After(now) {
 		f.CreatedBefore = &now

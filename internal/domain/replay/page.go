@@ -36,15 +36,6 @@ type PageResult struct {
 	Running int
 }
 
-// Pages replays bulk replay pages over a store: the page runner of the BulkReplay
-// activity (activities.BulkReplay).
-type Pages struct{ Store PageStore }
-
-// ReplayPage is Page over p's store.
-func (p Pages) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (PageResult, error) {
-	return Page(ctx, p.Store, jobID, cursorID, limit)
-}
-
 // Page replays the next page of a bulk replay job — up to limit matching deliveries
 // after the job's cursor, each as Deliveries(event, endpoint) decides — and advances the
 // job's cursor and counts, all in ONE transaction: a process killed mid-page did the

@@ -30,14 +30,19 @@ const (
 	CodeInvalidEventType = "invalid_event_type"
 )
 
-// EndpointsStore is what the endpoints need of the database: their writes' transaction
-// (writes.go) and reads.
-type EndpointsStore interface {
-	Writer
+// EndpointReader reads an environment's endpoints.
+type EndpointReader interface {
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) // the oldest
 	WebhookEndpoints(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error)
 	AllWebhookEndpoints(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error)
 	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
+}
+
+// EndpointsStore is what the endpoints need of the database: their writes' transaction
+// (writes.go) and reads.
+type EndpointsStore interface {
+	Writer
+	EndpointReader
 	ClaimEndpointTest(ctx context.Context, env models.Env, id string, now time.Time, lease time.Duration) (models.WebhookEndpoint, string, error)
 	ReleaseEndpointTest(ctx context.Context, env models.Env, id, token string) error
 	StatsStore
@@ -46,9 +51,12 @@ type EndpointsStore interface {
 
 var _ EndpointsStore = (*store.Store)(nil)
 
-// Endpoints manages an environment's webhook endpoints (CONTRACT §13) and, through
-// oldest.go, the one the §8 singular routes act on. A process builds one, with its one
-// Sender (internal/app), and the API and the dashboard share it.
+// Endpoints holds what an endpoint's checked writes and manual tests need of the process
+// (CONTRACT §13; through oldest.go, the one the §8 singular routes act on): the Sender,
+// the private-address setting and the filter tests' gate. A process builds one, with its
+// one Sender (internal/app), and the API and the dashboard share it. The verbs that need
+// none of these are functions over the store (GetEndpoint, ListEndpoints, AllEndpoints,
+// DeleteEndpoint, RotateKey, EndpointStats, and oldest.go's).
 type Endpoints struct {
 	Store EndpointsStore
 	// Sender sends the manual tests, signed like any delivery.
@@ -120,32 +128,20 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 	return UpdateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), reply)
 }
 
-// Get loads one endpoint.
-func (e *Endpoints) Get(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error) {
-	return e.Store.WebhookEndpointByID(ctx, env, id)
+// GetEndpoint loads one endpoint of the environment (ErrNotFound for another's).
+func GetEndpoint(ctx context.Context, st EndpointReader, env models.Env, id string) (models.WebhookEndpoint, error) {
+	return st.WebhookEndpointByID(ctx, env, id)
 }
 
-// All lists every endpoint of the environment, oldest first (at most MaxEndpoints).
-func (e *Endpoints) All(ctx context.Context, env models.Env) ([]models.WebhookEndpoint, error) {
-	return e.Store.AllWebhookEndpoints(ctx, env)
+// AllEndpoints lists every endpoint of the environment, oldest first (at most
+// MaxEndpoints).
+func AllEndpoints(ctx context.Context, st EndpointReader, env models.Env) ([]models.WebhookEndpoint, error) {
+	return st.AllWebhookEndpoints(ctx, env)
 }
 
-// List lists the environment's endpoints, newest first.
-func (e *Endpoints) List(ctx context.Context, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
-	return e.Store.WebhookEndpoints(ctx, env, page)
-}
-
-// Delete removes an endpoint and answers at once (CONTRACT §21); its unfinished
-// deliveries end skipped by its EndpointDeletion job, which the deletion's transaction
-// records and hands to the job starter once committed (store.AfterCommit).
-func (e *Endpoints) Delete(ctx context.Context, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
-	return DeleteEndpoint(ctx, e.Store, env, id, reply)
-}
-
-// Rotate makes a new key of the endpoint's scheme (a secret, or an ed25519 key pair);
-// the old one keeps signing for RotationOverlap.
-func (e *Endpoints) Rotate(ctx context.Context, env models.Env, id string, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
-	return RotateKey(ctx, e.Store, env, id, time.Now().UTC(), RotationOverlap, reply)
+// ListEndpoints lists the environment's endpoints, newest first.
+func ListEndpoints(ctx context.Context, st EndpointReader, env models.Env, page store.Page) ([]models.WebhookEndpoint, bool, error) {
+	return st.WebhookEndpoints(ctx, env, page)
 }
 
 // Test sends the §8 test body of eventType to the endpoint now, enabled or not; one at

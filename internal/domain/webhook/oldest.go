@@ -15,9 +15,9 @@ import (
 // test) act on the environment's oldest endpoint (CONTRACT §13). They are §13's
 // operations on that endpoint; what the singular form adds is said here.
 
-// Oldest loads the environment's oldest endpoint (ErrNotFound before the first).
-func (e *Endpoints) Oldest(ctx context.Context, env models.Env) (models.WebhookEndpoint, error) {
-	return e.Store.WebhookEndpoint(ctx, env)
+// OldestEndpoint loads the environment's oldest endpoint (ErrNotFound before the first).
+func OldestEndpoint(ctx context.Context, st EndpointReader, env models.Env) (models.WebhookEndpoint, error) {
+	return st.WebhookEndpoint(ctx, env)
 }
 
 // Put is the §8 PUT: it replaces the url, method and enabled of the oldest endpoint —
@@ -52,23 +52,30 @@ func (e *Endpoints) savedCredentials(ctx context.Context, env models.Env, url *s
 	if url == nil || !HasCredentials(*url) {
 		return "", nil
 	}
-	oldest, err := e.Oldest(ctx, env)
+	oldest, err := OldestEndpoint(ctx, e.Store, env)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return "", nil
 	}
 	return oldest.URL, err
 }
 
-// RotateOldest is Rotate on the oldest endpoint. The oldest is read, then rotated by id:
-// if it was deleted in between, the next oldest is the singular endpoint now, and is
-// rotated instead (as when both steps held one lock); ErrNotFound once none is left.
-func (e *Endpoints) RotateOldest(ctx context.Context, env models.Env, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
+// OldestRotator is what RotateOldest needs of the database.
+type OldestRotator interface {
+	Writer
+	EndpointReader
+}
+
+// RotateOldest is RotateKey on the oldest endpoint, at now with RotationOverlap. The
+// oldest is read, then rotated by id: if it was deleted in between, the next oldest is
+// the singular endpoint now, and is rotated instead (as when both steps held one lock);
+// ErrNotFound once none is left.
+func RotateOldest(ctx context.Context, st OldestRotator, env models.Env, now time.Time, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	for {
-		ep, err := e.Oldest(ctx, env)
+		ep, err := OldestEndpoint(ctx, st, env)
 		if err != nil {
 			return ep, err
 		}
-		ep, err = e.Rotate(ctx, env, ep.ID, reply)
+		ep, err = RotateKey(ctx, st, env, ep.ID, now, RotationOverlap, reply)
 		if !errors.Is(err, apperr.ErrNotFound) {
 			return ep, err
 		}
@@ -81,7 +88,7 @@ func (e *Endpoints) TestOldest(ctx context.Context, env models.Env, eventType st
 	if err := checkTestType(eventType); err != nil {
 		return TestResult{}, err
 	}
-	ep, err := e.Oldest(ctx, env)
+	ep, err := OldestEndpoint(ctx, e.Store, env)
 	if err != nil {
 		return TestResult{}, err
 	}

@@ -26,6 +26,7 @@ const (
 
 // StatsStore is what the stats need of the database.
 type StatsStore interface {
+	WebhookEndpointByID(ctx context.Context, env models.Env, id string) (models.WebhookEndpoint, error)
 	EndpointStatHours(ctx context.Context, env models.Env, endpointID string, from, to time.Time) ([]store.StatHour, error)
 }
 
@@ -53,16 +54,16 @@ func invalidStats(param, format string, args ...any) error {
 	return apperr.Invalid(errStatsQuery, apperr.CodeParameterInvalid, param, format, args...)
 }
 
-// Stats answers a stats query for endpoint id of env: its windows with at least one
-// attempt, oldest first. An endpoint of another environment, or none, is ErrNotFound.
-func (e *Endpoints) Stats(ctx context.Context, env models.Env, id string, q StatsQuery) ([]StatsWindow, error) {
+// EndpointStats answers a stats query for endpoint id of env: its windows with at least
+// one attempt, oldest first. An endpoint of another environment, or none, is ErrNotFound.
+func EndpointStats(ctx context.Context, st StatsStore, env models.Env, id string, q StatsQuery) ([]StatsWindow, error) {
 	if err := CheckStatsQuery(&q); err != nil {
 		return nil, err
 	}
-	if _, err := e.Store.WebhookEndpointByID(ctx, env, id); err != nil {
+	if _, err := st.WebhookEndpointByID(ctx, env, id); err != nil {
 		return nil, err
 	}
-	hours, err := e.Store.EndpointStatHours(ctx, env, id, q.From, q.To)
+	hours, err := st.EndpointStatHours(ctx, env, id, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}

@@ -201,8 +201,9 @@ func withNewKey(ep models.WebhookEndpoint, key string, now time.Time, overlap ti
 // DeleteEndpoint removes endpoint id and records its deletion, whatever its backlog, in
 // one short transaction (CONTRACT §21): from its commit the endpoint is 404 and takes no
 // new delivery. Its unfinished deliveries end skipped (endpoint_deleted) afterwards, by
-// its EndpointDeletion job (Endpoints.Delete starts it); its past deliveries and attempts
-// stay. reply's answer is the deleted stub (ToDeletedEndpoint).
+// its EndpointDeletion job, which the deletion's transaction records and hands to the job
+// starter once committed (store.AfterCommit); its past deliveries and attempts stay. The
+// request is answered at once. reply's answer is the deleted stub (ToDeletedEndpoint).
 func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, reply idempotency.Reply[DeletedEndpoint]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
@@ -226,7 +227,7 @@ func RotateSecret(ctx context.Context, st Writer, env models.Env, id, newSecret 
 }
 
 // RotateKey is RotateSecret with a fresh key of the endpoint's own scheme (a secret, or
-// an ed25519 key pair). The scheme is read under the endpoint's lock, so that a rotation
+// an ed25519 key pair); requests rotate with RotationOverlap. The scheme is read under the endpoint's lock, so that a rotation
 // racing a change of scheme makes a key of the scheme it finds, never undoing the change.
 func RotateKey(ctx context.Context, st Writer, env models.Env, id string, now time.Time, overlap time.Duration, reply idempotency.Reply[SecretObject]) (models.WebhookEndpoint, error) {
 	return rotate(ctx, st, env, id, signing.NewKey, now, overlap, reply)

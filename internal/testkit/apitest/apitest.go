@@ -16,7 +16,6 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/replay"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 )
@@ -33,8 +32,8 @@ func Config(t testing.TB, flags ...string) config.Config {
 	return cfg
 }
 
-// Deps are the API's parts over st as Run wires them, without Temporal: keys, a replay
-// service and a meters service over st, and a log that discards. No dispatcher after
+// Deps are the API's parts over st as Run wires them, without Temporal: keys and the
+// meters' values queries over st, and a log that discards. No dispatcher after
 // commit: new events and replays wait for the sweeper unless the test sets one (Queue).
 // Endpoints are left to Serve, which builds them from the final configuration.
 func Deps(cfg config.Config, st *store.Store) api.Deps {
@@ -44,8 +43,7 @@ func Deps(cfg config.Config, st *store.Store) api.Deps {
 		Store:  st,
 		Keys:   keys.NewManager(st),
 		Log:    log,
-		Replay: &replay.Service{Store: st},
-		Meters: &meters.Service{Store: st, MaxQueries: cfg.MeterQueries},
+		Meters: &meters.Queries{Store: st, MaxQueries: cfg.MeterQueries},
 	}
 }
 

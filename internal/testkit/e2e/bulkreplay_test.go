@@ -31,7 +31,7 @@ import (
 // dangerous (the work is done, Temporal does not know it); a kill before the commit
 // rolls the page back (store.TestReplayPageCutMidwayDoesNothing).
 type dyingPage struct {
-	next    activities.Pager
+	st      replay.PageStore
 	killAt  int32
 	calls   atomic.Int32
 	killed  chan struct{} // closed once the page committed and the process "died"
@@ -40,7 +40,7 @@ type dyingPage struct {
 
 func (d *dyingPage) ReplayPage(ctx context.Context, jobID, cursorID string, limit int) (replay.PageResult, error) {
 	n := d.calls.Add(1)
-	r, err := d.next.ReplayPage(ctx, jobID, cursorID, limit)
+	r, err := replay.Page(ctx, d.st, jobID, cursorID, limit)
 	if n == d.killAt {
 		close(d.killed)
 		<-d.release
@@ -75,7 +75,7 @@ func TestBulkReplayWorkflowSurvivesAWorkerKilledMidJob(t *testing.T) {
 	}
 
 	// The worker process that will die, with its sweeper.
-	dying := &dyingPage{next: replay.Pages{Store: s.db.Store}, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
+	dying := &dyingPage{st: s.db.Store, killAt: 3, killed: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() { close(dying.release) })
 	w1 := s.workerWith(&activities.BulkReplay{Pages: dying})
 	sweepCtx, stopSweep := context.WithCancel(ctx)

@@ -210,7 +210,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 	startConsumer(t, st, nil)
 	backfills := &dispatch.Jobs{Client: c, Store: st}
 	st.SetAfterCommit(dispatch.AfterCommit{Jobs: backfills})
-	svc := &meters.Service{Store: st}
+	svc := &meters.Queries{Store: st}
 	// A backfill's start comes detached after the meter's commit, and a failed one is the
 	// worker's sweeper's, as in production: without it a start cut short under this
 	// test's load would leave a meter backfilling until the hang guard.
@@ -222,7 +222,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("a-%d", i), 1000, now)
 		ingest(ctx, t, st, envA, body)
 	}
-	bMeter, err := svc.Create(ctx, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
+	bMeter, err := meters.Create(ctx, svc.Store, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +233,9 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		// A's own backfills hold its usage cursor a page at a time: a create that waits
 		// past the lock timeout is refused busy (429 at the edge, CONTRACT §21) and retried,
 		// as a client would.
-		m, err := svc.Create(ctx, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meters.Create(ctx, svc.Store, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
 		for try := 1; try < 5 && errors.As(err, new(*apperr.BusyError)); try++ {
-			m, err = svc.Create(ctx, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
+			m, err = meters.Create(ctx, svc.Store, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
 		}
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("meter %s of A: %+v, %v", d.Key, m, err)
@@ -280,7 +280,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range keysA {
-		m, err := svc.Get(ctx, envA, k)
+		m, err := meters.Get(ctx, svc.Store, envA, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,11 +289,11 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 }
 
 // waitReady waits until each meter of env is ready.
-func waitReady(ctx context.Context, t *testing.T, svc *meters.Service, env models.Env, keys []string) {
+func waitReady(ctx context.Context, t *testing.T, svc *meters.Queries, env models.Env, keys []string) {
 	t.Helper()
 	for _, k := range keys {
 		for {
-			m, err := svc.Get(ctx, env, k)
+			m, err := meters.Get(ctx, svc.Store, env, k)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,9 +356,9 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	s := newStack(t)
 	st, envB := s.db.Store, s.db.Env
 	envA := heavyEnvs(t, st, envB)
-	svc := &meters.Service{Store: st}
+	svc := &meters.Queries{Store: st}
 	ready := func(env models.Env, d meters.Definition) models.Meter {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -212,19 +212,19 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 	t.Helper()
 	ctx := context.Background()
 	s.usageTaken(15) // 15,000 rows: three pages of meters.BackfillRows
-	svc := &meters.Service{Store: s.db.Store}
+	svc := &meters.Queries{Store: s.db.Store}
 	backfills := &dispatch.Jobs{Client: c, Store: s.db.Store}
 	for _, sc := range []struct {
 		name    string
 		deleted bool
 	}{{"meter_backfill", false}, {"meter_backfill_deleted", true}} {
-		m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
+		m, err := meters.Create(ctx, svc.Store, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
 			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("%s: meter %+v, %v", sc.name, m, err)
 		}
 		if sc.deleted {
-			if _, err := svc.Delete(ctx, s.db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
+			if _, err := meters.Delete(ctx, svc.Store, s.db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -24,8 +24,8 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	c := s.ts.GetDefaultClient()
 	ctx := context.Background()
 	s.usageTaken(3)
-	svc := &meters.Service{Store: s.db.Store} // no job starter after commit: left to the sweeper
-	m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+	svc := &meters.Queries{Store: s.db.Store} // no job starter after commit: left to the sweeper
+	m, err := meters.Create(ctx, svc.Store, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 		time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)

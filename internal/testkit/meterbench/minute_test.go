@@ -35,7 +35,7 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 	ctx := context.Background()
 	url := testdb.URL(b)
 	st := testdb.Open(b, url)
-	svc := &meters.Service{Store: st}
+	svc := &meters.Queries{Store: st}
 	org, err := orgs.CreateWithHash(ctx, st, "Heavy", "heavy@example.com", "x")
 	if err != nil {
 		b.Fatal(err)
@@ -44,7 +44,7 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
 		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		b.Fatal(err)

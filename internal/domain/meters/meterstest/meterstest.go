@@ -159,12 +159,12 @@ func Ranges(now time.Time) map[string][2]time.Time {
 	}
 }
 
-// Values answers one values query of a meter: meters.Service.Values in the test's
+// Values answers one values query of a meter: meters.Queries.Values in the test's
 // process (ServiceValues) or GET /v1/meters/{key}/values (HTTPValues).
 type Values func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error)
 
 // ServiceValues reads values through svc in env.
-func ServiceValues(svc *meters.Service, env models.Env) Values {
+func ServiceValues(svc *meters.Queries, env models.Env) Values {
 	return func(ctx context.Context, key string, q meters.ValuesQuery) (meters.ValuesPage, error) {
 		return svc.Values(ctx, env, key, q, time.Now())
 	}
