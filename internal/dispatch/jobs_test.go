@@ -11,6 +11,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
 
@@ -61,10 +62,37 @@ func (c *startsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkf
 	return nil, c.err
 }
 
-// checkStartsAndSweeps (CONTRACT §21): a tenant job of two rows, a and b, is started on
-// revops-jobs, fair by its environment (env-1), under the id wantID for a (one run per
-// row, ever) with input wantInput, and marked; the sweeper starts what the API's start
-// missed (a crash after the commit), once, and marks nothing while Temporal refuses.
+// CONTRACT §21: a deleted endpoint's job, and a deleted meter's purge, is started on
+// revops-jobs, fair by its environment, under the id endpoint-deletion-<endpoint id>
+// (meter-purge-<meter id>: one run per endpoint or meter, ever), and marked; the sweeper
+// starts what the API's start missed (a crash after the commit), once, and marks nothing
+// while Temporal refuses.
+func TestJobStartsAndSweeps(t *testing.T) {
+	deletion := func(id string) store.Job {
+		return store.DeletionOf(models.EndpointDeletion{EndpointID: id, OrganizationID: "org-1", EnvironmentID: "env-1"})
+	}
+	purge := func(id string) store.Job {
+		return store.PurgeOf(models.MeterPurge{MeterID: id, OrganizationID: "org-1", EnvironmentID: "env-1", MeterKey: "calls"})
+	}
+	for _, tc := range []struct {
+		name, workflow string
+		a, b           store.Job
+		wantID         string
+		wantInput      any
+	}{
+		{"endpoint deletion", wire.EndpointDeletionWorkflowName, deletion("ep-1"), deletion("ep-2"),
+			"endpoint-deletion-ep-1", wire.EndpointDeletionInput{EndpointID: "ep-1", EnvironmentID: "env-1"}},
+		{"meter purge", wire.MeterPurgeWorkflowName, purge("m-1"), purge("m-2"),
+			"meter-purge-m-1", wire.MeterPurgeInput{MeterID: "m-1", EnvironmentID: "env-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkStartsAndSweeps(t, tc.workflow, tc.a, tc.b, tc.wantID, tc.wantInput)
+		})
+	}
+}
+
+// checkStartsAndSweeps: the sweeps of a tenant job of two rows, a and b (of env-1), with
+// Temporal away, then twice with it; a's start has the id wantID and input wantInput.
 func checkStartsAndSweeps(t *testing.T, workflow string, a, b store.Job, wantID string, wantInput any) {
 	t.Helper()
 	rows := &jobRows{}
