@@ -1,7 +1,6 @@
 package meters_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,8 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -65,42 +66,6 @@ func (p *poisoned) arm(on bool) {
 	p.armed = on
 }
 
-// clock is the consumer's set-aside clock, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-// lockedBuffer is the consumer's log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // panicsCounted reads revops_panics_recovered_total{where="meter_turn"}.
 func panicsCounted(t *testing.T) float64 {
 	return metricstest.Scrape(t).Value(t, `revops_panics_recovered_total{where="meter_turn"}`)
@@ -138,8 +103,8 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			bValues, aValues := meterstest.ServiceValues(svc, envB), meterstest.ServiceValues(svc, envA)
 
 			p := &poisoned{Store: st, env: envA.ID, armed: true}
-			clk := &clock{now: time.Now()}
-			var logged lockedBuffer
+			clk := clocktest.NewManual(time.Now())
+			var logged syncbuf.Buffer
 			c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
 				Log: slog.New(slog.NewTextHandler(&logged, nil))}
 			c.SetClock(clk.Now)
@@ -166,9 +131,9 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 				t.Fatalf("A's as_of %v passed its batch although every turn of A panicked", asOf)
 			}
 			// Its time passed: tried again, and set aside for 2 s after this second panic.
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			waitTries(ctx, t, p, 2)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
 			if _, tries := p.state(); tries != 2 {
 				t.Fatalf("A tried %d times 1 s after its second panic (set aside for 2 s)", tries)
@@ -178,7 +143,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			}
 			// Its data no longer panics: A's batch is counted at its next turn.
 			p.arm(false)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, aValues, "calls", aSent, time.Minute)
 
 			log := logged.String()

@@ -1,37 +1,18 @@
 package reachability
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// syncBuffer collects log lines from the monitor.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
-}
 
 // An outage is logged once when it starts and once when it ends, however many probes
 // fail in between; Reachable, Check and the gauge follow every probe.
 func TestMonitorLogsTransitionsOnce(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	var gauge []bool
 	down := errors.New("connection refused")
 	m := &Monitor{Name: "Temporal", Log: slog.New(slog.NewTextHandler(&buf, nil)),
@@ -58,7 +39,7 @@ func TestMonitorLogsTransitionsOnce(t *testing.T) {
 		}
 	}
 	want := []string{"unreachable", "reachable again", "unreachable", "reachable again"}
-	lines := buf.lines()
+	lines := buf.Lines()
 	if len(lines) != len(want) {
 		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
 	}

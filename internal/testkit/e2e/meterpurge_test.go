@@ -21,6 +21,7 @@ import (
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/workflows/wire"
 )
 
@@ -215,7 +216,7 @@ func startDev(t *testing.T, st *store.Store, p app.Parts, flags ...string) (stri
 	ctx := context.Background()
 	temporalAddr := freeAddr(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	t.Cleanup(func() {
 		if t.Failed() {

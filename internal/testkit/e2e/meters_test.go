@@ -22,6 +22,7 @@ import (
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -49,7 +50,7 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	}
 	temporalAddr := freeAddr(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	defer func() {
 		if t.Failed() {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -13,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +22,10 @@ import (
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
+	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
-
-// lockedBuffer collects the process's log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // CONTRACT §10, issue 13's acceptance: with Temporal stopped, `revops serve` (its real
 // wiring, app.Run with a lazy client, as cmd/revops runs it) starts and serves; a create
@@ -70,7 +51,7 @@ func TestServeWithoutTemporalDeliversOnceItReturns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	tc, err := client.NewLazyClient(app.TemporalOptions(cfg, log))
 	if err != nil {
