@@ -11,10 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
@@ -125,7 +123,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			svc := &meters.Service{Store: st}
 			now := time.Now().UTC()
 			create := func(d meters.Definition) models.Meter {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc, env, d, time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -183,7 +181,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 							txID = fmt.Sprintf("shared-%d", b)
 							body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
 						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+						if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
 					}

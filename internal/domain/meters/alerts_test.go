@@ -10,7 +10,6 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
@@ -26,7 +25,7 @@ func ingestCalls(t *testing.T, db database, txID string, accounts []string, at t
 			"metric_resolution": "minute", "timestamp": at.Unix()}
 	}
 	body, _ := json.Marshal(map[string]any{"transaction_id": txID, "mode": "increment", "event_metrics": metrics})
-	if _, err := usage.Ingest(context.Background(), db.st, db.env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+	if err := meterstest.Ingest(context.Background(), db.st, db.env, body, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

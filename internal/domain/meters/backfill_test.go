@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/models"
 )
 
@@ -29,7 +27,7 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprint("b", i), "mode": "increment",
 					"event_metrics": []map[string]any{{"account_id": "a", "product": "p", "metric_name": "calls", "metric_value": 1,
 						"metric_resolution": "minute", "timestamp": at.Unix()}}})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, at, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, db.st, db.env, body, at); err != nil {
 					t.Fatal(err)
 				}
 				received = append(received, at)
@@ -38,8 +36,8 @@ func TestAsOfDuringBackfillMovesPageByPage(t *testing.T) {
 				t.Fatal(err)
 			}
 			svc := &meters.Service{Store: db.st}
-			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-				time.Now(), idempotency.Reply[meters.Object]{})
+			m, err := meterstest.Create(ctx, svc, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+				time.Now())
 			if err != nil || m.Status != models.MeterBackfilling {
 				t.Fatalf("meter %+v, %v", m, err)
 			}
@@ -88,8 +86,8 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			ctx := context.Background()
 			svc := &meters.Service{Store: db.st}
 			now := time.Now().UTC()
-			before, err := svc.Create(ctx, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region"}}, now, idempotency.Reply[meters.Object]{})
+			before, err := meterstest.Create(ctx, svc, db.env, meters.Definition{Key: "before", MetricName: "calls", Aggregation: models.AggSum,
+				GroupBy: []string{"region"}}, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +97,7 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 					"metric_resolution": "minute", "metadata": map[string]any{"region": fmt.Sprint("r", i%2)}, "timestamp": now.Add(-time.Minute).Unix()}
 			}
 			body, _ := json.Marshal(map[string]any{"transaction_id": "big", "mode": "increment", "event_metrics": metrics})
-			if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+			if err := meterstest.Ingest(ctx, db.st, db.env, body, now); err != nil {
 				t.Fatal(err)
 			}
 			// One meter, 4 row-meters: the 10-row batch is counted 4 rows at a time.
@@ -107,8 +105,8 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			if err != nil || !ran || n != 4 || !more {
 				t.Fatalf("first part: ran %v, %d rows, more %v, %v", ran, n, more, err)
 			}
-			after, err := svc.Create(ctx, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
-				now, idempotency.Reply[meters.Object]{})
+			after, err := meterstest.Create(ctx, svc, db.env, meters.Definition{Key: "after", MetricName: "calls", Aggregation: models.AggCount},
+				now)
 			if err != nil || after.Status != models.MeterBackfilling || after.BackfillPartSeq == 0 {
 				t.Fatalf("meter created between two parts: %+v, %v; want its part to backfill", after, err)
 			}

@@ -15,11 +15,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -52,18 +49,11 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	defer cancel()
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
-	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testdb.Seed(t, st, "live")
 	svc := &meters.Service{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meterstest.Create(ctx, svc, env, d, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +67,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 9))
 	const batches = 30
 	for b := range batches {
-		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+		if err := meterstest.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now); err != nil {
 			t.Fatal(err)
 		}
 	}

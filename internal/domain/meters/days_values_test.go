@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/period"
 	"github.com/revops/revops/models"
 )
@@ -28,8 +26,8 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			svc := &meters.Service{Store: db.st}
-			m, err := svc.Create(ctx, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[meters.Object]{})
+			m, err := meterstest.Create(ctx, svc, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+				GroupBy: []string{"region", "plan"}}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +43,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					}
 				}
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprintf("day-%d", d), "mode": "increment", "event_metrics": metrics})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, db.st, db.env, body, now); err != nil {
 					t.Fatal(err)
 				}
 			}

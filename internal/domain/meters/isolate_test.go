@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
@@ -95,7 +93,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 				t.Helper()
 				body := fmt.Appendf(nil, `{"transaction_id":%q,"mode":"increment","event_metrics":[{"account_id":"acct","product":"api",`+
 					`"metric_name":"calls","metric_value":1,"metric_resolution":"minute"}]}`, tx)
-				if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, st, env, body, time.Now()); err != nil {
 					t.Fatal(err)
 				}
 				return time.Now()
@@ -160,7 +158,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
 func meterIn(ctx context.Context, t *testing.T, svc *meters.Service, st *store.Store, env models.Env) {
 	t.Helper()
-	m, err := svc.Create(ctx, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meterstest.Create(ctx, svc, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

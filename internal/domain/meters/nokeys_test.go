@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/models"
 )
 
@@ -27,7 +25,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 			r := rand.New(rand.NewPCG(4, 2))
 			ingestSome := func(from int) {
 				for b := from; b < from+5; b++ {
-					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+					if err := meterstest.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -38,7 +36,7 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc, db.env, d, now)
 				if err != nil {
 					t.Fatal(err)
 				}

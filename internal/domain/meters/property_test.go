@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -163,7 +161,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := svc.Create(ctx, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc, env, d, time.Now())
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -222,7 +220,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 						if b%5 != 0 {
 							body = randomBatch(r, txID, now)
 						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+						if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
 							t.Errorf("ingest %s: %v", txID, err)
 						}
 						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
@@ -292,7 +290,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := svc.Create(ctx, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
+				if _, err := meterstest.Create(ctx, svc, db.env, d, now); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -300,7 +298,7 @@ func TestConsumersTakingTurns(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, db.st, db.env, body, now); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {

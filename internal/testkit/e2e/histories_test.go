@@ -22,7 +22,6 @@ import (
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
@@ -218,8 +217,8 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 		name    string
 		deleted bool
 	}{{"meter_backfill", false}, {"meter_backfill_deleted", true}} {
-		m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
-			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meterstest.Create(ctx, svc, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
+			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now())
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("%s: meter %+v, %v", sc.name, m, err)
 		}
@@ -253,7 +252,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+		if err := meterstest.Ingest(ctx, s.db.Store, s.db.Env, body, now); err != nil {
 			t.Fatal(err)
 		}
 	}

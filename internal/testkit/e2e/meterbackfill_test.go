@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
@@ -25,8 +25,8 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	ctx := context.Background()
 	s.usageTaken(3)
 	svc := &meters.Service{Store: s.db.Store} // no job starter after commit: left to the sweeper
-	m, err := svc.Create(ctx, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-		time.Now(), idempotency.Reply[meters.Object]{})
+	m, err := meterstest.Create(ctx, svc, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+		time.Now())
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)
 	}
