@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,47 +148,25 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			uniq := create(meters.Definition{Key: "users", MetricName: "calls", Aggregation: models.AggUniqueCount, ValueKey: "user"})
 			watch(uniq, spec{"day", "3", "", "{}"}, spec{"month", "20", "", "{}"}, spec{"month", "12", "acct_0", "{}"})
 
-			stop := make(chan struct{})
-			var consumers sync.WaitGroup
-			for i, cst := range []*store.Store{st, testdb.Open(t, db.url)} {
-				consumers.Add(1)
-				go func() {
-					defer consumers.Done()
-					for {
-						if _, err := meterstest.Consume(ctx, cst); err != nil {
-							t.Errorf("consume: %v", err)
-						}
-						select {
-						case <-stop:
-							return
-						case <-time.After(time.Duration(2+3*i) * time.Millisecond):
-						}
-					}
-				}()
-			}
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.url)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+				return func() error { _, err := meterstest.Consume(ctx, cst); return err }, time.Duration(2+3*i) * time.Millisecond
+			})
 			const clients, batches = 4, 30
-			var wg sync.WaitGroup
-			for c := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(c), 33))
-					for b := range batches {
-						txID := fmt.Sprintf("tx-%d-%d", c, b)
-						body := alertBatch(r, txID, now)
-						if b%4 == 0 { // the same transaction from every client: counted once
-							txID = fmt.Sprintf("shared-%d", b)
-							body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
-						}
-						if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
-							t.Errorf("ingest %s: %v", txID, err)
-						}
+			together(clients, func(c int) {
+				r := rand.New(rand.NewPCG(uint64(c), 33))
+				for b := range batches {
+					txID := fmt.Sprintf("tx-%d-%d", c, b)
+					body := alertBatch(r, txID, now)
+					if b%4 == 0 { // the same transaction from every client: counted once
+						txID = fmt.Sprintf("shared-%d", b)
+						body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
 					}
-				}()
-			}
-			wg.Wait()
-			close(stop)
-			consumers.Wait()
+					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+						t.Errorf("ingest %s: %v", txID, err)
+					}
+				}
+			})
+			stopConsumers()
 			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}

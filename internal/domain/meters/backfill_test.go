@@ -113,10 +113,8 @@ func TestMeterCreatedBetweenTwoParts(t *testing.T) {
 			if _, err := meterstest.Consume(ctx, db.st); err != nil {
 				t.Fatal(err)
 			}
-			for done := false; !done; {
-				if done, _, err = meters.BackfillPage(ctx, db.st, after.ID, now); err != nil {
-					t.Fatal(err)
-				}
+			if err := meterstest.Backfill(ctx, db.st, after.ID, now); err != nil {
+				t.Fatal(err)
 			}
 			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
 			if err != nil || len(rows) != 10 {

@@ -53,14 +53,8 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	svc := &meters.Service{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := meterstest.Create(ctx, svc, env, d, time.Now())
-		if err != nil {
+		if _, err := meterstest.CreateReady(ctx, svc, st, env, d); err != nil { // no usage yet: one page makes it ready
 			t.Fatal(err)
-		}
-		for done := false; !done; { // no usage yet: one page makes it ready
-			if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	now := time.Now().UTC()

@@ -158,14 +158,8 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
 func meterIn(ctx context.Context, t *testing.T, svc *meters.Service, st *store.Store, env models.Env) {
 	t.Helper()
-	m, err := meterstest.Create(ctx, svc, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now())
-	if err != nil {
+	if _, err := meterstest.CreateReady(ctx, svc, st, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}); err != nil {
 		t.Fatal(err)
-	}
-	for done := false; !done; {
-		if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -40,10 +40,8 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for done := false; !done; {
-					if done, _, err = meters.BackfillPage(ctx, db.st, m.ID, time.Now()); err != nil {
-						t.Fatalf("backfill %s: %v", m.Key, err)
-					}
+				if err := meterstest.Backfill(ctx, db.st, m.ID, time.Now()); err != nil {
+					t.Fatalf("backfill %s: %v", m.Key, err)
 				}
 				ms = append(ms, m)
 			}

@@ -17,6 +17,41 @@ import (
 	"github.com/revops/revops/models"
 )
 
+// together runs f(0) … f(n-1), each in its own goroutine (a client of its own), and
+// waits for them all.
+func together(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
+// inTurns runs a consumer on each store of stores, each in its own goroutine (a worker
+// process of its own), until the returned stop is called: consumer i is made by
+// consumerOf(i, store), consumes once per call, and pauses its pause between calls. An
+// error is the test's, and the consumer goes on.
+func inTurns(t *testing.T, stores []*store.Store, consumerOf func(i int, st *store.Store) (consume func() error, pause time.Duration)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		consume, pause := consumerOf(i, st)
+		wg.Go(func() {
+			for {
+				if err := consume(); err != nil {
+					t.Errorf("consume: %v", err)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(pause):
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
+}
+
 // database is a fresh migrated store with one environment.
 type database struct {
 	st  *store.Store
@@ -181,66 +216,44 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 				}
 			}
 
-			stop := make(chan struct{})
-			var consumer sync.WaitGroup
 			// The consumer runs all along, in two worker processes (two stores, each
 			// with its own figure cache), which take the environment in turns.
-			for i, cst := range []*store.Store{st, testdb.Open(t, db.url)} {
-				consumer.Add(1)
-				go func() {
-					defer consumer.Done()
-					r := rand.New(rand.NewPCG(uint64(i), 11))
-					for {
-						if err := consume(ctx, cst, r); err != nil {
-							t.Errorf("consume: %v", err)
-						}
-						select {
-						case <-stop:
-							return
-						case <-time.After(time.Duration(3+4*i) * time.Millisecond):
-						}
-					}
-				}()
-			}
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.url)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+				r := rand.New(rand.NewPCG(uint64(i), 11))
+				return func() error { return consume(ctx, cst, r) }, time.Duration(3+4*i) * time.Millisecond
+			})
 
 			const clients, batches = 4, 40
-			var wg sync.WaitGroup
-			for c := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(c), 7))
-					for b := range batches {
-						// Every client sends some of the same transaction ids: each is counted once.
-						txID := fmt.Sprintf("tx-%d-%d", c, b)
-						if b%5 == 0 {
-							txID = fmt.Sprintf("shared-%d", b)
-						}
-						body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
-						if b%5 != 0 {
-							body = randomBatch(r, txID, now)
-						}
-						if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
-							t.Errorf("ingest %s: %v", txID, err)
-						}
-						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
-							for i, d := range defs {
-								if phase(i) == 1 && i%2 == c {
-									create(d)
-								}
+			together(clients, func(c int) {
+				r := rand.New(rand.NewPCG(uint64(c), 7))
+				for b := range batches {
+					// Every client sends some of the same transaction ids: each is counted once.
+					txID := fmt.Sprintf("tx-%d-%d", c, b)
+					if b%5 == 0 {
+						txID = fmt.Sprintf("shared-%d", b)
+					}
+					body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
+					if b%5 != 0 {
+						body = randomBatch(r, txID, now)
+					}
+					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+						t.Errorf("ingest %s: %v", txID, err)
+					}
+					if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
+						for i, d := range defs {
+							if phase(i) == 1 && i%2 == c {
+								create(d)
 							}
 						}
 					}
-				}()
-			}
-			wg.Wait()
+				}
+			})
 			for i, d := range defs {
 				if phase(i) == 2 {
 					create(d)
 				}
 			}
-			close(stop)
-			consumer.Wait()
+			stopConsumers()
 			lastBatch := time.Now()
 			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)

@@ -356,14 +356,9 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	envA := heavyEnvs(t, st, envB)
 	svc := &meters.Service{Store: st}
 	ready := func(env models.Env, d meters.Definition) models.Meter {
-		m, err := meterstest.Create(ctx, svc, env, d, time.Now())
+		m, err := meterstest.CreateReady(ctx, svc, st, env, d) // no usage yet: one page makes it ready
 		if err != nil {
 			t.Fatal(err)
-		}
-		for done := false; !done; { // no usage yet: one page makes it ready
-			if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return m
 	}

@@ -22,3 +22,22 @@ func Ingest(ctx context.Context, st usage.Store, env models.Env, body []byte, at
 func Create(ctx context.Context, svc *meters.Service, env models.Env, d meters.Definition, at time.Time) (models.Meter, error) {
 	return svc.Create(ctx, env, d, at, idempotency.Reply[meters.Object]{})
 }
+
+// Backfill runs meter id's backfill, page after page, until the meter is ready.
+func Backfill(ctx context.Context, st meters.Store, id string, now time.Time) error {
+	for {
+		done, _, err := meters.BackfillPage(ctx, st, id, now)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// CreateReady defines meter d in env (Create) and backfills it until it is ready.
+func CreateReady(ctx context.Context, svc *meters.Service, st meters.Store, env models.Env, d meters.Definition) (models.Meter, error) {
+	m, err := Create(ctx, svc, env, d, time.Now())
+	if err != nil {
+		return m, err
+	}
+	return m, Backfill(ctx, st, m.ID, time.Now())
+}
