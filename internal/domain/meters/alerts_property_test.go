@@ -115,10 +115,10 @@ func crossedBodies(t *testing.T, st *store.Store, env models.Env, alerts []model
 // over it and at most the final one, none other has any, and the events list exactly
 // the firings, each in the event its firing names.
 func TestAlertsFireOncePerCrossing(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			svc := &meters.Service{Store: st}
 			now := time.Now().UTC()
 			create := func(d meters.Definition) models.Meter {
@@ -148,7 +148,7 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			uniq := create(meters.Definition{Key: "users", MetricName: "calls", Aggregation: models.AggUniqueCount, ValueKey: "user"})
 			watch(uniq, spec{"day", "3", "", "{}"}, spec{"month", "20", "", "{}"}, spec{"month", "12", "acct_0", "{}"})
 
-			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.url)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
 				return func() error { _, err := meterstest.Consume(ctx, cst); return err }, time.Duration(2+3*i) * time.Millisecond
 			})
 			const clients, batches = 4, 30

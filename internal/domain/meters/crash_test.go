@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
@@ -66,7 +64,7 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 		}
 	}
 
-	raw := rawHandle(t, url)
+	raw := testdb.Raw(t, "postgres", url)
 	child, out := startCrashChild(t, url)
 	waitMidTransaction(ctx, t, raw, env.ID, out)
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -155,18 +153,6 @@ func waitBackendGone(ctx context.Context, t *testing.T, raw *gorm.DB) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("the killed child's connections stayed open")
-}
-
-// rawHandle is a handle on the test's database for reading tables directly.
-func rawHandle(t *testing.T, url string) *gorm.DB {
-	t.Helper()
-	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return raw
 }
 
 func countBatches(t *testing.T, raw *gorm.DB, envID, cond string) int64 {

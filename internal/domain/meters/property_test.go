@@ -52,23 +52,6 @@ func inTurns(t *testing.T, stores []*store.Store, consumerOf func(i int, st *sto
 	return func() { close(done); wg.Wait() }
 }
 
-// database is a fresh migrated store with one environment.
-type database struct {
-	st  *store.Store
-	env models.Env
-	url string
-}
-
-// bothDatabases opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
-func bothDatabases(t *testing.T) map[string]database {
-	t.Helper()
-	out := map[string]database{}
-	for name, s := range testdb.Both(t, "live") {
-		out[name] = database{s.Store, s.Env, s.URL}
-	}
-	return out
-}
-
 // metadataValues are metadata values of every JSON type, including ones that are one
 // value by canonical text (1, 1.0, 1e0, "1") and ones that count as absent.
 var metadataValues = []any{
@@ -188,10 +171,10 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 	backfill func(ctx context.Context, st *store.Store, meterID string, r *rand.Rand) (bool, error)) (midPart int) {
 	meterstest.PageLimit = 7 // every answer over several pages
 	var mu sync.Mutex
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			svc := &meters.Service{Store: st}
 			now := time.Now().UTC()
 			defs := definitions()
@@ -218,7 +201,7 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 
 			// The consumer runs all along, in two worker processes (two stores, each
 			// with its own figure cache), which take the environment in turns.
-			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.url)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
 				r := rand.New(rand.NewPCG(uint64(i), 11))
 				return func() error { return consume(ctx, cst, r) }, time.Duration(3+4*i) * time.Millisecond
 			})
@@ -296,38 +279,38 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 // cache) consume the same environment in turns; every value still equals the raw rows'
 // figure, so neither counts on figures the other has rewritten since.
 func TestConsumersTakingTurns(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Service{Store: db.st}
+			svc := &meters.Service{Store: db.Store}
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := meterstest.Create(ctx, svc, db.env, d, now); err != nil {
+				if _, err := meterstest.Create(ctx, svc, db.Env, d, now); err != nil {
 					t.Fatal(err)
 				}
 			}
-			stores := []*store.Store{db.st, testdb.Open(t, db.url)}
+			stores := []*store.Store{db.Store, testdb.Open(t, db.URL)}
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if err := meterstest.Ingest(ctx, db.st, db.env, body, now); err != nil {
+				if err := meterstest.Ingest(ctx, db.Store, db.Env, body, now); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range defs {
-				m, err := svc.Get(ctx, db.env, d.Key)
+				m, err := svc.Get(ctx, db.Env, d.Key)
 				if err != nil {
 					t.Fatal(err)
 				}
-				meterstest.Check(t, meterstest.ServiceValues(svc, db.env), m, rows, now, time.Now())
+				meterstest.Check(t, meterstest.ServiceValues(svc, db.Env), m, rows, now, time.Now())
 			}
 		})
 	}
