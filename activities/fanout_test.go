@@ -63,6 +63,20 @@ func (f *twoEndpoints) deliverOne(i int) error {
 	return err
 }
 
+// pending is what PendingDeliveries hands the workflow for the event.
+func (f *twoEndpoints) pending(t *testing.T) []models.PendingDelivery {
+	t.Helper()
+	val, err := f.run(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []models.PendingDelivery
+	if err := val.Get(&got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func (f *twoEndpoints) delivery(t *testing.T, i int) models.WebhookDelivery {
 	t.Helper()
 	ds, err := f.db.Store.EventDeliveries(context.Background(), f.db.Env, f.ev.ID)
@@ -174,14 +188,7 @@ func TestPendingDeliveries(t *testing.T) {
 	if err := f.deliverOne(0); err != nil {
 		t.Fatal(err)
 	}
-	val, err := f.run(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []models.PendingDelivery
-	if err := val.Get(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := f.pending(t)
 	want := models.PendingDelivery{ID: f.ds[f.eps[1].ID].ID, EndpointID: f.eps[1].ID, Policy: f.eps[1].RetryPolicy}
 	if len(got) != 1 || got[0].Replays == nil || *got[0].Replays != 0 {
 		t.Fatalf("pending %+v, want only %+v with replays 0", got, want)
@@ -200,14 +207,7 @@ func TestMarkDeliveryFailedKeepsALaterReplay(t *testing.T) {
 	d := f.ds[f.eps[0].ID]
 	pendingReplays := func() int {
 		t.Helper()
-		val, err := f.run(f.acts.PendingDeliveries, activities.PendingInput{EventID: f.ev.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []models.PendingDelivery
-		if err := val.Get(&got); err != nil {
-			t.Fatal(err)
-		}
+		got := f.pending(t)
 		for _, p := range got {
 			if p.ID == d.ID && p.Replays != nil {
 				return *p.Replays

@@ -3,7 +3,6 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
@@ -19,15 +18,7 @@ const (
 // replayPageOptions: a page is one short transaction, so a worker that died with it is
 // noticed after 30 s; a database or worker away is retried without end (a retried page
 // replays nothing twice: replay.Page).
-var replayPageOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 30 * time.Second,
-	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:        time.Second,
-		BackoffCoefficient:     2,
-		MaximumInterval:        time.Minute,
-		NonRetryableErrorTypes: []string{activities.ErrTypeReplayJobMissing},
-	},
-}
+var replayPageOptions = untilDone(30*time.Second, activities.ErrTypeReplayJobMissing)
 
 // BulkReplay replays a job's deliveries page by page: each ReplayPage activity replays a
 // page and advances the job's row in one transaction and returns the next cursor; the

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/workflows/wire"
@@ -54,12 +52,8 @@ func (f *fakeJob) page(_ context.Context, in activities.ReplayPageInput) (activi
 }
 
 func bulkEnv(f *fakeJob) *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
 	var b *activities.BulkReplay
-	env.OnActivity(b.ReplayPage, mock.Anything, mock.Anything).Return(f.page)
-	return env
+	return jobEnv(BulkReplay, wire.BulkReplayWorkflowName, b.ReplayPage, f.page)
 }
 
 func newFakeJob(n int) *fakeJob {
@@ -129,16 +123,9 @@ func TestBulkReplayContinuesAsNewWithItsCursor(t *testing.T) {
 	f := newFakeJob(replayPagesPerRun + 5)
 	env := bulkEnv(f)
 	env.ExecuteWorkflow(wire.BulkReplayWorkflowName, wire.BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("got %v, want continue-as-new", err)
-	}
-	if len(f.calls) != replayPagesPerRun || can.WorkflowType.Name != wire.BulkReplayWorkflowName {
-		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, replayPagesPerRun)
-	}
 	var next wire.BulkReplayInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
+	if can := continuedAs(t, env, &next); len(f.calls) != replayPagesPerRun || can.WorkflowType.Name != wire.BulkReplayWorkflowName {
+		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, replayPagesPerRun)
 	}
 	want := wire.BulkReplayInput{JobID: "job-1", Rate: 1, PageSize: 1, CursorID: strconv.Itoa(replayPagesPerRun - 1), Replayed: replayPagesPerRun}
 	if next != want {
@@ -159,9 +146,7 @@ func TestBulkReplayContinuesAsNewWithItsCursor(t *testing.T) {
 
 // A job whose row is gone ends the workflow instead of retrying for ever.
 func TestBulkReplayEndsWhenTheJobIsGone(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(BulkReplay, workflow.RegisterOptions{Name: wire.BulkReplayWorkflowName})
+	env := jobEnv(BulkReplay, wire.BulkReplayWorkflowName)
 	var b *activities.BulkReplay
 	env.OnActivity(b.ReplayPage, mock.Anything, mock.Anything).Return(activities.ReplayPageOutput{},
 		temporal.NewNonRetryableApplicationError("gone", activities.ErrTypeReplayJobMissing, nil)).Once()

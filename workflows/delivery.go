@@ -15,15 +15,7 @@ import (
 // Bookkeeping activities (MarkDeliveryFailed, RecordDelivered) write one row each: they
 // are retried until the database answers, so that the event's status always ends as
 // its run did (CONTRACT §10).
-var bookkeeping = workflow.ActivityOptions{
-	StartToCloseTimeout: 10 * time.Second,
-	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:    time.Second,
-		BackoffCoefficient: 2,
-		MaximumInterval:    time.Minute,
-		MaximumAttempts:    0, // unlimited
-	},
-}
+var bookkeeping = untilDone(10 * time.Second)
 
 // systemBookkeeping runs the bookkeeping that settles a delivery on revops-system
 // (CONTRACT §17), so that marking a delivery failed never waits for a tenant's slot on

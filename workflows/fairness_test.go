@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
@@ -45,9 +44,7 @@ func TestAttemptsFairByEnvironmentBookkeepingOnSystem(t *testing.T) {
 	} {
 		t.Run(path.name, func(t *testing.T) {
 			env := path.env()
-			seen := &scheduled{opts: map[string]workflow.ActivityOptions{}}
-			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{seen}})
-			env.ExecuteWorkflow(WebhookDelivery, path.in)
+			seen := runSeen(env, WebhookDelivery, path.in)
 			if !env.IsWorkflowCompleted() || env.GetWorkflowError() == nil {
 				t.Fatalf("run did not fail: %v", env.GetWorkflowError())
 			}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/workflows/wire"
@@ -22,9 +20,7 @@ func TestHealthCheckPassesAreBounded(t *testing.T) {
 		{2*HealthCheckBatch + 5, 3, 2*HealthCheckBatch + 5},
 		{100 * HealthCheckBatch, healthPassesPerRun, healthPassesPerRun * HealthCheckBatch},
 	} {
-		var s testsuite.WorkflowTestSuite
-		env := s.NewTestWorkflowEnvironment()
-		env.RegisterWorkflowWithOptions(HealthCheck, workflow.RegisterOptions{Name: wire.HealthCheckWorkflowName})
+		env := jobEnv(HealthCheck, wire.HealthCheckWorkflowName)
 		left, passes := tt.due, 0
 		var h *activities.Health
 		env.OnActivity(h.CheckHealth, mock.Anything, mock.Anything).Return(

@@ -19,15 +19,7 @@ const meterBackfillPagesPerRun = 300
 // so a worker that died with it is noticed after 30 s; a database or worker away is
 // retried without end, at most a minute apart (a page cut anywhere committed nothing,
 // so running it again counts each row once). A deleted meter is not retried.
-var meterBackfillPageOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 30 * time.Second,
-	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:        time.Second,
-		BackoffCoefficient:     2,
-		MaximumInterval:        time.Minute,
-		NonRetryableErrorTypes: []string{activities.ErrTypeMeterMissing},
-	},
-}
+var meterBackfillPageOptions = untilDone(30*time.Second, activities.ErrTypeMeterMissing)
 
 // MeterBackfill counts a new meter's older usage rows into it (CONTRACT §18), one page
 // per BackfillMeterPage activity until the meter is ready. The database decides each

@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/platform/apperr"
@@ -41,9 +38,7 @@ func (p *poisonedMeter) InTx(context.Context, models.Env, func(*store.Tx) error)
 // after 1 s, then 2 s, 4 s … — not at once and not in a loop; the run goes on once the
 // page stops panicking (here the meter is deleted meanwhile: the run ends successfully).
 func TestMeterBackfillPanickingPageBacksOff(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
+	env := jobEnv(MeterBackfill, wire.MeterBackfillWorkflowName)
 	st := &poisonedMeter{panics: 3}
 	env.RegisterActivity(&activities.MeterBackfill{Store: st})
 	began := env.Now()

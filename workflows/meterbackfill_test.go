@@ -5,13 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/workflows/wire"
@@ -60,12 +55,8 @@ func newFakeMeter(pages int, rowsEach int) *fakeMeter {
 }
 
 func meterEnv(f *fakeMeter) *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(MeterBackfill, workflow.RegisterOptions{Name: wire.MeterBackfillWorkflowName})
 	var b *activities.MeterBackfill
-	env.OnActivity(b.BackfillMeterPage, mock.Anything, mock.Anything).Return(f.page)
-	return env
+	return jobEnv(MeterBackfill, wire.MeterBackfillWorkflowName, b.BackfillMeterPage, f.page)
 }
 
 var meterIn = wire.MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1"}
@@ -92,9 +83,7 @@ func TestMeterBackfillPagesUntilReady(t *testing.T) {
 				f.lostAt[k] = v
 			}
 			env := meterEnv(f)
-			seen := &scheduled{opts: map[string]workflow.ActivityOptions{}}
-			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{seen}})
-			env.ExecuteWorkflow(wire.MeterBackfillWorkflowName, meterIn)
+			seen := runSeen(env, wire.MeterBackfillWorkflowName, meterIn)
 			var res wire.MeterBackfillResult
 			if err := env.GetWorkflowResult(&res); err != nil {
 				t.Fatal(err)
@@ -116,9 +105,7 @@ func TestMeterBackfillPagesUntilReady(t *testing.T) {
 					t.Errorf("call %d: %+v, want meter-1", i, c)
 				}
 			}
-			if p := seen.opts["BackfillMeterPage"].Priority; p != wire.JobsPriority("env-1") {
-				t.Errorf("BackfillMeterPage priority %+v, want %+v", p, wire.JobsPriority("env-1"))
-			}
+			seen.wantPriority(t, "env-1", "BackfillMeterPage")
 		})
 	}
 }
@@ -129,16 +116,9 @@ func TestMeterBackfillContinuesAsNew(t *testing.T) {
 	f := newFakeMeter(meterBackfillPagesPerRun+5, 10)
 	env := meterEnv(f)
 	env.ExecuteWorkflow(wire.MeterBackfillWorkflowName, meterIn)
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("got %v, want continue-as-new", err)
-	}
-	if len(f.calls) != meterBackfillPagesPerRun || can.WorkflowType.Name != wire.MeterBackfillWorkflowName {
-		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, meterBackfillPagesPerRun)
-	}
 	var next wire.MeterBackfillInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
+	if can := continuedAs(t, env, &next); len(f.calls) != meterBackfillPagesPerRun || can.WorkflowType.Name != wire.MeterBackfillWorkflowName {
+		t.Errorf("%d pages before continuing as %s, want %d", len(f.calls), can.WorkflowType.Name, meterBackfillPagesPerRun)
 	}
 	want := wire.MeterBackfillInput{MeterID: "meter-1", EnvironmentID: "env-1", Pages: meterBackfillPagesPerRun, Rows: 10 * meterBackfillPagesPerRun}
 	if next != want {

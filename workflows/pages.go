@@ -9,18 +9,26 @@ import (
 	"github.com/revops/revops/workflows/wire"
 )
 
-// pageOptions: a page of a tenant's cleanup job (MeterPurge, EndpointDeletion) is a few
-// short statements, so a worker that died with it is noticed after 30 s; a database or
-// worker away is retried without end, at most a minute apart (a page cut anywhere is run
-// again and does what is left).
-var pageOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 30 * time.Second,
-	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:    time.Second,
-		BackoffCoefficient: 2,
-		MaximumInterval:    time.Minute,
-	},
+// untilDone is the options of an activity that must end as the run asked (a page of a
+// job, a delivery's bookkeeping): a worker that died with it is noticed after
+// startToClose; a database or worker away is retried without end, from a second apart
+// to at most a minute apart; only the error types of permanent faults (nonRetryable)
+// end it.
+func untilDone(startToClose time.Duration, nonRetryable ...string) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: startToClose,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			NonRetryableErrorTypes: nonRetryable,
+		},
+	}
 }
+
+// pageOptions: a page of a tenant's cleanup job (MeterPurge, EndpointDeletion) is a few
+// short statements (a page cut anywhere is run again and does what is left).
+var pageOptions = untilDone(30 * time.Second)
 
 // pageCounts are what a paged job did, over all its runs.
 type pageCounts struct{ Pages, Rows int }

@@ -2,14 +2,10 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/workflows/wire"
@@ -30,12 +26,8 @@ func (f *fakePurge) PurgeBatch(_ context.Context, in activities.PurgeInput) (act
 }
 
 func retentionEnv(t *testing.T, f *fakePurge) *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(Retention, workflow.RegisterOptions{Name: wire.RetentionWorkflowName})
 	var r *activities.Retention
-	env.OnActivity(r.PurgeBatch, mock.Anything, mock.Anything).Return(f.PurgeBatch)
-	return env
+	return jobEnv(Retention, wire.RetentionWorkflowName, r.PurgeBatch, f.PurgeBatch)
 }
 
 // One run empties each target batch by batch — events (with deliveries and attempts) and
@@ -87,16 +79,10 @@ func TestRetentionContinuesAsNew(t *testing.T) {
 	start := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 	env.SetStartTime(start)
 	env.ExecuteWorkflow(wire.RetentionWorkflowName, wire.RetentionInput{Retention: 720 * time.Hour})
-	var can *workflow.ContinueAsNewError
-	if err := env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("got %v, want continue-as-new", err)
-	}
+	var next wire.RetentionInput
+	continuedAs(t, env, &next)
 	if len(f.calls) != batchesPerRun {
 		t.Errorf("%d batches before continuing, want %d", len(f.calls), batchesPerRun)
-	}
-	var next wire.RetentionInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
 	}
 	if !next.Now.Equal(start) || next.Retention != 720*time.Hour || len(next.Done) != 1 || next.Done[0] != activities.PurgeEvents {
 		t.Errorf("continued with %+v, want now %v and events done", next, start)

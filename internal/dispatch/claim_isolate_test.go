@@ -60,12 +60,12 @@ func TestClaimerStartThatAlwaysFailsFailsOnlyItself(t *testing.T) {
 			t.Fatalf("drain %d while set aside: %d started, the bad one tried %d times", i, started, tc.triesOf(bad))
 		}
 	}
-	clk.add(time.Second)
+	clk.Add(time.Second)
 	c.DrainForTest(ctx)
 	if tc.triesOf(bad) != 2 {
 		t.Fatalf("past 1 s: the bad one tried %d times, want 2", tc.triesOf(bad))
 	}
-	clk.add(time.Second) // 1 s of the 2 its second failure set it aside for
+	clk.Add(time.Second) // 1 s of the 2 its second failure set it aside for
 	add("env-c", 1)
 	c.DrainForTest(ctx)
 	if started, _ := rows.count(); started != 23 || tc.triesOf(bad) != 2 {
@@ -78,7 +78,7 @@ func TestClaimerStartThatAlwaysFailsFailsOnlyItself(t *testing.T) {
 	tc.mu.Lock()
 	delete(tc.broken, wire.WorkflowID(bad))
 	tc.mu.Unlock()
-	clk.add(time.Second)
+	clk.Add(time.Second)
 	c.DrainForTest(ctx)
 	if started, _ := rows.count(); started != 24 {
 		t.Fatalf("after its time, mended: %d of 24 started", started)

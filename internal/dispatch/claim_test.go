@@ -14,6 +14,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -175,29 +176,14 @@ func TestClaimerDrainsTheOutbox(t *testing.T) {
 	if started, _ := rows.count(); started != 449 || tc.triesOf("ev-0350") != 1 {
 		t.Fatalf("the failed start was tried again before its time (%d tries)", tc.triesOf("ev-0350"))
 	}
-	clk.add(time.Second)
+	clk.Add(time.Second)
 	c.DrainForTest(ctx)
 	if started, _ := rows.count(); started != 450 {
 		t.Fatalf("the drain after its time left %d of 450 unstarted", 450-started)
 	}
 }
 
-// clock is a starter's set-aside clock, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newClock is a starter's set-aside clock, moved by the test.
+func newClock() *clocktest.Manual {
+	return clocktest.NewManual(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 }

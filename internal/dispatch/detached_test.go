@@ -56,13 +56,13 @@ func TestDetachedMeterStarts(t *testing.T) {
 		start func(ctx context.Context, c client.Client, log *slog.Logger)
 	}{
 		{"backfill", func(ctx context.Context, c client.Client, log *slog.Logger) {
-			(&dispatch.Jobs{Client: c, Store: jobRows{}, Log: log}).StartDetached(ctx, store.BackfillOf(backfilling))
+			(&dispatch.Jobs{Client: c, Store: &jobRows{}, Log: log}).StartDetached(ctx, store.BackfillOf(backfilling))
 		}},
 		{"purge", func(ctx context.Context, c client.Client, log *slog.Logger) {
-			(&dispatch.Jobs{Client: c, Store: jobRows{}, Log: log}).StartDetached(ctx, store.PurgeOf(models.MeterPurge{MeterID: "m-1", EnvironmentID: "env-1"}))
+			(&dispatch.Jobs{Client: c, Store: &jobRows{}, Log: log}).StartDetached(ctx, store.PurgeOf(models.MeterPurge{MeterID: "m-1", EnvironmentID: "env-1"}))
 		}},
 		{"endpoint deletion", func(ctx context.Context, c client.Client, log *slog.Logger) {
-			(&dispatch.Jobs{Client: c, Store: jobRows{}, Log: log}).StartDetached(ctx, store.DeletionOf(models.EndpointDeletion{EndpointID: "ep-1", EnvironmentID: "env-1"}))
+			(&dispatch.Jobs{Client: c, Store: &jobRows{}, Log: log}).StartDetached(ctx, store.DeletionOf(models.EndpointDeletion{EndpointID: "ep-1", EnvironmentID: "env-1"}))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
@@ -53,14 +52,7 @@ func fanoutChange(t *testing.T) (*store.Store, []models.Event) {
 	t.Helper()
 	ctx := context.Background()
 	st := testdb.New(t)
-	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, models.EnvLive)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testdb.Seed(t, st, models.EnvLive)
 	start := time.Now().UTC()
 	for i, ep := range []models.WebhookEndpoint{
 		{URL: "https://a.example/h?token=t", Method: "POST", Enabled: true},

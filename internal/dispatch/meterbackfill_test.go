@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/revops/revops/internal/dispatch"
@@ -16,49 +14,6 @@ import (
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
-
-// startsClient records the workflow starts asked of it and answers each with err.
-type startsClient struct {
-	client.Client
-	err    error
-	starts []client.StartWorkflowOptions
-	inputs []any
-}
-
-func (c *startsClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
-	c.starts = append(c.starts, opts)
-	c.inputs = append(c.inputs, args...)
-	if wf != wire.MeterBackfillWorkflowName {
-		return nil, errors.New("not the MeterBackfill workflow")
-	}
-	return nil, c.err
-}
-
-// backfillRows stands for the meters table: the unstarted backfills and the marks.
-type backfillRows struct {
-	unstarted []models.Meter
-	marked    []string
-}
-
-func (r *backfillRows) UnstartedBackfills(_ context.Context, _ time.Time, limit int) ([]models.Meter, error) {
-	var out []models.Meter
-	for _, m := range r.unstarted {
-		if m.BackfillStartedAt == nil && len(out) < limit {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
-func (r *backfillRows) MarkBackfillStarted(_ context.Context, id string, at time.Time) error {
-	for i := range r.unstarted {
-		if r.unstarted[i].ID == id && r.unstarted[i].BackfillStartedAt == nil {
-			r.unstarted[i].BackfillStartedAt = &at
-		}
-	}
-	r.marked = append(r.marked, id)
-	return nil
-}
 
 var backfilling = models.Meter{ID: "m-1", OrganizationID: "org-1", EnvironmentID: "env-1", Key: "api_calls", Status: models.MeterBackfilling}
 
@@ -77,8 +32,8 @@ func TestStartMeterBackfill(t *testing.T) {
 		{"Temporal away", errors.New("connection refused"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, rows := &startsClient{err: tc.err}, &backfillRows{}
-			b := &dispatch.Jobs{Client: c, Store: jobRows{backfills: rows}}
+			c, rows := &startsClient{want: wire.MeterBackfillWorkflowName, err: tc.err}, &jobRows{}
+			b := &dispatch.Jobs{Client: c, Store: rows}
 			err := b.Start(context.Background(), store.BackfillOf(backfilling))
 			if (err == nil) != tc.wantMarked || (len(rows.marked) == 1) != tc.wantMarked {
 				t.Fatalf("err %v, marked %v; want marked %v", err, rows.marked, tc.wantMarked)
@@ -107,18 +62,18 @@ func TestStartMeterBackfill(t *testing.T) {
 // The sweeper starts every backfill the API's start missed, once: a second sweep finds
 // nothing; while Temporal refuses, it stops after three meters in a row and marks none.
 func TestMeterBackfillSweepStartsEachOnce(t *testing.T) {
-	rows := &backfillRows{}
+	rows := &jobRows{}
 	for _, id := range []string{"m-1", "m-2", "m-3"} {
 		m := backfilling
 		m.ID = id
-		rows.unstarted = append(rows.unstarted, m)
+		rows.add(store.BackfillOf(m))
 	}
-	away := &dispatch.Jobs{Client: &startsClient{err: errors.New("connection refused")}, Store: jobRows{backfills: rows}}
+	away := &dispatch.Jobs{Client: &startsClient{want: wire.MeterBackfillWorkflowName, err: errors.New("connection refused")}, Store: rows}
 	if n, err := away.Sweep(context.Background()); err == nil || n != 0 || len(rows.marked) != 0 {
 		t.Fatalf("sweep with Temporal away: %d started, %v, marked %v", n, err, rows.marked)
 	}
-	c := &startsClient{}
-	b := &dispatch.Jobs{Client: c, Store: jobRows{backfills: rows}}
+	c := &startsClient{want: wire.MeterBackfillWorkflowName}
+	b := &dispatch.Jobs{Client: c, Store: rows}
 	if n, err := b.Sweep(context.Background()); err != nil || n != 3 {
 		t.Fatalf("first sweep started %d (%v), want 3", n, err)
 	}

@@ -99,7 +99,7 @@ func TestSweepPassesOverStartsThatFail(t *testing.T) {
 	if n, err := s.Sweep(ctx); n != 0 || err != nil || tries() != 5 {
 		t.Fatalf("while set aside: %d started (%v), %d tries of the failing head, want 5", n, err, tries())
 	}
-	clk.add(time.Second)
+	clk.Add(time.Second)
 	if n, err := s.Sweep(ctx); n != 0 || err != nil || tries() != 10 {
 		t.Fatalf("after their time: %d started (%v), %d tries of the failing head, want all five tried again (10)", n, err, tries())
 	}

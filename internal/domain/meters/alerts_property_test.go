@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
@@ -118,14 +115,14 @@ func crossedBodies(t *testing.T, st *store.Store, env models.Env, alerts []model
 // over it and at most the final one, none other has any, and the events list exactly
 // the firings, each in the event its firing names.
 func TestAlertsFireOncePerCrossing(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			svc := &meters.Queries{Store: st}
 			now := time.Now().UTC()
 			create := func(d meters.Definition) models.Meter {
-				m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -151,47 +148,25 @@ func TestAlertsFireOncePerCrossing(t *testing.T) {
 			uniq := create(meters.Definition{Key: "users", MetricName: "calls", Aggregation: models.AggUniqueCount, ValueKey: "user"})
 			watch(uniq, spec{"day", "3", "", "{}"}, spec{"month", "20", "", "{}"}, spec{"month", "12", "acct_0", "{}"})
 
-			stop := make(chan struct{})
-			var consumers sync.WaitGroup
-			for i, cst := range []*store.Store{st, testdb.Open(t, db.url)} {
-				consumers.Add(1)
-				go func() {
-					defer consumers.Done()
-					for {
-						if _, err := meterstest.Consume(ctx, cst); err != nil {
-							t.Errorf("consume: %v", err)
-						}
-						select {
-						case <-stop:
-							return
-						case <-time.After(time.Duration(2+3*i) * time.Millisecond):
-						}
-					}
-				}()
-			}
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+				return func() error { _, err := meterstest.Consume(ctx, cst); return err }, time.Duration(2+3*i) * time.Millisecond
+			})
 			const clients, batches = 4, 30
-			var wg sync.WaitGroup
-			for c := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(c), 33))
-					for b := range batches {
-						txID := fmt.Sprintf("tx-%d-%d", c, b)
-						body := alertBatch(r, txID, now)
-						if b%4 == 0 { // the same transaction from every client: counted once
-							txID = fmt.Sprintf("shared-%d", b)
-							body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
-						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
-							t.Errorf("ingest %s: %v", txID, err)
-						}
+			together(clients, func(c int) {
+				r := rand.New(rand.NewPCG(uint64(c), 33))
+				for b := range batches {
+					txID := fmt.Sprintf("tx-%d-%d", c, b)
+					body := alertBatch(r, txID, now)
+					if b%4 == 0 { // the same transaction from every client: counted once
+						txID = fmt.Sprintf("shared-%d", b)
+						body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
 					}
-				}()
-			}
-			wg.Wait()
-			close(stop)
-			consumers.Wait()
+					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+						t.Errorf("ingest %s: %v", txID, err)
+					}
+				}
+			})
+			stopConsumers()
 			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
 			}

@@ -10,15 +10,15 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/catalog"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/clocktest"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
 // ingestCalls sends one batch of "calls" metrics, one per (account, timestamp) given.
-func ingestCalls(t *testing.T, db database, txID string, accounts []string, at time.Time) {
+func ingestCalls(t *testing.T, db testdb.Seeded, txID string, accounts []string, at time.Time) {
 	t.Helper()
 	metrics := make([]map[string]any, len(accounts))
 	for i, a := range accounts {
@@ -26,15 +26,15 @@ func ingestCalls(t *testing.T, db database, txID string, accounts []string, at t
 			"metric_resolution": "minute", "timestamp": at.Unix()}
 	}
 	body, _ := json.Marshal(map[string]any{"transaction_id": txID, "mode": "increment", "event_metrics": metrics})
-	if _, err := usage.Ingest(context.Background(), db.st, db.env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+	if err := meterstest.Ingest(context.Background(), db.Store, db.Env, body, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // countMeter creates a count meter of "calls".
-func countMeter(t *testing.T, db database) models.Meter {
+func countMeter(t *testing.T, db testdb.Seeded) models.Meter {
 	t.Helper()
-	m, err := meters.Create(context.Background(), db.st, db.env,
+	m, err := meters.Create(context.Background(), db.Store, db.Env,
 		meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,19 +43,19 @@ func countMeter(t *testing.T, db database) models.Meter {
 }
 
 // turn runs one consumer step of the environment within the cap alertEvents.
-func turn(t *testing.T, db database, alertEvents int) {
+func turn(t *testing.T, db testdb.Seeded, alertEvents int) {
 	t.Helper()
 	b := meters.DefaultBudget
 	b.AlertEvents = alertEvents
-	if ran, _, more, err := meters.Turn(context.Background(), db.st, db.env.ID, b); err != nil || !ran || more {
+	if ran, _, more, err := meters.Turn(context.Background(), db.Store, db.Env.ID, b); err != nil || !ran || more {
 		t.Fatalf("turn: ran %v, more %v, %v", ran, more, err)
 	}
 }
 
 // eventsOf reads the meter-threshold-crossed bodies of alert a, oldest first.
-func eventsOf(t *testing.T, db database, a models.MeterAlert) []catalog.ThresholdCrossed {
+func eventsOf(t *testing.T, db testdb.Seeded, a models.MeterAlert) []catalog.ThresholdCrossed {
 	t.Helper()
-	evs, err := db.st.EventsForObject(context.Background(), db.env, a.ID)
+	evs, err := db.Store.EventsForObject(context.Background(), db.Env, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +73,9 @@ func eventsOf(t *testing.T, db database, a models.MeterAlert) []catalog.Threshol
 }
 
 // firingsOf lists the firings of alert a.
-func firingsOf(t *testing.T, db database, a models.MeterAlert) []models.MeterAlertFiring {
+func firingsOf(t *testing.T, db testdb.Seeded, a models.MeterAlert) []models.MeterAlertFiring {
 	t.Helper()
-	all, err := db.st.MeterAlertFirings(context.Background(), db.env.ID)
+	all, err := db.Store.MeterAlertFirings(context.Background(), db.Env.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +91,12 @@ func firingsOf(t *testing.T, db database, a models.MeterAlert) []models.MeterAle
 // CONTRACT §24: one transaction crossing 1,000 series sends one event per alert, listing
 // 100 crossings and counting the other 900; every firing is recorded.
 func TestThousandSeriesOneEventPerAlert(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			m := countMeter(t, db)
 			created := time.Now().Add(-time.Hour)
-			a := putAlert(t, db.st, db.env, m, "day", "1", "", "{}", created)
-			b := putAlert(t, db.st, db.env, m, "month", "1", "", "{}", created)
+			a := putAlert(t, db.Store, db.Env, m, "day", "1", "", "{}", created)
+			b := putAlert(t, db.Store, db.Env, m, "month", "1", "", "{}", created)
 			accounts := make([]string, 1000)
 			for i := range accounts {
 				accounts[i] = fmt.Sprintf("acct_%04d", i)
@@ -122,7 +122,7 @@ func TestThousandSeriesOneEventPerAlert(t *testing.T) {
 // CONTRACT §24: past REVOPS_ALERT_EVENTS_PER_HOUR events in an environment, firings are
 // recorded without an event, and the next event sent counts them in held_back.
 func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			// The cap counts per clock hour: its three turns must fall in one.
 			clocktest.AwayFromBoundary(t, time.Hour, 30*time.Second, 0)
@@ -130,7 +130,7 @@ func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
 			created := time.Now().Add(-time.Hour)
 			var alerts []models.MeterAlert
 			for range 4 {
-				alerts = append(alerts, putAlert(t, db.st, db.env, m, "day", "1", "", "{}", created))
+				alerts = append(alerts, putAlert(t, db.Store, db.Env, m, "day", "1", "", "{}", created))
 			}
 			ingestCalls(t, db, "first", []string{"a", "b", "c"}, time.Now())
 			turn(t, db, 2) // 4 alerts fire, 2 events sent: 2 alerts × 3 series held back
@@ -176,7 +176,7 @@ func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
 			}
 			// The count is per clock hour: once the hour has turned (the recorded hour
 			// moved back one), a cap of 3 sends 3 events again.
-			if _, err := db.st.InTx(context.Background(), db.env, func(mt *store.Tx) error {
+			if _, err := db.Store.InTx(context.Background(), db.Env, func(mt *store.Tx) error {
 				if _, _, err := mt.LockUsageCursor(store.Wait); err != nil {
 					return err
 				}
@@ -207,7 +207,7 @@ func TestAlertEventsHeldBackPastTheCap(t *testing.T) {
 // CONTRACT §24: windows that ended before the alert was created never fire; an alert
 // created while a series is already over fires with the next figures written for it.
 func TestAlertWindowsAndLateAlerts(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			m := countMeter(t, db)
@@ -215,10 +215,10 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			old := now.AddDate(0, 0, -3)
 			ingestCalls(t, db, "old", []string{"a", "a", "a"}, old)
 			ingestCalls(t, db, "today", []string{"a", "a", "a"}, now)
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
-			a := putAlert(t, db.st, db.env, m, "day", "2", "", "{}", now)
+			a := putAlert(t, db.Store, db.Env, m, "day", "2", "", "{}", now)
 			if fs := firingsOf(t, db, a); len(fs) != 0 {
 				t.Fatalf("fired before any figure was written since: %+v", fs)
 			}
@@ -226,7 +226,7 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			// alert existed, today's series was over already and fires now.
 			ingestCalls(t, db, "more", []string{"a"}, old)
 			ingestCalls(t, db, "more-today", []string{"a"}, now)
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
 			fs := firingsOf(t, db, a)
@@ -238,7 +238,7 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 			}
 			// Written again, the same series and window never fires twice.
 			ingestCalls(t, db, "again", []string{"a"}, now)
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
 			if fs := firingsOf(t, db, a); len(fs) != 1 {
@@ -253,22 +253,22 @@ func TestAlertWindowsAndLateAlerts(t *testing.T) {
 
 // CONTRACT §24: a backfill's transactions fire the alerts of the meter they count.
 func TestBackfillFiresAlerts(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			now := time.Now().UTC()
 			for i := range 5 {
 				ingestCalls(t, db, fmt.Sprint("b", i), []string{"a", "b"}, now)
 			}
-			if _, err := meterstest.Consume(ctx, db.st); err != nil { // taken by no meter: the backfill's
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil { // taken by no meter: the backfill's
 				t.Fatal(err)
 			}
 			m := countMeter(t, db)
 			if m.Status != models.MeterBackfilling {
 				t.Fatalf("meter %s", m.Status)
 			}
-			a := putAlert(t, db.st, db.env, m, "month", "3", "a", "{}", now.Add(-time.Minute))
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			a := putAlert(t, db.Store, db.Env, m, "month", "3", "a", "{}", now.Add(-time.Minute))
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
 			if fs := firingsOf(t, db, a); len(fs) != 0 {
@@ -277,7 +277,7 @@ func TestBackfillFiresAlerts(t *testing.T) {
 			pages := 0
 			for done := false; !done; pages++ {
 				var err error
-				if done, _, err = meters.BackfillPageWithin(ctx, db.st, m.ID, time.Now(), meters.Budget{RowMeters: 2, Bytes: 1 << 20}); err != nil {
+				if done, _, err = meters.BackfillPageWithin(ctx, db.Store, m.ID, time.Now(), meters.Budget{RowMeters: 2, Bytes: 1 << 20}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -295,27 +295,27 @@ func TestBackfillFiresAlerts(t *testing.T) {
 // CONTRACT §24: deleting a meter deletes its alerts at once and its firings with its
 // figures (the purge).
 func TestDeletedMeterTakesItsAlerts(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			m := countMeter(t, db)
-			a := putAlert(t, db.st, db.env, m, "day", "1", "", "{}", time.Now().Add(-time.Hour))
+			a := putAlert(t, db.Store, db.Env, m, "day", "1", "", "{}", time.Now().Add(-time.Hour))
 			ingestCalls(t, db, "x", []string{"a"}, time.Now())
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
 			if len(firingsOf(t, db, a)) != 1 {
 				t.Fatal("no firing")
 			}
-			svc := &meters.Queries{Store: db.st}
-			if _, err := meters.Delete(ctx, svc.Store, db.env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
+			svc := &meters.Queries{Store: db.Store}
+			if _, err := meters.Delete(ctx, svc.Store, db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 			if left := alertsLeft(t, db); left != 0 {
 				t.Fatalf("%d alerts left", left)
 			}
 			for {
-				n, err := db.st.PurgeMeterPage(ctx, m.ID, meters.PurgeRows)
+				n, err := db.Store.PurgeMeterPage(ctx, m.ID, meters.PurgeRows)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -331,10 +331,10 @@ func TestDeletedMeterTakesItsAlerts(t *testing.T) {
 }
 
 // alertsLeft counts the environment's alerts, as the meter transaction reads them.
-func alertsLeft(t *testing.T, db database) int {
+func alertsLeft(t *testing.T, db testdb.Seeded) int {
 	t.Helper()
 	n := 0
-	if _, err := db.st.InTx(context.Background(), db.env, func(mt *store.Tx) error {
+	if _, err := db.Store.InTx(context.Background(), db.Env, func(mt *store.Tx) error {
 		if _, _, err := mt.LockUsageCursor(store.Wait); err != nil {
 			return err
 		}

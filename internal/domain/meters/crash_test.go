@@ -11,15 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -52,37 +47,24 @@ func TestConsumerSIGKILLedMidTransaction(t *testing.T) {
 	defer cancel()
 	url := testdb.URL(t)
 	st := testdb.Open(t, url)
-	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testdb.Seed(t, st, "live")
 	svc := &meters.Queries{Store: st}
 	defs := definitions()
 	for _, d := range defs {
-		m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
-		if err != nil {
+		if _, err := meterstest.CreateReady(ctx, st, env, d); err != nil { // no usage yet: one page makes it ready
 			t.Fatal(err)
-		}
-		for done := false; !done; { // no usage yet: one page makes it ready
-			if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	now := time.Now().UTC()
 	r := rand.New(rand.NewPCG(30, 9))
 	const batches = 30
 	for b := range batches {
-		if _, err := usage.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+		if err := meterstest.Ingest(ctx, st, env, randomBatch(r, fmt.Sprintf("crash-%d", b), now), now); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	raw := rawHandle(t, url)
+	raw := testdb.Raw(t, "postgres", url)
 	child, out := startCrashChild(t, url)
 	waitMidTransaction(ctx, t, raw, env.ID, out)
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -171,18 +153,6 @@ func waitBackendGone(ctx context.Context, t *testing.T, raw *gorm.DB) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("the killed child's connections stayed open")
-}
-
-// rawHandle is a handle on the test's database for reading tables directly.
-func rawHandle(t *testing.T, url string) *gorm.DB {
-	t.Helper()
-	raw, err := gorm.Open(postgres.Open(url), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, _ := raw.DB()
-	t.Cleanup(func() { _ = sqlDB.Close() })
-	return raw
 }
 
 func countBatches(t *testing.T, raw *gorm.DB, envID, cond string) int64 {

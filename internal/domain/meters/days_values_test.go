@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/period"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -24,12 +23,12 @@ import (
 func TestMonthValuesOverTheBudget(t *testing.T) {
 	const budget = 300
 	meters.SetReadBudget(t, budget)
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Queries{Store: db.st}
-			m, err := meters.Create(ctx, svc.Store, db.env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-				GroupBy: []string{"region", "plan"}}, time.Now(), idempotency.Reply[meters.Object]{})
+			svc := &meters.Queries{Store: db.Store}
+			m, err := meterstest.Create(ctx, svc.Store, db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+				GroupBy: []string{"region", "plan"}}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,14 +44,14 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 					}
 				}
 				body, _ := json.Marshal(map[string]any{"transaction_id": fmt.Sprintf("day-%d", d), "mode": "increment", "event_metrics": metrics})
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, db.Store, db.Env, body, now); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +81,7 @@ func TestMonthValuesOverTheBudget(t *testing.T) {
 				var got []meters.Value
 				pages, short := 0, 0
 				for ; ; pages++ {
-					p, err := svc.Values(ctx, db.env, "calls", q, time.Now())
+					p, err := svc.Values(ctx, db.Env, "calls", q, time.Now())
 					if err != nil {
 						t.Fatalf("%s %v %v, page %d: %v", c.window, c.groupBy, c.filters, pages, err)
 					}

@@ -11,10 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/decimal"
 	"github.com/revops/revops/internal/store"
@@ -51,16 +49,9 @@ func (h *heldStore) MeterFigures(ctx context.Context, q store.FigureQuery) ([]mo
 func newEnv(t *testing.T, st *store.Store, svc *meters.Queries, name string) (models.Env, models.Meter) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := orgs.CreateWithHash(ctx, st, name, name+"@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
+	env := testdb.SeedOrg(t, st, name, name+"@example.com", "live")
+	m, err := meterstest.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+		GroupBy: []string{"region"}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -65,24 +64,6 @@ func (p *poisoned) arm(on bool) {
 	p.armed = on
 }
 
-// clock is the consumer's set-aside clock, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // panicsCounted reads revops_panics_recovered_total{where="meter_turn"}.
 func panicsCounted(t *testing.T) float64 {
 	return metricstest.Scrape(t).Value(t, `revops_panics_recovered_total{where="meter_turn"}`)
@@ -112,7 +93,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 				t.Helper()
 				body := fmt.Appendf(nil, `{"transaction_id":%q,"mode":"increment","event_metrics":[{"account_id":"acct","product":"api",`+
 					`"metric_name":"calls","metric_value":1,"metric_resolution":"minute"}]}`, tx)
-				if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, st, env, body, time.Now()); err != nil {
 					t.Fatal(err)
 				}
 				return time.Now()
@@ -120,7 +101,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			bValues, aValues := meterstest.ServiceValues(svc, envB), meterstest.ServiceValues(svc, envA)
 
 			p := &poisoned{Store: st, env: envA.ID, armed: true}
-			clk := &clock{now: time.Now()}
+			clk := clocktest.NewManual(time.Now())
 			var logged syncbuf.Buffer
 			c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
 				Log: slog.New(slog.NewTextHandler(&logged, nil))}
@@ -148,9 +129,9 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 				t.Fatalf("A's as_of %v passed its batch although every turn of A panicked", asOf)
 			}
 			// Its time passed: tried again, and set aside for 2 s after this second panic.
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			waitTries(ctx, t, p, 2)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
 			if _, tries := p.state(); tries != 2 {
 				t.Fatalf("A tried %d times 1 s after its second panic (set aside for 2 s)", tries)
@@ -160,7 +141,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			}
 			// Its data no longer panics: A's batch is counted at its next turn.
 			p.arm(false)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, aValues, "calls", aSent, time.Minute)
 
 			log := logged.String()
@@ -177,14 +158,8 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
 func meterIn(ctx context.Context, t *testing.T, svc *meters.Queries, st *store.Store, env models.Env) {
 	t.Helper()
-	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
-	if err != nil {
+	if _, err := meterstest.CreateReady(ctx, st, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}); err != nil {
 		t.Fatal(err)
-	}
-	for done := false; !done; {
-		if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

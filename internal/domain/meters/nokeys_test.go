@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -19,15 +18,15 @@ import (
 // (CONTRACT §21), and on PostgreSQL it once failed every step with "could not determine
 // data type of parameter $4", leaving the environment's as_of stopped.
 func TestMetersReadingNoMetadataKey(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Queries{Store: db.st}
+			svc := &meters.Queries{Store: db.Store}
 			now := time.Now().UTC()
 			r := rand.New(rand.NewPCG(4, 2))
 			ingestSome := func(from int) {
 				for b := from; b < from+5; b++ {
-					if _, err := usage.Ingest(ctx, db.st, db.env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+					if err := meterstest.Ingest(ctx, db.Store, db.Env, randomBatch(r, fmt.Sprintf("nokey-%d", b), now), now); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -38,31 +37,29 @@ func TestMetersReadingNoMetadataKey(t *testing.T) {
 				{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
 				{Key: "calls-sum", MetricName: "calls", Aggregation: models.AggSum, Product: "api"},
 			} {
-				m, err := meters.Create(ctx, svc.Store, db.env, d, now, idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc.Store, db.Env, d, now)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for done := false; !done; {
-					if done, _, err = meters.BackfillPage(ctx, db.st, m.ID, time.Now()); err != nil {
-						t.Fatalf("backfill %s: %v", m.Key, err)
-					}
+				if err := meterstest.Backfill(ctx, db.Store, m.ID, time.Now()); err != nil {
+					t.Fatalf("backfill %s: %v", m.Key, err)
 				}
 				ms = append(ms, m)
 			}
 			ingestSome(5) // after: the consumer counts these
-			if _, err := meterstest.Consume(ctx, db.st); err != nil {
+			if _, err := meterstest.Consume(ctx, db.Store); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range ms {
-				m, err := meters.Get(ctx, svc.Store, db.env, m.Key)
+				m, err := meters.Get(ctx, svc.Store, db.Env, m.Key)
 				if err != nil || m.Status != models.MeterReady {
 					t.Fatalf("meter %s: %+v, %v", m.Key, m, err)
 				}
-				meterstest.Check(t, meterstest.ServiceValues(svc, db.env), m, rows, now, now)
+				meterstest.Check(t, meterstest.ServiceValues(svc, db.Env), m, rows, now, now)
 			}
 		})
 	}

@@ -10,30 +10,46 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
-// database is a fresh migrated store with one environment.
-type database struct {
-	st  *store.Store
-	env models.Env
-	url string
+// together runs f(0) … f(n-1), each in its own goroutine (a client of its own), and
+// waits for them all.
+func together(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
 }
 
-// bothDatabases opens a fresh migrated PostgreSQL and SQLite store, each with one environment.
-func bothDatabases(t *testing.T) map[string]database {
-	t.Helper()
-	out := map[string]database{}
-	for name, s := range testdb.Both(t, "live") {
-		out[name] = database{s.Store, s.Env, s.URL}
+// inTurns runs a consumer on each store of stores, each in its own goroutine (a worker
+// process of its own), until the returned stop is called: consumer i is made by
+// consumerOf(i, store), consumes once per call, and pauses its pause between calls. An
+// error is the test's, and the consumer goes on.
+func inTurns(t *testing.T, stores []*store.Store, consumerOf func(i int, st *store.Store) (consume func() error, pause time.Duration)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		consume, pause := consumerOf(i, st)
+		wg.Go(func() {
+			for {
+				if err := consume(); err != nil {
+					t.Errorf("consume: %v", err)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(pause):
+				}
+			}
+		})
 	}
-	return out
+	return func() { close(done); wg.Wait() }
 }
 
 // metadataValues are metadata values of every JSON type, including ones that are one
@@ -155,15 +171,15 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 	backfill func(ctx context.Context, st *store.Store, meterID string, r *rand.Rand) (bool, error)) (midPart int) {
 	meterstest.PageLimit = 7 // every answer over several pages
 	var mu sync.Mutex
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			svc := &meters.Queries{Store: st}
 			now := time.Now().UTC()
 			defs := definitions()
 			create := func(d meters.Definition) {
-				m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+				m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
 				if m.BackfillPartSeq != 0 { // created while a batch was half counted
 					mu.Lock()
 					midPart++
@@ -183,66 +199,44 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 				}
 			}
 
-			stop := make(chan struct{})
-			var consumer sync.WaitGroup
 			// The consumer runs all along, in two worker processes (two stores, each
 			// with its own figure cache), which take the environment in turns.
-			for i, cst := range []*store.Store{st, testdb.Open(t, db.url)} {
-				consumer.Add(1)
-				go func() {
-					defer consumer.Done()
-					r := rand.New(rand.NewPCG(uint64(i), 11))
-					for {
-						if err := consume(ctx, cst, r); err != nil {
-							t.Errorf("consume: %v", err)
-						}
-						select {
-						case <-stop:
-							return
-						case <-time.After(time.Duration(3+4*i) * time.Millisecond):
-						}
-					}
-				}()
-			}
+			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+				r := rand.New(rand.NewPCG(uint64(i), 11))
+				return func() error { return consume(ctx, cst, r) }, time.Duration(3+4*i) * time.Millisecond
+			})
 
 			const clients, batches = 4, 40
-			var wg sync.WaitGroup
-			for c := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(c), 7))
-					for b := range batches {
-						// Every client sends some of the same transaction ids: each is counted once.
-						txID := fmt.Sprintf("tx-%d-%d", c, b)
-						if b%5 == 0 {
-							txID = fmt.Sprintf("shared-%d", b)
-						}
-						body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
-						if b%5 != 0 {
-							body = randomBatch(r, txID, now)
-						}
-						if _, err := usage.Ingest(ctx, st, env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
-							t.Errorf("ingest %s: %v", txID, err)
-						}
-						if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
-							for i, d := range defs {
-								if phase(i) == 1 && i%2 == c {
-									create(d)
-								}
+			together(clients, func(c int) {
+				r := rand.New(rand.NewPCG(uint64(c), 7))
+				for b := range batches {
+					// Every client sends some of the same transaction ids: each is counted once.
+					txID := fmt.Sprintf("tx-%d-%d", c, b)
+					if b%5 == 0 {
+						txID = fmt.Sprintf("shared-%d", b)
+					}
+					body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
+					if b%5 != 0 {
+						body = randomBatch(r, txID, now)
+					}
+					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+						t.Errorf("ingest %s: %v", txID, err)
+					}
+					if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
+						for i, d := range defs {
+							if phase(i) == 1 && i%2 == c {
+								create(d)
 							}
 						}
 					}
-				}()
-			}
-			wg.Wait()
+				}
+			})
 			for i, d := range defs {
 				if phase(i) == 2 {
 					create(d)
 				}
 			}
-			close(stop)
-			consumer.Wait()
+			stopConsumers()
 			lastBatch := time.Now()
 			if _, err := meterstest.Consume(ctx, st); err != nil {
 				t.Fatal(err)
@@ -285,38 +279,38 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 // cache) consume the same environment in turns; every value still equals the raw rows'
 // figure, so neither counts on figures the other has rewritten since.
 func TestConsumersTakingTurns(t *testing.T) {
-	for name, db := range bothDatabases(t) {
+	for name, db := range testdb.Both(t, "live") {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			svc := &meters.Queries{Store: db.st}
+			svc := &meters.Queries{Store: db.Store}
 			now := time.Now().UTC()
 			defs := definitions()
 			for _, d := range defs {
-				if _, err := meters.Create(ctx, svc.Store, db.env, d, now, idempotency.Reply[meters.Object]{}); err != nil {
+				if _, err := meterstest.Create(ctx, svc.Store, db.Env, d, now); err != nil {
 					t.Fatal(err)
 				}
 			}
-			stores := []*store.Store{db.st, testdb.Open(t, db.url)}
+			stores := []*store.Store{db.Store, testdb.Open(t, db.URL)}
 			r := rand.New(rand.NewPCG(3, 9))
 			for b := range 12 {
 				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if _, err := usage.Ingest(ctx, db.st, db.env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+				if err := meterstest.Ingest(ctx, db.Store, db.Env, body, now); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			rows, err := db.st.MeterRows(ctx, db.env.ID, "calls")
+			rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range defs {
-				m, err := meters.Get(ctx, svc.Store, db.env, d.Key)
+				m, err := meters.Get(ctx, svc.Store, db.Env, d.Key)
 				if err != nil {
 					t.Fatal(err)
 				}
-				meterstest.Check(t, meterstest.ServiceValues(svc, db.env), m, rows, now, time.Now())
+				meterstest.Check(t, meterstest.ServiceValues(svc, db.Env), m, rows, now, time.Now())
 			}
 		})
 	}

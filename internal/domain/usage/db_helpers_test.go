@@ -6,27 +6,8 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/models"
 )
-
-// seeded is a migrated store holding one organization, and one of its environments.
-type seeded struct {
-	st  *store.Store
-	env models.Env
-	url string
-}
-
-// bothDatabases is testdb.Both in this package's words.
-func bothDatabases(t *testing.T, envName string) map[string]seeded {
-	t.Helper()
-	out := map[string]seeded{}
-	for name, s := range testdb.Both(t, envName) {
-		out[name] = seeded{st: s.Store, env: s.Env, url: s.URL}
-	}
-	return out
-}
 
 // usageWrite is testdb.UsageWrite.
 var usageWrite = testdb.UsageWrite

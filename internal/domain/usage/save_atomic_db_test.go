@@ -8,6 +8,7 @@ import (
 	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -16,9 +17,9 @@ import (
 // transaction id stays free for a corrected retry.
 func TestUsageIngestIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
+	for name, db := range testdb.Both(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			dupEvent := usageWrite("t1", "increment", "h1", "1", now)
 			dupEvent.Events = append(dupEvent.Events, dupEvent.Events[0]) // same id twice

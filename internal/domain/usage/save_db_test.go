@@ -10,6 +10,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
 
@@ -17,9 +18,9 @@ import (
 // ingest sequence is newer than the row's last set, a reused id with another hash is 409.
 func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 	ctx := context.Background()
-	for name, db := range bothDatabases(t, models.EnvSandbox) {
+	for name, db := range testdb.Both(t, models.EnvSandbox) {
 		t.Run(name, func(t *testing.T) {
-			st, env := db.st, db.env
+			st, env := db.Store, db.Env
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			value := func() string {
 				rows, _, err := st.UsageSummary(ctx, env, store.UsageSummaryFilter{Resolution: "day", Limit: 10})
@@ -55,7 +56,7 @@ func TestUsageRollupRulesOnBothDatabases(t *testing.T) {
 				t.Fatalf("reuse: %v", err)
 			}
 			// A set whose sequence is older than the row's last set does not apply.
-			raw := openRaw(t, name, db.url)
+			raw := openRaw(t, name, db.URL)
 			if err := raw.Exec("UPDATE usage_rollups SET set_seq = 1000000").Error; err != nil {
 				t.Fatal(err)
 			}

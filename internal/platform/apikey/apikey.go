@@ -63,24 +63,25 @@ func Prefix(keyType, env string) (string, error) {
 	return t + "_" + env + "_", nil
 }
 
+// prefixed names the first prefix of pairs (a prefix, then its name) that s starts with,
+// and gives what follows it in s.
+func prefixed(s string, pairs ...string) (name, rest string, ok bool) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if rest, ok := strings.CutPrefix(s, pairs[i]); ok {
+			return pairs[i+1], rest, true
+		}
+	}
+	return "", "", false
+}
+
 // Parse checks the shape of a presented key and tells its type and environment.
 // It does not say whether the key exists.
 func Parse(s string) (keyType, env string, ok bool) {
-	var rest string
-	switch {
-	case strings.HasPrefix(s, "pk_"):
-		keyType, rest = "public", s[3:]
-	case strings.HasPrefix(s, "sk_"):
-		keyType, rest = "secret", s[3:]
-	default:
+	keyType, rest, ok := prefixed(s, "pk_", "public", "sk_", "secret")
+	if !ok {
 		return "", "", false
 	}
-	switch {
-	case strings.HasPrefix(rest, "live_"):
-		env, rest = "live", rest[5:]
-	case strings.HasPrefix(rest, "sandbox_"):
-		env, rest = "sandbox", rest[8:]
-	default:
+	if env, rest, ok = prefixed(rest, "live_", "live", "sandbox_", "sandbox"); !ok {
 		return "", "", false
 	}
 	if len(rest) != randomLen {

@@ -10,6 +10,8 @@ import (
 	netpprof "net/http/pprof"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -62,4 +64,14 @@ func Serve(ctx context.Context, addr string, pprof bool) (net.Addr, <-chan error
 		_ = srv.Shutdown(shutdown)
 	}()
 	return ln.Addr(), errc, nil
+}
+
+// newCounterVec and newCounter register a counter of Revops on the default registry (which
+// Serve exposes), with the given bounded labels.
+func newCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return promauto.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func newCounter(name, help string) prometheus.Counter {
+	return promauto.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 }

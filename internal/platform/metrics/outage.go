@@ -12,14 +12,10 @@ var (
 		Name: "revops_temporal_reachable",
 		Help: "1 while this process's last Temporal health check succeeded, 0 while Temporal is unreachable.",
 	})
-	dispatchDropped = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "revops_dispatch_dropped_total",
-		Help: "Events whose immediate workflow start was left to the outbox sweeper: the start queue was shutting down, could not read an overflow back from the outbox, or had none to read (a queue without outbox).",
-	})
-	dispatchOverflowed = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "revops_dispatch_overflow_total",
-		Help: "Events that found their environment's part of the start queue full: they stayed in the outbox and the queue read them back as soon as it had room (not the sweeper).",
-	})
+	dispatchDropped = newCounter("revops_dispatch_dropped_total",
+		"Events whose immediate workflow start was left to the outbox sweeper: the start queue was shutting down, could not read an overflow back from the outbox, or had none to read (a queue without outbox).")
+	dispatchOverflowed = newCounter("revops_dispatch_overflow_total",
+		"Events that found their environment's part of the start queue full: they stayed in the outbox and the queue read them back as soon as it had room (not the sweeper).")
 )
 
 // TemporalReachable records the outcome of the latest Temporal health check.

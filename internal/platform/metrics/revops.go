@@ -15,48 +15,40 @@ import (
 // The metrics of Revops itself, on the default registry that Serve exposes. Labels are
 // bounded sets only (route templates, not paths; event types; outcomes).
 var (
-	httpRequests = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_http_requests_total",
-		Help: "HTTP requests answered, by method, route template (\"unmatched\" for unknown routes) and status code.",
-	}, []string{"method", "route", "status"})
+	httpRequests = newCounterVec("revops_http_requests_total",
+		"HTTP requests answered, by method, route template (\"unmatched\" for unknown routes) and status code.",
+		"method", "route", "status")
 	httpDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "revops_http_request_duration_seconds",
 		Help:    "Time to answer HTTP requests, by method, route template and status code.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"method", "route", "status"})
 
-	usageAccepted = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_usage_metrics_accepted_total",
-		Help: "Usage metrics accepted by POST /v1/usage/events (idempotent replays not counted), by environment.",
-	}, []string{"environment"})
+	usageAccepted = newCounterVec("revops_usage_metrics_accepted_total",
+		"Usage metrics accepted by POST /v1/usage/events (idempotent replays not counted), by environment.",
+		"environment")
 
-	eventsEmitted = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_events_emitted_total",
-		Help: "Webhook events committed by API changes, by event type.",
-	}, []string{"type"})
+	eventsEmitted = newCounterVec("revops_events_emitted_total",
+		"Webhook events committed by API changes, by event type.",
+		"type")
 
-	deliveryAttempts = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_webhook_delivery_attempts_total",
-		Help: "Webhook delivery attempts, by outcome.",
-	}, []string{"outcome"})
+	deliveryAttempts = newCounterVec("revops_webhook_delivery_attempts_total",
+		"Webhook delivery attempts, by outcome.",
+		"outcome")
 	deliveryDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "revops_webhook_delivery_attempt_duration_seconds",
 		Help: "Duration of webhook delivery attempts (bounded by the 30 s deadline), by outcome.",
 		// Receivers answer in milliseconds when healthy; the tail up to 30 s is what hurts.
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 35},
 	}, []string{"outcome"})
-	eventsFinal = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_webhook_events_final_total",
-		Help: "Webhook events that reached a final status (delivered, failed, skipped), by type and status.",
-	}, []string{"type", "status"})
-	operationalEvents = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "revops_webhook_operational_events_total",
-		Help: "Operational events of endpoint health committed (endpoint-failing, endpoint-recovered, delivery-exhausted; CONTRACT §23), by type.",
-	}, []string{"type"})
-	endpointsDisabled = promauto.NewCounter(prometheus.CounterOpts{
-		Name: "revops_webhook_endpoints_disabled",
-		Help: "Webhook endpoints disabled automatically because their attempts kept failing (CONTRACT §13).",
-	})
+	eventsFinal = newCounterVec("revops_webhook_events_final_total",
+		"Webhook events that reached a final status (delivered, failed, skipped), by type and status.",
+		"type", "status")
+	operationalEvents = newCounterVec("revops_webhook_operational_events_total",
+		"Operational events of endpoint health committed (endpoint-failing, endpoint-recovered, delivery-exhausted; CONTRACT §23), by type.",
+		"type")
+	endpointsDisabled = newCounter("revops_webhook_endpoints_disabled",
+		"Webhook endpoints disabled automatically because their attempts kept failing (CONTRACT §13).")
 )
 
 // HTTPRequest records one answered request; route is the route template or "unmatched".

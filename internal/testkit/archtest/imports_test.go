@@ -195,6 +195,7 @@ var domainEdges = map[edge]string{
 	{"internal/domain/replay", "internal/domain/webhook"}:           "a replay requeues deliveries: their status changes and new deliveries are the webhook domain's (§13)",
 	{"internal/domain/webhook/webhooktest", "internal/domain/orgs"}: "the test kit seeds an organization as sign-up does",
 	{"internal/domain/meters", "internal/domain/usage"}:             "meters count usage rows: usage's identifier rule and metadata reader (§18)",
+	{"internal/domain/meters/meterstest", "internal/domain/usage"}:  "the test kit feeds the meters usage batches as POST /v1/usage/events stores them",
 }
 
 // foundationNames are names that would mean a domain borrows time windows or decimals

@@ -17,11 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -42,7 +39,7 @@ func BenchmarkStartBurst(b *testing.B) {
 		b.Skipf("%s is not set", testdb.EnvVar)
 	}
 	sizes := burstSizes()
-	load0 := loadavg()
+	load0 := noisyload.Loadavg()
 	r := newBenchRig(b, slices.Max(sizes))
 	other := r.otherTenant(b, 50)
 	r.warmUp(b)
@@ -52,23 +49,12 @@ func BenchmarkStartBurst(b *testing.B) {
 		for _, n := range sizes {
 			res = append(res, r.burst(b, n, other, sw))
 		}
-		reportBursts(b, res, load0, loadavg())
+		reportBursts(b, res, load0, noisyload.Loadavg())
 	}
 }
 
 // burstSizes are the bursts to send: REVOPS_BENCH_BURSTS, or 500 and 2,000.
-func burstSizes() []int {
-	var out []int
-	for _, f := range strings.Split(os.Getenv("REVOPS_BENCH_BURSTS"), ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return []int{500, 2000}
-	}
-	return out
-}
+func burstSizes() []int { return noisyload.SizesFromEnv("REVOPS_BENCH_BURSTS", 500, 2000) }
 
 // tenantOf is an environment's secret key and draft deals.
 type tenantOf struct {
@@ -81,24 +67,9 @@ type tenantOf struct {
 // receiver, with nDeals draft deals.
 func (r *benchRig) otherTenant(b *testing.B, nDeals int) tenantOf {
 	ctx := context.Background()
-	org, _, err := orgs.Create(ctx, r.st, "Other", "other@acme.test")
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := keys.NewManager(r.st).Create(ctx, org.ID, models.EnvSandbox, "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	env, err := r.st.Environment(ctx, org.ID, models.EnvSandbox)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
-		time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-		b.Fatal(err)
-	}
-	return tenantOf{env: env, key: k.Plain, deals: r.createDealsAs(b, k.Plain, nDeals)}
+	key, env := r.sandboxOf(ctx, b, "Other", "other@acme.test")
+	r.endpointTo(ctx, b, env, r.rc.URL+"/hooks")
+	return tenantOf{env: env, key: key, deals: r.createDealsAs(b, key, nDeals)}
 }
 
 // burstSweeper is the worker's sweeper, counting what it starts: a first start (a new

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/revops/revops/internal/dispatch"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -45,7 +46,7 @@ func BenchmarkWebhookFanout(b *testing.B) {
 	n := benchChanges(b)
 	for range b.N {
 		for _, eps := range []int{1, 3} {
-			load0 := loadavg()
+			load0 := noisyload.Loadavg()
 			r := newFanoutRig(b, n, eps)
 			r.phase(b, fmt.Sprintf("warm-floor-e%d", eps), 4, 0, 40, r.startFan(false))
 			r.phase(b, fmt.Sprintf("warm-ours-e%d", eps), 4, 0, 40, r.patchDeal)
@@ -55,7 +56,7 @@ func BenchmarkWebhookFanout(b *testing.B) {
 			for _, conc := range []int{1, 32} {
 				rows = append(rows, r.fanRow(b, eps, conc, n))
 			}
-			reportFan(b, eps, n, rows, load0, loadavg())
+			reportFan(b, eps, n, rows, load0, noisyload.Loadavg())
 		}
 	}
 }

@@ -13,10 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
-	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/models"
 )
 
 // isolation is the tenant-isolation benchmark's two tenants on one rig: B is the rig's
@@ -36,19 +33,8 @@ func newIsolation(b *testing.B, r *benchRig, cfg isoConfig) *isolation {
 	ctx := context.Background()
 	iso := &isolation{r: r, cfg: cfg, keyB: r.key, envB: r.env.ID}
 	iso.seq.Store(time.Now().UnixNano() % 1e12)
-	org, _, err := orgs.Create(ctx, r.st, "Heavy", "heavy@acme.test")
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := keys.NewManager(r.st).Create(ctx, org.ID, models.EnvSandbox, "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	envA, err := r.st.Environment(ctx, org.ID, models.EnvSandbox)
-	if err != nil {
-		b.Fatal(err)
-	}
-	iso.keyA, iso.envA = k.Plain, envA.ID
+	keyA, envA := r.sandboxOf(ctx, b, "Heavy", "heavy@acme.test")
+	iso.keyA, iso.envA = keyA, envA.ID
 	if err := r.callAs(iso.keyB, r.api.URL, "POST", "/v1/meters", map[string]any{"key": "b_calls",
 		"filter": map[string]any{"metric_name": "calls"}, "aggregation": "count"}, nil); err != nil {
 		b.Fatal(err)

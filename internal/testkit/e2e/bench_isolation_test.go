@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/models"
 )
 
@@ -40,7 +40,7 @@ func BenchmarkTenantIsolation(b *testing.B) {
 		pad: isoEnv("REVOPS_ISO_PAD", 512), clients: isoEnv("REVOPS_ISO_CLIENTS", 4),
 		consumers: isoConsumers(),
 	}
-	load0 := loadavg()
+	load0 := noisyload.Loadavg()
 	r := newBenchRig(b, 200)
 	iso := newIsolation(b, r, cfg)
 	for range b.N {
@@ -79,18 +79,7 @@ func isoEnv(name string, def int) int {
 }
 
 // isoConsumers is REVOPS_ISO_CONSUMERS, the consumer counts of the catch-up cases.
-func isoConsumers() []int {
-	var ns []int
-	for _, f := range strings.Split(os.Getenv("REVOPS_ISO_CONSUMERS"), ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
-			ns = append(ns, n)
-		}
-	}
-	if len(ns) == 0 {
-		return []int{2, 1}
-	}
-	return ns
-}
+func isoConsumers() []int { return noisyload.SizesFromEnv("REVOPS_ISO_CONSUMERS", 2, 1) }
 
 // isoResult is one case's figures.
 type isoResult struct {
@@ -121,7 +110,7 @@ func (iso *isolation) phase(b *testing.B, name string, prep, work func()) isoRes
 	res.took = time.Since(t0)
 	close(stop)
 	wg.Wait()
-	res.load = loadavg()
+	res.load = noisyload.Loadavg()
 	iso.printRow(res)
 	return res
 }
@@ -219,7 +208,7 @@ func (iso *isolation) printRow(r isoResult) {
 func (iso *isolation) report(b *testing.B, rows []isoResult, load0 string) {
 	alone := ms(pct(rows[0].hooks, 0.9))
 	fmt.Printf("B: %d clients changing deals, 10 metrics every 200 ms; A: %d meters, history %d × 1,000 rows, backlog %d × 1,000 rows (+%d B metadata); load %s → %s\n",
-		iso.cfg.clients, iso.cfg.meters, iso.cfg.history, iso.cfg.backlog, iso.cfg.pad, load0, loadavg())
+		iso.cfg.clients, iso.cfg.meters, iso.cfg.history, iso.cfg.backlog, iso.cfg.pad, load0, noisyload.Loadavg())
 	for _, r := range rows {
 		p90, p99 := ms(pct(r.hooks, 0.9)), pct(r.lag, 0.99)
 		fmt.Printf("%-12s webhook p90 %.1f ms (alone %.1f: +%.1f ms, target ≤ +1000: %s); as_of lag p99 %.2f s (target ≤ 5: %s)\n",

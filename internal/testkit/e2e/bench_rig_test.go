@@ -184,9 +184,10 @@ func databaseOf(b *testing.B, raw string) string {
 	return strings.TrimPrefix(u.Path, "/")
 }
 
-// tenant creates the organization, its secret sandbox key and the webhook endpoint.
-func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
-	org, _, err := orgs.Create(ctx, r.st, "Bench", "bench@acme.test")
+// sandboxOf creates organization name (owned by email) and its secret sandbox key, and
+// returns the key and the sandbox environment.
+func (r *benchRig) sandboxOf(ctx context.Context, b *testing.B, name, email string) (string, models.Env) {
+	org, _, err := orgs.Create(ctx, r.st, name, email)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,20 +195,30 @@ func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.key = k.Plain
-	if r.env, err = r.st.Environment(ctx, org.ID, models.EnvSandbox); err != nil {
+	env, err := r.st.Environment(ctx, org.ID, models.EnvSandbox)
+	if err != nil {
 		b.Fatal(err)
 	}
-	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // fixed: signing cost only
-	if r.ep, err = webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
-		URL: r.rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+	return k.Plain, env
+}
+
+// endpointTo creates an enabled POST endpoint of env to url, signed with a fixed secret
+// (the benchmarks measure the signing's cost only).
+func (r *benchRig) endpointTo(ctx context.Context, b *testing.B, env models.Env, url string) models.WebhookEndpoint {
+	ep, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{URL: url, Method: "POST", Enabled: true,
+		Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.Reply[webhook.EndpointObject]{})
+	if err != nil {
 		b.Fatal(err)
 	}
+	return ep
+}
+
+// tenant creates the organization, its secret sandbox key and the webhook endpoint.
+func (r *benchRig) tenant(ctx context.Context, b *testing.B) {
+	r.key, r.env = r.sandboxOf(ctx, b, "Bench", "bench@acme.test")
+	r.ep = r.endpointTo(ctx, b, r.env, r.rc.URL+"/hooks")
 	for _, rc := range r.rcs[1:] {
-		if _, err := webhook.CreateEndpoint(ctx, r.st, r.env, models.WebhookEndpoint{
-			URL: rc.URL + "/hooks", Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-			b.Fatal(err)
-		}
+		r.endpointTo(ctx, b, r.env, rc.URL+"/hooks")
 	}
 }
 

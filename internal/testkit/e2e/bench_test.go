@@ -15,6 +15,7 @@ import (
 
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
@@ -35,7 +36,7 @@ import (
 // REVOPS_BENCH_CHANGES overrides the 1,000 changes per phase (quick iterations).
 func BenchmarkWebhookDelivery(b *testing.B) {
 	n := benchChanges(b)
-	load0 := loadavg()
+	load0 := noisyload.Loadavg()
 	r := newBenchRig(b, n)
 	for range b.N {
 		r.warmUp(b)
@@ -43,7 +44,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		for _, conc := range []int{1, 32} {
 			rows = append(rows, r.row(b, conc, n))
 		}
-		report(b, n, rows, load0, loadavg())
+		report(b, n, rows, load0, noisyload.Loadavg())
 	}
 }
 
@@ -288,14 +289,6 @@ func (r *benchRig) eventOf(dealID, key string) (models.Event, error) {
 		return models.Event{}, fmt.Errorf("deal %s: %d deal-updated events for %s, want 1", dealID, len(found), key)
 	}
 	return found[0], nil
-}
-
-func loadavg() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(raw))[:3], " ")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -17,10 +17,8 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
@@ -46,7 +44,7 @@ func heavyEnvs(t *testing.T, st *store.Store, b models.Env) models.Env {
 // ingest stores one usage batch body in env.
 func ingest(ctx context.Context, t *testing.T, st *store.Store, env models.Env, body []byte) {
 	t.Helper()
-	if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+	if err := meterstest.Ingest(ctx, st, env, body, time.Now()); err != nil {
 		t.Fatalf("ingest in %s: %v", env.Name, err)
 	}
 }
@@ -222,7 +220,7 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("a-%d", i), 1000, now)
 		ingest(ctx, t, st, envA, body)
 	}
-	bMeter, err := meters.Create(ctx, svc.Store, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now(), idempotency.Reply[meters.Object]{})
+	bMeter, err := meterstest.Create(ctx, svc.Store, envB, meters.Definition{Key: "b-calls", MetricName: "calls", Aggregation: models.AggCount}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +231,9 @@ func TestBackfillsOfOneEnvironmentNeverStallAnother(t *testing.T) {
 		// A's own backfills hold its usage cursor a page at a time: a create that waits
 		// past the lock timeout is refused busy (429 at the edge, CONTRACT §21) and retried,
 		// as a client would.
-		m, err := meters.Create(ctx, svc.Store, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meterstest.Create(ctx, svc.Store, envA, d, time.Now())
 		for try := 1; try < 5 && errors.As(err, new(*apperr.BusyError)); try++ {
-			m, err = meters.Create(ctx, svc.Store, envA, d, time.Now(), idempotency.Reply[meters.Object]{})
+			m, err = meterstest.Create(ctx, svc.Store, envA, d, time.Now())
 		}
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("meter %s of A: %+v, %v", d.Key, m, err)
@@ -358,14 +356,9 @@ func TestCatchUpOfOneEnvironmentNeverStallsAnother(t *testing.T) {
 	envA := heavyEnvs(t, st, envB)
 	svc := &meters.Queries{Store: st}
 	ready := func(env models.Env, d meters.Definition) models.Meter {
-		m, err := meters.Create(ctx, svc.Store, env, d, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meterstest.CreateReady(ctx, st, env, d) // no usage yet: one page makes it ready
 		if err != nil {
 			t.Fatal(err)
-		}
-		for done := false; !done; { // no usage yet: one page makes it ready
-			if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return m
 	}

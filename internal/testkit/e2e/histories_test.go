@@ -22,7 +22,6 @@ import (
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/replay"
-	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/store"
@@ -212,19 +211,18 @@ func (s *stack) recordMeterBackfills(c client.Client, dir string) {
 	t.Helper()
 	ctx := context.Background()
 	s.usageTaken(15) // 15,000 rows: three pages of meters.BackfillRows
-	svc := &meters.Queries{Store: s.db.Store}
 	backfills := &dispatch.Jobs{Client: c, Store: s.db.Store}
 	for _, sc := range []struct {
 		name    string
 		deleted bool
 	}{{"meter_backfill", false}, {"meter_backfill_deleted", true}} {
-		m, err := meters.Create(ctx, svc.Store, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
-			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
+		m, err := meterstest.Create(ctx, s.db.Store, s.db.Env, meters.Definition{Key: sc.name, MetricName: meterstest.Metric,
+			Aggregation: models.AggSum, GroupBy: []string{"region"}}, time.Now())
 		if err != nil || m.Status != models.MeterBackfilling {
 			t.Fatalf("%s: meter %+v, %v", sc.name, m, err)
 		}
 		if sc.deleted {
-			if _, err := meters.Delete(ctx, svc.Store, s.db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
+			if _, err := meters.Delete(ctx, s.db.Store, s.db.Env, m.Key, idempotency.Reply[meters.Deleted]{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -253,7 +251,7 @@ func (s *stack) usageTaken(batches int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for n := range batches {
 		body, _ := meterstest.Batch(r, fmt.Sprintf("taken-%d", n), 1000, now)
-		if _, err := usage.Ingest(ctx, s.db.Store, s.db.Env, body, now, idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+		if err := meterstest.Ingest(ctx, s.db.Store, s.db.Env, body, now); err != nil {
 			t.Fatal(err)
 		}
 	}

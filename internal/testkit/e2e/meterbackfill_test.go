@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/dispatch"
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
@@ -24,9 +24,9 @@ func TestMeterBackfillSweeperStartsABackfillOnce(t *testing.T) {
 	c := s.ts.GetDefaultClient()
 	ctx := context.Background()
 	s.usageTaken(3)
-	svc := &meters.Queries{Store: s.db.Store} // no job starter after commit: left to the sweeper
-	m, err := meters.Create(ctx, svc.Store, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
-		time.Now(), idempotency.Reply[meters.Object]{})
+	// No dispatcher after commit is wired into this store: the backfill is left to the sweeper.
+	m, err := meterstest.Create(ctx, s.db.Store, s.db.Env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggCount},
+		time.Now())
 	if err != nil || m.Status != models.MeterBackfilling || m.BackfillStartedAt != nil {
 		t.Fatalf("meter = %+v, %v", m, err)
 	}

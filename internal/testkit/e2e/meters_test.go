@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,15 +12,11 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
-	"github.com/revops/revops/internal/platform/config"
-	"github.com/revops/revops/internal/platform/devstack"
-	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -48,47 +42,7 @@ func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	temporalAddr := freeAddr(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	var logs syncbuf.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	defer func() {
-		if t.Failed() {
-			t.Logf("process log:\n%s", logs.String())
-		}
-	}()
-	stack, err := devstack.Start(ctx, devstack.Options{DataDir: t.TempDir(), FrontendAddr: temporalAddr,
-		Namespace: "default", SearchAttributes: wire.SearchAttributes, Logger: quiet})
-	if err != nil {
-		t.Fatalf("start Temporal: %v", err)
-	}
-	defer func() { _ = stack.Stop() }()
-	cfg, err := config.Load(flag.NewFlagSet("dev", flag.ContinueOnError), "serve", []string{
-		"--http-addr", "127.0.0.1:0", "--metrics-addr", "", "--rate-limit", "0", "--env-rate-limit", "0",
-		"--temporal-address", temporalAddr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := client.Dial(app.TemporalOptions(cfg, quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
-	runCtx, stop := context.WithCancel(ctx)
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- app.Run(runCtx, cfg, log, db.Store, tc, app.Parts{API: true, Worker: true, Ready: ready,
-			SweepEvery: 200 * time.Millisecond})
-	}()
-	defer func() { stop(); <-done }()
-	var base string
-	select {
-	case addr := <-ready:
-		base = "http://" + addr
-	case err := <-done:
-		t.Fatalf("dev process did not start: %v", err)
-	}
+	base, tc := startDev(t, db.Store, app.Parts{})
 
 	now := time.Now().UTC()
 	began := time.Now()

@@ -8,13 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/domain/keys"
-	"github.com/revops/revops/internal/domain/orgs"
-	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/testdb"
-	"github.com/revops/revops/models"
 )
 
 // BenchmarkNoisyNeighbour is the full-size noisy-neighbour measurement of issue 20 in the
@@ -96,24 +91,9 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 // holding receiver, and returns the key.
 func noisyTenantA(b *testing.B, r *benchRig, hold *noisyload.HoldReceiver, n int) string {
 	ctx := context.Background()
-	org, _, err := orgs.Create(ctx, r.st, "Noisy A", "a@noisy.test")
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := keys.NewManager(r.st).Create(ctx, org.ID, models.EnvSandbox, "secret")
-	if err != nil {
-		b.Fatal(err)
-	}
-	env, err := r.st.Environment(ctx, org.ID, models.EnvSandbox)
-	if err != nil {
-		b.Fatal(err)
-	}
+	key, env := r.sandboxOf(ctx, b, "Noisy A", "a@noisy.test")
 	for i := range n {
-		if _, err := webhook.CreateEndpoint(ctx, r.st, env, models.WebhookEndpoint{
-			URL: hold.URL + "/a/" + strconv.Itoa(i), Method: "POST", Enabled: true,
-			Secret: "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
-			b.Fatal(err)
-		}
+		r.endpointTo(ctx, b, env, hold.URL+"/a/"+strconv.Itoa(i))
 	}
-	return k.Plain
+	return key
 }

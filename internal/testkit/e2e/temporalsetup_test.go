@@ -21,7 +21,6 @@ import (
 
 	"github.com/revops/revops/activities"
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/platform/devstack"
 	"github.com/revops/revops/internal/platform/temporalsetup"
@@ -104,19 +103,12 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	}
 	sqlDB, _ := db.DB()
 	defer sqlDB.Close()
-	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := testdb.Seed(t, st, "live")
 	now := time.Now().UTC()
 	for id, at := range map[string]time.Time{"evt_old1": now.Add(-1001 * time.Hour), "evt_old2": now.Add(-2000 * time.Hour), "evt_new": now.Add(-999 * time.Hour)} {
 		if err := db.Exec(`INSERT INTO events (id, organization_id, environment_id, environment, type, object_type, object_id,
 			time, payload, status, seq, created_at, updated_at)
-			VALUES (?, ?, ?, 'live', 'deal-created', 'deal', 'deal_1', '', '{}', 'delivered', 1, ?, ?)`, id, org.ID, env.ID, at, at).Error; err != nil {
+			VALUES (?, ?, ?, 'live', 'deal-created', 'deal', 'deal_1', '', '{}', 'delivered', 1, ?, ?)`, id, env.OrganizationID, env.ID, at, at).Error; err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Exec(`INSERT INTO delivery_attempts (id, event_id, environment_id, number, trigger, started_at, outcome, created_at)

@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
-	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
 )
@@ -36,16 +34,9 @@ func BenchmarkMeterMinuteValues(b *testing.B) {
 	url := testdb.URL(b)
 	st := testdb.Open(b, url)
 	svc := &meters.Queries{Store: st}
-	org, err := orgs.CreateWithHash(ctx, st, "Heavy", "heavy@example.com", "x")
-	if err != nil {
-		b.Fatal(err)
-	}
-	env, err := st.Environment(ctx, org.ID, "live")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
-		GroupBy: []string{"region"}}, time.Now(), idempotency.Reply[meters.Object]{})
+	env := testdb.SeedOrg(b, st, "Heavy", "heavy@example.com", "live")
+	m, err := meterstest.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum,
+		GroupBy: []string{"region"}}, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package noisyload
 import (
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,4 +53,19 @@ func Slots() string {
 		return SlotsVar + "=" + v
 	}
 	return SlotsVar + " unset (the code's default; main: worker.Options{}, 1000)"
+}
+
+// SizesFromEnv is environment variable name's comma-separated positive counts (the sizes a
+// benchmark runs), or def when it holds none.
+func SizesFromEnv(name string, def ...int) []int {
+	var out []int
+	for _, f := range strings.Split(os.Getenv(name), ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return def
+	}
+	return out
 }

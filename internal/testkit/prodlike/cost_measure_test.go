@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
@@ -136,7 +137,7 @@ func BenchmarkDeliveryCost(b *testing.B) {
 	rc := newCostReceiver(b)
 	caFile := caFileOf(b, rc.Certificate())
 	fmt.Printf("delivery cost: arms %s; shapes %s; clients %v; %d changes per phase after %d of warm-up; %d rounds; %d CPUs; load %s\n",
-		cfg.armList(), strings.Join(cfg.shapes, ","), cfg.clients, cfg.changes, cfg.warmup, cfg.rounds, runtime.NumCPU(), loadavg())
+		cfg.armList(), strings.Join(cfg.shapes, ","), cfg.clients, cfg.changes, cfg.warmup, cfg.rounds, runtime.NumCPU(), noisyload.Loadavg())
 	var rows []costRow
 	for _, shape := range cfg.shapes {
 		for round := 1; round <= cfg.rounds; round++ {
@@ -560,7 +561,7 @@ func (ph costPhase) run(t testing.TB, clients, n int) costRow {
 	harness := selfCPU() - self0
 	cpu1, tail := ph.settle(t)
 	r := costRow{clients: clients, n: n, wall: wall, accept: accepted.Sub(began), tail: tail, harness: harness,
-		machine: machineBusy() - busy0, load: loadavg()}
+		machine: machineBusy() - busy0, load: noisyload.Loadavg()}
 	r.lats, r.dups = ph.rc.result()
 	for _, p := range ph.procs {
 		r.procs = append(r.procs, p.name)

@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
@@ -87,7 +88,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		_, err := c.change(ctx, "PATCH", "/v1/accounts/"+accounts[client], map[string]any{"name": k})
 		return err
 	}
-	load0 := loadavg()
+	load0 := noisyload.Loadavg()
 	measure(b, rc, "warm-floor", 4, 40, fl.start)
 	measure(b, rc, "warm-ours", 4, 40, ours)
 	var out strings.Builder
@@ -104,7 +105,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 			what string
 			r    result
 		}{{"floor", floor}, {"ours", o}} {
-			fmt.Fprintf(&out, "%-8d %-6s %9.1f %9.2f %9.2f  %s\n", conc, p.what, p.r.perSecond(), msOf(p.r.pct(0.5)), msOf(p.r.pct(0.99)), loadavg())
+			fmt.Fprintf(&out, "%-8d %-6s %9.1f %9.2f %9.2f  %s\n", conc, p.what, p.r.perSecond(), msOf(p.r.pct(0.5)), msOf(p.r.pct(0.99)), noisyload.Loadavg())
 		}
 		thr := o.perSecond() / floor.perSecond()
 		d50 := msOf(o.pct(0.5)) - msOf(floor.pct(0.5))
@@ -384,14 +385,6 @@ func fetchProfile(url, path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-func loadavg() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(raw))[:3], " ")
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -11,6 +11,7 @@ import (
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
+	"github.com/revops/revops/internal/testkit/noisyload"
 	"github.com/revops/revops/internal/testkit/prodlike"
 )
 
@@ -90,7 +91,7 @@ func BenchmarkAttemptsInFlight(b *testing.B) {
 	release()
 	b.Logf("worker: idle RSS %.1f MiB; %d attempts in flight (opened in %s, load %s): RSS %.1f MiB, +%.1f KiB per attempt; "+
 		"CPU %.2f ms per attempt opened, %.1f µs per attempt per second held (over %s)",
-		float64(idle.rss)/(1<<20), held, opened.Round(time.Millisecond), loadavg(), float64(busy.rss)/(1<<20),
+		float64(idle.rss)/(1<<20), held, opened.Round(time.Millisecond), noisyload.Loadavg(), float64(busy.rss)/(1<<20),
 		float64(busy.rss-idle.rss)/1024/float64(held),
 		msOf(busy.cpu-idle.cpu)/float64(held),
 		float64((waiting.cpu-busy.cpu).Microseconds())/float64(held)/wait.Seconds(), wait)

@@ -40,8 +40,15 @@ func Both(t testing.TB, envName string) map[string]Seeded {
 // Seed creates the organization "Acme" in st and returns its environment envName.
 func Seed(t testing.TB, st *store.Store, envName string) models.Env {
 	t.Helper()
+	return SeedOrg(t, st, "Acme", "a@example.com", envName)
+}
+
+// SeedOrg creates the organization name, owned by email, in st and returns its
+// environment envName: for a test with several organizations.
+func SeedOrg(t testing.TB, st *store.Store, name, email, envName string) models.Env {
+	t.Helper()
 	ctx := context.Background()
-	org, err := orgs.CreateWithHash(ctx, st, "Acme", "a@example.com", "x")
+	org, err := orgs.CreateWithHash(ctx, st, name, email, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
