@@ -8,17 +8,12 @@ import (
 
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/internal/platform/bodyfields"
+	"github.com/revops/revops/internal/testkit/jsontest"
 	"github.com/revops/revops/models"
 )
 
-func decode(t *testing.T, body string) Input {
-	t.Helper()
-	var in Input
-	if err := json.Unmarshal([]byte(body), &in); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	return in
-}
+// decode builds an Input from JSON the way the API does.
+var decode = jsontest.Decode[Input]
 
 func TestValidate(t *testing.T) {
 	cases := []struct {
