@@ -141,6 +141,8 @@ var funcs = template.FuncMap{
 	},
 	"ptr":       func(t time.Time) *time.Time { return &t },
 	"fieldArgs": retryFieldArgs,
+	// enableArgs is what the layout's "reenableForm" needs: the endpoint and the CSRF token.
+	"enableArgs": func(id, csrf string) map[string]string { return map[string]string{"ID": id, "CSRF": csrf} },
 }
 
 // mustParsePages builds one template per page: the shared layout plus the page's content.

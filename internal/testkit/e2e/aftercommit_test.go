@@ -13,7 +13,6 @@ import (
 
 	"github.com/revops/revops/internal/app"
 	"github.com/revops/revops/internal/domain/idempotency"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/catalog"
@@ -55,10 +54,7 @@ func eventsStartAfterCommit(t *testing.T, st *store.Store, env models.Env) {
 	once := models.DefaultRetryPolicy
 	once.MaximumAttempts = 1
 	tgt := newAfterCommitEndpoint(t, st, env, target.URL+"/hooks", []string{"deal-updated"}, once)
-	key, err := keys.NewManager(st).Create(ctx, env.OrganizationID, env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := secretKey(t, st, env.OrganizationID, env.Name)
 	base, _ := startDev(t, st, app.Parts{SweepEvery: time.Hour, ClaimEvery: time.Hour},
 		"--webhook-ca-file", webhooktest.CAFile(t), "--webhook-allow-private",
 		"--webhook-failing-after", "1ns", "--webhook-disable-after", "1ns")

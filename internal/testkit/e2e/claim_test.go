@@ -128,7 +128,13 @@ func endpointAndKey(t *testing.T, db *webhooktest.DB, url string) keys.Created {
 	if _, err := webhook.CreateEndpoint(ctx, db.Store, db.Env, models.WebhookEndpoint{URL: url, Method: "POST", Enabled: true, Secret: secret}, time.Now(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 		t.Fatal(err)
 	}
-	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
+	return secretKey(t, db.Store, db.Env.OrganizationID, db.Env.Name)
+}
+
+// secretKey creates a secret API key for the organization orgID's environment env.
+func secretKey(t *testing.T, st keys.Store, orgID, env string) keys.Created {
+	t.Helper()
+	key, err := keys.NewManager(st).Create(context.Background(), orgID, env, "secret")
 	if err != nil {
 		t.Fatal(err)
 	}

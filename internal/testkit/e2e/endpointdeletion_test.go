@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
@@ -38,15 +37,8 @@ func newTwoTenants(t *testing.T, p app.Parts) *twoTenants {
 	if err != nil {
 		t.Fatal(err)
 	}
-	km := keys.NewManager(db.Store)
-	keyA, err := km.Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyB, err := km.Create(ctx, envB.OrganizationID, envB.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyA := secretKey(t, db.Store, db.Env.OrganizationID, db.Env.Name)
+	keyB := secretKey(t, db.Store, envB.OrganizationID, envB.Name)
 	base, tc := startDev(t, db.Store, p, "--webhook-ca-file", webhooktest.CAFile(t), "--webhook-allow-private")
 	return &twoTenants{db: db, a: devAPI{base: base, key: keyA.Plain}, b: devAPI{base: base, key: keyB.Plain}, tc: tc}
 }

@@ -12,7 +12,6 @@ import (
 
 	revops "github.com/revops/revops/clients/go"
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/orgs"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/internal/platform/config"
@@ -32,15 +31,8 @@ func TestNoisyNeighbourDelaysOnlyItsOwnDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	km := keys.NewManager(db.Store)
-	keyA, err := km.Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyB, err := km.Create(ctx, orgB.ID, models.EnvSandbox, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyA := secretKey(t, db.Store, db.Env.OrganizationID, db.Env.Name)
+	keyB := secretKey(t, db.Store, orgB.ID, models.EnvSandbox)
 
 	temporalAddr := devTemporal(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -189,9 +189,7 @@ func TestFanOut(t *testing.T) {
 	defer w.Stop()
 	c := s.ts.GetDefaultClient()
 	st := s.starter(c)
-	sweepCtx, stopSweeper := context.WithCancel(context.Background())
-	defer stopSweeper()
-	go st.RunSweeper(sweepCtx, 200*time.Millisecond) // endpoint-disabled events come through the outbox
+	defer sweepOutbox(st)() // endpoint-disabled events come through the outbox
 
 	t.Run("subscriptions", func(t *testing.T) { fanOutSubscriptions(t, s, c, st) })
 	t.Run("one endpoint failing", func(t *testing.T) { fanOutOneFailing(t, s, c, st) })

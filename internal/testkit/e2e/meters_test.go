@@ -14,7 +14,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/revops/revops/internal/app"
-	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
 	"github.com/revops/revops/internal/domain/webhook/webhooktest"
 	"github.com/revops/revops/models"
@@ -38,10 +37,7 @@ const devMatchingRows = 20000
 func TestMetersCountEveryRowOnceAcrossTheirBackfill(t *testing.T) {
 	db := webhooktest.New(t)
 	ctx := context.Background()
-	key, err := keys.NewManager(db.Store).Create(ctx, db.Env.OrganizationID, db.Env.Name, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := secretKey(t, db.Store, db.Env.OrganizationID, db.Env.Name)
 	base, tc := startDev(t, db.Store, app.Parts{})
 
 	now := time.Now().UTC()

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/models"
 	"github.com/revops/revops/workflows/wire"
@@ -27,9 +28,7 @@ func TestReceiversSignals(t *testing.T) {
 	defer w.Stop()
 	c := s.ts.GetDefaultClient()
 	st := s.starter(c)
-	sweepCtx, stopSweeper := context.WithCancel(context.Background())
-	defer stopSweeper()
-	go st.RunSweeper(sweepCtx, 200*time.Millisecond) // endpoint-disabled comes through the outbox
+	defer sweepOutbox(st)() // endpoint-disabled comes through the outbox
 	ctx := context.Background()
 
 	tn := s.tenant(t, "Signals", st)
@@ -113,4 +112,13 @@ func TestReceiversSignals(t *testing.T) {
 	if got := len(busy.rc.Received()); got != 1 {
 		t.Fatalf("busy endpoint received %d requests, want 1 (the next is an hour away)", got)
 	}
+}
+
+// sweepOutbox runs st's outbox sweeper every 200 ms, as a worker process does, until the
+// returned stop is called: events committed without a start of their own (an
+// endpoint-disabled written by an attempt's record) come through it.
+func sweepOutbox(st *dispatch.Starter) (stop func()) {
+	ctx, stop := context.WithCancel(context.Background())
+	go st.RunSweeper(ctx, 200*time.Millisecond)
+	return stop
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -165,17 +166,7 @@ func TestBulkReplaySurvivesItsWorkerSIGKILLed(t *testing.T) {
 	if len(runs) != 1 || runs[0].GetType().GetName() != wire.BulkReplayWorkflowName {
 		t.Errorf("runs of %s: %v, want one %s run", wid, runs, wire.BulkReplayWorkflowName)
 	}
-	retried := 0
-	it := tc.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-			retried++
-		}
-	}
+	retried := len(retriedPages(ctx, t, tc, wid))
 	if retried == 0 {
 		t.Errorf("no page attempted again: the kill did not cut a running page")
 	}
@@ -310,4 +301,22 @@ func listRuns(ctx context.Context, t *testing.T, tc client.Client, query string)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// retriedPages reads wid's history: the starts of its activities (its pages) that were a
+// second attempt or later, one per page cut short and attempted again.
+func retriedPages(ctx context.Context, t *testing.T, tc client.Client, wid string) []*historypb.ActivityTaskStartedEventAttributes {
+	t.Helper()
+	var again []*historypb.ActivityTaskStartedEventAttributes
+	it := tc.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
+			again = append(again, a)
+		}
+	}
+	return again
 }

@@ -501,45 +501,16 @@ func (ph costPhase) run(t testing.TB, clients, n int) costRow {
 	began := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var (
-		mu       sync.Mutex
-		next     int
-		firstErr error
-		accepted time.Time
-		wg       sync.WaitGroup
-	)
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				if k >= n {
-					return
-				}
-				key := tag + strconv.Itoa(k)
-				ph.rc.sent(key, time.Now())
-				if _, err := ph.cl.do(ctx, "PATCH", "/v1/accounts/"+ph.accounts[i], map[string]any{"name": key}); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					next = n
-					mu.Unlock()
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	firstErr := closedLoop(ctx, clients, n, func(ctx context.Context, i, k int) error {
+		key := tag + strconv.Itoa(k)
+		ph.rc.sent(key, time.Now())
+		_, err := ph.cl.do(ctx, "PATCH", "/v1/accounts/"+ph.accounts[i], map[string]any{"name": key})
+		return err
+	})
 	if firstErr != nil {
 		t.Fatalf("phase %s: %v", tag, firstErr)
 	}
-	accepted = time.Now()
+	accepted := time.Now()
 	deadline := time.After(ph.cfg.phaseTimeout)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

@@ -261,47 +261,22 @@ func (r result) pct(q float64) time.Duration {
 func measure(t testing.TB, rc *keyReceiver, name string, conc, n int, act func(client int, key string) error) result {
 	t.Helper()
 	lats := make([]time.Duration, n)
-	var mu sync.Mutex
-	next := 0
-	var firstErr error
 	began := time.Now()
-	var wg sync.WaitGroup
-	for cl := range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				if k >= n {
-					return
-				}
-				key := "mk-" + strings.ToLower(name) + "-" + strconv.Itoa(k)
-				arrived := rc.expect(key)
-				t0 := time.Now()
-				err := act(cl, key)
-				if err == nil {
-					select {
-					case at := <-arrived:
-						lats[k] = at.Sub(t0)
-						continue
-					case <-time.After(2 * time.Minute):
-						err = fmt.Errorf("%s: nothing arrived within 2 minutes", key)
-					}
-				}
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				next = n
-				mu.Unlock()
-				return
-			}
-		}()
-	}
-	wg.Wait()
+	firstErr := closedLoop(context.Background(), conc, n, func(_ context.Context, cl, k int) error {
+		key := "mk-" + strings.ToLower(name) + "-" + strconv.Itoa(k)
+		arrived := rc.expect(key)
+		t0 := time.Now()
+		if err := act(cl, key); err != nil {
+			return err
+		}
+		select {
+		case at := <-arrived:
+			lats[k] = at.Sub(t0)
+			return nil
+		case <-time.After(2 * time.Minute):
+			return fmt.Errorf("%s: nothing arrived within 2 minutes", key)
+		}
+	})
 	wall := time.Since(began)
 	if firstErr != nil {
 		t.Fatalf("phase %s: %v", name, firstErr)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/domain/meters"
@@ -135,18 +134,11 @@ func TestMeterBackfillSurvivesItsWorkerSIGKILLed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run of %s: %v", wid, err)
 	}
-	retried := 0
-	it := tc.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-			retried++
-			t.Logf("a page took %d attempts; the one before the last: %s", a.GetAttempt(), a.GetLastFailure().GetMessage())
-		}
+	again := retriedPages(ctx, t, tc, wid)
+	for _, a := range again {
+		t.Logf("a page took %d attempts; the one before the last: %s", a.GetAttempt(), a.GetLastFailure().GetMessage())
 	}
+	retried := len(again)
 	if retried == 0 {
 		t.Errorf("no page attempted again: the kill did not cut a running page")
 	}
