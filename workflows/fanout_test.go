@@ -459,28 +459,28 @@ func TestFanOutDrainsSignalsBeforeClosing(t *testing.T) {
 	}
 }
 
-// An attempt due while the endpoint is disabled fails at once without retry; the
-// workflow marks the delivery failed with endpoint_disabled.
-func TestFanOutEndpointDisabled(t *testing.T) {
-	d := &fakeDelivery{id: "A", policy: models.DefaultRetryPolicy, disabled: true}
-	env, _ := newFanOutEnv(t, d)
-	env.ExecuteWorkflow(WebhookDelivery, input())
-	checkRunError(t, env.GetWorkflowError(), true)
-	if len(d.times) != 1 || len(d.marks) != 1 || d.marks[0].Reason != models.DeliveryEndpointDisabled {
-		t.Fatalf("attempts %d, marks %+v; want 1 attempt and one mark with endpoint_disabled", len(d.times), d.marks)
-	}
-}
-
-// A 410 Gone ends the series at once; the workflow marks the delivery failed with
-// reason gone, so that the endpoint is disabled (gone) and no delivery-exhausted is
-// announced even when the attempt's own record was lost.
-func TestFanOutGone(t *testing.T) {
-	d := &fakeDelivery{id: "A", policy: models.DefaultRetryPolicy, gone: true}
-	env, _ := newFanOutEnv(t, d)
-	env.ExecuteWorkflow(WebhookDelivery, input())
-	checkRunError(t, env.GetWorkflowError(), true)
-	if len(d.times) != 1 || len(d.marks) != 1 || d.marks[0].Reason != models.DeliveryGone {
-		t.Fatalf("attempts %d, marks %+v; want 1 attempt and one mark with gone", len(d.times), d.marks)
+// An attempt that ends its series at once fails without retry, and the workflow marks
+// the delivery failed with its reason: due while the endpoint is disabled,
+// endpoint_disabled; a 410 Gone, gone, so that the endpoint is disabled (gone) and no
+// delivery-exhausted is announced even when the attempt's own record was lost.
+func TestFanOutEndsAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		d      *fakeDelivery
+		reason string
+	}{
+		{"endpoint disabled", &fakeDelivery{id: "A", policy: models.DefaultRetryPolicy, disabled: true}, models.DeliveryEndpointDisabled},
+		{"gone", &fakeDelivery{id: "A", policy: models.DefaultRetryPolicy, gone: true}, models.DeliveryGone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.d
+			env, _ := newFanOutEnv(t, d)
+			env.ExecuteWorkflow(WebhookDelivery, input())
+			checkRunError(t, env.GetWorkflowError(), true)
+			if len(d.times) != 1 || len(d.marks) != 1 || d.marks[0].Reason != c.reason {
+				t.Fatalf("attempts %d, marks %+v; want 1 attempt and one mark with %s", len(d.times), d.marks, c.reason)
+			}
+		})
 	}
 }
 

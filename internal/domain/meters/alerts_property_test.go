@@ -115,156 +115,153 @@ func crossedBodies(t *testing.T, st *store.Store, env models.Env, alerts []model
 // over it and at most the final one, none other has any, and the events list exactly
 // the firings, each in the event its firing names.
 func TestAlertsFireOncePerCrossing(t *testing.T) {
-	for name, db := range testdb.Both(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			st, env := db.Store, db.Env
-			svc := &meters.Queries{Store: st}
-			now := time.Now().UTC()
-			create := func(d meters.Definition) models.Meter {
-				m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
-			long := now.AddDate(0, -4, 0) // before every window: all may fire
-			type spec struct {
-				window, threshold, account, group string
-			}
-			var alerts []models.MeterAlert
-			watch := func(m models.Meter, specs ...spec) {
-				for _, s := range specs {
-					alerts = append(alerts, putAlert(t, st, env, m, s.window, s.threshold, s.account, s.group, long))
-				}
-			}
-			sum := create(meters.Definition{Key: "sum", MetricName: "calls", Aggregation: models.AggSum, GroupBy: []string{"region"}})
-			watch(sum, spec{"day", "150", "", "{}"}, spec{"day", "400.5", "acct_1", "{}"}, spec{"month", "1500", "", `{"region":"eu"}`},
-				spec{"month", "900", "", "{}"}, spec{"day", "250", "", `{"region":"us"}`})
-			count := create(meters.Definition{Key: "count", MetricName: "calls", Aggregation: models.AggCount})
-			watch(count, spec{"day", "4", "", "{}"}, spec{"month", "40", "", "{}"}, spec{"month", "25", "acct_2", "{}"})
-			maxM := create(meters.Definition{Key: "max", MetricName: "calls", Aggregation: models.AggMax, GroupBy: []string{"region"}})
-			watch(maxM, spec{"day", "95", "", "{}"}, spec{"month", "99.5", "", `{"region":"eu"}`})
-			uniq := create(meters.Definition{Key: "users", MetricName: "calls", Aggregation: models.AggUniqueCount, ValueKey: "user"})
-			watch(uniq, spec{"day", "3", "", "{}"}, spec{"month", "20", "", "{}"}, spec{"month", "12", "acct_0", "{}"})
-
-			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
-				return func() error { _, err := meterstest.Consume(ctx, cst); return err }, time.Duration(2+3*i) * time.Millisecond
-			})
-			const clients, batches = 4, 30
-			together(clients, func(c int) {
-				r := rand.New(rand.NewPCG(uint64(c), 33))
-				for b := range batches {
-					txID := fmt.Sprintf("tx-%d-%d", c, b)
-					body := alertBatch(r, txID, now)
-					if b%4 == 0 { // the same transaction from every client: counted once
-						txID = fmt.Sprintf("shared-%d", b)
-						body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
-					}
-					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
-						t.Errorf("ingest %s: %v", txID, err)
-					}
-				}
-			})
-			stopConsumers()
-			if _, err := meterstest.Consume(ctx, st); err != nil {
-				t.Fatal(err)
-			}
-			// A meter created now counts every row through its backfill: its alerts fire
-			// from the backfill's transactions.
-			late := create(meters.Definition{Key: "late", MetricName: "calls", Aggregation: models.AggSum})
-			watch(late, spec{"day", "200", "", "{}"}, spec{"month", "1200", "acct_3", "{}"})
-			for done := false; !done; {
-				var err error
-				if done, _, err = meters.BackfillPageWithin(ctx, st, late.ID, time.Now(), meters.Budget{RowMeters: 40, Bytes: 1 << 20}); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			rows, err := st.MeterRows(ctx, env.ID, "calls")
+	testdb.ForBoth(t, "live", func(t *testing.T, ctx context.Context, db testdb.Seeded) {
+		st, env := db.Store, db.Env
+		svc := &meters.Queries{Store: st}
+		now := time.Now().UTC()
+		create := func(d meters.Definition) models.Meter {
+			m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, below := map[firingKey]string{}, 0
-			for _, m := range []models.Meter{sum, count, maxM, uniq, late} {
-				exp, n := expectedFirings(t, m, alerts, rows, now.AddDate(0, -6, 0), now.AddDate(0, 1, 0))
-				for k, v := range exp {
-					want[k] = v
-				}
-				below += n
+			return m
+		}
+		long := now.AddDate(0, -4, 0) // before every window: all may fire
+		type spec struct {
+			window, threshold, account, group string
+		}
+		var alerts []models.MeterAlert
+		watch := func(m models.Meter, specs ...spec) {
+			for _, s := range specs {
+				alerts = append(alerts, putAlert(t, st, env, m, s.window, s.threshold, s.account, s.group, long))
 			}
-			fired, err := st.MeterAlertFirings(ctx, env.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[firingKey]models.MeterAlertFiring{}
-			for _, f := range fired {
-				k := firingKey{f.AlertID, f.AccountID, f.Groups, f.WindowStart.UTC().UnixNano()}
-				got[k] = f
-				final, ok := want[k]
-				if !ok {
-					t.Errorf("firing %s: no series reaches the threshold there", k)
-					continue
-				}
-				v, _ := decimal.ParseStored(f.Value)
-				fin, _ := decimal.ParseStored(final)
-				var a models.MeterAlert
-				for _, x := range alerts {
-					if x.ID == f.AlertID {
-						a = x
-					}
-				}
-				th, _ := decimal.ParseStored(a.Threshold)
-				if v.Cmp(&th) < 0 || v.Cmp(&fin) > 0 {
-					t.Errorf("firing %s: value %s, threshold %s, final %s", k, f.Value, a.Threshold, final)
-				}
-				if f.EventID == "" {
-					t.Errorf("firing %s held back under the default cap", k)
-				}
-			}
-			for k := range want {
-				if _, ok := got[k]; !ok {
-					t.Errorf("no firing %s (final value %s)", k, want[k])
-				}
-			}
-			if len(want) < 20 || below < 20 {
-				t.Fatalf("%d firings expected, %d watched windows under: the thresholds prove little", len(want), below)
-			}
+		}
+		sum := create(meters.Definition{Key: "sum", MetricName: "calls", Aggregation: models.AggSum, GroupBy: []string{"region"}})
+		watch(sum, spec{"day", "150", "", "{}"}, spec{"day", "400.5", "acct_1", "{}"}, spec{"month", "1500", "", `{"region":"eu"}`},
+			spec{"month", "900", "", "{}"}, spec{"day", "250", "", `{"region":"us"}`})
+		count := create(meters.Definition{Key: "count", MetricName: "calls", Aggregation: models.AggCount})
+		watch(count, spec{"day", "4", "", "{}"}, spec{"month", "40", "", "{}"}, spec{"month", "25", "acct_2", "{}"})
+		maxM := create(meters.Definition{Key: "max", MetricName: "calls", Aggregation: models.AggMax, GroupBy: []string{"region"}})
+		watch(maxM, spec{"day", "95", "", "{}"}, spec{"month", "99.5", "", `{"region":"eu"}`})
+		uniq := create(meters.Definition{Key: "users", MetricName: "calls", Aggregation: models.AggUniqueCount, ValueKey: "user"})
+		watch(uniq, spec{"day", "3", "", "{}"}, spec{"month", "20", "", "{}"}, spec{"month", "12", "acct_0", "{}"})
 
-			// The events list exactly the firings, each in the event the firing names.
-			listed := map[firingKey]string{}
-			for id, bodies := range crossedBodies(t, st, env, alerts) {
-				for _, b := range bodies {
-					if b.More != 0 || b.HeldBack != 0 {
-						t.Errorf("event %s: more %d, held_back %d", id, b.More, b.HeldBack)
-					}
-					for _, c := range b.Crossings {
-						start, _ := time.Parse(time.RFC3339Nano, c.WindowStart)
-						var m models.Meter
-						for _, x := range []models.Meter{sum, count, maxM, uniq, late} {
-							if x.ID == b.MeterID {
-								m = x
-							}
-						}
-						gv := make([]*string, len(m.GroupBy))
-						for i, k := range m.GroupBy {
-							gv[i] = c.Group[k]
-						}
-						k := firingKey{b.AlertID, c.AccountID, meters.GroupsText(gv), start.UnixNano()}
-						if _, dup := listed[k]; dup {
-							t.Errorf("%s listed twice", k)
-						}
-						listed[k] = id
-						if f, ok := got[k]; !ok || f.EventID != id || string(c.Value) != f.Value {
-							t.Errorf("event %s lists %s (value %s): firing %+v", id, k, c.Value, f)
-						}
-					}
-				}
-			}
-			if len(listed) != len(got) {
-				t.Errorf("events list %d crossings, %d firings recorded", len(listed), len(got))
-			}
-			t.Logf("%d firings of %d alerts, %d events", len(got), len(alerts), len(crossedBodies(t, st, env, alerts)))
+		stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+			return func() error { _, err := meterstest.Consume(ctx, cst); return err }, time.Duration(2+3*i) * time.Millisecond
 		})
-	}
+		const clients, batches = 4, 30
+		together(clients, func(c int) {
+			r := rand.New(rand.NewPCG(uint64(c), 33))
+			for b := range batches {
+				txID := fmt.Sprintf("tx-%d-%d", c, b)
+				body := alertBatch(r, txID, now)
+				if b%4 == 0 { // the same transaction from every client: counted once
+					txID = fmt.Sprintf("shared-%d", b)
+					body = alertBatch(rand.New(rand.NewPCG(uint64(b), 1)), txID, now)
+				}
+				if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+					t.Errorf("ingest %s: %v", txID, err)
+				}
+			}
+		})
+		stopConsumers()
+		if _, err := meterstest.Consume(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		// A meter created now counts every row through its backfill: its alerts fire
+		// from the backfill's transactions.
+		late := create(meters.Definition{Key: "late", MetricName: "calls", Aggregation: models.AggSum})
+		watch(late, spec{"day", "200", "", "{}"}, spec{"month", "1200", "acct_3", "{}"})
+		for done := false; !done; {
+			var err error
+			if done, _, err = meters.BackfillPageWithin(ctx, st, late.ID, time.Now(), meters.Budget{RowMeters: 40, Bytes: 1 << 20}); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		rows, err := st.MeterRows(ctx, env.ID, "calls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, below := map[firingKey]string{}, 0
+		for _, m := range []models.Meter{sum, count, maxM, uniq, late} {
+			exp, n := expectedFirings(t, m, alerts, rows, now.AddDate(0, -6, 0), now.AddDate(0, 1, 0))
+			for k, v := range exp {
+				want[k] = v
+			}
+			below += n
+		}
+		fired, err := st.MeterAlertFirings(ctx, env.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[firingKey]models.MeterAlertFiring{}
+		for _, f := range fired {
+			k := firingKey{f.AlertID, f.AccountID, f.Groups, f.WindowStart.UTC().UnixNano()}
+			got[k] = f
+			final, ok := want[k]
+			if !ok {
+				t.Errorf("firing %s: no series reaches the threshold there", k)
+				continue
+			}
+			v, _ := decimal.ParseStored(f.Value)
+			fin, _ := decimal.ParseStored(final)
+			var a models.MeterAlert
+			for _, x := range alerts {
+				if x.ID == f.AlertID {
+					a = x
+				}
+			}
+			th, _ := decimal.ParseStored(a.Threshold)
+			if v.Cmp(&th) < 0 || v.Cmp(&fin) > 0 {
+				t.Errorf("firing %s: value %s, threshold %s, final %s", k, f.Value, a.Threshold, final)
+			}
+			if f.EventID == "" {
+				t.Errorf("firing %s held back under the default cap", k)
+			}
+		}
+		for k := range want {
+			if _, ok := got[k]; !ok {
+				t.Errorf("no firing %s (final value %s)", k, want[k])
+			}
+		}
+		if len(want) < 20 || below < 20 {
+			t.Fatalf("%d firings expected, %d watched windows under: the thresholds prove little", len(want), below)
+		}
+
+		// The events list exactly the firings, each in the event the firing names.
+		listed := map[firingKey]string{}
+		for id, bodies := range crossedBodies(t, st, env, alerts) {
+			for _, b := range bodies {
+				if b.More != 0 || b.HeldBack != 0 {
+					t.Errorf("event %s: more %d, held_back %d", id, b.More, b.HeldBack)
+				}
+				for _, c := range b.Crossings {
+					start, _ := time.Parse(time.RFC3339Nano, c.WindowStart)
+					var m models.Meter
+					for _, x := range []models.Meter{sum, count, maxM, uniq, late} {
+						if x.ID == b.MeterID {
+							m = x
+						}
+					}
+					gv := make([]*string, len(m.GroupBy))
+					for i, k := range m.GroupBy {
+						gv[i] = c.Group[k]
+					}
+					k := firingKey{b.AlertID, c.AccountID, meters.GroupsText(gv), start.UnixNano()}
+					if _, dup := listed[k]; dup {
+						t.Errorf("%s listed twice", k)
+					}
+					listed[k] = id
+					if f, ok := got[k]; !ok || f.EventID != id || string(c.Value) != f.Value {
+						t.Errorf("event %s lists %s (value %s): firing %+v", id, k, c.Value, f)
+					}
+				}
+			}
+		}
+		if len(listed) != len(got) {
+			t.Errorf("events list %d crossings, %d firings recorded", len(listed), len(got))
+		}
+		t.Logf("%d firings of %d alerts, %d events", len(got), len(alerts), len(crossedBodies(t, st, env, alerts)))
+	})
 }

@@ -171,107 +171,104 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 	backfill func(ctx context.Context, st *store.Store, meterID string, r *rand.Rand) (bool, error)) (midPart int) {
 	meterstest.PageLimit = 7 // every answer over several pages
 	var mu sync.Mutex
-	for name, db := range testdb.Both(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			st, env := db.Store, db.Env
-			svc := &meters.Queries{Store: st}
-			now := time.Now().UTC()
-			defs := definitions()
-			create := func(d meters.Definition) {
-				m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
-				if m.BackfillPartSeq != 0 { // created while a batch was half counted
-					mu.Lock()
-					midPart++
-					mu.Unlock()
-				}
-				if err != nil {
-					t.Fatalf("create meter %s: %v", d.Key, err)
-				}
+	testdb.ForBoth(t, "live", func(t *testing.T, ctx context.Context, db testdb.Seeded) {
+		st, env := db.Store, db.Env
+		svc := &meters.Queries{Store: st}
+		now := time.Now().UTC()
+		defs := definitions()
+		create := func(d meters.Definition) {
+			m, err := meterstest.Create(ctx, svc.Store, env, d, time.Now())
+			if m.BackfillPartSeq != 0 { // created while a batch was half counted
+				mu.Lock()
+				midPart++
+				mu.Unlock()
 			}
-			// Every third definition is created before any usage, the next ones while
-			// clients send (at two moments), the rest after: each aggregation meets each
-			// moment, sum and count included, which count a row twice visibly.
-			phase := func(i int) int { return i % 3 }
-			for i, d := range defs {
-				if phase(i) == 0 {
-					create(d)
-				}
+			if err != nil {
+				t.Fatalf("create meter %s: %v", d.Key, err)
 			}
+		}
+		// Every third definition is created before any usage, the next ones while
+		// clients send (at two moments), the rest after: each aggregation meets each
+		// moment, sum and count included, which count a row twice visibly.
+		phase := func(i int) int { return i % 3 }
+		for i, d := range defs {
+			if phase(i) == 0 {
+				create(d)
+			}
+		}
 
-			// The consumer runs all along, in two worker processes (two stores, each
-			// with its own figure cache), which take the environment in turns.
-			stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
-				r := rand.New(rand.NewPCG(uint64(i), 11))
-				return func() error { return consume(ctx, cst, r) }, time.Duration(3+4*i) * time.Millisecond
-			})
+		// The consumer runs all along, in two worker processes (two stores, each
+		// with its own figure cache), which take the environment in turns.
+		stopConsumers := inTurns(t, []*store.Store{st, testdb.Open(t, db.URL)}, func(i int, cst *store.Store) (func() error, time.Duration) {
+			r := rand.New(rand.NewPCG(uint64(i), 11))
+			return func() error { return consume(ctx, cst, r) }, time.Duration(3+4*i) * time.Millisecond
+		})
 
-			const clients, batches = 4, 40
-			together(clients, func(c int) {
-				r := rand.New(rand.NewPCG(uint64(c), 7))
-				for b := range batches {
-					// Every client sends some of the same transaction ids: each is counted once.
-					txID := fmt.Sprintf("tx-%d-%d", c, b)
-					if b%5 == 0 {
-						txID = fmt.Sprintf("shared-%d", b)
-					}
-					body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
-					if b%5 != 0 {
-						body = randomBatch(r, txID, now)
-					}
-					if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
-						t.Errorf("ingest %s: %v", txID, err)
-					}
-					if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
-						for i, d := range defs {
-							if phase(i) == 1 && i%2 == c {
-								create(d)
-							}
+		const clients, batches = 4, 40
+		together(clients, func(c int) {
+			r := rand.New(rand.NewPCG(uint64(c), 7))
+			for b := range batches {
+				// Every client sends some of the same transaction ids: each is counted once.
+				txID := fmt.Sprintf("tx-%d-%d", c, b)
+				if b%5 == 0 {
+					txID = fmt.Sprintf("shared-%d", b)
+				}
+				body := randomBatch(rand.New(rand.NewPCG(uint64(len(txID)), uint64(b))), txID, now)
+				if b%5 != 0 {
+					body = randomBatch(r, txID, now)
+				}
+				if err := meterstest.Ingest(ctx, st, env, body, now); err != nil {
+					t.Errorf("ingest %s: %v", txID, err)
+				}
+				if c < 2 && b == batches/3*(c+1) { // meters created while ingest runs
+					for i, d := range defs {
+						if phase(i) == 1 && i%2 == c {
+							create(d)
 						}
 					}
 				}
-			})
-			for i, d := range defs {
-				if phase(i) == 2 {
-					create(d)
-				}
-			}
-			stopConsumers()
-			lastBatch := time.Now()
-			if _, err := meterstest.Consume(ctx, st); err != nil {
-				t.Fatal(err)
-			}
-			list, _, err := meters.List(ctx, svc.Store, env, store.Page{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(5, 5))
-			for _, m := range list {
-				for done := false; !done; {
-					if done, err = backfill(ctx, st, m.ID, r); err != nil {
-						t.Fatalf("backfill %s: %v", m.Key, err)
-					}
-				}
-			}
-			rows, err := st.MeterRows(ctx, env.ID, "calls")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rows) < 500 {
-				t.Fatalf("only %d rows of calls: the test would prove little", len(rows))
-			}
-			for _, d := range defs {
-				m, err := meters.Get(ctx, svc.Store, env, d.Key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if m.Status != models.MeterReady {
-					t.Fatalf("meter %s is %s after its backfill", m.Key, m.Status)
-				}
-				meterstest.Check(t, meterstest.ServiceValues(svc, env), m, rows, now, lastBatch)
 			}
 		})
-	}
+		for i, d := range defs {
+			if phase(i) == 2 {
+				create(d)
+			}
+		}
+		stopConsumers()
+		lastBatch := time.Now()
+		if _, err := meterstest.Consume(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		list, _, err := meters.List(ctx, svc.Store, env, store.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(5, 5))
+		for _, m := range list {
+			for done := false; !done; {
+				if done, err = backfill(ctx, st, m.ID, r); err != nil {
+					t.Fatalf("backfill %s: %v", m.Key, err)
+				}
+			}
+		}
+		rows, err := st.MeterRows(ctx, env.ID, "calls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) < 500 {
+			t.Fatalf("only %d rows of calls: the test would prove little", len(rows))
+		}
+		for _, d := range defs {
+			m, err := meters.Get(ctx, svc.Store, env, d.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Status != models.MeterReady {
+				t.Fatalf("meter %s is %s after its backfill", m.Key, m.Status)
+			}
+			meterstest.Check(t, meterstest.ServiceValues(svc, env), m, rows, now, lastBatch)
+		}
+	})
 	return midPart
 }
 
@@ -279,39 +276,36 @@ func matchRawRows(t *testing.T, consume func(ctx context.Context, st *store.Stor
 // cache) consume the same environment in turns; every value still equals the raw rows'
 // figure, so neither counts on figures the other has rewritten since.
 func TestConsumersTakingTurns(t *testing.T) {
-	for name, db := range testdb.Both(t, "live") {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			svc := &meters.Queries{Store: db.Store}
-			now := time.Now().UTC()
-			defs := definitions()
-			for _, d := range defs {
-				if _, err := meterstest.Create(ctx, svc.Store, db.Env, d, now); err != nil {
-					t.Fatal(err)
-				}
+	testdb.ForBoth(t, "live", func(t *testing.T, ctx context.Context, db testdb.Seeded) {
+		svc := &meters.Queries{Store: db.Store}
+		now := time.Now().UTC()
+		defs := definitions()
+		for _, d := range defs {
+			if _, err := meterstest.Create(ctx, svc.Store, db.Env, d, now); err != nil {
+				t.Fatal(err)
 			}
-			stores := []*store.Store{db.Store, testdb.Open(t, db.URL)}
-			r := rand.New(rand.NewPCG(3, 9))
-			for b := range 12 {
-				body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
-				if err := meterstest.Ingest(ctx, db.Store, db.Env, body, now); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {
-					t.Fatal(err)
-				}
+		}
+		stores := []*store.Store{db.Store, testdb.Open(t, db.URL)}
+		r := rand.New(rand.NewPCG(3, 9))
+		for b := range 12 {
+			body := randomBatch(r, fmt.Sprintf("turn-%d", b), now)
+			if err := meterstest.Ingest(ctx, db.Store, db.Env, body, now); err != nil {
+				t.Fatal(err)
 			}
-			rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
+			if _, err := meterstest.Consume(ctx, stores[b%2]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := db.Store.MeterRows(ctx, db.Env.ID, "calls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			m, err := meters.Get(ctx, svc.Store, db.Env, d.Key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, d := range defs {
-				m, err := meters.Get(ctx, svc.Store, db.Env, d.Key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				meterstest.Check(t, meterstest.ServiceValues(svc, db.Env), m, rows, now, time.Now())
-			}
-		})
-	}
+			meterstest.Check(t, meterstest.ServiceValues(svc, db.Env), m, rows, now, time.Now())
+		}
+	})
 }

@@ -37,6 +37,14 @@ func Both(t testing.TB, envName string) map[string]Seeded {
 	return out
 }
 
+// ForBoth runs test as a subtest on each store of Both, with a background context.
+func ForBoth(t *testing.T, envName string, test func(t *testing.T, ctx context.Context, db Seeded)) {
+	t.Helper()
+	for name, db := range Both(t, envName) {
+		t.Run(name, func(t *testing.T) { test(t, context.Background(), db) })
+	}
+}
+
 // Seed creates the organization "Acme" in st and returns its environment envName.
 func Seed(t testing.TB, st *store.Store, envName string) models.Env {
 	t.Helper()
