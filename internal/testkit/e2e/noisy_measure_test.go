@@ -28,9 +28,7 @@ import (
 // the API's answer to the receiver reading the webhook. REVOPS_WORKER_ACTIVITY_SLOTS,
 // when set, is the worker's activity slots (unset: worker.Options{}, as on main).
 func BenchmarkNoisyNeighbour(b *testing.B) {
-	if os.Getenv(noisyload.EnvVar) == "" {
-		b.Skipf("a measurement of minutes: %s=1 runs it", noisyload.EnvVar)
-	}
+	noisyload.Require(b)
 	if os.Getenv(testdb.EnvVar) == "" {
 		b.Skipf("%s is not set", testdb.EnvVar)
 	}

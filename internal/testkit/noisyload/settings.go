@@ -4,11 +4,20 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
 // EnvVar opts in: the measurement takes minutes and holds thousands of connections.
 const EnvVar = "REVOPS_MEASURE_NOISY"
+
+// Require skips tb unless the measurement is opted in (EnvVar).
+func Require(tb testing.TB) {
+	tb.Helper()
+	if os.Getenv(EnvVar) == "" {
+		tb.Skipf("a measurement of minutes: %s=1 runs it", EnvVar)
+	}
+}
 
 // SlotsVar is the worker's activity slots (CONTRACT §17), passed through when set.
 const SlotsVar = "REVOPS_WORKER_ACTIVITY_SLOTS"

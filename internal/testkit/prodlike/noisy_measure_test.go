@@ -30,9 +30,7 @@ import (
 // reading the webhook. REVOPS_WORKER_ACTIVITY_SLOTS, when set, is passed to the Revops
 // processes (the stack gives them nothing of the test's environment otherwise).
 func BenchmarkNoisyNeighbourProduction(b *testing.B) {
-	if os.Getenv(noisyload.EnvVar) == "" {
-		b.Skipf("a measurement of minutes: %s=1 runs it", noisyload.EnvVar)
-	}
+	noisyload.Require(b)
 	prodlike.Require(b)
 	set := noisyload.FromEnv()
 	rc := newKeyReceiver(b) // B's
