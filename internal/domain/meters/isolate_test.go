@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/meters"
 	"github.com/revops/revops/internal/domain/meters/meterstest"
+	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
-	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -64,6 +65,24 @@ func (p *poisoned) arm(on bool) {
 	p.armed = on
 }
 
+// clock is the consumer's set-aside clock, moved by the test.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // panicsCounted reads revops_panics_recovered_total{where="meter_turn"}.
 func panicsCounted(t *testing.T) float64 {
 	return metricstest.Scrape(t).Value(t, `revops_panics_recovered_total{where="meter_turn"}`)
@@ -77,87 +96,95 @@ func panicsCounted(t *testing.T) float64 {
 // time. Past 1 s on the consumer's clock A is tried again; a second panic sets it aside
 // for 2 s; once its data no longer panics, A's batch is counted.
 func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
-	testdb.ForBoth(t, models.EnvSandbox, func(t *testing.T, ctx context.Context, db testdb.Seeded) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
-		defer cancel()
-		st, envB := db.Store, db.Env
-		envA, err := st.Environment(ctx, envB.OrganizationID, models.EnvLive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc := &meters.Queries{Store: st}
-		meterIn(ctx, t, svc, st, envA)
-		meterIn(ctx, t, svc, st, envB)
-		send := func(env models.Env, tx string) time.Time {
-			t.Helper()
-			body := fmt.Appendf(nil, `{"transaction_id":%q,"mode":"increment","event_metrics":[{"account_id":"acct","product":"api",`+
-				`"metric_name":"calls","metric_value":1,"metric_resolution":"minute"}]}`, tx)
-			if err := meterstest.Ingest(ctx, st, env, body, time.Now()); err != nil {
+	for name, db := range testdb.Both(t, models.EnvSandbox) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
+			defer cancel()
+			st, envB := db.Store, db.Env
+			envA, err := st.Environment(ctx, envB.OrganizationID, models.EnvLive)
+			if err != nil {
 				t.Fatal(err)
 			}
-			return time.Now()
-		}
-		bValues, aValues := meterstest.ServiceValues(svc, envB), meterstest.ServiceValues(svc, envA)
+			svc := &meters.Queries{Store: st}
+			meterIn(ctx, t, svc, st, envA)
+			meterIn(ctx, t, svc, st, envB)
+			send := func(env models.Env, tx string) time.Time {
+				t.Helper()
+				body := fmt.Appendf(nil, `{"transaction_id":%q,"mode":"increment","event_metrics":[{"account_id":"acct","product":"api",`+
+					`"metric_name":"calls","metric_value":1,"metric_resolution":"minute"}]}`, tx)
+				if _, err := usage.Ingest(ctx, st, env, body, time.Now(), idempotency.Reply[usage.StoredReceipt]{}); err != nil {
+					t.Fatal(err)
+				}
+				return time.Now()
+			}
+			bValues, aValues := meterstest.ServiceValues(svc, envB), meterstest.ServiceValues(svc, envA)
 
-		p := &poisoned{Store: st, env: envA.ID, armed: true}
-		clk := clocktest.NewManual(time.Now())
-		var logged syncbuf.Buffer
-		c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
-			Log: slog.New(slog.NewTextHandler(&logged, nil))}
-		c.SetClock(clk.Now)
-		counted := panicsCounted(t)
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); c.Run(runCtx) }()
-		defer func() { stop(); <-done }()
+			p := &poisoned{Store: st, env: envA.ID, armed: true}
+			clk := &clock{now: time.Now()}
+			var logged syncbuf.Buffer
+			c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
+				Log: slog.New(slog.NewTextHandler(&logged, nil))}
+			c.SetClock(clk.Now)
+			counted := panicsCounted(t)
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); c.Run(runCtx) }()
+			defer func() { stop(); <-done }()
 
-		aSent := send(envA, "a-1")
-		meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-0"), time.Minute)
-		waitTries(ctx, t, p, 1)
-		if got := panicsCounted(t) - counted; got != 1 {
-			t.Fatalf("%v panics counted, want 1", got)
-		}
-		// Set aside: B's batches are counted turn after turn, A is not tried again.
-		for i := range 3 {
-			meterstest.WaitAsOf(t, bValues, "calls", send(envB, fmt.Sprintf("b-%d-1", i)), time.Minute)
-		}
-		if _, tries := p.state(); tries != 1 {
-			t.Fatalf("A tried %d times before its time aside had passed", tries)
-		}
-		if asOf := asOfOf(ctx, t, aValues); asOf.After(aSent) {
-			t.Fatalf("A's as_of %v passed its batch although every turn of A panicked", asOf)
-		}
-		// Its time passed: tried again, and set aside for 2 s after this second panic.
-		clk.Add(time.Second)
-		waitTries(ctx, t, p, 2)
-		clk.Add(time.Second)
-		meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
-		if _, tries := p.state(); tries != 2 {
-			t.Fatalf("A tried %d times 1 s after its second panic (set aside for 2 s)", tries)
-		}
-		if got := panicsCounted(t) - counted; got != 2 {
-			t.Fatalf("%v panics counted, want 2", got)
-		}
-		// Its data no longer panics: A's batch is counted at its next turn.
-		p.arm(false)
-		clk.Add(time.Second)
-		meterstest.WaitAsOf(t, aValues, "calls", aSent, time.Minute)
+			aSent := send(envA, "a-1")
+			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-0"), time.Minute)
+			waitTries(ctx, t, p, 1)
+			if got := panicsCounted(t) - counted; got != 1 {
+				t.Fatalf("%v panics counted, want 1", got)
+			}
+			// Set aside: B's batches are counted turn after turn, A is not tried again.
+			for i := range 3 {
+				meterstest.WaitAsOf(t, bValues, "calls", send(envB, fmt.Sprintf("b-%d-1", i)), time.Minute)
+			}
+			if _, tries := p.state(); tries != 1 {
+				t.Fatalf("A tried %d times before its time aside had passed", tries)
+			}
+			if asOf := asOfOf(ctx, t, aValues); asOf.After(aSent) {
+				t.Fatalf("A's as_of %v passed its batch although every turn of A panicked", asOf)
+			}
+			// Its time passed: tried again, and set aside for 2 s after this second panic.
+			clk.add(time.Second)
+			waitTries(ctx, t, p, 2)
+			clk.add(time.Second)
+			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
+			if _, tries := p.state(); tries != 2 {
+				t.Fatalf("A tried %d times 1 s after its second panic (set aside for 2 s)", tries)
+			}
+			if got := panicsCounted(t) - counted; got != 2 {
+				t.Fatalf("%v panics counted, want 2", got)
+			}
+			// Its data no longer panics: A's batch is counted at its next turn.
+			p.arm(false)
+			clk.add(time.Second)
+			meterstest.WaitAsOf(t, aValues, "calls", aSent, time.Minute)
 
-		log := logged.String()
-		if strings.Contains(log, poisonPayload) {
-			t.Fatalf("the panic's value reached the log:\n%s", log)
-		}
-		if n := strings.Count(log, "environment_id="+envA.ID); n != 2 || !strings.Contains(log, "retry_in=2s") {
-			t.Fatalf("want two lines naming A, the second with retry_in=2s:\n%s", log)
-		}
-	})
+			log := logged.String()
+			if strings.Contains(log, poisonPayload) {
+				t.Fatalf("the panic's value reached the log:\n%s", log)
+			}
+			if n := strings.Count(log, "environment_id="+envA.ID); n != 2 || !strings.Contains(log, "retry_in=2s") {
+				t.Fatalf("want two lines naming A, the second with retry_in=2s:\n%s", log)
+			}
+		})
+	}
 }
 
 // meterIn creates a sum meter "calls" in env, ready (no usage yet: one page).
 func meterIn(ctx context.Context, t *testing.T, svc *meters.Queries, st *store.Store, env models.Env) {
 	t.Helper()
-	if _, err := meterstest.CreateReady(ctx, st, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}); err != nil {
+	m, err := meters.Create(ctx, svc.Store, env, meters.Definition{Key: "calls", MetricName: "calls", Aggregation: models.AggSum}, time.Now(), idempotency.Reply[meters.Object]{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	for done := false; !done; {
+		if done, _, err = meters.BackfillPage(ctx, st, m.ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
