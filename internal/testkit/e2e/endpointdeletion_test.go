@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/revops/revops/internal/app"
@@ -49,8 +51,18 @@ func (tt *twoTenants) deletionResult(t *testing.T, id string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var res wire.EndpointDeletionResult
-	if err := tt.tc.GetWorkflow(ctx, wire.EndpointDeletionWorkflowID(id), "").Get(ctx, &res); err != nil {
-		t.Fatalf("deletion of %s: %v", id, err)
+	for {
+		err := tt.tc.GetWorkflow(ctx, wire.EndpointDeletionWorkflowID(id), "").Get(ctx, &res)
+		var notYet *serviceerror.NotFound
+		if errors.As(err, &notYet) && ctx.Err() == nil {
+			// The DELETE records the job; its run starts after the commit, a moment after the answer.
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("deletion of %s: %v", id, err)
+		}
+		break
 	}
 	return fmt.Sprintf("%d pages, %d deliveries", res.Pages, res.Rows)
 }
