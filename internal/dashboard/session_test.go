@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/revops/revops/internal/dashboard"
 )
 
 func TestEveryPageRedirectsToLoginWithoutSession(t *testing.T) {
@@ -198,6 +200,7 @@ func TestCSRFRequiredOnEveryPost(t *testing.T) {
 // a correct password is refused only when its client is over its own budget; every
 // login, successful or not, counts against the client's budget.
 func TestLoginThrottle(t *testing.T) {
+	defer dashboard.HoldThrottleClock()()                        // a window's worth of logins, however slow the machine
 	s := newSite(t, "--trusted-proxies", "127.0.0.1/32,::1/128") // the test's peer is the proxy
 	u := s.newUser("Acme", "owner@acme.test")
 	from := func(ip string) []string { return []string{"X-Forwarded-For", ip} }
