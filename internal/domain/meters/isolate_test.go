@@ -148,8 +148,12 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 				t.Fatalf("A's as_of %v passed its batch although every turn of A panicked", asOf)
 			}
 			// Its time passed: tried again, and set aside for 2 s after this second panic.
+			// The clock moves only once the consumer has set A aside (its log line comes
+			// after), or a slow turn would read the moved clock and start its time aside later.
+			waitSetAside(ctx, t, &logged, envA.ID, 1)
 			clk.add(time.Second)
 			waitTries(ctx, t, p, 2)
+			waitSetAside(ctx, t, &logged, envA.ID, 2)
 			clk.add(time.Second)
 			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
 			if _, tries := p.state(); tries != 2 {
@@ -190,6 +194,18 @@ func meterIn(ctx context.Context, t *testing.T, svc *meters.Queries, st *store.S
 
 // waitTries waits until the poisoned environment's turns have begun n times (ctx bounds
 // a hang).
+// waitSetAside waits until the consumer has logged n set-asides of environment env.
+func waitSetAside(ctx context.Context, t *testing.T, logged *syncbuf.Buffer, env string, n int) {
+	t.Helper()
+	for ctx.Err() == nil {
+		if strings.Count(logged.String(), "environment_id="+env) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the poisoned environment was never set aside %d times", n)
+}
+
 func waitTries(ctx context.Context, t *testing.T, p *poisoned, n int) {
 	t.Helper()
 	for ctx.Err() == nil {
