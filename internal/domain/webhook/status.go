@@ -130,10 +130,12 @@ func AttemptChange(a *models.DeliveryAttempt, status string) store.AttemptChange
 }
 
 // NewDelivery is ev's delivery to ep, created at now (Created), with a copy of the
-// endpoint's retry policy: later edits of the endpoint do not change it (CONTRACT §13).
+// endpoint's retry policy and ordering: later edits of the endpoint do not change them
+// (CONTRACT §13, §26); and the event's object and sequence, which its lane is read by.
 func NewDelivery(ev models.Event, ep models.WebhookEndpoint, now time.Time) models.WebhookDelivery {
 	return models.WebhookDelivery{
 		ID: uuid.NewString(), EventID: ev.ID, EnvironmentID: ev.EnvironmentID, EndpointID: ep.ID,
 		Status: Transition(StatusChange{Change: Created}).Status, RetryPolicy: ep.RetryPolicy, CreatedAt: now, UpdatedAt: now,
+		ObjectID: ev.ObjectID, Sequence: ev.Sequence, Ordered: ep.Ordering == models.OrderingObject,
 	}
 }
