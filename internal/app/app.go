@@ -222,7 +222,7 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 		Delivery: &activities.Delivery{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 		Retention:     &activities.Retention{Store: st},
-		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
+		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter, OrderMaxWait: cfg.WebhookOrderMaxWait},
 		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Rate: cfg.ReplayRate},
 		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).
