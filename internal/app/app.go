@@ -107,6 +107,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err != nil {
 		return err
 	}
+	endpoints.LaneWorkers = dispatch.Pollers{Client: tc} // the gate on ordering "object" (CONTRACT §26)
 	wireFanOut(st)
 	if err := g.serveMetrics(ctx, cfg, log); err != nil {
 		return err
