@@ -15,9 +15,12 @@ import (
 // reads and writes the rows, under the lane's lock: the object's sequence row, taken
 // before any event's (lock order: endpoint, lane, event, health row).
 
-// laneUnfinished is the partial index's predicate (webhook_deliveries_lane), spelled
-// with literals so that PostgreSQL can prove a query's condition implies it.
-const laneUnfinished = `ordered AND status IN ('pending', 'retrying')`
+// unfinishedIn is the partial index's predicate (webhook_deliveries_lane) on the
+// deliveries named alias, spelled with literals so that PostgreSQL can prove a query's
+// condition implies it.
+func unfinishedIn(alias string) string {
+	return alias + ".ordered AND " + alias + ".status IN ('pending', 'retrying')"
+}
 
 // LaneTail is the last unfinished delivery of a lane (highest sequence).
 type LaneTail struct {
@@ -30,9 +33,9 @@ type LaneTail struct {
 func (tx *Tx) LaneTails(endpointIDs, objectIDs []string) ([]LaneTail, error) {
 	var rows []LaneTail
 	err := tx.db.Raw(`SELECT d.endpoint_id, d.object_id, d.event_id FROM webhook_deliveries d
-	WHERE d.environment_id = ? AND d.endpoint_id IN ? AND d.object_id IN ? AND d.`+laneUnfinished+`
+	WHERE d.environment_id = ? AND d.endpoint_id IN ? AND d.object_id IN ? AND `+unfinishedIn("d")+`
 	AND d.sequence = (SELECT MAX(x.sequence) FROM webhook_deliveries x
-		WHERE x.endpoint_id = d.endpoint_id AND x.object_id = d.object_id AND x.`+laneUnfinished+`)`,
+		WHERE x.endpoint_id = d.endpoint_id AND x.object_id = d.object_id AND `+unfinishedIn("x")+`)`,
 		tx.env.ID, endpointIDs, objectIDs).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("lanes of the change's deliveries: %w", err)
@@ -45,7 +48,7 @@ func (tx *Tx) LaneTails(endpointIDs, objectIDs []string) ([]LaneTail, error) {
 func (tx *Tx) LaneHead(endpointID, objectID, except string) (string, error) {
 	var ids []string
 	err := tx.db.Raw(`SELECT event_id FROM webhook_deliveries
-	WHERE endpoint_id = ? AND object_id = ? AND `+laneUnfinished+` AND waiting_for = '' AND id <> ? LIMIT 1`,
+	WHERE endpoint_id = ? AND object_id = ? AND `+unfinishedIn("webhook_deliveries")+` AND waiting_for = '' AND id <> ? LIMIT 1`,
 		endpointID, objectID, except).Scan(&ids).Error
 	if err != nil || len(ids) == 0 {
 		return "", wrap(err, "head of lane")
@@ -104,10 +107,10 @@ func (tx *Tx) lockLanes(objects []string) error {
 func (tx *Tx) ReleaseNext(endpointID, objectID string) (string, error) {
 	var next []struct{ ID, EventID string }
 	err := tx.db.Raw(`SELECT d.id, d.event_id FROM webhook_deliveries d
-	WHERE d.endpoint_id = ? AND d.object_id = ? AND d.environment_id = ? AND d.`+laneUnfinished+` AND d.waiting_for <> ''
+	WHERE d.endpoint_id = ? AND d.object_id = ? AND d.environment_id = ? AND `+unfinishedIn("d")+` AND d.waiting_for <> ''
 	AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
 	AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.endpoint_id = d.endpoint_id AND r.object_id = d.object_id
-		AND r.`+laneUnfinished+` AND r.waiting_for = '')
+		AND `+unfinishedIn("r")+` AND r.waiting_for = '')
 	ORDER BY d.sequence, d.id LIMIT 1`, endpointID, objectID, tx.env.ID).Scan(&next).Error
 	if err != nil || len(next) == 0 {
 		return "", wrap(err, "next of lane")
@@ -144,9 +147,9 @@ func (tx *Tx) markForRedispatch(eventID string, now time.Time) error {
 func (tx *Tx) ReleaseLanesOf(endpointID string, limit int) (int, error) {
 	var objects []string
 	err := tx.db.Raw(`SELECT DISTINCT d.object_id FROM webhook_deliveries d
-	WHERE d.endpoint_id = ? AND d.environment_id = ? AND d.`+laneUnfinished+` AND d.waiting_for <> ''
+	WHERE d.endpoint_id = ? AND d.environment_id = ? AND `+unfinishedIn("d")+` AND d.waiting_for <> ''
 	AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.endpoint_id = d.endpoint_id AND r.object_id = d.object_id
-		AND r.`+laneUnfinished+` AND r.waiting_for = '')
+		AND `+unfinishedIn("r")+` AND r.waiting_for = '')
 	ORDER BY d.object_id LIMIT ?`, endpointID, tx.env.ID, limit).Scan(&objects).Error
 	if err != nil {
 		return 0, fmt.Errorf("waiting lanes of %s: %w", endpointID, err)
@@ -180,9 +183,9 @@ func (s *Store) StuckLanes(ctx context.Context, limit int) ([]Lane, error) {
 	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT e.organization_id, d.environment_id, env.name AS environment, d.endpoint_id, d.object_id
 	FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
 	JOIN environments env ON env.id = d.environment_id
-	WHERE d.`+laneUnfinished+` AND d.waiting_for <> ''
+	WHERE `+unfinishedIn("d")+` AND d.waiting_for <> ''
 	AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.endpoint_id = d.endpoint_id AND r.object_id = d.object_id
-		AND r.`+laneUnfinished+` AND r.waiting_for = '')
+		AND `+unfinishedIn("r")+` AND r.waiting_for = '')
 	ORDER BY d.environment_id, d.endpoint_id, d.object_id LIMIT ?`, limit).Scan(&lanes).Error
 	return lanes, wrap(err, "stuck lanes")
 }
@@ -216,7 +219,7 @@ func (s *Store) laneDeliveries(ctx context.Context, cond string, before time.Tim
 	d.object_id, d.updated_at, d.retry_initial_interval_ms, d.retry_backoff_coefficient, d.retry_maximum_interval_ms,
 	d.retry_maximum_attempts
 	FROM webhook_deliveries d JOIN environments env ON env.id = d.environment_id
-	WHERE d.`+laneUnfinished+` AND d.updated_at < ? AND `+cond+`
+	WHERE `+unfinishedIn("d")+` AND d.updated_at < ? AND `+cond+`
 	ORDER BY d.updated_at, d.id LIMIT ?`, before, limit).Scan(&rows).Error
 	return rows, err
 }

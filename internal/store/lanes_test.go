@@ -90,6 +90,11 @@ func (w *laneWorld) step() string {
 			w.guarded(d.ObjectID, func() { w.replay(d) })
 			return "replay " + d.ID
 		}
+	case r < 89:
+		if d, ok := w.pick(func(d models.WebhookDelivery) bool { return d.WaitingFor != "" }); ok {
+			w.guarded(d.ObjectID, func() { w.expire(d) })
+			return "expire " + d.ID
+		}
 	case r < 93:
 		w.setEnabled(w.rng.IntN(2) == 0)
 		return "enable/disable"
@@ -144,6 +149,17 @@ func (w *laneWorld) replay(d models.WebhookDelivery) {
 	_, err := replay.Deliveries(w.ctx, w.db.st, w.db.env, d.EventID, d.EndpointID)
 	if err != nil && conflictCode(err) != replay.CodeDeliveryInProgress {
 		w.t.Fatal(err)
+	}
+}
+
+// expire makes waiting delivery d older than the limit and runs the minute check's lane
+// sweeps, which end it (order_wait_expired) and leave its lane's order as it was.
+func (w *laneWorld) expire(d models.WebhookDelivery) {
+	now := time.Now().UTC()
+	exec(w.t, w.db, `UPDATE webhook_deliveries SET updated_at = ? WHERE id = ?`, now.Add(-2*time.Hour), d.ID)
+	res, err := webhook.CheckLanes(w.ctx, w.db.st, now, time.Hour, 100)
+	if err != nil || res.Expired != 1 {
+		w.t.Fatalf("expire %s: %+v %v", d.ID, res, err)
 	}
 }
 
