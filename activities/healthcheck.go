@@ -12,9 +12,14 @@ import (
 
 // Health holds the endpoint health check's dependencies (CONTRACT §23).
 type Health struct {
-	Store webhook.HealthCheckStore
+	Store interface {
+		webhook.HealthCheckStore
+		webhook.LaneCheckStore
+	}
 	// FailingAfter is REVOPS_WEBHOOK_FAILING_AFTER (0: webhook.DefaultFailingAfter).
 	FailingAfter time.Duration
+	// OrderMaxWait is REVOPS_WEBHOOK_ORDER_MAX_WAIT (0: webhook.DefaultOrderMaxWait).
+	OrderMaxWait time.Duration
 }
 
 // HealthCheckPass bounds one pass.
@@ -38,6 +43,18 @@ func (h *Health) CheckHealth(ctx context.Context, in HealthCheckPass) (HealthChe
 	}
 	if res.Endpoints > 0 || res.Purged > 0 {
 		activity.GetLogger(ctx).Info("endpoint health checked", "endpoints", res.Endpoints, "purged", res.Purged)
+	}
+	// The order lanes' sweeps ride on the same pass (CONTRACT §26): no workflow change.
+	maxWait := h.OrderMaxWait
+	if maxWait <= 0 {
+		maxWait = webhook.DefaultOrderMaxWait
+	}
+	lanes, err := webhook.CheckLanes(ctx, h.Store, time.Now().UTC(), maxWait, max(in.Limit, 1))
+	if err != nil {
+		return HealthCheckResult{}, fmt.Errorf("order lanes check: %w", err)
+	}
+	if lanes != (webhook.LanesChecked{}) {
+		activity.GetLogger(ctx).Info("order lanes checked", "expired", lanes.Expired, "run_closed", lanes.Closed, "released", lanes.Released)
 	}
 	return HealthCheckResult{Endpoints: res.Endpoints, Purged: res.Purged}, nil
 }

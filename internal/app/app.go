@@ -107,6 +107,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	if err != nil {
 		return err
 	}
+	endpoints.LaneWorkers = dispatch.Pollers{Client: tc} // the gate on ordering "object" (CONTRACT §26)
 	wireFanOut(st)
 	if err := g.serveMetrics(ctx, cfg, log); err != nil {
 		return err
@@ -222,7 +223,7 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 		Delivery: &activities.Delivery{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
 		Retention:     &activities.Retention{Store: st},
-		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter},
+		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter, OrderMaxWait: cfg.WebhookOrderMaxWait},
 		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Rate: cfg.ReplayRate},
 		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/workflows"
 	"github.com/revops/revops/workflows/wire"
 )
@@ -71,7 +74,9 @@ func startWorker(ctx context.Context, tc client.Client, acts workflows.Activitie
 	if err != nil {
 		return nil, fmt.Errorf("temporal health check: %w", err)
 	}
-	ws := workflows.NewWorkers(tc, acts, slots, worker.Options{})
+	// The identity names the release and that it honours order lanes (CONTRACT §26): the
+	// gate on ordering "object" reads it from Temporal, and operators see it there.
+	ws := workflows.NewWorkers(tc, acts, slots, worker.Options{Identity: workerIdentity()})
 	// A worker starts once (its Start is memoised): Start stops the ones it started
 	// when one fails, and a new set is built next time. Rare: Temporal answered the
 	// health check a moment ago.
@@ -79,4 +84,11 @@ func startWorker(ctx context.Context, tc client.Client, acts workflows.Activitie
 		return nil, err
 	}
 	return ws, nil
+}
+
+// workerIdentity is this worker's Temporal identity: the SDK's default (pid@host), the
+// release's version (§16) and that it honours order lanes (webhook.WorkerIdentity).
+func workerIdentity() string {
+	host, _ := os.Hostname()
+	return webhook.WorkerIdentity(fmt.Sprintf("%d@%s", os.Getpid(), host), buildinfo.Read().Version)
 }

@@ -242,7 +242,7 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) wire.Delive
 		Code:          wire.CodeFanOut,
 	}
 	for _, d := range ds {
-		if d.Status == models.EventPending {
+		if d.Status == models.EventPending && d.WaitingFor == "" { // a waiting one has no run (CONTRACT §26)
 			in.Deliveries = append(in.Deliveries, models.PendingDeliveryOf(d))
 		}
 	}

@@ -134,12 +134,13 @@ func ofEvents[T any](q *gorm.DB, eventIDs []string, order, what string, eventID 
 }
 
 // PendingDeliveries lists the event's deliveries that are pending (not yet started by a
-// workflow run, or replayed), oldest first, each with its endpoint id and retry policy.
+// workflow run, or replayed) and not waiting in an order lane (CONTRACT §26: a waiting
+// delivery has no run), oldest first, each with its endpoint id and retry policy.
 // The fan-out workflow asks for them when it starts and after each replay signal. The id
 // comes from the workflow input, as for EventByID.
 func (s *Store) PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error) {
 	var rows []models.WebhookDelivery
-	err := s.db.WithContext(ctx).Where("event_id = ? AND status = ?", eventID, models.EventPending).
+	err := s.db.WithContext(ctx).Where("event_id = ? AND status = ? AND waiting_for = ''", eventID, models.EventPending).
 		Order("created_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("pending deliveries of %s: %w", eventID, err)

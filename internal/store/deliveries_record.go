@@ -38,6 +38,11 @@ func (tx *Tx) RecordDeliveryAttempt(a *models.DeliveryAttempt, ch AttemptChange)
 // the attempts of the single-endpoint releases, which must find their delivery first.
 func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.DeliveryAttempt, ch AttemptChange, now time.Time) (AttemptRecord, error) {
 	var rec AttemptRecord
+	if dialect == "postgres" && a.DeliveryID != "" {
+		if err := (&Tx{db: tx, dialect: dialect, env: env}).LockDeliveryLane(a.DeliveryID); err != nil {
+			return rec, err
+		}
+	}
 	if err := lockEventRows(tx, dialect, a.EventID); err != nil {
 		return rec, err
 	}
@@ -55,6 +60,7 @@ func recordAttemptStepByStep(tx *gorm.DB, dialect string, env Env, a *models.Del
 	if found {
 		a.DeliveryID, a.EndpointID = d.ID, d.EndpointID
 		rec.EndpointID, rec.MaxAttempts = d.EndpointID, d.MaximumAttempts
+		rec.Ordered, rec.ObjectID = d.Ordered, d.ObjectID
 	}
 	ins := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
 	if ins.Error != nil {

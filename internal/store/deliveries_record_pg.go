@@ -34,6 +34,8 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, ch Att
 		EventType      string
 		MaxAttempts    int
 		Written        bool
+		Ordered        bool
+		ObjectID       string
 		models.EndpointHealth
 		HealthFound bool
 	}
@@ -48,7 +50,7 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, ch Att
 	}
 	a.EndpointID = got.EndpointID
 	rec := AttemptRecord{EndpointID: got.EndpointID, EventType: got.EventType, Written: got.Written,
-		MaxAttempts: got.MaxAttempts, HealthFound: got.HealthFound}
+		MaxAttempts: got.MaxAttempts, HealthFound: got.HealthFound, Ordered: got.Ordered, ObjectID: got.ObjectID}
 	if got.HealthFound {
 		rec.Health = got.EndpointHealth
 		rec.Health.EndpointID = got.EndpointID
@@ -56,8 +58,10 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, ch Att
 	return rec, summarizeEvent(tx, a.EventID, now)
 }
 
-// recordFanOutSQL locks the event (ev) before it touches the delivery (d): every change
-// of a delivery locks its event first (lockEvents). The attempt's endpoint is the
+// recordFanOutSQL locks the delivery's lane (CONTRACT §26: its object's sequence row,
+// when the delivery is ordered) and then the event (ev) before it touches the delivery
+// (d): every change of a delivery locks its event first (lockEvents), and a lane comes
+// before any event. The attempt's endpoint is the
 // delivery's; ON CONFLICT keeps a retried write of one attempt from doubling it, and the
 // delivery's status is set only with a new attempt: the write that stored it set it
 // then, and since a replay may have put the delivery back to pending. The status and
@@ -74,10 +78,15 @@ func recordFanOutAttempt(tx *gorm.DB, env Env, a *models.DeliveryAttempt, ch Att
 // domain reads to decide whether the attempt changes anything else (store.AttemptRecord).
 var recordFanOutSQL = sync.OnceValue(func() string {
 	cols, vals := attemptInsertLists()
-	return `WITH ev AS MATERIALIZED (
-	SELECT id, type FROM events WHERE id = @event FOR UPDATE
+	return `WITH lane AS MATERIALIZED (
+	SELECT s.object_id FROM object_sequences s
+	JOIN webhook_deliveries l ON l.environment_id = s.environment_id AND l.object_id = s.object_id
+	WHERE l.id = @delivery AND l.environment_id = @env AND l.ordered FOR UPDATE OF s
+), ev AS MATERIALIZED (
+	SELECT id, type FROM events WHERE id = @event AND (SELECT count(*) FROM lane) >= 0 -- the lane first (CONTRACT §26)
+	FOR UPDATE
 ), d AS MATERIALIZED (
-	SELECT id, endpoint_id, retry_maximum_attempts FROM webhook_deliveries
+	SELECT id, endpoint_id, retry_maximum_attempts, ordered, object_id FROM webhook_deliveries
 	WHERE id = @delivery AND event_id = (SELECT id FROM ev) AND environment_id = @env
 ), attempt AS (
 	INSERT INTO delivery_attempts (` + cols + `)
@@ -101,6 +110,8 @@ SELECT (SELECT count(*) FROM ev) AS events,
 	COALESCE((SELECT type FROM ev), '') AS event_type,
 	COALESCE((SELECT retry_maximum_attempts FROM d), 0) AS max_attempts,
 	EXISTS (SELECT 1 FROM attempt) AS written,
+	COALESCE((SELECT ordered FROM d), FALSE) AS ordered,
+	COALESCE((SELECT object_id FROM d), '') AS object_id,
 	` + healthColumns("h") + `, h.endpoint_id IS NOT NULL AS health_found
 FROM (SELECT 1) AS one LEFT JOIN h ON TRUE`
 })

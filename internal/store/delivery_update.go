@@ -28,6 +28,8 @@ type DeliveryUpdate struct {
 	IfGone *DeliveryEnd
 	// Keep: a delivery ended so stays as it is.
 	Keep *DeliveryEnd
+	// OnlyWaiting: only a delivery still waiting in its order lane changes (CONTRACT §26).
+	OnlyWaiting bool
 }
 
 // DeliveryEnd is a status with its error.
@@ -44,6 +46,9 @@ type AttemptChange struct {
 // set is the columns u sets on deliveries of table (as named in the statement) at now.
 func (u DeliveryUpdate) set(table string, now time.Time) map[string]any {
 	set := map[string]any{"status": u.Status, "updated_at": now}
+	if u.Status != models.EventPending && u.Status != models.EventRetrying {
+		set["waiting_for"] = "" // an ended delivery waits for nothing (CONTRACT §26)
+	}
 	if !u.KeepError {
 		set["last_error"] = u.LastError
 	}
@@ -72,6 +77,9 @@ func (u DeliveryUpdate) where(q *gorm.DB) *gorm.DB {
 	if k := u.Keep; k != nil {
 		q = q.Where("NOT (status = ? AND last_error = ?)", k.Status, k.Error)
 	}
+	if u.OnlyWaiting {
+		q = q.Where("waiting_for <> ''")
+	}
 	return q
 }
 
@@ -83,5 +91,5 @@ func (u DeliveryUpdate) apply(q *gorm.DB, now time.Time) *gorm.DB {
 // recordShaped tells whether u has the shape recordFanOutSQL executes in its one
 // statement (any status, a new error, an IfGone and a Keep); another goes step by step.
 func (u DeliveryUpdate) recordShaped() bool {
-	return u.From == nil && u.Replays == nil && !u.KeepError && !u.CountReplay && u.IfGone != nil && u.Keep != nil
+	return u.From == nil && u.Replays == nil && !u.KeepError && !u.CountReplay && u.IfGone != nil && u.Keep != nil && !u.OnlyWaiting
 }

@@ -74,8 +74,9 @@ type webhookEvent struct {
 // writeEvents inserts the events of one change inside its transaction (the outbox), in
 // the order given, with their deliveries (CONTRACT §13) as fan decides them, and returns
 // the events written, each carrying traceParent: the trace its deliveries continue
-// (CONTRACT §19). The store numbers and stamps the rows; their bodies, statuses and
-// deliveries are the fan-out's.
+// (CONTRACT §19). The store numbers and stamps the rows — each its object's next
+// sequence (numberEvents, CONTRACT §26), before the fan-out, whose bodies carry it; their
+// bodies, statuses and deliveries are the fan-out's.
 func writeEvents(tx *Tx, fan FanOut, emits []Emit, traceParent string) ([]models.Event, error) {
 	if len(emits) == 0 {
 		return nil, nil
@@ -96,6 +97,9 @@ func writeEvents(tx *Tx, fan FanOut, emits []Emit, traceParent string) ([]models
 			Time: strconv.FormatInt(now.Unix(), 10), Status: models.EventPending, Seq: int64(i + 1),
 			TraceParent: traceParent, CreatedAt: now, UpdatedAt: now,
 		}
+	}
+	if err := numberEvents(tx, events); err != nil {
+		return nil, err
 	}
 	deliveries, err := fan.FanOut(tx, events, emits)
 	if err != nil {

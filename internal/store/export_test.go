@@ -195,3 +195,11 @@ func (s *Store) ScanForTest(ctx context.Context, dest any, sql string, args ...a
 // ClaimSQLForTest is the statement of a claim (ClaimStarts: $1 after, $2 environments,
 // $3 events, $4 held events), for the claim's benchmark.
 const ClaimSQLForTest = claimSQL
+
+// DeliveriesForTest lists every delivery of the environment, by endpoint, object and
+// sequence.
+func (s *Store) DeliveriesForTest(ctx context.Context, envID string) ([]models.WebhookDelivery, error) {
+	var ds []models.WebhookDelivery
+	err := s.db.WithContext(ctx).Where("environment_id = ?", envID).Order("endpoint_id, object_id, sequence, id").Find(&ds).Error
+	return ds, err
+}

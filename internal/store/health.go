@@ -39,6 +39,10 @@ type AttemptRecord struct {
 	// domain gates its slow path on, locking the row then (LockHealth).
 	Health      models.EndpointHealth
 	HealthFound bool
+	// Ordered and ObjectID are the delivery's lane (CONTRACT §26): an ordered delivery
+	// that ends releases the next of its lane, whose lock the record took first.
+	Ordered  bool
+	ObjectID string
 }
 
 // healthTimesSQL moves the health row's times forward to the attempt's start when they

@@ -33,13 +33,17 @@ type Purged struct {
 // PurgeEvents deletes up to limit events created before before, with their deliveries
 // and attempts, in one short transaction: the primary keys are picked first by the
 // created_at index, then each table is deleted by those keys, so no statement scans or
-// locks more than one batch. Usage is billing data and is never purged.
+// locks more than one batch. Usage is billing data and is never purged. An event with an
+// unfinished delivery (one waiting in its order lane, CONTRACT §26, may be older than
+// the retention) is kept with its deliveries until they end; the object_sequences rows
+// are never purged (an object's numbers keep increasing).
 //
 // The endpoints' stats rollups of the hours before before's go with the attempts they
 // count (CONTRACT §23), up to limit rows in a second short transaction; Rows is the
 // larger of the two batches, so the retention run keeps calling while either has more.
 func (s *Store) PurgeEvents(ctx context.Context, before time.Time, limit int) (Purged, error) {
-	p, err := s.purge(ctx, "SELECT id FROM events WHERE created_at < ? ORDER BY created_at, id LIMIT ?", before, limit,
+	p, err := s.purge(ctx, `SELECT id FROM events WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+	WHERE d.event_id = events.id AND d.status IN ('pending', 'retrying')) ORDER BY created_at, id LIMIT ?`, before, limit,
 		[]purgeStep{
 			{"delivery_attempts", "DELETE FROM delivery_attempts WHERE event_id IN ?"},
 			{"webhook_deliveries", "DELETE FROM webhook_deliveries WHERE event_id IN ?"},

@@ -8,8 +8,8 @@ import (
 )
 
 // Retention deletes, in batches, events older than the cutoff with their deliveries,
-// attempts and stats rollups, finished replay jobs as old, and expired idempotency records; newer rows, a
-// replay job still running, and usage of any age stay.
+// attempts and stats rollups, finished replay jobs as old, and expired idempotency records; newer rows, an
+// event with an unfinished delivery, a replay job still running, and usage of any age stay.
 func TestPurgeInBatches(t *testing.T) {
 	now := time.Now().UTC()
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-24*time.Hour)
@@ -38,6 +38,9 @@ func TestPurgeInBatches(t *testing.T) {
 		}
 		event("evt_new0", recent)
 		event("evt_new1", cutoff.Add(time.Minute))
+		// An old event whose delivery still waits in its order lane (CONTRACT §26) stays.
+		event("evt_waiting", old)
+		exec(`UPDATE webhook_deliveries SET status = 'pending', ordered = TRUE, waiting_for = 'evt_x' WHERE event_id = 'evt_waiting'`)
 		// Stats rollups go with the attempts they count: the hours that ended before
 		// the cutoff's hour began; the cutoff's own hour may count newer attempts.
 		rollup := func(hour time.Time) {
@@ -106,10 +109,10 @@ func TestPurgeInBatches(t *testing.T) {
 			what, sql string
 			want      int64
 		}{
-			{"events left", "SELECT COUNT(*) FROM events", 2},
-			{"new events left", "SELECT COUNT(*) FROM events WHERE id IN ('evt_new0', 'evt_new1')", 2},
-			{"deliveries left", "SELECT COUNT(*) FROM webhook_deliveries", 2},
-			{"attempts left", "SELECT COUNT(*) FROM delivery_attempts", 2},
+			{"events left", "SELECT COUNT(*) FROM events", 3},
+			{"new and unfinished events left", "SELECT COUNT(*) FROM events WHERE id IN ('evt_new0', 'evt_new1', 'evt_waiting')", 3},
+			{"deliveries left", "SELECT COUNT(*) FROM webhook_deliveries", 3},
+			{"attempts left", "SELECT COUNT(*) FROM delivery_attempts", 3},
 			{"replay jobs left", "SELECT COUNT(*) FROM replay_jobs WHERE id IN ('rj_old_running', 'rj_new_done')", 2},
 			{"replay jobs", "SELECT COUNT(*) FROM replay_jobs", 2},
 			{"idempotency keys left", "SELECT COUNT(*) FROM idempotency_keys WHERE idempotency_key = 'k_live'", 1},

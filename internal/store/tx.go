@@ -101,11 +101,30 @@ func (tx *Tx) committed() {
 // toStart is what the transaction hands to AfterCommit: its events written, then
 // those its replays marked, and its jobs.
 func (tx *Tx) toStart(written []models.Event) Committed {
-	c := Committed{Events: written, Jobs: tx.jobs}
+	c := Committed{Events: startable(written), Jobs: tx.jobs}
 	if len(tx.replayed) > 0 {
-		c.Events = append(append(make([]models.Event, 0, len(written)+len(tx.replayed)), written...), tx.replayed...)
+		c.Events = append(append(make([]models.Event, 0, len(c.Events)+len(tx.replayed)), c.Events...), tx.replayed...)
 	}
 	return c
+}
+
+// startable are the events written that have something to start: not those whose
+// deliveries all wait in their order lanes (CONTRACT §26), which the fan-out marked
+// dispatched (their release reaches their workflow).
+func startable(written []models.Event) []models.Event {
+	for i, ev := range written {
+		if ev.DispatchedAt == nil {
+			continue
+		}
+		out := append(make([]models.Event, 0, len(written)), written[:i]...)
+		for _, e := range written[i+1:] {
+			if e.DispatchedAt == nil {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	return written
 }
 
 // handOver records an event a replay marked for redispatch, once: a later mark of the

@@ -87,6 +87,9 @@ func Deliveries(ctx context.Context, st Store, env models.Env, eventID, endpoint
 // a bulk page runs each replay in a savepoint, so that a refusal also lets the event's
 // lock go at once.
 func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, error) {
+	if err := tx.LockEventLane(eventID); err != nil { // the lane before the event (CONTRACT §26)
+		return models.Event{}, err
+	}
 	ev, err := tx.LockEvent(eventID)
 	if err != nil {
 		return ev, err
@@ -110,10 +113,28 @@ func replayIn(tx *store.Tx, eventID, endpointID, trace string) (models.Event, er
 	if err := tx.RequeueDeliveries(eventID, again, webhook.Transition(webhook.StatusChange{Change: webhook.Requeued})); err != nil {
 		return ev, err
 	}
-	if err := tx.AddDeliveries(eventID, newDeliveries(ev, fresh, tx.Now())); err != nil {
+	added := newDeliveries(ev, fresh, tx.Now())
+	if err := tx.AddDeliveries(eventID, added); err != nil {
 		return ev, err
 	}
-	return tx.SummarizeReplayed(eventID, len(again)+len(fresh) > 0, trace)
+	// Each joins its order lane behind the one in flight (CONTRACT §26); the event goes
+	// again when one of them does.
+	goes, err := webhook.JoinLanes(tx, append(replayed(ds, again), added...))
+	if err != nil {
+		return ev, err
+	}
+	return tx.SummarizeReplayed(eventID, goes, trace)
+}
+
+// replayed are the deliveries of ds named by ids.
+func replayed(ds []models.WebhookDelivery, ids []string) []models.WebhookDelivery {
+	var out []models.WebhookDelivery
+	for _, d := range ds {
+		if slices.Contains(ids, d.ID) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // newDeliveries are the replay's new deliveries of ev, one to each of eps.

@@ -43,29 +43,43 @@ func MarkDeliveryFailed(ctx context.Context, st FailureStore, deliveryID, reason
 		if err := tx.LockDeliveryEndpoint(deliveryID); err != nil {
 			return err
 		}
+		if err := tx.LockDeliveryLane(deliveryID); err != nil { // the lane before the event (CONTRACT §26)
+			return err
+		}
 		d, moved, err := tx.EndDelivery(deliveryID, Transition(failureMarked(reason, replays)))
 		if err != nil {
 			return err
 		}
-		if d.Status == models.EventFailed && d.LastError == models.DeliveryGone {
-			disabled, err = disableGone(tx, d)
-			return err // a gone ending is announced as endpoint-disabled, never delivery-exhausted
+		if disabled, err = judgeFailure(tx, d, moved, reason, disableAfter); err != nil {
+			return err
 		}
-		if d.Status != models.EventFailed {
-			return nil // delivered, skipped or replayed meanwhile: nothing failed
-		}
-		if disableAfter > 0 {
-			if disabled, err = disableIfFailing(tx, d.EndpointID, disableAfter); err != nil {
-				return err
-			}
-		}
-		if !moved {
-			return nil // ended by its last attempt's record, or by an earlier try of this call
-		}
-		return exhaustOnMark(tx, d, reason) // after the endpoint's lock: the health row's
+		// After the disabling: a disabled endpoint releases nothing (CONTRACT §26).
+		return releaseAfter(tx, d.Ordered, d.EndpointID, d.ObjectID, d.Status)
 	})
 	countHealthEvents(evs)
 	return disabled, err
+}
+
+// judgeFailure is what a delivery's failure marked changes besides its status: a gone
+// ending disables the endpoint (announced as endpoint-disabled, never
+// delivery-exhausted); a failure judges the automatic disabling and, when this call
+// ended it (moved), announces delivery-exhausted.
+func judgeFailure(tx *store.Tx, d models.WebhookDelivery, moved bool, reason string, disableAfter time.Duration) (disabled bool, err error) {
+	if d.Status == models.EventFailed && d.LastError == models.DeliveryGone {
+		return disableGone(tx, d) // a gone ending is announced as endpoint-disabled, never delivery-exhausted
+	}
+	if d.Status != models.EventFailed {
+		return false, nil // delivered, skipped or replayed meanwhile: nothing failed
+	}
+	if disableAfter > 0 {
+		if disabled, err = disableIfFailing(tx, d.EndpointID, disableAfter); err != nil {
+			return false, err
+		}
+	}
+	if !moved {
+		return disabled, nil // ended by its last attempt's record, or by an earlier try of this call
+	}
+	return disabled, exhaustOnMark(tx, d, reason) // after the endpoint's lock: the health row's
 }
 
 // failureMarked is the change of a delivery whose series ended without delivery, for

@@ -68,7 +68,10 @@ type Endpoints struct {
 	// process (cfg.FilterTests, CONTRACT §21); the next waits up to envgate.Wait, then is
 	// refused 429 rate_limited. 0: no bound.
 	MaxFilterTests int
-	filterTests    envgate.Gate
+	// LaneWorkers lists the workers' identities for the gate on ordering "object"
+	// (CheckOrdering, CONTRACT §26); nil refuses it.
+	LaneWorkers WorkerIdentities
+	filterTests envgate.Gate
 }
 
 // Create validates and stores a new endpoint with a new secret.

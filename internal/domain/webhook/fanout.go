@@ -50,6 +50,8 @@ func (f *FanOut) FanOut(tx *store.Tx, events []models.Event, emits []store.Emit)
 	filters := f.parse(ctx, eps)
 	now := tx.Now()
 	var out []models.WebhookDelivery
+	var dests []models.WebhookEndpoint // of out's deliveries
+	owner := []int{}                   // out[k] is a delivery of events[owner[k]]
 	for i := range events {
 		ev := &events[i]
 		ev.Status = models.EventSkipped
@@ -64,10 +66,26 @@ func (f *FanOut) FanOut(tx *store.Tx, events []models.Event, emits []store.Emit)
 				ev.FilteredEndpointIDs = append(ev.FilteredEndpointIDs, ep.ID)
 				continue
 			}
-			d := NewDelivery(*ev, ep, now)
 			ev.Status = models.EventPending
-			out = append(out, d)
-			addToFanout(ev.Fanout, d, ep)
+			out, dests, owner = append(out, NewDelivery(*ev, ep, now)), append(dests, ep), append(owner, i)
+		}
+	}
+	if err := placeInLanes(tx, out); err != nil {
+		return nil, err
+	}
+	waits := make([]bool, len(events)) // every delivery of the event waits in its lane
+	for k, d := range out {
+		waits[owner[k]] = k == 0 || owner[k-1] != owner[k] || waits[owner[k]]
+		if d.WaitingFor == "" {
+			waits[owner[k]] = false
+			addToFanout(events[owner[k]].Fanout, d, dests[k])
+		}
+	}
+	for i := range events {
+		if waits[i] {
+			// Nothing to start: its release reaches its workflow (CONTRACT §26), the way a
+			// replay does; the outbox must not start it.
+			events[i].DispatchedAt = &now
 		}
 	}
 	return out, nil

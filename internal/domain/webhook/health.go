@@ -65,7 +65,12 @@ func RecordAttempt(ctx context.Context, st Writer, env models.Env, a *models.Del
 			}
 			rec.Health = models.EndpointHealth{EndpointID: rec.EndpointID, EnvironmentID: env.ID}
 		}
-		return judgeAttempt(tx, rec, a, status, failingAfter)
+		if err := judgeAttempt(tx, rec, a, status, failingAfter); err != nil {
+			return err
+		}
+		// After the judgement, which may disable the endpoint: a disabled one releases
+		// nothing (CONTRACT §26). The record took the lane's lock first.
+		return releaseAfter(tx, rec.Ordered, rec.EndpointID, rec.ObjectID, status)
 	})
 	countHealthEvents(evs)
 	return err

@@ -42,6 +42,12 @@ const (
 	SkippedByDeletion
 	// Requeued: a replay puts the delivery back to pending.
 	Requeued
+	// WaitExpired: the delivery waited in its order lane longer than
+	// REVOPS_WEBHOOK_ORDER_MAX_WAIT (CONTRACT §26): it ends failed, order_wait_expired.
+	WaitExpired
+	// RunClosed: a released delivery of an order lane stayed unfinished, silent for
+	// longer than its whole retry schedule: its run closed (CONTRACT §26).
+	RunClosed
 )
 
 // StatusChange is one change of a delivery's status, with what its caller knows of it.
@@ -96,6 +102,12 @@ func Transition(c StatusChange) store.DeliveryUpdate {
 		return store.DeliveryUpdate{Status: models.EventSkipped, LastError: models.DeliveryEndpointDeleted, From: unfinished}
 	case Requeued:
 		return store.DeliveryUpdate{Status: models.EventPending, CountReplay: true}
+	case WaitExpired:
+		// Only while it still waits: released meanwhile, it is its run's.
+		return store.DeliveryUpdate{Status: models.EventFailed, LastError: models.DeliveryOrderWaitExpired,
+			From: []string{models.EventPending}, OnlyWaiting: true}
+	case RunClosed:
+		return store.DeliveryUpdate{Status: models.EventFailed, LastError: models.DeliveryRunClosed, From: unfinished, IfGone: endpointGone}
 	}
 	panic("webhook.Transition: unknown change") // a programming error: every Change is above
 }
@@ -130,10 +142,12 @@ func AttemptChange(a *models.DeliveryAttempt, status string) store.AttemptChange
 }
 
 // NewDelivery is ev's delivery to ep, created at now (Created), with a copy of the
-// endpoint's retry policy: later edits of the endpoint do not change it (CONTRACT §13).
+// endpoint's retry policy and ordering: later edits of the endpoint do not change them
+// (CONTRACT §13, §26); and the event's object and sequence, which its lane is read by.
 func NewDelivery(ev models.Event, ep models.WebhookEndpoint, now time.Time) models.WebhookDelivery {
 	return models.WebhookDelivery{
 		ID: uuid.NewString(), EventID: ev.ID, EnvironmentID: ev.EnvironmentID, EndpointID: ep.ID,
 		Status: Transition(StatusChange{Change: Created}).Status, RetryPolicy: ep.RetryPolicy, CreatedAt: now, UpdatedAt: now,
+		ObjectID: ev.ObjectID, Sequence: ev.Sequence, Ordered: ordered(ev, ep),
 	}
 }

@@ -137,6 +137,12 @@ func patch(tx *store.Tx, cur models.WebhookEndpoint, p EndpointPatch, now time.T
 		return cur, err
 	}
 	if next.Enabled && !cur.Enabled {
+		// Its lanes go on (CONTRACT §26), before the health row's lock (lock order:
+		// endpoint, lane, event, health row): a first page here, the rest by the minute
+		// check (ReleaseStuckLanes).
+		if _, err := tx.ReleaseLanesOf(cur.ID, LaneReleasePage); err != nil {
+			return cur, err
+		}
 		if err := reenabled(tx, cur); err != nil { // CONTRACT §23: after the endpoint's lock
 			return cur, err
 		}

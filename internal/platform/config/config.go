@@ -48,6 +48,9 @@ type Config struct {
 	// WebhookFailingAfter: an endpoint whose attempts have all failed for this long is
 	// failing and announced so (CONTRACT §23).
 	WebhookFailingAfter time.Duration
+	// WebhookOrderMaxWait: a delivery that has waited this long behind its order lane
+	// ends failed, order_wait_expired (CONTRACT §26).
+	WebhookOrderMaxWait time.Duration
 	WebhookCAFile       string
 	WebhookAllowPrivate bool
 
@@ -157,6 +160,7 @@ var envOf = map[string]string{
 	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
 	"webhook-disable-after":  "REVOPS_WEBHOOK_DISABLE_AFTER",
 	"webhook-failing-after":  "REVOPS_WEBHOOK_FAILING_AFTER",
+	"webhook-order-max-wait": "REVOPS_WEBHOOK_ORDER_MAX_WAIT",
 	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
 	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
 	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
@@ -204,6 +208,7 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.DurationVar(&c.WebhookRetryInterval, "webhook-retry-interval", time.Hour, "interval between webhook delivery attempts (shorten only for demos and tests)")
 	fs.DurationVar(&c.WebhookDisableAfter, "webhook-disable-after", 120*time.Hour, "disable a webhook endpoint whose attempts have all failed for this long (0: never)")
 	fs.DurationVar(&c.WebhookFailingAfter, "webhook-failing-after", 15*time.Minute, "call a webhook endpoint failing when its attempts have all failed for this long")
+	fs.DurationVar(&c.WebhookOrderMaxWait, "webhook-order-max-wait", 168*time.Hour, "end a delivery failed (order_wait_expired) once it has waited this long behind its order lane")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", "", "extra PEM roots trusted for webhook TLS")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", mode == "dev", "allow private and loopback webhook destinations (default true in dev only)")
 	fs.Var(&c.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For gives the client address")
@@ -315,6 +320,9 @@ func (c Config) validate() error {
 	}
 	if c.WebhookFailingAfter <= 0 {
 		errs = append(errs, fmt.Errorf("webhook failing after %v: must be positive", c.WebhookFailingAfter))
+	}
+	if c.WebhookOrderMaxWait <= 0 {
+		errs = append(errs, fmt.Errorf("webhook order max wait %v: must be positive", c.WebhookOrderMaxWait))
 	}
 	if c.WebhookDisableAfter < 0 {
 		errs = append(errs, fmt.Errorf("webhook disable after %v: must be 0 (never) or positive", c.WebhookDisableAfter))
