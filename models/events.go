@@ -29,8 +29,12 @@ type Event struct {
 	Time           string // Unix seconds as decimal digits, as sent in event.time
 	Payload        string // the exact JSON webhook body
 	Status         string
-	Seq            int64      // order of events written in one change
-	DispatchedAt   *time.Time // when a workflow was started for it (nil: the sweeper will)
+	Seq            int64 // order of events written in one change
+	// Sequence is the event's number among its object's events in its environment
+	// (CONTRACT §26), taken from the object's sequence row in the change's transaction;
+	// nil for events written before the release that added it.
+	Sequence     *int64
+	DispatchedAt *time.Time // when a workflow was started for it (nil: the sweeper will)
 	// RedispatchAt is set by a replay (replay.Deliveries): the event's workflow must
 	// be reached again (SignalWithStart); cleared once the dispatcher or sweeper did.
 	RedispatchAt *time.Time

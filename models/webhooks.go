@@ -99,7 +99,10 @@ type WebhookEndpoint struct {
 	// logged, never in workflow history, shown only by the write that sets them. nil when
 	// none (the column holds ""); read and written only through this model, so that the
 	// column's serializer applies: sealed as JSON (internal/store/sealed.go).
-	Headers   map[string]string `gorm:"serializer:sealed;not null"`
+	Headers map[string]string `gorm:"serializer:sealed;not null"`
+	// Ordering is OrderingNone or OrderingObject (CONTRACT §26): copied onto each delivery
+	// when it is created.
+	Ordering  string `gorm:"not null;default:none"`
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Health is the endpoint's health row as the read that loaded it found it (nil: not
@@ -119,9 +122,19 @@ type WebhookDelivery struct {
 	LastError     string // endpoint_deleted, endpoint_disabled, or the last failed attempt's reason
 	// Replays counts the replays that put the delivery back to pending: a series of
 	// attempts started before the last of them must not end it failed.
-	Replays   int
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Replays int
+	// ObjectID and Sequence are the event's (CONTRACT §26), copied so that a lane (one
+	// endpoint, one object) is read from this table alone.
+	ObjectID string
+	Sequence *int64
+	// Ordered is the endpoint's ordering when the delivery was created: only ordered
+	// deliveries are in their lane.
+	Ordered bool
+	// WaitingFor is the id of the event whose delivery this one waits behind in its lane
+	// ("" when it is not waiting): a waiting delivery is pending with no run (§26).
+	WaitingFor string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Reasons a delivery ended without an attempt's own result.
@@ -130,5 +143,13 @@ const (
 	DeliveryEndpointDisabled = "endpoint_disabled"
 	// DeliveryGone is the error of the attempt answered 410 Gone, and so of its delivery,
 	// which ends failed at once and disables its endpoint (CONTRACT §23).
-	DeliveryGone = "gone"
+	DeliveryGone             = "gone"
+	DeliveryOrderWaitExpired = "order_wait_expired"
+	DeliveryRunClosed        = "run_closed"
+)
+
+// Endpoint orderings (CONTRACT §26).
+const (
+	OrderingNone   = "none"
+	OrderingObject = "object"
 )
