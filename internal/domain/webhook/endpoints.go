@@ -80,6 +80,9 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err := e.checkDestination(ctx, *p.URL); err != nil {
 		return models.WebhookEndpoint{}, err
 	}
+	// ROLLING-UPGRADE GATE (CONTRACT §26): ordering "object" is refused (400, saying why)
+	// until every worker runs a release that honours lanes. The h43-lanes branch's check
+	// belongs here and in Update, for a p.Ordering of models.OrderingObject.
 	secret, err := signing.NewKey(*p.Signing)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -98,6 +101,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Filter != nil {
 		ep.Filter = *p.Filter
+	}
+	if p.Ordering != nil {
+		ep.Ordering = *p.Ordering
 	}
 	if p.Headers != nil {
 		ep.Headers = p.Headers.apply(nil) // counted by ValidateEndpointFields
@@ -120,6 +126,7 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 			return cur, err
 		}
 	}
+	// ROLLING-UPGRADE GATE (CONTRACT §26): see Create.
 	if p.Signing != nil { // used only if the scheme changes (applyPatch)
 		if p.NewKey, err = signing.NewKey(*p.Signing); err != nil {
 			return cur, err
