@@ -35,6 +35,9 @@ func TestEndpointFormOrdering(t *testing.T) {
 			if page := c.get(p.location).body; !strings.Contains(page, `<option value="object" selected>`) {
 				t.Fatalf("the created page does not show its ordering: %.6000s", page)
 			}
+			if list := c.get("/dashboard/webhooks").body; !strings.Contains(list, `<dd class="ordering">per object`) {
+				t.Fatalf("the Webhooks page does not show the ordering: %.6000s", list)
+			}
 			if p := c.post("/dashboard/webhooks/"+id, endpointForm(tok, "url", "https://127.0.0.1/hooks", "description", "CRM")); p.status != http.StatusSeeOther || s.endpoints(env)[0].Ordering != "object" {
 				t.Fatalf("a form without ordering: %d, ordering %q", p.status, s.endpoints(env)[0].Ordering)
 			}
