@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,7 +124,11 @@ var objUnixSeconds = regexp.MustCompile(`^[0-9]+$`)
 // checkObjPayload verifies an event row and its webhook body (CONTRACT §8).
 func checkObjPayload(t *testing.T, ev models.Event, key string) map[string]any {
 	t.Helper()
-	if !strings.HasPrefix(ev.Payload, `{"event":{"id":"`+ev.ID+`","time":"`+ev.Time+`","type":"`+ev.Type+`"},"`+key+`":{`) {
+	head := `{"event":{"id":"` + ev.ID + `","time":"` + ev.Time + `","type":"` + ev.Type + `"`
+	if ev.Sequence != nil { // CONTRACT §26: last, when the event has one
+		head += `,"sequence":` + strconv.FormatInt(*ev.Sequence, 10)
+	}
+	if !strings.HasPrefix(ev.Payload, head+`},"`+key+`":{`) {
 		t.Fatalf("payload does not start with the event then %q: %s", key, ev.Payload)
 	}
 	// No endpoint in these environments: the event is skipped at once (CONTRACT §13).

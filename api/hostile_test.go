@@ -343,6 +343,7 @@ func TestHostileInput(t *testing.T) {
 			cases := append(hostileCases(seed), moreHostileCases(seed)...)
 			cases = append(cases, filterHostileCases(seed)...)
 			cases = append(cases, headerHostileCases(seed)...)
+			cases = append(cases, orderingHostileCases(seed)...)
 			cases = append(cases, urlHostileCases(seed)...)
 			t.Logf("%s: %d hostile requests", db, len(cases))
 			before := h.fingerprint()

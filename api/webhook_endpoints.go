@@ -16,7 +16,7 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter", "headers"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter", "headers", "ordering"},
 	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "public_key", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
@@ -33,7 +33,8 @@ type webhookEndpointsRequest struct {
 	Enabled     *bool                             `json:"enabled"`
 	RetryPolicy *webhook.RetryPolicyInput         `json:"retry_policy"`
 	Signing     *string                           `json:"signing"`
-	Filter      bodyfields.Field[json.RawMessage] `json:"filter"` // null or {} removes it (CONTRACT §25)
+	Ordering    *string                           `json:"ordering"` // none or object (CONTRACT §26)
+	Filter      bodyfields.Field[json.RawMessage] `json:"filter"`   // null or {} removes it (CONTRACT §25)
 	// Headers: a null value removes one; null removes them all (CONTRACT §25).
 	Headers bodyfields.Field[map[string]webhook.HeaderValue] `json:"headers"`
 }
@@ -49,7 +50,8 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 		filter = &f
 	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
-		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter, Headers: r.Headers}
+		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter, Headers: r.Headers,
+		Ordering: r.Ordering}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {

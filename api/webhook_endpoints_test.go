@@ -110,12 +110,12 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,filter,headers,health,id,method,object,public_key,retry_policy,secret,signing,status,updated_at,url,warnings" {
+	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,filter,headers,health,id,method,object,ordering,public_key,retry_policy,secret,signing,status,updated_at,url,warnings" {
 		t.Fatalf("object members %v", keys)
 	}
 	wantPolicy := map[string]any{"initial_interval": "1h", "backoff_coefficient": 1.0, "maximum_interval": "1h", "maximum_attempts": 6.0}
 	if ep["object"] != "webhook_endpoint" || ep["method"] != "POST" || ep["description"] != nil || fmt.Sprint(ep["event_types"]) != "[*]" ||
-		ep["enabled"] != true || ep["status"] != "enabled" || ep["disabled_reason"] != nil || fmt.Sprint(ep["retry_policy"]) != fmt.Sprint(wantPolicy) ||
+		ep["enabled"] != true || ep["status"] != "enabled" || ep["ordering"] != "none" || ep["disabled_reason"] != nil || fmt.Sprint(ep["retry_policy"]) != fmt.Sprint(wantPolicy) ||
 		!strings.HasPrefix(ep["secret"].(string), "whsec_") {
 		t.Fatalf("created %v", ep)
 	}

@@ -205,9 +205,13 @@ type Delivery struct {
 	// Oldest first.
 	Attempts []DeliveryAttempt `json:"attempts"`
 	// The endpoint (it may have been deleted since).
-	EndpointID string      `json:"endpoint_id"`
-	ID         string      `json:"id"`
-	Status     EventStatus `json:"status"`
+	EndpointID string `json:"endpoint_id"`
+	ID         string `json:"id"`
+	// The event's sequence (CONTRACT §26): in an endpoint whose ordering is "object", deliveries of one object start in this order. null for an event written before the release that added it.
+	Sequence *int64      `json:"sequence"`
+	Status   EventStatus `json:"status"`
+	// The event whose delivery this one waits behind in its lane (one endpoint, one object: CONTRACT §26): a waiting delivery is pending, with no run and no attempt, until every earlier delivery of its lane has ended. null when it is not waiting.
+	WaitingFor *string `json:"waiting_for"`
 }
 
 // DeliveryAttempt is generated from the OpenAPI document.
@@ -283,6 +287,8 @@ type Endpoint struct {
 	Method  WebhookMethod   `json:"method"`
 	// Always "webhook_endpoint".
 	Object string `json:"object"`
+	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26).
+	Ordering EndpointOrdering `json:"ordering"`
 	// For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256.
 	PublicKey   *string     `json:"public_key"`
 	RetryPolicy RetryPolicy `json:"retry_policy"`
@@ -307,10 +313,12 @@ type EndpointCreate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// Optional; null or {} is no filter.
-	Filter      json.RawMessage                `json:"filter,omitzero"`
-	Headers     Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
-	Method      *WebhookMethod                 `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
+	Filter  json.RawMessage                `json:"filter,omitzero"`
+	Headers Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
+	Method  *WebhookMethod                 `json:"method,omitempty"`
+	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
+	Ordering    *EndpointOrdering `json:"ordering,omitempty"`
+	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
@@ -384,6 +392,14 @@ type EndpointList struct {
 	Object string `json:"object"`
 }
 
+// EndpointOrdering is one of the constants below (used by Endpoint.ordering, EndpointCreate.ordering, EndpointUpdate.ordering).
+type EndpointOrdering string
+
+const (
+	EndpointOrderingNone   EndpointOrdering = "none"
+	EndpointOrderingObject EndpointOrdering = "object"
+)
+
 // EndpointSigning is one of the constants below (used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing).
 type EndpointSigning string
 
@@ -427,10 +443,12 @@ type EndpointUpdate struct {
 	// "*" (every type of the seed and types added later, never the operational types: endpoint-disabled, endpoint-failing, endpoint-recovered, delivery-exhausted) or known types; an unknown one is 400 invalid_event_type with param event_types[i].
 	EventTypes []EndpointEventType `json:"event_types,omitzero"`
 	// null or {} removes the filter; absent leaves it as it is.
-	Filter      json.RawMessage                `json:"filter,omitzero"`
-	Headers     Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
-	Method      *WebhookMethod                 `json:"method,omitempty"`
-	RetryPolicy *RetryPolicyInput              `json:"retry_policy,omitempty"`
+	Filter  json.RawMessage                `json:"filter,omitzero"`
+	Headers Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
+	Method  *WebhookMethod                 `json:"method,omitempty"`
+	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
+	Ordering    *EndpointOrdering `json:"ordering,omitempty"`
+	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
 	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
@@ -499,11 +517,13 @@ type Event struct {
 	Object     string          `json:"object"`
 	ObjectID   string          `json:"object_id"`
 	ObjectType EventObjectType `json:"object_type"`
-	// The exact webhook body: {"event":{id,time,type},"deal"|"account"|"webhook_endpoint":{…}}, as GET /v1/event_types describes it for its type.
+	// The exact webhook body: {"event":{id,time,type,sequence},"deal"|"account"|"webhook_endpoint":{…}}, as GET /v1/event_types describes it for its type.
 	Payload map[string]any `json:"payload"`
 	// The latest delivery run; null before one was started.
-	RunID  *string     `json:"run_id"`
-	Status EventStatus `json:"status"`
+	RunID *string `json:"run_id"`
+	// The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed, the same in the payload's event.sequence (CONTRACT §26); null for an event written before the release that added it.
+	Sequence *int64      `json:"sequence"`
+	Status   EventStatus `json:"status"`
 	// The latest run in the Temporal UI; null before a run, or without a configured UI.
 	TemporalUIURL *string `json:"temporal_ui_url"`
 	// The OpenTelemetry trace of the change that created the event (32 hex digits); null when tracing was off (CONTRACT §19).
@@ -1439,6 +1459,8 @@ type WebhookEventDelivery struct {
 type WebhookEventHeader struct {
 	// The event id, also sent as the webhook-id header: the same on every attempt and replay.
 	ID string `json:"id"`
+	// The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it.
+	Sequence int64 `json:"sequence,omitzero"`
 	// When the change happened, in Unix seconds, written as a string.
 	Time string    `json:"time"`
 	Type EventType `json:"type"`

@@ -69,6 +69,7 @@ type eventRow struct {
 	NextRetry                              *time.Time // estimated, while retrying
 	Deliveries                             []deliveryRow
 	Filtered                               []endpointRef // endpoints whose filter rejected it (CONTRACT §25)
+	Sequence                               *int64        // among its object's events (CONTRACT §26); nil before it existed
 }
 
 // deliveryRow is one delivery of an event: to which endpoint, and how it stands.
@@ -78,6 +79,9 @@ type deliveryRow struct {
 	LastError   string
 	Attempts    []models.DeliveryAttempt
 	NextAttempt *time.Time // estimated, while retrying
+	// WaitingFor is the event whose delivery this one waits behind in its lane, "" when it
+	// is not waiting (CONTRACT §26): the page links to it.
+	WaitingFor string
 }
 
 type deliveriesData struct {
@@ -145,10 +149,11 @@ func (h *handler) listDeliveries(c *gin.Context) {
 func (h *handler) toEventRow(e events.Event, byID map[string]endpointRef) eventRow {
 	created := e.CreatedAt
 	r := eventRow{ID: e.ID, Type: e.Type, ObjectType: e.ObjectType, ObjectID: e.ObjectID, Status: e.Status,
-		Created: &created, Attempts: len(e.Attempts)}
+		Created: &created, Attempts: len(e.Attempts), Sequence: e.Sequence}
 	policy, retrying := models.DefaultRetryPolicy, false
 	for _, dl := range e.Deliveries {
-		row := deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError, Attempts: dl.Attempts}
+		row := deliveryRow{Endpoint: refOf(byID, dl.EndpointID), Status: dl.Status, LastError: dl.LastError, Attempts: dl.Attempts,
+			WaitingFor: dl.WaitingFor}
 		if dl.Status == models.EventRetrying {
 			if !retrying {
 				policy, retrying = dl.RetryPolicy, true

@@ -29,6 +29,7 @@ type endpointForm struct {
 	FilterType               string // the event type whose sample "Test filter" uses
 	Headers                  []headerRow
 	Signing                  string // hmac-sha256 or ed25519: the saved key's scheme, or as chosen
+	Ordering                 string // none or object (CONTRACT §26)
 }
 
 // headerRow is one name/value row of the form's custom headers (CONTRACT §25). A value is
@@ -102,6 +103,7 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 	f.setPolicy(ep.RetryPolicy)
 	f.Filter = indentFilter(ep.Filter)
 	f.Signing = signing.Scheme(ep.Secret)
+	f.Ordering = webhook.OrderingOf(ep)
 	return f
 }
 
@@ -162,6 +164,7 @@ func (h *handler) newEndpoint(c *gin.Context) {
 	f.setPolicy(models.DefaultRetryPolicy)
 	f.Headers = headerRows(nil, nil)
 	f.Signing = signing.SchemeHMAC
+	f.Ordering = models.OrderingNone
 	h.showEndpoint(c, http.StatusOK, endpointData{Form: f}, "", "")
 }
 
@@ -258,7 +261,7 @@ func (h *handler) showEndpointFault(c *gin.Context, param, msg string) {
 	field := map[string]string{"url": "url", "method": "method", "description": "description", "event_types": "event_types",
 		"initial_interval": "retry_policy.initial_interval", "maximum_interval": "retry_policy.maximum_interval",
 		"backoff_coefficient": "retry_policy.backoff_coefficient", "maximum_attempts": "retry_policy.maximum_attempts",
-		"filter": "filter", "signing": "signing"}[param]
+		"filter": "filter", "signing": "signing", "ordering": "ordering"}[param]
 	if field == "" {
 		h.showEndpoint(c, http.StatusBadRequest, d, "", "The endpoint was not saved. "+msg)
 		return

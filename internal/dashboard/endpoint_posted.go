@@ -32,6 +32,7 @@ func postedForm(c *gin.Context, saved []string) endpointForm {
 		Filter:     c.PostForm("filter"),
 		FilterType: printable(c.PostForm("filter_type")),
 		Signing:    printable(c.PostForm("signing")),
+		Ordering:   printable(c.PostForm("ordering")),
 	}
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
@@ -87,6 +88,10 @@ func fields(c *gin.Context, saved []string) (webhook.EndpointFields, map[string]
 	// old key keeps signing 24 h (a rotation). A form without the field changes nothing.
 	if s, ok := c.GetPostForm("signing"); ok {
 		in.Signing = &s
+	}
+	// The API's ordering member (CONTRACT §26); a form without the field changes nothing.
+	if s, ok := c.GetPostForm("ordering"); ok {
+		in.Ordering = &s
 	}
 	in.Filter = formFilter(c.PostForm("filter"), faults)
 	in.Headers = headerFields(c, saved, faults)

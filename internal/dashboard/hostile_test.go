@@ -62,6 +62,8 @@ func TestHostileFormInput(t *testing.T) {
 					400, "description contains a NUL character"},
 				{"bad UTF-8 in an event type", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "event_types": {"deal-signed", "\xfe"}},
 					400, "event_types is not valid UTF-8"},
+				{"NUL in an ordering", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "ordering": {"object\x00"}},
+					400, "ordering contains a NUL character"},
 				{"control in a retry interval", "/dashboard/webhooks", url.Values{"url": {"https://example.com/"}, "initial_interval": {"1h\r"}},
 					400, "initial_interval contains a control character"},
 				{"NUL in a replay's endpoint", "/dashboard/deliveries/00000000-0000-4000-8000-000000000000/replay", url.Values{"endpoint_id": {"\x00"}},

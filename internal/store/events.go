@@ -64,13 +64,6 @@ type BodyMember struct {
 	Value any
 }
 
-// webhookEvent is the "event" member of a webhook body (CONTRACT §8).
-type webhookEvent struct {
-	ID   string `json:"id"`
-	Time string `json:"time"`
-	Type string `json:"type"`
-}
-
 // writeEvents inserts the events of one change inside its transaction (the outbox), in
 // the order given, with their deliveries (CONTRACT §13) as fan decides them, and returns
 // the events written, each carrying traceParent: the trace its deliveries continue

@@ -60,20 +60,22 @@ class Generator(unittest.TestCase):
         shuffled["paths"] = dict(reversed(list(shuffled["paths"].items())))
         self.assertEqual(pygen.generate(doc), pygen.generate(shuffled))
 
-    def test_event_sequence_is_typed_when_the_document_gains_it(self) -> None:
-        # CONTRACT §26: every event gains "sequence" in its payload header and the event
-        # object. Nothing in the generator names it: a regeneration picks it up.
-        doc = copy.deepcopy(document())
-        sequence = {"type": "integer", "minimum": 1, "description": "Per object, strictly increasing (§26)."}
-        doc["components"]["schemas"]["Event"]["properties"]["sequence"] = sequence
-        for hook in doc["webhooks"].values():
-            hook["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]["event"]["properties"]["sequence"] = sequence
-        models = pygen.generate(doc)[pygen.MODELS]
-        event = models.split("class Event(", 1)[1].split("\nclass ", 1)[0]
-        self.assertIn("    sequence: int\n", event)
-        header = models.split("class DealSignedWebhookEvent(", 1)[1].split("\nclass ", 1)[0]
-        self.assertIn("    sequence: int\n", header)
-        self.assertNotIn("sequence", pygen.generate(document())[pygen.MODELS].split("class Event(", 1)[1].split("\nclass ", 1)[0])
+    def test_event_sequence_is_typed(self) -> None:
+        # CONTRACT §26: the event object and its deliveries carry "sequence" (null for an
+        # event written before the release that added it), a delivery "waiting_for", and
+        # every payload's event header "sequence", a key absent from older events'.
+        source = pygen.generate(document())[pygen.MODELS]
+        event = source.split("class Event(", 1)[1].split("\nclass ", 1)[0]
+        self.assertIn("    sequence: Optional[int]\n", event)
+        delivery = source.split("class Delivery(", 1)[1].split("\nclass ", 1)[0]
+        self.assertIn("    sequence: Optional[int]\n", delivery)
+        self.assertIn("    waiting_for: Optional[str]\n", delivery)
+        namespace: Dict[str, Any] = {}
+        exec(compile(source, "models.py", "exec"), namespace)
+        header = namespace["DealSignedWebhookEvent"]
+        self.assertIn("sequence", header.__optional_keys__)
+        self.assertIn("    sequence: int\n", source.split("class DealSignedWebhookEvent(", 1)[1].split("\nclass ", 1)[0])
+        self.assertEqual(header.__required_keys__, frozenset({"id", "time", "type"}))
 
     def test_names_a_class_body_cannot_hold_use_the_functional_form(self) -> None:
         doc = copy.deepcopy(document())

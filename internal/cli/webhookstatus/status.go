@@ -71,6 +71,7 @@ type Row struct {
 	Host            string // the URL's host only: paths and queries may hold tokens (§13)
 	Enabled         bool
 	DisabledReason  string
+	Ordering        string  // none or object (CONTRACT §26); "" shows "—"
 	Health          *Health // nil: the API sent none
 	// P95 is the highest hourly p95 of the last 24 hours (an upper bound of the day's,
 	// the hourly ones being bucket upper bounds already); nil: no attempt, or not read.
@@ -105,7 +106,7 @@ func Read(ctx context.Context, c *revops.Client, now time.Time, latency bool) ([
 
 func toRow(ep *revops.Endpoint) Row {
 	r := Row{ID: ep.ID, Description: cliapi.Value(ep.Description), Enabled: ep.Enabled,
-		DisabledReason: string(cliapi.Value(ep.DisabledReason)),
+		DisabledReason: string(cliapi.Value(ep.DisabledReason)), Ordering: string(ep.Ordering),
 		Health: &Health{Status: string(ep.Health.Status), SuccessRate24h: ep.Health.SuccessRate24h,
 			LastSuccessAt: ep.Health.LastSuccessAt, FailingSince: ep.Health.FailingSince}}
 	if u, err := url.Parse(ep.URL); err == nil {
@@ -147,7 +148,7 @@ func Print(w io.Writer, rows []Row) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDESCRIPTION\tHOST\tENABLED\tHEALTH\tSUCCESS 24H\tLAST SUCCESS\tFAILING SINCE\tP95 24H")
+	fmt.Fprintln(tw, "ID\tDESCRIPTION\tHOST\tENABLED\tORDERING\tHEALTH\tSUCCESS 24H\tLAST SUCCESS\tFAILING SINCE\tP95 24H")
 	for _, r := range rows {
 		enabled := "yes"
 		if !r.Enabled {
@@ -168,8 +169,8 @@ func Print(w io.Writer, rows []Row) error {
 		if r.P95 != nil {
 			p95 = r.P95.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
-			orDash(textcheck.Printable(r.Host, 60)), enabled, health, rate, last, failing, p95)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
+			orDash(textcheck.Printable(r.Host, 60)), enabled, orDash(textcheck.Printable(r.Ordering, 12)), health, rate, last, failing, p95)
 	}
 	return tw.Flush()
 }

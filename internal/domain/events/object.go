@@ -15,12 +15,16 @@ import (
 // Object is an event as the API returns it (CONTRACT §9): the answer of GET /v1/events
 // and of an event's replay, which keeps it in the replay's transaction (CONTRACT §14).
 type Object struct {
-	ID          string          `json:"id"`
-	Object      string          `json:"object"`
-	Type        string          `json:"type"`
-	Status      string          `json:"status"`
-	ObjectID    string          `json:"object_id"`
-	ObjectType  string          `json:"object_type"`
+	ID         string `json:"id"`
+	Object     string `json:"object"`
+	Type       string `json:"type"`
+	Status     string `json:"status"`
+	ObjectID   string `json:"object_id"`
+	ObjectType string `json:"object_type"`
+	// Sequence is the event's number among its object's (CONTRACT §26): null, like the
+	// object's other members that have no value, for an event written before the release
+	// that added it (its payload has no event.sequence).
+	Sequence    *int64          `json:"sequence"`
 	Environment string          `json:"environment"`
 	CreatedAt   string          `json:"created_at"`
 	Payload     json.RawMessage `json:"payload"` // the webhook body, as sent
@@ -39,9 +43,13 @@ type Object struct {
 
 // DeliveryObject is one delivery of an event, to one endpoint.
 type DeliveryObject struct {
-	ID         string          `json:"id"`
-	EndpointID string          `json:"endpoint_id"`
-	Status     string          `json:"status"`
+	ID         string `json:"id"`
+	EndpointID string `json:"endpoint_id"`
+	Status     string `json:"status"`
+	Sequence   *int64 `json:"sequence"` // the event's (CONTRACT §26); null before the release that added it
+	// WaitingFor is the event whose delivery this one waits behind in its lane (CONTRACT
+	// §26); null when it is not waiting.
+	WaitingFor *string         `json:"waiting_for"`
 	Attempts   []AttemptObject `json:"attempts"`
 }
 
@@ -84,7 +92,7 @@ func (l Links) TemporalRun(workflowID, runID string) string {
 func ToObject(e Event, l Links) Object {
 	o := Object{
 		ID: e.ID, Object: "event", Type: e.Type, Status: e.Status, ObjectID: e.ObjectID,
-		ObjectType: e.ObjectType, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
+		ObjectType: e.ObjectType, Sequence: e.Sequence, Environment: e.Environment, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano),
 		Payload: json.RawMessage(e.Payload), Attempts: make([]AttemptObject, len(e.Attempts)),
 		WorkflowID: apiobject.NonEmpty(e.WorkflowID), RunID: apiobject.NonEmpty(e.RunID),
 		TemporalUIURL:       apiobject.NonEmpty(l.TemporalRun(e.WorkflowID, e.RunID)),
@@ -99,12 +107,24 @@ func ToObject(e Event, l Links) Object {
 		o.Attempts[i] = toAttemptObject(a)
 	}
 	for i, d := range e.Deliveries {
-		o.Deliveries[i] = DeliveryObject{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status, Attempts: make([]AttemptObject, len(d.Attempts))}
+		o.Deliveries[i] = toDeliveryObject(e.Event, d.WebhookDelivery)
+		o.Deliveries[i].Attempts = make([]AttemptObject, len(d.Attempts))
 		for j, a := range d.Attempts {
 			o.Deliveries[i].Attempts[j] = toAttemptObject(a)
 		}
 	}
 	return o
+}
+
+// toDeliveryObject is delivery d of event e as the API shows it, without its attempts.
+// Its sequence is the event's, which the delivery keeps a copy of (CONTRACT §26).
+func toDeliveryObject(e models.Event, d models.WebhookDelivery) DeliveryObject {
+	seq := d.Sequence
+	if seq == nil {
+		seq = e.Sequence
+	}
+	return DeliveryObject{ID: d.ID, EndpointID: d.EndpointID, Status: d.Status, Sequence: seq,
+		WaitingFor: apiobject.NonEmpty(d.WaitingFor), Attempts: []AttemptObject{}}
 }
 
 // toAttemptObject is an attempt as the API shows it. Its URL is masked again on the way

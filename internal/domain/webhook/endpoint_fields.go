@@ -38,6 +38,7 @@ type EndpointFields struct {
 	Enabled     *bool
 	RetryPolicy *RetryPolicyInput
 	Signing     *string // hmac-sha256 or ed25519 (CONTRACT §25)
+	Ordering    *string // none or object (CONTRACT §26)
 	// Filter is the filter member as sent (CONTRACT §25): null or {} removes the filter.
 	Filter *json.RawMessage
 	// Headers are the custom headers to set (a null value removes one; null as a whole
@@ -77,6 +78,9 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 	}
 	if in.Signing != nil && checkSigning(&fs, *in.Signing) {
 		p.Signing = in.Signing
+	}
+	if in.Ordering != nil && checkOrdering(&fs, *in.Ordering) {
+		p.Ordering = in.Ordering
 	}
 	if in.Filter != nil {
 		f := checkFilter(&fs, *in.Filter)
@@ -136,6 +140,19 @@ func checkSigning(fs *apperr.Faults, s string) bool {
 	}
 	if s != signing.SchemeHMAC && s != signing.SchemeEd25519 {
 		fs.Invalid("signing", "signing must be %q or %q.", signing.SchemeHMAC, signing.SchemeEd25519)
+		return false
+	}
+	return true
+}
+
+// checkOrdering records a fault unless o names an ordering (CONTRACT §26), and tells
+// whether it does.
+func checkOrdering(fs *apperr.Faults, o string) bool {
+	if !textcheck.LineOK(fs, "ordering", o) {
+		return false
+	}
+	if o != models.OrderingNone && o != models.OrderingObject {
+		fs.Invalid("ordering", "ordering must be %q or %q.", models.OrderingNone, models.OrderingObject)
 		return false
 	}
 	return true

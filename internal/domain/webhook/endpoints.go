@@ -83,6 +83,9 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err := e.checkDestination(ctx, *p.URL); err != nil {
 		return models.WebhookEndpoint{}, err
 	}
+	if err := e.checkOrdering(ctx, p); err != nil {
+		return models.WebhookEndpoint{}, err
+	}
 	secret, err := signing.NewKey(*p.Signing)
 	if err != nil {
 		return models.WebhookEndpoint{}, err
@@ -101,6 +104,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Filter != nil {
 		ep.Filter = *p.Filter
+	}
+	if p.Ordering != nil {
+		ep.Ordering = *p.Ordering
 	}
 	if p.Headers != nil {
 		ep.Headers = p.Headers.apply(nil) // counted by ValidateEndpointFields
@@ -122,6 +128,9 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 		if err := e.checkDestination(ctx, *p.URL); err != nil {
 			return cur, err
 		}
+	}
+	if err := e.checkOrdering(ctx, p); err != nil {
+		return cur, err
 	}
 	if p.Signing != nil { // used only if the scheme changes (applyPatch)
 		if p.NewKey, err = signing.NewKey(*p.Signing); err != nil {

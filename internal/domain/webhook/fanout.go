@@ -91,17 +91,21 @@ func (f *FanOut) FanOut(tx *store.Tx, events []models.Event, emits []store.Emit)
 	return out, nil
 }
 
-// webhookEvent is the "event" member of a webhook body (CONTRACT §8).
+// webhookEvent is the "event" member of a webhook body (CONTRACT §8). Sequence is the
+// event's number among its object's (CONTRACT §26): absent from the body of an event
+// written without one (before the release that added it), so that such a body is what
+// that release sent.
 type webhookEvent struct {
-	ID   string `json:"id"`
-	Time string `json:"time"`
-	Type string `json:"type"`
+	ID       string `json:"id"`
+	Time     string `json:"time"`
+	Type     string `json:"type"`
+	Sequence *int64 `json:"sequence,omitempty"`
 }
 
-// Body is the webhook body of ev (CONTRACT §8): {"event":{id,time,type},"<object
+// Body is the webhook body of ev (CONTRACT §8): {"event":{id,time,type,sequence},"<object
 // type>":{…}}, event first, then the more members in order.
 func Body(ev models.Event, object any, more ...store.BodyMember) (string, error) {
-	head, err := json.Marshal(webhookEvent{ID: ev.ID, Time: ev.Time, Type: ev.Type})
+	head, err := json.Marshal(webhookEvent{ID: ev.ID, Time: ev.Time, Type: ev.Type, Sequence: ev.Sequence})
 	if err != nil {
 		return "", fmt.Errorf("encode event: %w", err)
 	}

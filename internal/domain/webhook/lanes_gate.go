@@ -76,3 +76,11 @@ func CheckOrdering(ctx context.Context, w WorkerIdentities, ordering string) err
 func (e *Endpoints) CheckOrdering(ctx context.Context, ordering string) error {
 	return CheckOrdering(ctx, e.LaneWorkers, ordering)
 }
+
+// checkOrdering is the rolling-upgrade gate for a write that sets ordering.
+func (e *Endpoints) checkOrdering(ctx context.Context, p EndpointPatch) error {
+	if p.Ordering == nil {
+		return nil
+	}
+	return e.CheckOrdering(ctx, *p.Ordering)
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/revops/revops/internal/domain/idempotency"
 	"github.com/revops/revops/internal/domain/webhook"
 	"github.com/revops/revops/internal/platform/apperr"
 	"github.com/revops/revops/models"
@@ -54,5 +55,17 @@ func TestCheckOrdering(t *testing.T) {
 	}
 	if !webhook.HonoursLanes(current) || webhook.HonoursLanes("12@host@") || webhook.HonoursLanes("12@host+lanes") {
 		t.Error("HonoursLanes reads identities wrongly")
+	}
+}
+
+// The gate stands in front of an endpoint's create (and update, which reads the endpoint
+// first): ordering "object" is refused while a worker of an earlier release polls, before
+// anything is written (no store is reached: the Endpoints here have none).
+func TestCreateAsksTheGate(t *testing.T) {
+	e := &webhook.Endpoints{AllowPrivate: true, LaneWorkers: identities{ids: []string{"77@host-c@"}}}
+	url, object := "https://127.0.0.1/hooks", models.OrderingObject
+	_, err := e.Create(context.Background(), models.Env{}, webhook.EndpointFields{URL: &url, Ordering: &object}, idempotency.Reply[webhook.EndpointObject]{})
+	if !errors.Is(err, webhook.ErrOrderingNotReady) {
+		t.Fatalf("create with ordering object while an earlier worker polls: %v, want the gate's refusal", err)
 	}
 }

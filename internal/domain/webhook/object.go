@@ -25,7 +25,8 @@ type EndpointObject struct {
 	Status         string            `json:"status"`
 	DisabledReason *string           `json:"disabled_reason"`
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
-	Filter         json.RawMessage   `json:"filter"` // null: none (CONTRACT §25)
+	Ordering       string            `json:"ordering"` // none or object (CONTRACT §26)
+	Filter         json.RawMessage   `json:"filter"`   // null: none (CONTRACT §25)
 	Health         HealthObject      `json:"health"`
 	// Headers are the custom headers (CONTRACT §25), each value Redacted but in the
 	// answer of the write that set it (WithHeadersShown).
@@ -84,7 +85,8 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 			InitialInterval: FormatDuration(ep.InitialInterval()), BackoffCoefficient: ep.BackoffCoefficient,
 			MaximumInterval: FormatDuration(ep.MaximumInterval()), MaximumAttempts: ep.MaximumAttempts,
 		},
-		Health: ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers), Warnings: Warnings(ep),
+		Ordering: OrderingOf(ep),
+		Health:   ToHealthObject(ep, time.Now()), Headers: redactedHeaders(ep.Headers), Warnings: Warnings(ep),
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
 	o.Signing, o.PublicKey = signingOf(ep)
@@ -98,6 +100,14 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 		o.EventTypes = []string{}
 	}
 	return o
+}
+
+// OrderingOf is ep's ordering (CONTRACT §26); "none" for a row that names none.
+func OrderingOf(ep models.WebhookEndpoint) string {
+	if ep.Ordering == "" {
+		return models.OrderingNone
+	}
+	return ep.Ordering
 }
 
 // signingOf is ep's scheme and, for ed25519, its public key. The private key is never

@@ -36,6 +36,10 @@ func TestValidateEndpoint(t *testing.T) {
 		{"url C1", EndpointFields{URL: str("https://e.com/\u0085")}, []string{"url:invalid_string"}},
 		{"url non-ASCII path", EndpointFields{URL: str("https://e.com/zürich")}, nil},
 		{"method NUL", EndpointFields{URL: str("https://e.com/"), Method: str("POST\x00")}, []string{"method:invalid_string"}},
+		// CONTRACT §26.
+		{"ordered", EndpointFields{URL: str("https://e.com/"), Ordering: str("object")}, nil},
+		{"ordering unknown", EndpointFields{URL: str("https://e.com/"), Ordering: str("fifo")}, []string{"ordering:parameter_invalid"}},
+		{"ordering NUL", EndpointFields{URL: str("https://e.com/"), Ordering: str("none\x00")}, []string{"ordering:invalid_string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,5 +98,30 @@ func TestExcerptCutsOnCharacterBoundary(t *testing.T) {
 		if len(got) != tt.wantLen || !utf8.ValidString(got) {
 			t.Errorf("excerpt of %d bytes: %d bytes (valid %v), want %d", len(tt.in), len(got), utf8.ValidString(got), tt.wantLen)
 		}
+	}
+}
+
+// CONTRACT §26: the body's event carries its sequence, after id, time and type; an event
+// written before the release that added it (no sequence) gets the body that release sent.
+func TestBodyCarriesSequence(t *testing.T) {
+	seven := int64(7)
+	ev := models.Event{ID: "0b4c7e1e-6a43-4f57-9d4e-6f0de3f0a8a1", Time: "1763900000", Type: "deal-signed", ObjectType: "deal", Sequence: &seven}
+	object := map[string]string{"id": "d1"}
+	got, err := Body(ev, object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"event":{"id":"0b4c7e1e-6a43-4f57-9d4e-6f0de3f0a8a1","time":"1763900000","type":"deal-signed","sequence":7},"deal":{"id":"d1"}}`
+	if got != want {
+		t.Errorf("body %s\nwant %s", got, want)
+	}
+	ev.Sequence = nil
+	got, err = Body(ev, object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"event":{"id":"0b4c7e1e-6a43-4f57-9d4e-6f0de3f0a8a1","time":"1763900000","type":"deal-signed"},"deal":{"id":"d1"}}`
+	if got != want {
+		t.Errorf("body without a sequence %s\nwant %s", got, want)
 	}
 }

@@ -40,8 +40,11 @@ type EndpointPatch struct {
 	// for RotationOverlap, as in a rotation.
 	Signing *string
 	NewKey  string
-	Filter  *string        // compact JSON; "" removes the filter
-	Headers *HeaderChanges // merged into the headers as locked
+	Filter  *string // compact JSON; "" removes the filter
+	// Ordering is none or object (CONTRACT §26): it orders, or stops ordering, the
+	// deliveries created after the change only.
+	Ordering *string
+	Headers  *HeaderChanges // merged into the headers as locked
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -104,6 +107,9 @@ func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
 	}
 	if ep.RetryPolicy == (models.RetryPolicy{}) {
 		ep.RetryPolicy = models.DefaultRetryPolicy
+	}
+	if ep.Ordering == "" {
+		ep.Ordering = models.OrderingNone
 	}
 	return ep
 }
@@ -185,6 +191,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (mod
 	}
 	if p.Filter != nil {
 		next.Filter = *p.Filter
+	}
+	if p.Ordering != nil {
+		next.Ordering = *p.Ordering
 	}
 	if p.Headers != nil {
 		h, err := mergeHeaders(cur.Headers, *p.Headers)

@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -192,6 +193,12 @@ func TestSchemasAcceptRealBodies(t *testing.T) {
 		if name, err := catalogtest.Validate(body); err != nil || name != typ {
 			t.Errorf("%s: %v\n%s", typ, err, body)
 		}
+		// CONTRACT §26: the event of this release carries its sequence; the one above, of
+		// an event written before it, has none.
+		sequenced := bytes.Replace(body, []byte(`"type":"`+typ+`"}`), []byte(`"type":"`+typ+`","sequence":7}`), 1)
+		if name, err := catalogtest.Validate(sequenced); err != nil || name != typ || bytes.Equal(sequenced, body) {
+			t.Errorf("%s with a sequence: %v\n%s", typ, err, sequenced)
+		}
 	}
 }
 
@@ -236,6 +243,11 @@ func TestSchemasRejectWrongBodies(t *testing.T) {
 		{"event time as RFC 3339", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["time"] = "2026-11-23T12:00:00Z" }},
 		{"event id not a uuid", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["id"] = "evt_1" }},
 		{"event without id", "deal-signed", func(b, _ map[string]any) { delete(b["event"].(map[string]any), "id") }},
+		{"sequence zero", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["sequence"] = 0 }},
+		{"sequence as a string", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["sequence"] = "3" }},
+		{"sequence not whole", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["sequence"] = 2.5 }},
+		{"sequence null", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["sequence"] = nil }},
+		{"extra event member", "deal-signed", func(b, _ map[string]any) { b["event"].(map[string]any)["seq"] = 1 }},
 		{"extra top-level member", "deal-signed", func(b, _ map[string]any) { b["account"] = map[string]any{} }},
 		{"endpoint URL instead of host", "endpoint-disabled", func(_, e map[string]any) { e["host"] = "hooks.example.com/t/secret-token" }},
 		{"endpoint host with credentials", "endpoint-disabled", func(_, e map[string]any) { e["host"] = "user:pw@hooks.example.com" }},

@@ -8,7 +8,8 @@ import (
 // The schemas are built from Go values rather than kept as JSON files: the deal and
 // account objects appear in several types, and one builder keeps them identical. Every
 // object the API closes is closed here (additionalProperties false, every member
-// required: Revops always writes every member, null when empty), so a receiver's
+// required: Revops always writes every member, null when empty; event.sequence alone may
+// be absent, from events written before it existed, CONTRACT §26), so a receiver's
 // validator catches a member added without a catalog change.
 
 type schema = map[string]any
@@ -98,17 +99,19 @@ func thresholdCrossedType(description string) EventType {
 	}
 }
 
-// body is the delivered JSON: {"event":{id,time,type},"<key>":{…}} (CONTRACT §8).
+// body is the delivered JSON: {"event":{id,time,type,sequence},"<key>":{…}} (CONTRACT
+// §8, §26).
 func body(name, description, key string, object schema) schema {
 	s := closed(schema{
-		"event": closed(schema{
+		"event": optional(closed(schema{
 			"id": uuid("The event id, also sent as the webhook-id header: the same on every attempt and replay."),
 			"time": schema{
 				"type": "string", "pattern": "^[0-9]+$",
 				"description": "When the change happened, in Unix seconds, written as a string.",
 			},
-			"type": schema{"type": "string", "const": name},
-		}),
+			"type":     schema{"type": "string", "const": name},
+			"sequence": sequence(),
+		}), "sequence"),
 		key: object,
 	})
 	s["$schema"], s["$id"], s["title"], s["description"] = draft2020, ID(name), name, description
@@ -203,6 +206,23 @@ func closed(props schema) schema {
 	}
 	slices.Sort(required)
 	return schema{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+// sequence is event.sequence (CONTRACT §26).
+func sequence() schema {
+	return schema{
+		"type": "integer", "minimum": 1,
+		"description": "The event's number among its object's events (object_id) in its environment, strictly increasing in the order " +
+			"their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the " +
+			"last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events " +
+			"written before the release that added it.",
+	}
+}
+
+// optional is a closed object whose members named may be absent.
+func optional(s schema, members ...string) schema {
+	s["required"] = slices.DeleteFunc(slices.Clone(s["required"].([]string)), func(m string) bool { return slices.Contains(members, m) })
+	return s
 }
 
 // nullable also admits null.

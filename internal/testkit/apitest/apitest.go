@@ -5,6 +5,7 @@
 package apitest
 
 import (
+	"context"
 	"flag"
 	"io"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/keys"
 	"github.com/revops/revops/internal/domain/meters"
+	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/buildinfo"
 	"github.com/revops/revops/internal/platform/config"
 	"github.com/revops/revops/internal/store"
 )
@@ -83,9 +86,22 @@ func Serve(t testing.TB, d api.Deps) *httptest.Server {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The workers of a test deployment run this release: ordering "object" passes
+		// the rolling-upgrade gate (CONTRACT §26), which tests of the gate itself replace.
+		eps.LaneWorkers = CurrentWorkers
 		d.Endpoints = eps
 	}
 	srv := httptest.NewServer(app.NewHandler(st, d))
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// Workers are the Temporal identities of a test deployment's workers, as the gate on
+// ordering "object" lists them (webhook.WorkerIdentities).
+type Workers []string
+
+// WorkerIdentities returns w.
+func (w Workers) WorkerIdentities(context.Context) ([]string, error) { return w, nil }
+
+// CurrentWorkers is one worker of this release, which honours order lanes.
+var CurrentWorkers = Workers{webhook.WorkerIdentity("1@apitest", buildinfo.Read().Version)}

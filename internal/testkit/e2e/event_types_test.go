@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -139,8 +140,8 @@ func checkHook(t *testing.T, r webhooktest.Received, secret string) wantHook {
 		t.Fatalf("body is not {event, object}: %s (err %v)", r.Body, err)
 	}
 	var ev map[string]any
-	if err := json.Unmarshal(top["event"], &ev); err != nil || len(ev) != 3 {
-		t.Fatalf("event member is not {id, time, type}: %s", top["event"])
+	if err := json.Unmarshal(top["event"], &ev); err != nil || len(ev) < 3 || len(ev) > 4 || (len(ev) == 4 && ev["sequence"] == nil) {
+		t.Fatalf("event member is not {id, time, type[, sequence]}: %s", top["event"])
 	}
 	id, _ := ev["id"].(string)
 	tm, _ := ev["time"].(string)
@@ -153,7 +154,14 @@ func checkHook(t *testing.T, r webhooktest.Received, secret string) wantHook {
 	if err := json.Unmarshal(top[key], &obj); err != nil || obj == nil {
 		t.Fatalf("%s body has no %q object: %s", typ, key, r.Body)
 	}
-	if prefix := `{"event":{"id":"` + id + `","time":"` + tm + `","type":"` + typ + `"},"` + key + `":{`; !bytes.HasPrefix(r.Body, []byte(prefix)) {
+	head := `{"event":{"id":"` + id + `","time":"` + tm + `","type":"` + typ + `"`
+	if seq, ok := ev["sequence"].(float64); ok { // CONTRACT §26: last, a whole number ≥ 1
+		if seq < 1 || seq != math.Trunc(seq) {
+			t.Errorf("event sequence %v: %s", seq, r.Body)
+		}
+		head += `,"sequence":` + strconv.FormatFloat(seq, 'f', -1, 64)
+	}
+	if prefix := head + `},"` + key + `":{`; !bytes.HasPrefix(r.Body, []byte(prefix)) {
 		t.Errorf("body does not start with %s: %s", prefix, r.Body)
 	}
 	if obj["object"] != key {

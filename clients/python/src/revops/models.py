@@ -48,6 +48,10 @@ EndpointEventType = Literal["*", "deal-created", "deal-updated", "deal-signed", 
 EndpointHealthStatus = Literal["healthy", "failing", "disabled", "idle"]
 
 
+# Used by Endpoint.ordering, EndpointCreate.ordering, EndpointUpdate.ordering.
+EndpointOrdering = Literal["none", "object"]
+
+
 # Used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing.
 EndpointSigning = Literal["hmac-sha256", "ed25519"]
 
@@ -174,10 +178,8 @@ class AccountCreatedWebhook(TypedDict):
     event: AccountCreatedWebhookEvent
 
 
-class AccountCreatedWebhookEvent(TypedDict):
-    """AccountCreatedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _AccountCreatedWebhookEventRequired(TypedDict):
+    """The required keys of AccountCreatedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -188,6 +190,19 @@ class AccountCreatedWebhookEvent(TypedDict):
     type: Literal["account-created"]
 
 
+class AccountCreatedWebhookEvent(_AccountCreatedWebhookEventRequired, total=False):
+    """AccountCreatedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
+
+
 @final
 class AccountDeletedWebhook(TypedDict):
     """An account was deprovisioned (a soft delete: the object stays readable)."""
@@ -196,10 +211,8 @@ class AccountDeletedWebhook(TypedDict):
     event: AccountDeletedWebhookEvent
 
 
-class AccountDeletedWebhookEvent(TypedDict):
-    """AccountDeletedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _AccountDeletedWebhookEventRequired(TypedDict):
+    """The required keys of AccountDeletedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -208,6 +221,19 @@ class AccountDeletedWebhookEvent(TypedDict):
     time: str
     # Always "account-deleted".
     type: Literal["account-deleted"]
+
+
+class AccountDeletedWebhookEvent(_AccountDeletedWebhookEventRequired, total=False):
+    """AccountDeletedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class AccountList(TypedDict):
@@ -241,10 +267,8 @@ class AccountUpdatedWebhook(TypedDict):
     event: AccountUpdatedWebhookEvent
 
 
-class AccountUpdatedWebhookEvent(TypedDict):
-    """AccountUpdatedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _AccountUpdatedWebhookEventRequired(TypedDict):
+    """The required keys of AccountUpdatedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -253,6 +277,19 @@ class AccountUpdatedWebhookEvent(TypedDict):
     time: str
     # Always "account-updated".
     type: Literal["account-updated"]
+
+
+class AccountUpdatedWebhookEvent(_AccountUpdatedWebhookEventRequired, total=False):
+    """AccountUpdatedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class Deal(TypedDict):
@@ -288,10 +325,8 @@ class DealActiveWebhook(TypedDict):
     event: DealActiveWebhookEvent
 
 
-class DealActiveWebhookEvent(TypedDict):
-    """DealActiveWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _DealActiveWebhookEventRequired(TypedDict):
+    """The required keys of DealActiveWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -300,6 +335,19 @@ class DealActiveWebhookEvent(TypedDict):
     time: str
     # Always "deal-active".
     type: Literal["deal-active"]
+
+
+class DealActiveWebhookEvent(_DealActiveWebhookEventRequired, total=False):
+    """DealActiveWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class _DealCreateRequired(TypedDict):
@@ -336,10 +384,8 @@ class DealCreatedWebhook(TypedDict):
     event: DealCreatedWebhookEvent
 
 
-class DealCreatedWebhookEvent(TypedDict):
-    """DealCreatedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _DealCreatedWebhookEventRequired(TypedDict):
+    """The required keys of DealCreatedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -348,6 +394,19 @@ class DealCreatedWebhookEvent(TypedDict):
     time: str
     # Always "deal-created".
     type: Literal["deal-created"]
+
+
+class DealCreatedWebhookEvent(_DealCreatedWebhookEventRequired, total=False):
+    """DealCreatedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class DealCustomer(TypedDict):
@@ -383,10 +442,8 @@ class DealSignedWebhook(TypedDict):
     event: DealSignedWebhookEvent
 
 
-class DealSignedWebhookEvent(TypedDict):
-    """DealSignedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _DealSignedWebhookEventRequired(TypedDict):
+    """The required keys of DealSignedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -395,6 +452,19 @@ class DealSignedWebhookEvent(TypedDict):
     time: str
     # Always "deal-signed".
     type: Literal["deal-signed"]
+
+
+class DealSignedWebhookEvent(_DealSignedWebhookEventRequired, total=False):
+    """DealSignedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class DealUpdate(TypedDict, total=False):
@@ -426,10 +496,8 @@ class DealUpdatedWebhook(TypedDict):
     event: DealUpdatedWebhookEvent
 
 
-class DealUpdatedWebhookEvent(TypedDict):
-    """DealUpdatedWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _DealUpdatedWebhookEventRequired(TypedDict):
+    """The required keys of DealUpdatedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -438,6 +506,19 @@ class DealUpdatedWebhookEvent(TypedDict):
     time: str
     # Always "deal-updated".
     type: Literal["deal-updated"]
+
+
+class DealUpdatedWebhookEvent(_DealUpdatedWebhookEventRequired, total=False):
+    """DealUpdatedWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class DeletedEndpoint(TypedDict):
@@ -478,7 +559,15 @@ class Delivery(TypedDict):
     # The endpoint (it may have been deleted since).
     endpoint_id: str
     id: str
+    # The event's sequence (CONTRACT §26): in an endpoint whose ordering is "object",
+    # deliveries of one object start in this order. null for an event written before the
+    # release that added it.
+    sequence: Optional[int]
     status: EventStatus
+    # The event whose delivery this one waits behind in its lane (one endpoint, one object:
+    # CONTRACT §26): a waiting delivery is pending, with no run and no attempt, until every
+    # earlier delivery of its lane has ended. null when it is not waiting.
+    waiting_for: Optional[str]
 
 
 class _DeliveryAttemptRequired(TypedDict):
@@ -546,10 +635,8 @@ class DeliveryExhaustedWebhookDelivery(TypedDict):
     last_error: str
 
 
-class DeliveryExhaustedWebhookEvent(TypedDict):
-    """DeliveryExhaustedWebhookEvent, as the API sends or takes it (the document describes it
-    no further).
-    """
+class _DeliveryExhaustedWebhookEventRequired(TypedDict):
+    """The required keys of DeliveryExhaustedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -558,6 +645,19 @@ class DeliveryExhaustedWebhookEvent(TypedDict):
     time: str
     # Always "delivery-exhausted".
     type: Literal["delivery-exhausted"]
+
+
+class DeliveryExhaustedWebhookEvent(_DeliveryExhaustedWebhookEventRequired, total=False):
+    """DeliveryExhaustedWebhookEvent, as the API sends or takes it (the document describes it
+    no further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class DeliveryExhaustedWebhookWebhookEndpoint(TypedDict):
@@ -596,6 +696,12 @@ class _EndpointRequired(TypedDict):
     method: WebhookMethod
     # Always "webhook_endpoint".
     object: Literal["webhook_endpoint"]
+    # "none" (the default): deliveries of one object are unordered. "object": on this
+    # endpoint a delivery's first attempt starts only after every earlier delivery (lower
+    # sequence) of the same object has ended (delivered, failed or skipped); other objects
+    # never wait. Copied onto each delivery when it is created: a change orders, or stops
+    # ordering, later deliveries only (CONTRACT §26).
+    ordering: EndpointOrdering
     # For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_
     # followed by the base64 of the 32-byte key. null for hmac-sha256.
     public_key: Optional[str]
@@ -649,6 +755,13 @@ class EndpointCreate(_EndpointCreateRequired, total=False):
     filter: Optional[EndpointFilter]
     headers: EndpointHeadersInput
     method: WebhookMethod
+    # "none" (the default): deliveries of one object are unordered. "object": on this
+    # endpoint a delivery's first attempt starts only after every earlier delivery (lower
+    # sequence) of the same object has ended (delivered, failed or skipped); other objects
+    # never wait. Copied onto each delivery when it is created: a change orders, or stops
+    # ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every
+    # worker runs a release that honours it.
+    ordering: EndpointOrdering
     retry_policy: RetryPolicyInput
     # hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified
     # with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard
@@ -668,10 +781,8 @@ class EndpointDisabledWebhook(TypedDict):
     webhook_endpoint: EndpointDisabledWebhookWebhookEndpoint
 
 
-class EndpointDisabledWebhookEvent(TypedDict):
-    """EndpointDisabledWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _EndpointDisabledWebhookEventRequired(TypedDict):
+    """The required keys of EndpointDisabledWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -680,6 +791,19 @@ class EndpointDisabledWebhookEvent(TypedDict):
     time: str
     # Always "endpoint-disabled".
     type: Literal["endpoint-disabled"]
+
+
+class EndpointDisabledWebhookEvent(_EndpointDisabledWebhookEventRequired, total=False):
+    """EndpointDisabledWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class EndpointDisabledWebhookWebhookEndpoint(TypedDict):
@@ -711,10 +835,8 @@ class EndpointFailingWebhook(TypedDict):
     webhook_endpoint: EndpointFailingWebhookWebhookEndpoint
 
 
-class EndpointFailingWebhookEvent(TypedDict):
-    """EndpointFailingWebhookEvent, as the API sends or takes it (the document describes it no
-    further).
-    """
+class _EndpointFailingWebhookEventRequired(TypedDict):
+    """The required keys of EndpointFailingWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -723,6 +845,19 @@ class EndpointFailingWebhookEvent(TypedDict):
     time: str
     # Always "endpoint-failing".
     type: Literal["endpoint-failing"]
+
+
+class EndpointFailingWebhookEvent(_EndpointFailingWebhookEventRequired, total=False):
+    """EndpointFailingWebhookEvent, as the API sends or takes it (the document describes it no
+    further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class EndpointFailingWebhookWebhookEndpoint(TypedDict):
@@ -775,10 +910,8 @@ class EndpointRecoveredWebhook(TypedDict):
     webhook_endpoint: EndpointRecoveredWebhookWebhookEndpoint
 
 
-class EndpointRecoveredWebhookEvent(TypedDict):
-    """EndpointRecoveredWebhookEvent, as the API sends or takes it (the document describes it
-    no further).
-    """
+class _EndpointRecoveredWebhookEventRequired(TypedDict):
+    """The required keys of EndpointRecoveredWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -787,6 +920,19 @@ class EndpointRecoveredWebhookEvent(TypedDict):
     time: str
     # Always "endpoint-recovered".
     type: Literal["endpoint-recovered"]
+
+
+class EndpointRecoveredWebhookEvent(_EndpointRecoveredWebhookEventRequired, total=False):
+    """EndpointRecoveredWebhookEvent, as the API sends or takes it (the document describes it
+    no further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class EndpointRecoveredWebhookWebhookEndpoint(TypedDict):
@@ -832,6 +978,13 @@ class EndpointUpdate(TypedDict, total=False):
     filter: Optional[EndpointFilter]
     headers: EndpointHeadersInput
     method: WebhookMethod
+    # "none" (the default): deliveries of one object are unordered. "object": on this
+    # endpoint a delivery's first attempt starts only after every earlier delivery (lower
+    # sequence) of the same object has ended (delivered, failed or skipped); other objects
+    # never wait. Copied onto each delivery when it is created: a change orders, or stops
+    # ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every
+    # worker runs a release that honours it.
+    ordering: EndpointOrdering
     retry_policy: RetryPolicyInput
     # Another scheme than the endpoint's makes a new key of that scheme (read a new secret
     # with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps
@@ -925,11 +1078,16 @@ class Event(TypedDict):
     object_id: str
     object_type: EventObjectType
     # The exact webhook body:
-    # {"event":{id,time,type},"deal"|"account"|"webhook_endpoint":{…}}, as GET
+    # {"event":{id,time,type,sequence},"deal"|"account"|"webhook_endpoint":{…}}, as GET
     # /v1/event_types describes it for its type.
     payload: dict[str, Any]
     # The latest delivery run; null before one was started.
     run_id: Optional[str]
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed, the same in the payload's
+    # event.sequence (CONTRACT §26); null for an event written before the release that added
+    # it.
+    sequence: Optional[int]
     status: EventStatus
     # The latest run in the Temporal UI; null before a run, or without a configured UI.
     temporal_ui_url: Optional[str]
@@ -1161,10 +1319,8 @@ class MeterThresholdCrossedWebhook(TypedDict):
     meter_alert: MeterThresholdCrossedWebhookMeterAlert
 
 
-class MeterThresholdCrossedWebhookEvent(TypedDict):
-    """MeterThresholdCrossedWebhookEvent, as the API sends or takes it (the document describes
-    it no further).
-    """
+class _MeterThresholdCrossedWebhookEventRequired(TypedDict):
+    """The required keys of MeterThresholdCrossedWebhookEvent."""
 
     # The event id, also sent as the webhook-id header: the same on every attempt and
     # replay.
@@ -1173,6 +1329,19 @@ class MeterThresholdCrossedWebhookEvent(TypedDict):
     time: str
     # Always "meter-threshold-crossed".
     type: Literal["meter-threshold-crossed"]
+
+
+class MeterThresholdCrossedWebhookEvent(_MeterThresholdCrossedWebhookEventRequired, total=False):
+    """MeterThresholdCrossedWebhookEvent, as the API sends or takes it (the document describes
+    it no further).
+    """
+
+    # The event's number among its object's events (object_id) in its environment, strictly
+    # increasing in the order their changes committed; the same on every attempt and replay.
+    # Apply a snapshot only if its sequence is higher than the last one applied for that
+    # object. Numbers may skip for an endpoint (it does not receive every type). Absent from
+    # events written before the release that added it.
+    sequence: int
 
 
 class MeterThresholdCrossedWebhookMeterAlert(TypedDict):

@@ -1504,6 +1504,8 @@ export interface components {
             object_id: string;
             /** @enum {string} */
             object_type: "deal" | "account" | "webhook_endpoint";
+            /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed, the same in the payload's event.sequence (CONTRACT §26); null for an event written before the release that added it. */
+            sequence: number | null;
             /** @enum {string} */
             environment: "live" | "sandbox";
             /**
@@ -1511,7 +1513,7 @@ export interface components {
              * @description RFC 3339, UTC.
              */
             created_at: string;
-            /** @description The exact webhook body: {"event":{id,time,type},"deal"|"account"|"webhook_endpoint":{…}}, as GET /v1/event_types describes it for its type. */
+            /** @description The exact webhook body: {"event":{id,time,type,sequence},"deal"|"account"|"webhook_endpoint":{…}}, as GET /v1/event_types describes it for its type. */
             payload: Record<string, never>;
             /** @description Every attempt of every run, oldest first. */
             attempts: components["schemas"]["DeliveryAttempt"][];
@@ -1663,6 +1665,11 @@ export interface components {
              */
             disabled_reason: "manual" | "failing" | "gone" | null;
             retry_policy: components["schemas"]["RetryPolicy"];
+            /**
+             * @description "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26).
+             * @enum {string}
+             */
+            ordering: "none" | "object";
             /** @description null: the endpoint takes every event of its types. */
             filter: components["schemas"]["EndpointFilter"] | null;
             health: components["schemas"]["EndpointHealth"];
@@ -1748,6 +1755,12 @@ export interface components {
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
             /**
+             * @description "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
+             * @default none
+             * @enum {string}
+             */
+            ordering?: "none" | "object";
+            /**
              * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
              * @default hmac-sha256
              * @enum {string}
@@ -1773,6 +1786,11 @@ export interface components {
             /** @description false disables (disabled_reason manual); true re-enables and clears disabled_reason. */
             enabled?: boolean;
             retry_policy?: components["schemas"]["RetryPolicyInput"];
+            /**
+             * @description "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
+             * @enum {string}
+             */
+            ordering?: "none" | "object";
             /**
              * @description Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
              * @enum {string}
@@ -1844,6 +1862,13 @@ export interface components {
             endpoint_id: string;
             /** @enum {string} */
             status: "pending" | "delivered" | "retrying" | "failed" | "skipped";
+            /** @description The event's sequence (CONTRACT §26): in an endpoint whose ordering is "object", deliveries of one object start in this order. null for an event written before the release that added it. */
+            sequence: number | null;
+            /**
+             * Format: uuid
+             * @description The event whose delivery this one waits behind in its lane (one endpoint, one object: CONTRACT §26): a waiting delivery is pending, with no run and no attempt, until every earlier delivery of its lane has ended. null when it is not waiting.
+             */
+            waiting_for: string | null;
             /** @description Oldest first. */
             attempts: components["schemas"]["DeliveryAttempt"][];
         };
@@ -4040,6 +4065,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4108,6 +4135,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4176,6 +4205,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4355,6 +4386,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4534,6 +4567,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4713,6 +4748,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4892,6 +4929,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -4948,6 +4987,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -5001,6 +5042,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -5062,6 +5105,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -5118,6 +5163,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
@@ -5179,6 +5226,8 @@ export interface operations {
                          * @description The event id, also sent as the webhook-id header: the same on every attempt and replay.
                          */
                         id: string;
+                        /** @description The event's number among its object's events (object_id) in its environment, strictly increasing in the order their changes committed; the same on every attempt and replay. Apply a snapshot only if its sequence is higher than the last one applied for that object. Numbers may skip for an endpoint (it does not receive every type). Absent from events written before the release that added it. */
+                        sequence?: number;
                         /** @description When the change happened, in Unix seconds, written as a string. */
                         time: string;
                         /** @constant */
