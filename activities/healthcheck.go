@@ -15,6 +15,9 @@ type Health struct {
 	Store webhook.HealthCheckStore
 	// FailingAfter is REVOPS_WEBHOOK_FAILING_AFTER (0: webhook.DefaultFailingAfter).
 	FailingAfter time.Duration
+	// Pacing reconciles the paced endpoints' weight overrides at each pass (CONTRACT
+	// §27); nil: not on this worker (tests).
+	Pacing *Pacing
 }
 
 // HealthCheckPass bounds one pass.
@@ -38,6 +41,14 @@ func (h *Health) CheckHealth(ctx context.Context, in HealthCheckPass) (HealthChe
 	}
 	if res.Endpoints > 0 || res.Purged > 0 {
 		activity.GetLogger(ctx).Info("endpoint health checked", "endpoints", res.Endpoints, "purged", res.Purged)
+	}
+	if h.Pacing != nil {
+		// The minute check's second duty (CONTRACT §27), inside its pass so that the
+		// workflow is unchanged; a failure is logged, never the health check's: the next
+		// minute tries again.
+		if _, err := h.Pacing.Reconcile(ctx); err != nil {
+			activity.GetLogger(ctx).Warn("paced endpoints not reconciled with Temporal", "err", err)
+		}
 	}
 	return HealthCheckResult{Endpoints: res.Endpoints, Purged: res.Purged}, nil
 }
