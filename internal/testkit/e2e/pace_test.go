@@ -144,8 +144,8 @@ func apiClient(t *testing.T, base, key string) *revops.Client {
 	return c
 }
 
-// createEndpoint and patchEndpoint speak JSON to the API directly: rate_limit is newer
-// than the generated client.
+// createEndpoint and patchEndpoint speak JSON to the API directly: the rate_limit
+// members as a receiver's integrator writes them.
 func createEndpoint(t *testing.T, base, key string, body map[string]any) string {
 	t.Helper()
 	return jsonCall(t, "POST", base+"/v1/webhook_endpoints", key, body, http.StatusCreated)["id"].(string)
