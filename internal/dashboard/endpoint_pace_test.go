@@ -2,13 +2,14 @@ package dashboard_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
 
 // TestWebhookEndpointPace (CONTRACT §27): the form sets, shows and clears an endpoint's
 // pace; the list shows it; a pace past the environment's cap is refused beside the field
-// and saves nothing.
+// and saves nothing; a test send says it is not paced.
 func TestWebhookEndpointPace(t *testing.T) {
 	rcv, s, u, env := newOwnerSite(t, "Acme")
 	c := s.client()
@@ -27,6 +28,12 @@ func TestWebhookEndpointPace(t *testing.T) {
 	}
 	if list := c.get("/dashboard/webhooks").body; !strings.Contains(list, "at most 90/1m") {
 		t.Fatalf("list misses the pace: %.4000s", list)
+	}
+
+	// A test send is not paced, and says so.
+	p = c.post("/dashboard/webhooks/"+id+"/test", url.Values{"csrf_token": {tok}, "type": {"account-created"}})
+	if p.status != http.StatusOK || !strings.Contains(p.body, "not paced: a test send goes at once") || !strings.Contains(p.body, "(90/1m)") {
+		t.Fatalf("test send: %d %.3000s", p.status, p.body)
 	}
 
 	p = c.post("/dashboard/webhooks/"+id, endpointForm(tok, "url", rcv.srv.URL+"/paced", "rate_limit", "500", "rate_period", "1s"))
