@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -41,12 +43,13 @@ func TestMinuteCheckReconcilesPaces(t *testing.T) {
 	if err := q.SetWeights(ctx, map[string]float32{"gone-endpoint": 3}, nil); err != nil {
 		t.Fatal(err)
 	}
+	waitOverrides(t, q, map[string]float32{"gone-endpoint": 3}, false)
 	res, err := p.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float32{a: 5, b: 0.5, c: 2}
-	checkOverrides(t, q, want)
+	waitOverrides(t, q, want, true)
 	if res.Endpoints != 3 || res.Set != 3 || res.Unset != 1 {
 		t.Errorf("first pass: %+v", res)
 	}
@@ -63,7 +66,7 @@ func TestMinuteCheckReconcilesPaces(t *testing.T) {
 	if res, err = p.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkOverrides(t, q, map[string]float32{a: 12})
+	waitOverrides(t, q, map[string]float32{a: 12}, true)
 	if res.Set != 1 || res.Unset != 2 {
 		t.Errorf("second pass: %+v", res)
 	}
@@ -77,22 +80,16 @@ func rateLimitJSON(s string) *json.RawMessage {
 	return &raw
 }
 
-// checkOverrides reads the queue's config back from Temporal.
-func checkOverrides(t *testing.T, q temporalsetup.PacedQueue, want map[string]float32) {
+// waitOverrides waits until the queue's overrides, read back from Temporal, are want
+// (and, after a pass, its per-key rate 1/s): DescribeTaskQueue shows an update shortly
+// after it, and each pass starts from what it reads, so the test waits before the next.
+func waitOverrides(t *testing.T, q temporalsetup.PacedQueue, want map[string]float32, afterPass bool) {
 	t.Helper()
-	def, got, err := q.Config(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if def == nil || *def != wire.PacedKeyRate {
-		t.Errorf("per-key rate %v, want %v", def, wire.PacedKeyRate)
-	}
-	if len(got) != len(want) {
-		t.Errorf("overrides %v, want %v", got, want)
-	}
-	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("override of %s: %v, want %v (all: %v)", k, got[k], w, got)
+	waitFor(t, 30*time.Second, fmt.Sprintf("overrides %v", want), func() bool {
+		def, got, err := q.Config(context.Background())
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		return maps.Equal(got, want) && (!afterPass || def != nil && *def == wire.PacedKeyRate)
+	})
 }
