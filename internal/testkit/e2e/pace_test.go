@@ -95,10 +95,12 @@ func TestPacedEndpointKeepsItsPace(t *testing.T) {
 	waitFor(t, 5*time.Minute, "the paced endpoint's deliveries", func() bool { return len(paced.Received()) >= pacedBurst })
 
 	most, spanned := busiestSecond(paced.Received())
-	t.Logf("paced endpoint at 5/1s: %d deliveries over %v, at most %d in any 1 s window (limit 5, burst allowed 5); it had %d when the unpaced endpoint (%d) and the other organization's (%d) had all theirs",
+	t.Logf("paced endpoint at 5/1s: %d deliveries over %v, at most %d in any 1 s window (limit 5, burst 6); it had %d when the unpaced endpoint (%d) and the other organization's (%d) had all theirs",
 		len(paced.Received()), spanned.Round(time.Millisecond), most, atOthersDone, len(unpaced.Received()), len(other.Received()))
-	if most > 10 {
-		t.Errorf("the receiver saw %d requests within one second: more than the limit 5 plus the burst 5", most)
+	// The engine's burst (docs/webhook-endpoints.md): a quiet key may go rate × 1 s + 1
+	// times at once, 6 at 5/s; then once every 200 ms.
+	if most > 5+6 {
+		t.Errorf("the receiver saw %d requests within one second: more than the limit 5 plus the burst 6", most)
 	}
 	if got := len(paced.Received()); got != pacedBurst {
 		t.Errorf("the paced receiver got %d requests for %d deliveries: an attempt was repeated", got, pacedBurst)
