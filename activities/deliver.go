@@ -27,6 +27,7 @@ type Store interface {
 	WebhookEndpoint(ctx context.Context, env models.Env) (models.WebhookEndpoint, error)
 	DeliveredInRun(ctx context.Context, env models.Env, eventID, runID string) (bool, error)
 	PendingDeliveries(ctx context.Context, eventID string) ([]models.WebhookDelivery, error)
+	EndpointPaces(ctx context.Context, endpointIDs []string) (map[string]float64, error) // CONTRACT §27
 	DeliveryForAttempt(ctx context.Context, deliveryID string) (store.DeliveryTarget, error)
 	// FailureStore ends a delivery failed and judges its endpoint's disabling (webhook.MarkDeliveryFailed);
 	// EventStore settles an event of the single-endpoint releases (webhook.MarkEventFailed).

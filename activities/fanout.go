@@ -20,15 +20,25 @@ type PendingInput struct {
 }
 
 // PendingDeliveries lists the event's deliveries that are pending: all of them when its
-// run starts, the replayed ones after a replay signal (CONTRACT §13).
+// run starts, the replayed ones after a replay signal (CONTRACT §13), each with its
+// endpoint's pace as it is now (§27).
 func (a *Delivery) PendingDeliveries(ctx context.Context, in PendingInput) ([]models.PendingDelivery, error) {
 	ds, err := a.Store.PendingDeliveries(ctx, in.EventID)
+	if err != nil {
+		return nil, fmt.Errorf("pending deliveries: %w", err)
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.EndpointID
+	}
+	paces, err := a.Store.EndpointPaces(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("pending deliveries: %w", err)
 	}
 	out := make([]models.PendingDelivery, len(ds))
 	for i, d := range ds {
 		out[i] = models.PendingDeliveryOf(d)
+		out[i].Pace = paces[d.EndpointID] // CONTRACT §27: read as the series begins
 	}
 	return out, nil
 }

@@ -20,6 +20,9 @@ type Health struct {
 	FailingAfter time.Duration
 	// OrderMaxWait is REVOPS_WEBHOOK_ORDER_MAX_WAIT (0: webhook.DefaultOrderMaxWait).
 	OrderMaxWait time.Duration
+	// Pacing reconciles the paced endpoints' weight overrides at each pass (CONTRACT
+	// §27); nil: not on this worker (tests).
+	Pacing *Pacing
 }
 
 // HealthCheckPass bounds one pass.
@@ -55,6 +58,14 @@ func (h *Health) CheckHealth(ctx context.Context, in HealthCheckPass) (HealthChe
 	}
 	if lanes != (webhook.LanesChecked{}) {
 		activity.GetLogger(ctx).Info("order lanes checked", "expired", lanes.Expired, "run_closed", lanes.Closed, "released", lanes.Released)
+	}
+	if h.Pacing != nil {
+		// The minute check's second duty (CONTRACT §27), inside its pass so that the
+		// workflow is unchanged; a failure is logged, never the health check's: the next
+		// minute tries again.
+		if _, err := h.Pacing.Reconcile(ctx); err != nil {
+			activity.GetLogger(ctx).Warn("paced endpoints not reconciled with Temporal", "err", err)
+		}
 	}
 	return HealthCheckResult{Endpoints: res.Endpoints, Purged: res.Purged}, nil
 }

@@ -345,6 +345,7 @@ func TestHostileInput(t *testing.T) {
 			cases = append(cases, headerHostileCases(seed)...)
 			cases = append(cases, orderingHostileCases(seed)...)
 			cases = append(cases, urlHostileCases(seed)...)
+			cases = append(cases, paceHostileCases(seed)...)
 			t.Logf("%s: %d hostile requests", db, len(cases))
 			before := h.fingerprint()
 			var failed int

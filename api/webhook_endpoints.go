@@ -16,11 +16,11 @@ import (
 // webhookEndpointsFields are the members a POST or PATCH of /v1/webhook_endpoints may
 // carry (CONTRACT §13).
 var webhookEndpointsFields = fieldRules{
-	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter", "headers", "ordering"},
+	Writable: []string{"url", "method", "description", "event_types", "enabled", "retry_policy", "signing", "filter", "headers", "ordering", "rate_limit"},
 	ReadOnly: []string{"id", "object", "status", "disabled_reason", "health", "secret", "public_key", "created_at", "updated_at"},
 	Nested: map[string]fieldRules{"retry_policy": {
 		Writable: []string{"initial_interval", "backoff_coefficient", "maximum_interval", "maximum_attempts"},
-	}},
+	}, "rate_limit": {Writable: []string{"limit", "period"}}},
 }
 
 // webhookEndpointsRequest is the body of POST and PATCH /v1/webhook_endpoints and, within
@@ -37,6 +37,8 @@ type webhookEndpointsRequest struct {
 	Filter      bodyfields.Field[json.RawMessage] `json:"filter"`   // null or {} removes it (CONTRACT §25)
 	// Headers: a null value removes one; null removes them all (CONTRACT §25).
 	Headers bodyfields.Field[map[string]webhook.HeaderValue] `json:"headers"`
+	// RateLimit: null unpaces (CONTRACT §27); checked by the domain, member by member.
+	RateLimit bodyfields.Field[json.RawMessage] `json:"rate_limit"`
 }
 
 func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
@@ -49,9 +51,14 @@ func (r webhookEndpointsRequest) fields() webhook.EndpointFields {
 		f := r.Filter.Value // nil when null: no filter
 		filter = &f
 	}
+	var rateLimit *json.RawMessage
+	if r.RateLimit.Set {
+		raw := r.RateLimit.Value // nil when null: unpaced
+		rateLimit = &raw
+	}
 	return webhook.EndpointFields{URL: r.URL, Method: r.Method, Description: description,
 		EventTypes: r.EventTypes, Enabled: r.Enabled, RetryPolicy: r.RetryPolicy, Signing: r.Signing, Filter: filter, Headers: r.Headers,
-		Ordering: r.Ordering}
+		Ordering: r.Ordering, RateLimit: rateLimit}
 }
 
 func (s *Server) createEndpoint(c *gin.Context) {

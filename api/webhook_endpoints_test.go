@@ -110,7 +110,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,filter,headers,health,id,method,object,ordering,public_key,retry_policy,secret,signing,status,updated_at,url,warnings" {
+	if strings.Join(keys, ",") != "created_at,description,disabled_reason,enabled,event_types,filter,headers,health,id,method,object,ordering,public_key,rate_limit,retry_policy,secret,signing,status,updated_at,url,warnings" {
 		t.Fatalf("object members %v", keys)
 	}
 	wantPolicy := map[string]any{"initial_interval": "1h", "backoff_coefficient": 1.0, "maximum_interval": "1h", "maximum_attempts": 6.0}

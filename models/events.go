@@ -72,11 +72,12 @@ type Destination struct {
 	URL        string
 	Method     string
 	Enabled    bool
+	Pace       float64 // the endpoint's rate per second; 0: unpaced (CONTRACT §27)
 }
 
 // DestinationOf is the destination part of an endpoint.
 func DestinationOf(ep WebhookEndpoint) Destination {
-	return Destination{EndpointID: ep.ID, URL: ep.URL, Method: ep.Method, Enabled: ep.Enabled}
+	return Destination{EndpointID: ep.ID, URL: ep.URL, Method: ep.Method, Enabled: ep.Enabled, Pace: ep.PacedRate()}
 }
 
 // Attempt outcomes and triggers.

@@ -14,6 +14,10 @@ type PendingDelivery struct {
 	// MarkDeliveryFailed, which then leaves a delivery replayed since pending. nil in
 	// the histories of earlier releases, which did not read it.
 	Replays *int `json:",omitempty"`
+	// Pace is the endpoint's rate per second when the delivery was read (CONTRACT §27):
+	// its attempts go to the paced task queue under the endpoint's fairness key. 0
+	// (absent, as in every history of earlier releases): unpaced.
+	Pace float64 `json:",omitempty"`
 }
 
 // PendingDeliveryOf is the run's view of a delivery.

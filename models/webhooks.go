@@ -82,6 +82,10 @@ type WebhookEndpoint struct {
 	Description    string
 	EventTypes     []string `gorm:"serializer:json"` // ["*"] or known types (internal/platform/catalog)
 	RetryPolicy    `gorm:"embedded"`
+	// RateLimit attempts per RatePeriod ("1s" or "1m") is the endpoint's pace (CONTRACT
+	// §27); 0 and "" when it is unpaced.
+	RateLimit      int
+	RatePeriod     string
 	Enabled        bool
 	DisabledReason string     // "" when enabled, else DisabledManual, DisabledFailing or DisabledGone
 	FailingSince   *time.Time // set when disabled for failing: the first failed attempt since the last success
@@ -153,3 +157,22 @@ const (
 	OrderingNone   = "none"
 	OrderingObject = "object"
 )
+
+// Rate periods of a paced endpoint (CONTRACT §27).
+const (
+	RatePerSecond = "1s"
+	RatePerMinute = "1m"
+)
+
+// PacedRate is the endpoint's pace in attempts per second (CONTRACT §27), the weight
+// its fairness key gets on the paced task queue; 0 when it is unpaced.
+func (ep WebhookEndpoint) PacedRate() float64 {
+	switch {
+	case ep.RateLimit <= 0:
+		return 0
+	case ep.RatePeriod == RatePerMinute:
+		return float64(ep.RateLimit) / 60
+	default:
+		return float64(ep.RateLimit)
+	}
+}

@@ -143,11 +143,20 @@ func replayedSince(cur, pending models.PendingDelivery) bool {
 // unrecorded success recorded.
 func (r *fanout) deliver(ctx workflow.Context, d models.PendingDelivery, trigger string) error {
 	policy := retryPolicyOf(d.Policy, r.in.RetryInterval)
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: wire.AttemptTimeout,
 		RetryPolicy:         policy,
 		Priority:            priorityOf(r.in),
-	})
+	}
+	if d.Pace > 0 {
+		// CONTRACT §27: the engine paces the endpoint's attempts on a queue of their own,
+		// keyed by endpoint. An attempt waiting for its turn is a scheduled activity: no
+		// attempt spent, no worker slot held. Histories of earlier releases hold no paced
+		// delivery, so their commands are unchanged (and replay matches an activity by id
+		// and type, not by queue): no workflow.GetVersion.
+		opts.TaskQueue, opts.Priority = wire.PacedTaskQueue, wire.PacedPriority(d.EndpointID, d.Pace)
+	}
+	actx := workflow.WithActivityOptions(ctx, opts)
 	var a *activities.Delivery
 	var res activities.DeliverResult
 	err := workflow.ExecuteActivity(actx, a.DeliverWebhook, activities.DeliverInput{

@@ -44,7 +44,8 @@ type Workers []worker.Worker
 // slots it sets): revops-webhooks runs deliveries, deliverySlots attempts at a time
 // (REVOPS_WORKER_ACTIVITY_SLOTS); revops-jobs bulk replays, meter backfills and purges,
 // endpoint deletions;
-// revops-system the bookkeeping that settles deliveries and retention. revops-webhooks
+// revops-system the bookkeeping that settles deliveries and retention; revops-webhooks-
+// paced the attempts to paced endpoints, deliverySlots at a time too. revops-webhooks
 // keeps every registration of the releases before the three queues (BulkReplay,
 // Retention and their activities), so that their runs there drain: a BulkReplay run
 // continues as new on its own queue.
@@ -80,7 +81,15 @@ func NewWorkers(c client.Client, acts Activities, deliverySlots int, opts worker
 	// Only MarkDeliveryFailed and RecordDelivered are scheduled here (systemBookkeeping);
 	// the struct registers them under the names the workflow uses.
 	sw.RegisterActivity(acts.Delivery)
-	return Workers{wh, jw, sw}
+
+	// Attempts to paced endpoints (CONTRACT §27; only DeliverWebhook is scheduled there,
+	// by fanout.go): as many slots as the deliveries' own worker, a pool of their own, so
+	// that paced attempts to hanging receivers never hold an unpaced delivery's slot.
+	paced := opts
+	paced.MaxConcurrentActivityExecutionSize = deliverySlots
+	pw := worker.New(c, wire.PacedTaskQueue, paced)
+	pw.RegisterActivity(acts.Delivery)
+	return Workers{wh, jw, sw, pw}
 }
 
 // Start starts every worker; if one fails, it stops those it started (a worker starts

@@ -290,8 +290,9 @@ type Endpoint struct {
 	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26).
 	Ordering EndpointOrdering `json:"ordering"`
 	// For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_ followed by the base64 of the 32-byte key. null for hmac-sha256.
-	PublicKey   *string     `json:"public_key"`
-	RetryPolicy RetryPolicy `json:"retry_policy"`
+	PublicKey   *string            `json:"public_key"`
+	RateLimit   *EndpointRateLimit `json:"rate_limit"`
+	RetryPolicy RetryPolicy        `json:"retry_policy"`
 	// Only in the answer of the create, and only for hmac-sha256 (an ed25519 endpoint shows public_key instead).
 	Secret string `json:"secret,omitzero"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
@@ -317,8 +318,9 @@ type EndpointCreate struct {
 	Headers Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
 	Method  *WebhookMethod                 `json:"method,omitempty"`
 	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
-	Ordering    *EndpointOrdering `json:"ordering,omitempty"`
-	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	Ordering    *EndpointOrdering           `json:"ordering,omitempty"`
+	RateLimit   Nullable[EndpointRateLimit] `json:"rate_limit,omitzero"`
+	RetryPolicy *RetryPolicyInput           `json:"retry_policy,omitempty"`
 	// hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).
@@ -400,6 +402,22 @@ const (
 	EndpointOrderingObject EndpointOrdering = "object"
 )
 
+// EndpointRateLimit: null: unpaced (the default; in a PATCH, null unpaces and absent leaves the pace as it is). An endpoint's pace (CONTRACT §27): at most limit attempts per period, kept by the engine (Temporal's per-key rate limits), plus the burst docs/webhook-endpoints.md documents. Every attempt is paced (first, retries, replays, bulk replays); a test send is not. An attempt waiting for its turn spends no attempt of the retry policy: the delivery stays pending or retrying. The paced endpoints of an environment may ask REVOPS_PACED_RATE_PER_ENVIRONMENT requests per second together (default 100). A new rate reaches attempts not yet sent within a minute (at once, normally). Past the environment's cap: 400 rate_limit_too_high, naming the room left; a new paced endpoint past the paced endpoints the deployment is sized for (REVOPS_PACED_ENDPOINTS): 400 too_many_paced_endpoints.
+type EndpointRateLimit struct {
+	// Attempts per period.
+	Limit int64 `json:"limit"`
+	// One second or one minute.
+	Period EndpointRateLimitPeriod `json:"period"`
+}
+
+// EndpointRateLimitPeriod is one of the constants below (used by EndpointRateLimit.period).
+type EndpointRateLimitPeriod string
+
+const (
+	EndpointRateLimitPeriod1s EndpointRateLimitPeriod = "1s"
+	EndpointRateLimitPeriod1m EndpointRateLimitPeriod = "1m"
+)
+
 // EndpointSigning is one of the constants below (used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing).
 type EndpointSigning string
 
@@ -447,8 +465,9 @@ type EndpointUpdate struct {
 	Headers Nullable[EndpointHeadersInput] `json:"headers,omitzero"`
 	Method  *WebhookMethod                 `json:"method,omitempty"`
 	// "none" (the default): deliveries of one object are unordered. "object": on this endpoint a delivery's first attempt starts only after every earlier delivery (lower sequence) of the same object has ended (delivered, failed or skipped); other objects never wait. Copied onto each delivery when it is created: a change orders, or stops ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every worker runs a release that honours it.
-	Ordering    *EndpointOrdering `json:"ordering,omitempty"`
-	RetryPolicy *RetryPolicyInput `json:"retry_policy,omitempty"`
+	Ordering    *EndpointOrdering           `json:"ordering,omitempty"`
+	RateLimit   Nullable[EndpointRateLimit] `json:"rate_limit,omitzero"`
+	RetryPolicy *RetryPolicyInput           `json:"retry_policy,omitempty"`
 	// Another scheme than the endpoint's makes a new key of that scheme (read a new secret with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps signing for 24 h, as after a rotation. The endpoint's own scheme changes nothing.
 	Signing *EndpointSigning `json:"signing,omitempty"`
 	// An https URL. Credentials do not belong in it: a URL with user information (user:password@) is 400 parameter_invalid on url, unless it is the endpoint's URL as saved, sent again unchanged; send them in a custom header (headers) instead, where they are kept encrypted (CONTRACT §25).

@@ -30,6 +30,7 @@ import (
 	"github.com/revops/revops/internal/platform/tracing"
 	"github.com/revops/revops/internal/store"
 	"github.com/revops/revops/workflows"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // Defaults of Parts' intervals.
@@ -131,7 +132,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, st *store.Sto
 	// it (a request, an activity, the meters' consumer): its events and jobs start as
 	// soon as it commits (issue 42); the claimer's poll and the sweepers are the safety
 	// net. Wired before anything commits.
-	queue := afterCommit(ctx, st, s.starter, s.jobs, claimer, log, g.run)
+	queue := afterCommit(ctx, st, s.starter, s.jobs, claimer, newPacer(cfg, tc, log, g.run), log, g.run)
 	defer closeQueue(queue)
 	if p.Worker {
 		g.runWorker(ctx, cfg, log, st, tc, p, endpoints, s, claimer)
@@ -222,8 +223,9 @@ func (g *group) runWorker(ctx context.Context, cfg config.Config, log *slog.Logg
 	acts := workflows.Activities{
 		Delivery: &activities.Delivery{Store: st, Sender: endpoints.Sender, DisableAfter: cfg.WebhookDisableAfter,
 			RetryInterval: cfg.WebhookRetryInterval, FailingAfter: cfg.WebhookFailingAfter},
-		Retention:     &activities.Retention{Store: st},
-		Health:        &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter, OrderMaxWait: cfg.WebhookOrderMaxWait},
+		Retention: &activities.Retention{Store: st},
+		Health: &activities.Health{Store: st, FailingAfter: cfg.WebhookFailingAfter, OrderMaxWait: cfg.WebhookOrderMaxWait,
+			Pacing: &activities.Pacing{Store: st, Queue: pacedQueue(cfg, tc), KeyRate: wire.PacedKeyRate, Log: log}},
 		BulkReplay:    &activities.BulkReplay{Store: st.OnJobsPool(), Rate: cfg.ReplayRate},
 		MeterBackfill: &activities.MeterBackfill{Store: st.OnJobsPool(), AlertEventsPerHour: cfg.AlertEventsPerHour},
 		// A deleted meter's figures are purged by pages on the jobs' pool (CONTRACT §21).

@@ -4,9 +4,14 @@ import (
 	"context"
 	"log/slog"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/revops/revops/internal/dispatch"
 	"github.com/revops/revops/internal/domain/webhook"
+	"github.com/revops/revops/internal/platform/config"
+	"github.com/revops/revops/internal/platform/temporalsetup"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/workflows/wire"
 )
 
 // The seam of a change (issue 42): the two collaborators every transaction of the store
@@ -23,11 +28,12 @@ func wireFanOut(st *store.Store) { st.SetFanOut(webhook.NewFanOut()) }
 // process with a claimer wakes it; one without (`revops api`) wakes the workers' by
 // notification, at most one per 50 ms, run by goRun — and replays (SignalWithStart,
 // never eager) to the queue, which reaches their workflows from here; with no outbox
-// to read back, an overflow of replays is left to the claimers' poll. On SQLite
+// to read back, an overflow of replays is left to the claimers' poll. An endpoint's new
+// pace goes to the engine's weight overrides at once (pacer, CONTRACT §27). On SQLite
 // (`revops dev`, one process) the queue starts every run, reading an overflow back from
 // the outbox. It returns at once (CONTRACT §10): a request never waits for Temporal.
 func afterCommit(ctx context.Context, st *store.Store, starter *dispatch.Starter, jobs *dispatch.Jobs, claimer *dispatch.Claimer,
-	log *slog.Logger, goRun func(func())) *dispatch.Queue {
+	pacer *dispatch.Pacer, log *slog.Logger, goRun func(func())) *dispatch.Queue {
 	var outbox dispatch.Dispatcher // new events, on PostgreSQL: the claimers' path
 	switch {
 	case claimer != nil:
@@ -48,7 +54,7 @@ func afterCommit(ctx context.Context, st *store.Store, starter *dispatch.Starter
 		queue = dispatch.NewQueue(starter, log, st)
 		events = queue
 	}
-	st.SetAfterCommit(dispatch.AfterCommit{Events: events, Jobs: jobs})
+	st.SetAfterCommit(dispatch.AfterCommit{Events: events, Jobs: jobs, Paces: pacer})
 	return queue
 }
 
@@ -58,4 +64,15 @@ func closeQueue(q *dispatch.Queue) {
 	grace, cancel := context.WithTimeout(context.Background(), dispatchGrace)
 	defer cancel()
 	q.Close(grace)
+}
+
+// newPacer is the process's push of paces to the paced queue's weight overrides
+// (CONTRACT §27), after commit, off the committing goroutine.
+func newPacer(cfg config.Config, tc client.Client, log *slog.Logger, goRun func(func())) *dispatch.Pacer {
+	return &dispatch.Pacer{Queue: pacedQueue(cfg, tc), Log: log, GoRun: goRun}
+}
+
+// pacedQueue is the paced task queue of the process's namespace.
+func pacedQueue(cfg config.Config, tc client.Client) temporalsetup.PacedQueue {
+	return temporalsetup.PacedQueue{Client: tc, Namespace: cfg.TemporalNamespace, Queue: wire.PacedTaskQueue}
 }

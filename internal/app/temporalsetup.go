@@ -38,7 +38,10 @@ func TemporalSetup(cfg config.Config, log *slog.Logger, settle time.Duration) te
 			WorkflowID: wire.HealthCheckWorkflowID,
 			Args:       []any{wire.HealthCheckInput{}},
 		}},
-		Settle: settle,
-		Log:    log,
+		// CONTRACT §27: every paced endpoint's key is limited to this times its weight.
+		PacedQueue:   wire.PacedTaskQueue,
+		PacedKeyRate: wire.PacedKeyRate,
+		Settle:       settle,
+		Log:          log,
 	}
 }

@@ -19,5 +19,6 @@ func NewEndpoints(cfg config.Config, st *store.Store) (*webhook.Endpoints, error
 	if err != nil {
 		return nil, fmt.Errorf("webhook sender: %w", err)
 	}
-	return &webhook.Endpoints{Store: st, Sender: sender, AllowPrivate: cfg.WebhookAllowPrivate, MaxFilterTests: cfg.FilterTests}, nil
+	return &webhook.Endpoints{Store: st, Sender: sender, AllowPrivate: cfg.WebhookAllowPrivate, MaxFilterTests: cfg.FilterTests,
+		Pace: webhook.PaceLimits{PerEnvironment: cfg.PacedRatePerEnvironment, Endpoints: cfg.PacedEndpoints}}, nil
 }

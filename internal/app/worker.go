@@ -63,7 +63,7 @@ func runWorker(ctx context.Context, tc client.Client, acts workflows.Activities,
 }
 
 // taskQueues names the queues a worker process polls, for its log lines.
-var taskQueues = []string{wire.TaskQueue, wire.JobsTaskQueue, wire.SystemTaskQueue}
+var taskQueues = []string{wire.TaskQueue, wire.JobsTaskQueue, wire.SystemTaskQueue, wire.PacedTaskQueue}
 
 // startWorker creates and starts the workers once Temporal answers a health check: a
 // worker is only built when it has a chance to start.

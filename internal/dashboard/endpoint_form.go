@@ -30,6 +30,8 @@ type endpointForm struct {
 	Headers                  []headerRow
 	Signing                  string // hmac-sha256 or ed25519: the saved key's scheme, or as chosen
 	Ordering                 string // none or object (CONTRACT §26)
+	// RateLimit and RatePeriod are the pace (CONTRACT §27): "" and "1s" when unpaced.
+	RateLimit, RatePeriod string
 }
 
 // headerRow is one name/value row of the form's custom headers (CONTRACT §25). A value is
@@ -104,6 +106,10 @@ func formOf(ep models.WebhookEndpoint) endpointForm {
 	f.Filter = indentFilter(ep.Filter)
 	f.Signing = signing.Scheme(ep.Secret)
 	f.Ordering = webhook.OrderingOf(ep)
+	f.RateLimit, f.RatePeriod = "", models.RatePerSecond
+	if ep.RateLimit > 0 {
+		f.RateLimit, f.RatePeriod = strconv.Itoa(ep.RateLimit), ep.RatePeriod
+	}
 	return f
 }
 

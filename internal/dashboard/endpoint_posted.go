@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -33,6 +34,8 @@ func postedForm(c *gin.Context, saved []string) endpointForm {
 		FilterType: printable(c.PostForm("filter_type")),
 		Signing:    printable(c.PostForm("signing")),
 		Ordering:   printable(c.PostForm("ordering")),
+		RateLimit:  printable(c.PostForm("rate_limit")),
+		RatePeriod: printable(c.PostForm("rate_period")),
 	}
 	for _, t := range c.PostFormArray("event_types") {
 		f.EventTypes[printable(t)] = true
@@ -93,6 +96,7 @@ func fields(c *gin.Context, saved []string) (webhook.EndpointFields, map[string]
 	if s, ok := c.GetPostForm("ordering"); ok {
 		in.Ordering = &s
 	}
+	in.RateLimit = formRateLimit(c, faults)
 	in.Filter = formFilter(c.PostForm("filter"), faults)
 	in.Headers = headerFields(c, saved, faults)
 	return in, faults
@@ -163,4 +167,23 @@ func fieldErrors(err error) map[string]string {
 		return map[string]string{ierr.Param: ierr.Message}
 	}
 	return nil
+}
+
+// formRateLimit is the form's pace as a rate_limit member (CONTRACT §27): an empty limit
+// is null (unpaced); a form without the field changes nothing.
+func formRateLimit(c *gin.Context, faults map[string]string) *json.RawMessage {
+	limit, ok := c.GetPostForm("rate_limit")
+	if !ok {
+		return nil
+	}
+	raw := json.RawMessage("null")
+	if limit = strings.TrimSpace(limit); limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil {
+			faults["rate_limit.limit"] = "rate_limit.limit must be a whole number from 1 to 1000, or empty for no pace."
+			return nil
+		}
+		raw, _ = json.Marshal(map[string]any{"limit": n, "period": c.PostForm("rate_period")})
+	}
+	return &raw
 }

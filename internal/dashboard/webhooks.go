@@ -23,6 +23,7 @@ type endpointRow struct {
 	FailingSince                 *time.Time
 	Retry                        string // "6 attempts, 1h apart"
 	Ordering                     string // none or object (CONTRACT §26)
+	Pace                         string // "5/1s", or "unpaced" (CONTRACT §27)
 	// Health (CONTRACT §23): healthy, failing, disabled or idle, with the last success and
 	// the first failed attempt since (its failing spell).
 	Health                   string
@@ -72,7 +73,7 @@ func (h *handler) webhookPage(c *gin.Context) {
 func toEndpointRow(ep models.WebhookEndpoint, now time.Time) endpointRow {
 	r := endpointRow{ID: ep.ID, URL: ep.URL, Method: ep.Method, Description: ep.Description,
 		Subscriptions: ep.EventTypes, Enabled: ep.Enabled, DisabledReason: ep.DisabledReason,
-		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy), Health: webhook.ToHealthObject(ep, now).Status,
+		FailingSince: ep.FailingSince, Retry: retryText(ep.RetryPolicy), Pace: webhook.PaceText(ep), Health: webhook.ToHealthObject(ep, now).Status,
 		Warnings: webhook.Warnings(ep), Ordering: webhook.OrderingOf(ep)}
 	if ep.Health != nil {
 		r.LastSuccess, r.FailingFrom = ep.Health.LastSuccessAt, ep.Health.FailingSince

@@ -15,6 +15,14 @@ import (
 type AfterCommit struct {
 	Events Dispatcher
 	Jobs   JobStarter // nil: the sweeper starts them
+	// Paces pushes endpoints' new rates to the engine (CONTRACT §27; nil: the minute
+	// check does).
+	Paces PacePusher
+}
+
+// PacePusher sends paces to the engine off the caller's path (Pacer.Push).
+type PacePusher interface {
+	Push(ctx context.Context, paces []store.Pace)
 }
 
 // JobStarter starts a job's workflow off the caller's path (Jobs.StartDetached).
@@ -28,6 +36,9 @@ var _ store.AfterCommit = AfterCommit{}
 func (a AfterCommit) Committed(ctx context.Context, c store.Committed) {
 	if a.Events != nil && len(c.Events) > 0 {
 		a.Events.Dispatch(ctx, c.Events)
+	}
+	if a.Paces != nil && len(c.Paces) > 0 {
+		a.Paces.Push(ctx, c.Paces)
 	}
 	if a.Jobs != nil && len(c.Jobs) > 0 {
 		for _, j := range c.Jobs {

@@ -50,7 +50,7 @@ func (s *Starter) redispatch(ctx context.Context, e models.Event) error {
 	opts.EnableEagerStart = false // not offered with a signal
 	// A new run starts the deliveries pending now at once; an open run ignores the input
 	// and asks the database on the signal.
-	in := s.input(e, ds)
+	in := s.input(e, ds, dests)
 	in.Trigger = models.TriggerManual
 	run, err := s.Client.SignalWithStartWorkflow(startCtx, wire.WorkflowID(e.ID), wire.SignalReplay, nil, opts, wire.WorkflowName, in)
 	if err != nil {

@@ -175,7 +175,7 @@ func (s *Starter) startRun(ctx context.Context, e models.Event) (string, error) 
 // (the sweeper's) has its deliveries and their endpoints read now.
 func (s *Starter) startRequest(ctx context.Context, e models.Event) (client.StartWorkflowOptions, wire.DeliveryInput) {
 	ds, dests := s.fanout(ctx, e)
-	return s.options(e, models.TriggerScheduled, dests), s.input(e, ds)
+	return s.options(e, models.TriggerScheduled, dests), s.input(e, ds, dests)
 }
 
 // fanout is the event's deliveries and the destination of each: those it carries from
@@ -234,7 +234,7 @@ func (s *Starter) deliveries(ctx context.Context, e models.Event) []models.Webho
 // input is the run's input. It carries the event's pending deliveries (ids and policy
 // copies, never URLs or secrets), so that the first workflow task schedules them without
 // asking the database first.
-func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) wire.DeliveryInput {
+func (s *Starter) input(e models.Event, ds []models.WebhookDelivery, dests []models.Destination) wire.DeliveryInput {
 	in := wire.DeliveryInput{
 		EventID: e.ID, Type: e.Type, ObjectID: e.ObjectID, Environment: e.Environment,
 		OrganizationID: e.OrganizationID, Trigger: models.TriggerScheduled,
@@ -243,10 +243,24 @@ func (s *Starter) input(e models.Event, ds []models.WebhookDelivery) wire.Delive
 	}
 	for _, d := range ds {
 		if d.Status == models.EventPending && d.WaitingFor == "" { // a waiting one has no run (CONTRACT §26)
-			in.Deliveries = append(in.Deliveries, models.PendingDeliveryOf(d))
+			p := models.PendingDeliveryOf(d)
+			p.Pace = paceOf(dests, d.EndpointID)
+			in.Deliveries = append(in.Deliveries, p)
 		}
 	}
 	return in
+}
+
+// paceOf is the rate of the endpoint among dests (CONTRACT §27): the run puts its
+// attempts on the paced queue. 0 when it is unpaced or not among them (deleted since:
+// its attempt sends nothing).
+func paceOf(dests []models.Destination, endpointID string) float64 {
+	for _, d := range dests {
+		if d.EndpointID == endpointID {
+			return d.Pace
+		}
+	}
+	return 0
 }
 
 // SearchAttributesOf are the attributes every run of an event carries (CONTRACT §10,

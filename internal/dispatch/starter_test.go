@@ -107,7 +107,7 @@ func TestInputCarriesPendingDeliveries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := (&Starter{}).input(models.Event{ID: "ev"}, tt.ds)
+			in := (&Starter{}).input(models.Event{ID: "ev"}, tt.ds, nil)
 			if len(in.Deliveries) != len(tt.want) {
 				t.Fatalf("deliveries %+v, want ids %v", in.Deliveries, tt.want)
 			}

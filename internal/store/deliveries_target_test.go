@@ -30,7 +30,8 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 		// Every nullable or defaulted column holds a value, so that a column left unread
 		// shows as a difference below.
 		exec(t, db, `UPDATE webhook_endpoints SET description = 'billing', disabled_reason = 'failing',
-				failing_since = ?, previous_secret = 'whsec_old', previous_until = ?, filter = '{"account.Name":"Globex"}' WHERE id = ?`, now, now.Add(time.Hour), full.ID)
+				failing_since = ?, previous_secret = 'whsec_old', previous_until = ?, filter = '{"account.Name":"Globex"}',
+				rate_limit = 5, rate_period = '1s' WHERE id = ?`, now, now.Add(time.Hour), full.ID)
 		headers := webhook.HeaderChanges{Set: map[string]string{"X-Api-Key": "k"}} // through the model: its serializer
 		if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, full.ID, webhook.EndpointPatch{Headers: &headers}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 			t.Fatal(err)

@@ -208,8 +208,11 @@ func attachFanouts(tx *gorm.DB, events []models.Event) error {
 		EpURL                  *string
 		EpMethod               *string
 		EpEnabled              *bool
+		EpRateLimit            *int
+		EpRatePeriod           *string
 	}
-	if err := tx.Raw(`SELECT d.*, ep.url AS ep_url, ep.method AS ep_method, ep.enabled AS ep_enabled
+	if err := tx.Raw(`SELECT d.*, ep.url AS ep_url, ep.method AS ep_method, ep.enabled AS ep_enabled,
+	ep.rate_limit AS ep_rate_limit, ep.rate_period AS ep_rate_period
 FROM webhook_deliveries d LEFT JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
 WHERE d.event_id IN ? ORDER BY d.created_at, d.id`, ids).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("deliveries of claimed events: %w", err)
@@ -218,6 +221,9 @@ WHERE d.event_id IN ? ORDER BY d.created_at, d.id`, ids).Scan(&rows).Error; err 
 		dest := models.Destination{EndpointID: r.EndpointID} // deleted since: named by id only
 		if r.EpURL != nil {
 			dest.URL, dest.Method, dest.Enabled = *r.EpURL, *r.EpMethod, *r.EpEnabled
+			if r.EpRateLimit != nil && r.EpRatePeriod != nil {
+				dest.Pace = models.WebhookEndpoint{RateLimit: *r.EpRateLimit, RatePeriod: *r.EpRatePeriod}.PacedRate()
+			}
 		}
 		f := byEvent[r.EventID]
 		f.Deliveries = append(f.Deliveries, r.WebhookDelivery)

@@ -28,7 +28,7 @@ type FanOut interface {
 
 // AfterCommit receives what a transaction committed that has something to start: the
 // events it wrote (each carrying its Fanout) and those its replays marked for
-// redispatch (RedispatchAt set), and the jobs it recorded. It is called right after the
+// redispatch (RedispatchAt set), the jobs it recorded, and the paces it changed. It is called right after the
 // commit, in the committing goroutine, for every transaction that has any, whoever
 // opened it: it must return at once (a queue, a wake) and fail only in its own logs —
 // the outbox and the sweepers hold everything it is handed.
@@ -40,6 +40,9 @@ type AfterCommit interface {
 type Committed struct {
 	Events []models.Event
 	Jobs   []Job
+	// Paces are the endpoints whose pace the transaction changed (CONTRACT §27), for
+	// the engine's weight overrides.
+	Paces []Pace
 }
 
 // ErrNoFanOut: a change emitted events on a store that was given no fan-out (a process or
@@ -82,7 +85,7 @@ func (h *seam) fanOutOf() FanOut {
 // handOver gives what committed to the wired AfterCommit, if any and if there is
 // anything.
 func (h *seam) handOver(ctx context.Context, c Committed) {
-	if h == nil || (len(c.Events) == 0 && len(c.Jobs) == 0) {
+	if h == nil || (len(c.Events) == 0 && len(c.Jobs) == 0 && len(c.Paces) == 0) {
 		return
 	}
 	if a := h.afterCommit.Load(); a != nil && *a != nil {

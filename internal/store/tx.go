@@ -32,6 +32,7 @@ type Tx struct {
 	// whose rows it wrote.
 	replayed []models.Event
 	jobs     []Job
+	paces    []Pace // endpoints whose pace changed (CONTRACT §27)
 }
 
 // InTx runs fn in one transaction in env: an environment, an organization's own rows
@@ -101,7 +102,7 @@ func (tx *Tx) committed() {
 // toStart is what the transaction hands to AfterCommit: its events written, then
 // those its replays marked, and its jobs.
 func (tx *Tx) toStart(written []models.Event) Committed {
-	c := Committed{Events: startable(written), Jobs: tx.jobs}
+	c := Committed{Events: startable(written), Jobs: tx.jobs, Paces: tx.paces}
 	if len(tx.replayed) > 0 {
 		c.Events = append(append(make([]models.Event, 0, len(c.Events)+len(tx.replayed)), c.Events...), tx.replayed...)
 	}
@@ -164,6 +165,9 @@ func (tx *Tx) Savepoint(fn func(tx *Tx) error) error {
 		}
 		tx.emits = append(tx.emits, sub.emits...)
 		tx.jobs = append(tx.jobs, sub.jobs...)
+		for _, p := range sub.paces {
+			tx.Repace(p.EndpointID, p.Rate)
+		}
 		for _, ev := range sub.replayed {
 			tx.handOver(ev)
 		}

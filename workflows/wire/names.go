@@ -25,6 +25,11 @@ const (
 	// SystemTaskQueue is the work that keeps the service healthy (marking deliveries
 	// failed, recording late successes, retention): it never waits for a tenant's slot.
 	SystemTaskQueue = "revops-system"
+	// PacedTaskQueue is where attempts to paced endpoints run (CONTRACT §27), each under
+	// its endpoint's fairness key (PacedPriority): Temporal limits every key to the
+	// queue's default per-key rate (PacedKeyRate) times the key's weight override, its
+	// endpoint's rate. Only DeliverWebhook runs there; its worker is in every process.
+	PacedTaskQueue = "revops-webhooks-paced"
 )
 
 // Registered workflow types.

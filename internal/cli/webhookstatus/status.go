@@ -73,6 +73,8 @@ type Row struct {
 	DisabledReason  string
 	Ordering        string  // none or object (CONTRACT §26); "" shows "—"
 	Health          *Health // nil: the API sent none
+	// Pace is the endpoint's rate_limit as "5/1s" (CONTRACT §27); "" when unpaced.
+	Pace string
 	// P95 is the highest hourly p95 of the last 24 hours (an upper bound of the day's,
 	// the hourly ones being bucket upper bounds already); nil: no attempt, or not read.
 	P95 *time.Duration
@@ -112,6 +114,9 @@ func toRow(ep *revops.Endpoint) Row {
 	if u, err := url.Parse(ep.URL); err == nil {
 		r.Host = u.Host
 	}
+	if rl := ep.RateLimit; rl != nil {
+		r.Pace = fmt.Sprintf("%d/%s", rl.Limit, rl.Period)
+	}
 	return r
 }
 
@@ -148,7 +153,7 @@ func Print(w io.Writer, rows []Row) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDESCRIPTION\tHOST\tENABLED\tORDERING\tHEALTH\tSUCCESS 24H\tLAST SUCCESS\tFAILING SINCE\tP95 24H")
+	fmt.Fprintln(tw, "ID\tDESCRIPTION\tHOST\tENABLED\tORDERING\tPACE\tHEALTH\tSUCCESS 24H\tLAST SUCCESS\tFAILING SINCE\tP95 24H")
 	for _, r := range rows {
 		enabled := "yes"
 		if !r.Enabled {
@@ -170,7 +175,7 @@ func Print(w io.Writer, rows []Row) error {
 			p95 = r.P95.String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
-			orDash(textcheck.Printable(r.Host, 60)), enabled, orDash(textcheck.Printable(r.Ordering, 12)), health, rate, last, failing, p95)
+			orDash(textcheck.Printable(r.Host, 60)), enabled, orDash(textcheck.Printable(r.Ordering, 12)), orDash(textcheck.Printable(r.Pace, 12)), health, rate, last, failing, p95)
 	}
 	return tw.Flush()
 }

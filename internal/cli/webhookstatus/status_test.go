@@ -21,7 +21,7 @@ func TestPrint(t *testing.T) {
 	p95 := 250 * time.Millisecond
 	var out bytes.Buffer
 	err := webhookstatus.Print(&out, []webhookstatus.Row{
-		{ID: "ep-1", Description: "Billing\x1b[31m\tred", Host: "hooks.example:8443", Enabled: true, Ordering: "object",
+		{ID: "ep-1", Description: "Billing\x1b[31m\tred", Host: "hooks.example:8443", Enabled: true, Ordering: "object", Pace: "5/1s",
 			Health: &webhookstatus.Health{Status: "failing", SuccessRate24h: &rate, FailingSince: &since}, P95: &p95},
 		{ID: "ep-2", Host: "crm.example", DisabledReason: "manual"},
 	})
@@ -33,9 +33,9 @@ func TestPrint(t *testing.T) {
 		t.Fatalf("want a header and two rows:\n%s", out.String())
 	}
 	for i, want := range [][]string{
-		{"ID", "HOST", "ORDERING", "HEALTH", "SUCCESS 24H", "LAST SUCCESS", "FAILING SINCE", "P95 24H"},
-		{"ep-1", "Billing?[31m?red", "hooks.example:8443", "yes          object    failing", "25.0%", "2026-11-27 15:04 UTC", "250ms"},
-		{"ep-2", "crm.example", "no (manual)  —", "—"},
+		{"ID", "HOST", "ORDERING", "PACE", "HEALTH", "SUCCESS 24H", "LAST SUCCESS", "FAILING SINCE", "P95 24H"},
+		{"ep-1", "Billing?[31m?red", "hooks.example:8443", "yes", "object", "5/1s", "failing", "25.0%", "2026-11-27 15:04 UTC", "250ms"},
+		{"ep-2", "crm.example", "no (manual)", "—"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i], w) {
@@ -57,7 +57,8 @@ func TestStatusOfEndpoints(t *testing.T) {
 	c, _ := cliapitest.SandboxAPI(t, "--webhook-allow-private")
 	var a, b struct{ ID, Secret string }
 	if err := c.Do(ctx, http.MethodPost, "/v1/webhook_endpoints",
-		map[string]any{"url": "https://127.0.0.1:9/in/tok_s3cr3t?key=k1", "description": "Billing", "ordering": "object"}, &a); err != nil {
+		map[string]any{"url": "https://127.0.0.1:9/in/tok_s3cr3t?key=k1", "description": "Billing", "ordering": "object",
+			"rate_limit": map[string]any{"limit": 90, "period": "1m"}}, &a); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Do(ctx, http.MethodPost, "/v1/webhook_endpoints",
@@ -92,7 +93,7 @@ func TestStatusOfEndpoints(t *testing.T) {
 		return ""
 	}
 	for id, want := range map[string][]string{
-		a.ID: {"Billing", "127.0.0.1:9", "yes", "object", "idle", "—"},
+		a.ID: {"Billing", "127.0.0.1:9", "yes", "object", "90/1m", "idle", "—"},
 		b.ID: {"CRM", "localhost:8", "no (manual)", "none", "disabled"},
 	} {
 		l := line(id)

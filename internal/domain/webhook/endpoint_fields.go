@@ -44,6 +44,8 @@ type EndpointFields struct {
 	// Headers are the custom headers to set (a null value removes one; null as a whole
 	// removes them all) (CONTRACT §25).
 	Headers bodyfields.Field[map[string]HeaderValue]
+	// RateLimit is the rate_limit member as sent (CONTRACT §27): null unpaces.
+	RateLimit *json.RawMessage
 }
 
 // ValidateEndpointFields checks a body and returns it as a patch; create requires url and
@@ -92,6 +94,10 @@ func ValidateEndpointFields(in EndpointFields, create bool, base models.RetryPol
 			c = checkHeaders(&fs, in.Headers.Value)
 		}
 		p.Headers = &c
+	}
+	if in.RateLimit != nil {
+		pace := checkRateLimit(&fs, *in.RateLimit)
+		p.Pace = &pace
 	}
 	if create {
 		if p.Method == nil {

@@ -71,6 +71,9 @@ type Endpoints struct {
 	// LaneWorkers lists the workers' identities for the gate on ordering "object"
 	// (CheckOrdering, CONTRACT §26); nil refuses it.
 	LaneWorkers WorkerIdentities
+	// Pace are the caps of paced endpoints (CONTRACT §27: REVOPS_PACED_RATE_PER_
+	// ENVIRONMENT, REVOPS_PACED_ENDPOINTS); zero fields take the defaults.
+	Pace        PaceLimits
 	filterTests envgate.Gate
 }
 
@@ -90,7 +93,7 @@ func (e *Endpoints) Create(ctx context.Context, env models.Env, in EndpointField
 	if err != nil {
 		return models.WebhookEndpoint{}, err
 	}
-	return CreateEndpoint(ctx, e.Store, env, newEndpoint(p, secret), time.Now().UTC(), reply)
+	return createEndpoint(ctx, e.Store, env, newEndpoint(p, secret), time.Now().UTC(), e.Pace, reply)
 }
 
 // newEndpoint is the endpoint a create's validated patch describes (every member set).
@@ -110,6 +113,9 @@ func newEndpoint(p EndpointPatch, secret string) models.WebhookEndpoint {
 	}
 	if p.Headers != nil {
 		ep.Headers = p.Headers.apply(nil) // counted by ValidateEndpointFields
+	}
+	if p.Pace != nil {
+		ep = withPace(ep, *p.Pace)
 	}
 	return ep
 }
@@ -137,7 +143,7 @@ func (e *Endpoints) Update(ctx context.Context, env models.Env, id string, in En
 			return cur, err
 		}
 	}
-	return UpdateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), reply)
+	return updateEndpoint(ctx, e.Store, env, id, p, time.Now().UTC(), e.Pace, reply)
 }
 
 // GetEndpoint loads one endpoint of the environment (ErrNotFound for another's).

@@ -27,7 +27,9 @@ type EndpointObject struct {
 	RetryPolicy    RetryPolicyObject `json:"retry_policy"`
 	Ordering       string            `json:"ordering"` // none or object (CONTRACT §26)
 	Filter         json.RawMessage   `json:"filter"`   // null: none (CONTRACT §25)
-	Health         HealthObject      `json:"health"`
+	// RateLimit is the endpoint's pace (CONTRACT §27); null when it is unpaced.
+	RateLimit *RateLimitObject `json:"rate_limit"`
+	Health    HealthObject     `json:"health"`
 	// Headers are the custom headers (CONTRACT §25), each value Redacted but in the
 	// answer of the write that set it (WithHeadersShown).
 	Headers   map[string]string `json:"headers"`
@@ -90,6 +92,7 @@ func ToEndpointObject(ep models.WebhookEndpoint) EndpointObject {
 		CreatedAt: ep.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: ep.UpdatedAt.UTC().Format(time.RFC3339),
 	}
 	o.Signing, o.PublicKey = signingOf(ep)
+	o.RateLimit = ToRateLimitObject(ep)
 	if !ep.Enabled {
 		o.Status = "disabled"
 	}

@@ -45,6 +45,7 @@ type EndpointPatch struct {
 	// deliveries created after the change only.
 	Ordering *string
 	Headers  *HeaderChanges // merged into the headers as locked
+	Pace     *Pace          // the rate_limit (CONTRACT §27); Limit 0 unpaces
 }
 
 // Writer is what the endpoint writes need of the database: one transaction.
@@ -60,6 +61,12 @@ var _ Writer = (*store.Store)(nil)
 // answer is the endpoint with its secret (ToEndpointWithSecret) and its headers'
 // values, which its replays show redacted (CONTRACT §25).
 func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
+	return createEndpoint(ctx, st, env, ep, now, PaceLimits{}, reply)
+}
+
+// createEndpoint is CreateEndpoint held to limits: a paced endpoint is refused past the
+// environment's or the deployment's cap (CONTRACT §27), decided under the same lock.
+func createEndpoint(ctx context.Context, st Writer, env models.Env, ep models.WebhookEndpoint, now time.Time, limits PaceLimits, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
 		if err := tx.LockEndpoints(); err != nil {
 			return err
@@ -68,6 +75,9 @@ func CreateEndpoint(ctx context.Context, st Writer, env models.Env, ep models.We
 			return err
 		}
 		ep = newRow(ep, now)
+		if err := checkPace(tx, models.WebhookEndpoint{}, ep, limits); err != nil {
+			return err
+		}
 		if err := tx.InsertEndpoint(&ep); err != nil {
 			return err
 		}
@@ -118,11 +128,28 @@ func newRow(ep models.WebhookEndpoint, now time.Time) models.WebhookEndpoint {
 // (ToEndpointObject) with the values of the headers p sets, which its replays show
 // redacted (CONTRACT §25).
 func UpdateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
+	return updateEndpoint(ctx, st, env, id, p, now, PaceLimits{}, reply)
+}
+
+// updateEndpoint is UpdateEndpoint held to limits. A patch that sets a pace locks the
+// environment first (the caps of CONTRACT §27 are decided under its lock, as the
+// endpoint quota is), then the endpoint: the order PutOldest locks them in.
+func updateEndpoint(ctx context.Context, st Writer, env models.Env, id string, p EndpointPatch, now time.Time, limits PaceLimits, reply idempotency.Reply[EndpointObject]) (models.WebhookEndpoint, error) {
 	var ep models.WebhookEndpoint
 	_, err := st.InTx(ctx, env, func(tx *store.Tx) error {
+		if p.Pace != nil {
+			if err := tx.LockEndpoints(); err != nil {
+				return err
+			}
+		}
 		cur, err := tx.LockEndpoint(id)
 		if err != nil {
 			return err
+		}
+		if p.Pace != nil {
+			if err := checkPace(tx, cur, withPace(cur, *p.Pace), limits); err != nil {
+				return err
+			}
 		}
 		if ep, err = patch(tx, cur, p, now); err != nil {
 			return err
@@ -195,6 +222,9 @@ func applyPatch(cur models.WebhookEndpoint, p EndpointPatch, now time.Time) (mod
 	if p.Ordering != nil {
 		next.Ordering = *p.Ordering
 	}
+	if p.Pace != nil {
+		next = withPace(next, *p.Pace)
+	}
 	if p.Headers != nil {
 		h, err := mergeHeaders(cur.Headers, *p.Headers)
 		if err != nil {
@@ -228,6 +258,9 @@ func DeleteEndpoint(ctx context.Context, st Writer, env models.Env, id string, r
 		}
 		if err := tx.DeleteEndpoint(ep); err != nil {
 			return err
+		}
+		if ep.PacedRate() > 0 {
+			tx.Repace(ep.ID, 0) // its weight override goes with it (CONTRACT §27)
 		}
 		return reply.KeepSecret(tx, ToDeletedEndpoint(ep), ep.ID, ep.Secret)
 	})

@@ -90,6 +90,11 @@ type Config struct {
 	// FilterTests is how many webhook filter tests of one environment run at once in this
 	// replica (API and dashboard together).
 	FilterTests int
+	// PacedRatePerEnvironment caps the rates of an environment's paced endpoints added
+	// up, per second; PacedEndpoints the paced endpoints of the whole deployment, the
+	// number the shipped Temporal dynamic config is sized for (CONTRACT §27).
+	PacedRatePerEnvironment float64
+	PacedEndpoints          int
 	// AlertEventsPerHour caps an environment's meter-threshold-crossed events per clock
 	// hour (CONTRACT §24): firings past it are recorded, and counted in the next event.
 	AlertEventsPerHour int
@@ -128,6 +133,10 @@ const (
 	DefaultMeterQueries     = 4
 	DefaultMeterConsumers   = 2
 	DefaultFilterTests      = 4
+	// DefaultPacedRatePerEnvironment and DefaultPacedEndpoints are CONTRACT §27's
+	// defaults (webhook.DefaultPacedRatePerEnvironment, webhook.DefaultPacedEndpoints).
+	DefaultPacedRatePerEnvironment = 100
+	DefaultPacedEndpoints          = 2000
 	// DefaultAlertEventsPerHour is CONTRACT §24's REVOPS_ALERT_EVENTS_PER_HOUR.
 	DefaultAlertEventsPerHour = 1000
 )
@@ -142,44 +151,46 @@ const MinRetention = 168 * time.Hour
 
 // envOf maps flag names to their environment variables.
 var envOf = map[string]string{
-	"database-url":           "REVOPS_DATABASE_URL",
-	"data-dir":               "REVOPS_DATA_DIR",
-	"http-addr":              "REVOPS_HTTP_ADDR",
-	"public-url":             "REVOPS_PUBLIC_URL",
-	"temporal-address":       "REVOPS_TEMPORAL_ADDRESS",
-	"temporal-compression":   "REVOPS_TEMPORAL_COMPRESSION",
-	"temporal-namespace":     "REVOPS_TEMPORAL_NAMESPACE",
-	"temporal-ui-addr":       "REVOPS_TEMPORAL_UI_ADDR",
-	"temporal-traces":        "REVOPS_TEMPORAL_TRACES",
-	"temporal-ui-url":        "REVOPS_TEMPORAL_UI_URL",
-	"temporal-verbose":       "REVOPS_TEMPORAL_VERBOSE",
-	"service-name":           "REVOPS_SERVICE_NAME",
-	"tls":                    "REVOPS_TLS",
-	"tls-cert":               "REVOPS_TLS_CERT",
-	"tls-key":                "REVOPS_TLS_KEY",
-	"webhook-retry-interval": "REVOPS_WEBHOOK_RETRY_INTERVAL",
-	"webhook-disable-after":  "REVOPS_WEBHOOK_DISABLE_AFTER",
-	"webhook-failing-after":  "REVOPS_WEBHOOK_FAILING_AFTER",
-	"webhook-order-max-wait": "REVOPS_WEBHOOK_ORDER_MAX_WAIT",
-	"webhook-ca-file":        "REVOPS_WEBHOOK_CA_FILE",
-	"webhook-allow-private":  "REVOPS_WEBHOOK_ALLOW_PRIVATE",
-	"trusted-proxies":        "REVOPS_TRUSTED_PROXIES",
-	"metrics-addr":           "REVOPS_METRICS_ADDR",
-	"rate-limit":             "REVOPS_RATE_LIMIT",
-	"env-rate-limit":         "REVOPS_ENV_RATE_LIMIT",
-	"log-level":              "REVOPS_LOG_LEVEL",
-	"retention":              "REVOPS_RETENTION",
-	"replay-rate":            "REVOPS_REPLAY_RATE",
-	"worker-activity-slots":  "REVOPS_WORKER_ACTIVITY_SLOTS",
-	"db-connections":         "REVOPS_DB_CONNECTIONS",
-	"db-job-connections":     "REVOPS_DB_JOB_CONNECTIONS",
-	"db-lock-timeout":        "REVOPS_DB_LOCK_TIMEOUT",
-	"db-statement-timeout":   "REVOPS_DB_STATEMENT_TIMEOUT",
-	"meter-queries":          "REVOPS_METER_QUERIES",
-	"meter-consumers":        "REVOPS_METER_CONSUMERS",
-	"filter-tests":           "REVOPS_FILTER_TESTS",
-	"alert-events-per-hour":  "REVOPS_ALERT_EVENTS_PER_HOUR",
-	"seal-bound":             SealBoundEnv,
+	"database-url":               "REVOPS_DATABASE_URL",
+	"data-dir":                   "REVOPS_DATA_DIR",
+	"http-addr":                  "REVOPS_HTTP_ADDR",
+	"public-url":                 "REVOPS_PUBLIC_URL",
+	"temporal-address":           "REVOPS_TEMPORAL_ADDRESS",
+	"temporal-compression":       "REVOPS_TEMPORAL_COMPRESSION",
+	"temporal-namespace":         "REVOPS_TEMPORAL_NAMESPACE",
+	"temporal-ui-addr":           "REVOPS_TEMPORAL_UI_ADDR",
+	"temporal-traces":            "REVOPS_TEMPORAL_TRACES",
+	"temporal-ui-url":            "REVOPS_TEMPORAL_UI_URL",
+	"temporal-verbose":           "REVOPS_TEMPORAL_VERBOSE",
+	"service-name":               "REVOPS_SERVICE_NAME",
+	"tls":                        "REVOPS_TLS",
+	"tls-cert":                   "REVOPS_TLS_CERT",
+	"tls-key":                    "REVOPS_TLS_KEY",
+	"webhook-retry-interval":     "REVOPS_WEBHOOK_RETRY_INTERVAL",
+	"webhook-disable-after":      "REVOPS_WEBHOOK_DISABLE_AFTER",
+	"webhook-failing-after":      "REVOPS_WEBHOOK_FAILING_AFTER",
+	"webhook-order-max-wait":     "REVOPS_WEBHOOK_ORDER_MAX_WAIT",
+	"webhook-ca-file":            "REVOPS_WEBHOOK_CA_FILE",
+	"webhook-allow-private":      "REVOPS_WEBHOOK_ALLOW_PRIVATE",
+	"trusted-proxies":            "REVOPS_TRUSTED_PROXIES",
+	"metrics-addr":               "REVOPS_METRICS_ADDR",
+	"rate-limit":                 "REVOPS_RATE_LIMIT",
+	"env-rate-limit":             "REVOPS_ENV_RATE_LIMIT",
+	"log-level":                  "REVOPS_LOG_LEVEL",
+	"retention":                  "REVOPS_RETENTION",
+	"replay-rate":                "REVOPS_REPLAY_RATE",
+	"worker-activity-slots":      "REVOPS_WORKER_ACTIVITY_SLOTS",
+	"db-connections":             "REVOPS_DB_CONNECTIONS",
+	"db-job-connections":         "REVOPS_DB_JOB_CONNECTIONS",
+	"db-lock-timeout":            "REVOPS_DB_LOCK_TIMEOUT",
+	"db-statement-timeout":       "REVOPS_DB_STATEMENT_TIMEOUT",
+	"meter-queries":              "REVOPS_METER_QUERIES",
+	"meter-consumers":            "REVOPS_METER_CONSUMERS",
+	"filter-tests":               "REVOPS_FILTER_TESTS",
+	"paced-rate-per-environment": "REVOPS_PACED_RATE_PER_ENVIRONMENT",
+	"paced-endpoints":            "REVOPS_PACED_ENDPOINTS",
+	"alert-events-per-hour":      "REVOPS_ALERT_EVENTS_PER_HOUR",
+	"seal-bound":                 SealBoundEnv,
 }
 
 // Load registers the shared settings on fs (which may already hold command-specific
@@ -226,6 +237,8 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	fs.IntVar(&c.MeterQueries, "meter-queries", DefaultMeterQueries, "meter values queries of one environment at once in this replica")
 	fs.IntVar(&c.MeterConsumers, "meter-consumers", DefaultMeterConsumers, "meter consumers per worker process")
 	fs.IntVar(&c.FilterTests, "filter-tests", DefaultFilterTests, "webhook filter tests of one environment at once in this replica")
+	fs.Float64Var(&c.PacedRatePerEnvironment, "paced-rate-per-environment", DefaultPacedRatePerEnvironment, "requests per second an environment's paced webhook endpoints may ask for together")
+	fs.IntVar(&c.PacedEndpoints, "paced-endpoints", DefaultPacedEndpoints, "paced webhook endpoints of the whole deployment (size Temporal's dynamic config for them)")
 	fs.IntVar(&c.AlertEventsPerHour, "alert-events-per-hour", DefaultAlertEventsPerHour, "meter-threshold-crossed events per environment and clock hour (UTC); firings past it are held back")
 	if mode == "dev" {
 		c.SealBound = On() // one process is the whole deployment: none of the release before reads beside it
@@ -289,6 +302,9 @@ func (c Config) validate() error {
 		// client would be the proxy. Refuse to start rather than run that way.
 		errs = append(errs, errors.New("REVOPS_TLS=proxy needs REVOPS_TRUSTED_PROXIES (--trusted-proxies): list the TLS-terminating proxy's addresses or CIDRs, whose X-Forwarded-Proto and X-Forwarded-For are believed"))
 	}
+	if !(c.PacedRatePerEnvironment > 0) {
+		errs = append(errs, fmt.Errorf("REVOPS_PACED_RATE_PER_ENVIRONMENT (--paced-rate-per-environment) %v: must be positive", c.PacedRatePerEnvironment))
+	}
 	if !(c.ReplayRate > 0) {
 		errs = append(errs, fmt.Errorf("REVOPS_REPLAY_RATE (--replay-rate) %v: must be positive", c.ReplayRate))
 	}
@@ -303,7 +319,7 @@ func (c Config) validate() error {
 		n    int
 	}{{"REVOPS_DB_CONNECTIONS (--db-connections)", c.DBConnections}, {"REVOPS_DB_JOB_CONNECTIONS (--db-job-connections)", c.DBJobConnections},
 		{"REVOPS_METER_QUERIES (--meter-queries)", c.MeterQueries}, {"REVOPS_METER_CONSUMERS (--meter-consumers)", c.MeterConsumers},
-		{"REVOPS_FILTER_TESTS (--filter-tests)", c.FilterTests},
+		{"REVOPS_FILTER_TESTS (--filter-tests)", c.FilterTests}, {"REVOPS_PACED_ENDPOINTS (--paced-endpoints)", c.PacedEndpoints},
 		{"REVOPS_ALERT_EVENTS_PER_HOUR (--alert-events-per-hour)", c.AlertEventsPerHour}} {
 		if b.n < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", b.name, b.n))

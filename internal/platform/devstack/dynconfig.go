@@ -33,6 +33,12 @@ func fastPaths() dynamicconfig.StaticClient {
 		// are matched by their Priority.FairnessKey, as in production
 		// (deploy/temporal/dynamicconfig.yaml). Implies the new matcher.
 		dynamicconfig.MatchingEnableFairness.Key(): true,
+		// Paced endpoints (CONTRACT §27): one weight override per paced endpoint on
+		// revops-webhooks-paced, and one per-key limiter each, above the most paced
+		// endpoints a deployment may hold (REVOPS_PACED_ENDPOINTS, 2,000 by default), as
+		// in production (deploy/temporal/dynamicconfig.yaml).
+		dynamicconfig.MatchingMaxFairnessKeyWeightOverrides.Key(): PacedOverrides,
+		dynamicconfig.MatchingFairnessKeyRateLimitCacheSize.Key(): PacedLimiterCache,
 
 		// The history queues poll at most 20 times a second by default, so a workflow
 		// started without eager start waited up to 50 ms for its transfer task
@@ -123,3 +129,13 @@ func devWorkarounds() dynamicconfig.StaticClient {
 
 // namespaceRefresh is how often each service reloads namespaces.
 const namespaceRefresh = time.Second
+
+// The paced queue's sizes in the shipped dynamic configs (this one and
+// deploy/temporal/dynamicconfig.yaml, whose values a test compares): room for
+// REVOPS_PACED_ENDPOINTS' default of 2,000 paced endpoints and the writes that race past
+// its count, and twice that many per-key limiters (the cache also holds unpaced keys'
+// limiters while their tasks pass).
+const (
+	PacedOverrides    = 2500
+	PacedLimiterCache = 5000
+)

@@ -26,6 +26,10 @@ type Options struct {
 	// SearchAttributes are the custom attributes with their types.
 	SearchAttributes map[string]enumspb.IndexedValueType
 	Schedules        []Schedule
+	// PacedQueue, when set, is given the per-key default rate PacedKeyRate (CONTRACT §27:
+	// paced endpoints; their weight overrides are kept by the API and the minute check).
+	PacedQueue   string
+	PacedKeyRate float32
 	// Settle is how long to wait after adding search attributes, for every service's
 	// namespace cache to reload (the server's namespace refresh interval): until then a
 	// start that sets a new attribute may be refused.
@@ -71,6 +75,20 @@ func Run(ctx context.Context, c client.Client, opts Options) (Result, error) {
 	for _, s := range opts.Schedules {
 		if err := ensureSchedule(ctx, c, opts.Namespace, s, change); err != nil {
 			return res, err
+		}
+	}
+	if opts.PacedQueue != "" {
+		q := PacedQueue{Client: c, Namespace: opts.Namespace, Queue: opts.PacedQueue}
+		var changed bool
+		err := untilServed(ctx, "paced task queue", func() (err error) {
+			changed, err = q.EnsureDefaultRate(ctx, opts.PacedKeyRate)
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+		if changed {
+			change(fmt.Sprintf("task queue %s: %v per second per fairness key, times its weight", opts.PacedQueue, opts.PacedKeyRate))
 		}
 	}
 	return res, nil

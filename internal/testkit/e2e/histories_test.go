@@ -158,6 +158,20 @@ func TestRecordHistories(t *testing.T) {
 	// was deleted before its first page.
 	s.recordMeterBackfills(c, dir)
 
+	// Since paced endpoints (CONTRACT §27): a delivery to a paced endpoint, its attempt on
+	// revops-webhooks-paced under the endpoint's fairness key, beside the unpaced ones.
+	dead.SetRespond(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, webhooktest.AckSentence) })
+	pacedRC := webhooktest.NewReceiver(t)
+	if _, err := webhook.CreateEndpoint(ctx, s.db.Store, s.db.Env, models.WebhookEndpoint{
+		URL: pacedRC.URL + "/hooks", Method: "POST", Enabled: true, Secret: s.secret, RateLimit: 5, RatePeriod: models.RatePerSecond,
+	}, time.Now().UTC(), idempotency.Reply[webhook.EndpointObject]{}); err != nil {
+		t.Fatal(err)
+	}
+	deliver("paced_delivery", 0, models.EventDelivered)
+	if n := len(pacedRC.Received()); n != 1 {
+		t.Errorf("the paced endpoint got %d requests, want 1", n)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	if got := seen[failed.ID]; got != wire.MaxAttempts+1 {

@@ -62,9 +62,16 @@ func TestTemporalSetupIsIdempotent(t *testing.T) {
 	}
 
 	first := setup(720 * time.Hour)
-	if len(first) != 4 {
-		t.Errorf("first run changed %q, want the namespace, the search attributes and the two schedules", first)
+	if len(first) != 5 {
+		t.Errorf("first run changed %q, want the namespace, the search attributes, the two schedules and the paced queue's per-key rate", first)
 	}
+	// CONTRACT §27: each paced endpoint's key is limited to 1/s times its weight override
+	// (the queue's config reaches DescribeTaskQueue shortly after the update).
+	paced := temporalsetup.PacedQueue{Client: tc, Namespace: ns, Queue: wire.PacedTaskQueue}
+	waitFor(t, 30*time.Second, "the paced queue's per-key rate", func() bool {
+		rate, _, err := paced.Config(ctx)
+		return err == nil && rate != nil && *rate == wire.PacedKeyRate
+	})
 	check(ctx, t, tc, ns, 720*time.Hour)
 	updatedAt := scheduleUpdatedAt(ctx, t, tc)
 	if again := setup(720 * time.Hour); len(again) != 0 {

@@ -52,6 +52,10 @@ EndpointHealthStatus = Literal["healthy", "failing", "disabled", "idle"]
 EndpointOrdering = Literal["none", "object"]
 
 
+# Used by EndpointRateLimit.period.
+EndpointRateLimitPeriod = Literal["1s", "1m"]
+
+
 # Used by Endpoint.signing, EndpointCreate.signing, EndpointUpdate.signing.
 EndpointSigning = Literal["hmac-sha256", "ed25519"]
 
@@ -705,6 +709,7 @@ class _EndpointRequired(TypedDict):
     # For an ed25519 endpoint, the public key that verifies its v1a signatures: whpk_
     # followed by the base64 of the 32-byte key. null for hmac-sha256.
     public_key: Optional[str]
+    rate_limit: Optional[EndpointRateLimit]
     retry_policy: RetryPolicy
     # hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified
     # with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard
@@ -762,6 +767,7 @@ class EndpointCreate(_EndpointCreateRequired, total=False):
     # ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every
     # worker runs a release that honours it.
     ordering: EndpointOrdering
+    rate_limit: Optional[EndpointRateLimit]
     retry_policy: RetryPolicyInput
     # hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified
     # with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard
@@ -900,6 +906,26 @@ class EndpointList(TypedDict):
     object: Literal["list"]
 
 
+class EndpointRateLimit(TypedDict):
+    """null: unpaced (the default; in a PATCH, null unpaces and absent leaves the pace as it
+    is). An endpoint's pace (CONTRACT §27): at most limit attempts per period, kept by the
+    engine (Temporal's per-key rate limits), plus the burst docs/webhook-endpoints.md
+    documents. Every attempt is paced (first, retries, replays, bulk replays); a test send
+    is not. An attempt waiting for its turn spends no attempt of the retry policy: the
+    delivery stays pending or retrying. The paced endpoints of an environment may ask
+    REVOPS_PACED_RATE_PER_ENVIRONMENT requests per second together (default 100). A new rate
+    reaches attempts not yet sent within a minute (at once, normally). Past the
+    environment's cap: 400 rate_limit_too_high, naming the room left; a new paced endpoint
+    past the paced endpoints the deployment is sized for (REVOPS_PACED_ENDPOINTS): 400
+    too_many_paced_endpoints.
+    """
+
+    # Attempts per period.
+    limit: int
+    # One second or one minute.
+    period: EndpointRateLimitPeriod
+
+
 @final
 class EndpointRecoveredWebhook(TypedDict):
     """Operational: the first successful attempt of an endpoint after endpoint-failing, or
@@ -985,6 +1011,7 @@ class EndpointUpdate(TypedDict, total=False):
     # ordering, later deliveries only (CONTRACT §26). "object" is refused (400) until every
     # worker runs a release that honours it.
     ordering: EndpointOrdering
+    rate_limit: Optional[EndpointRateLimit]
     retry_policy: RetryPolicyInput
     # Another scheme than the endpoint's makes a new key of that scheme (read a new secret
     # with GET …/secret; an ed25519 endpoint shows its public_key); the old key keeps

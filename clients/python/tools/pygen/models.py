@@ -41,7 +41,7 @@ class Models:
         py = class_name(name)
         s = schemas(self.doc)[name]
         t = self.py_type(s, py, name)
-        if t != py:
+        if t != py and not _nullable_object(s):
             self.declare(self.aliases, py, _comment(s.get("description", ""), "") + f"{py} = {t}\n")
 
     def py_type(self, s: Optional[Schema], derived: str, use: str) -> str:
@@ -51,7 +51,11 @@ class Models:
             return "Any"
         name = ref_name(s)
         if name is not None:
-            resolve(self.doc, s)  # fails on an unknown component
+            target = resolve(self.doc, s)  # fails on an unknown component
+            if _nullable_object(target):
+                # An object or null (an endpoint's rate_limit): its TypedDict, optional
+                # wherever it is used.
+                return union([class_name(name), "None"])
             return class_name(name)
         branches = list(s.get("oneOf", [])) + list(s.get("anyOf", []))
         if branches and not s.get("properties"):
@@ -248,3 +252,9 @@ def _render_typed_dict(name: str, description: str, fields: List[tuple[str, str,
     base = f"_{name}Required"
     return (f"class {base}(TypedDict):\n{docstring([f'The required keys of {name}.'], '    ')}\n{body(required)}\n\n"
             f"{decorator}class {name}({base}, total=False):\n{doc}\n{body(optional)}")
+
+
+def _nullable_object(s: Schema) -> bool:
+    """Whether s is an object with properties that may also be null."""
+    types = s.get("type", [])
+    return isinstance(types, list) and "null" in types and "object" in types and bool(s.get("properties"))

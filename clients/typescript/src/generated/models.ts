@@ -69,3 +69,4 @@ export type MeterAlert = components["schemas"]["MeterAlert"];
 export type MeterAlertCreate = components["schemas"]["MeterAlertCreate"];
 export type MeterAlertList = components["schemas"]["MeterAlertList"];
 export type DeletedMeterAlert = components["schemas"]["DeletedMeterAlert"];
+export type EndpointRateLimit = components["schemas"]["EndpointRateLimit"];

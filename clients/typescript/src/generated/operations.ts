@@ -289,7 +289,7 @@ export abstract class RevopsOperations {
   /**
    * Send a sample event now
    *
-   * Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery. One test at a time per endpoint: 409 test_in_progress while one is being sent.
+   * Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery. One test at a time per endpoint: 409 test_in_progress while one is being sent. A test send is not paced: it goes at once, whatever the endpoint's rate_limit.
    *
    * `POST /v1/webhook_endpoint/test`
    */
@@ -314,7 +314,7 @@ export abstract class RevopsOperations {
   /**
    * Create a webhook endpoint
    *
-   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3).
+   * Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3). A rate_limit past the environment's cap (REVOPS_PACED_RATE_PER_ENVIRONMENT) is 400 rate_limit_too_high naming the room left; a new paced endpoint past the deployment's REVOPS_PACED_ENDPOINTS is 400 too_many_paced_endpoints.
    *
    * `POST /v1/webhook_endpoints`
    */
@@ -345,7 +345,7 @@ export abstract class RevopsOperations {
   /**
    * Change a webhook endpoint
    *
-   * Only the fields given change. Later edits of the retry policy do not change deliveries already created.
+   * Only the fields given change. Later edits of the retry policy do not change deliveries already created. A rate_limit past the environment's cap is 400 rate_limit_too_high naming the room left; null unpaces.
    *
    * `PATCH /v1/webhook_endpoints/{id}`
    */
@@ -389,7 +389,7 @@ export abstract class RevopsOperations {
   /**
    * Send a sample event to a webhook endpoint now
    *
-   * Enabled or not. Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery with the endpoint's secret. One test at a time per endpoint, across replicas and the dashboard: 409 test_in_progress while one is being sent.
+   * Enabled or not. Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery with the endpoint's secret. One test at a time per endpoint, across replicas and the dashboard: 409 test_in_progress while one is being sent. A test send is not paced: it goes at once, whatever the endpoint's rate_limit.
    *
    * `POST /v1/webhook_endpoints/{id}/test`
    */

@@ -388,7 +388,7 @@ export interface paths {
         put?: never;
         /**
          * Send a sample event now
-         * @description Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery. One test at a time per endpoint: 409 test_in_progress while one is being sent.
+         * @description Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery. One test at a time per endpoint: 409 test_in_progress while one is being sent. A test send is not paced: it goes at once, whatever the endpoint's rate_limit.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3).
+         * @description Answers the endpoint with its signing secret (shown here only; later GET /v1/webhook_endpoints/{id}/secret; a replay with the same Idempotency-Key shows the current one). 400 too_many_endpoints for a 17th; 400 url_not_allowed for a refused destination; 400 invalid_event_type; a retry_policy out of bounds is 400 on its field. A filter out of bounds is 400 parameter_invalid with param its JSON Pointer (filter/deal.status/$in/3). A rate_limit past the environment's cap (REVOPS_PACED_RATE_PER_ENVIRONMENT) is 400 rate_limit_too_high naming the room left; a new paced endpoint past the deployment's REVOPS_PACED_ENDPOINTS is 400 too_many_paced_endpoints.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -461,7 +461,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Only the fields given change. Later edits of the retry policy do not change deliveries already created.
+         * @description Only the fields given change. Later edits of the retry policy do not change deliveries already created. A rate_limit past the environment's cap is 400 rate_limit_too_high naming the room left; null unpaces.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -526,7 +526,7 @@ export interface paths {
         put?: never;
         /**
          * Send a sample event to a webhook endpoint now
-         * @description Enabled or not. Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery with the endpoint's secret. One test at a time per endpoint, across replicas and the dashboard: 409 test_in_progress while one is being sent.
+         * @description Enabled or not. Body sent: {"event":"<type>","deal"|"account":{…sample…}}, signed like any delivery with the endpoint's secret. One test at a time per endpoint, across replicas and the dashboard: 409 test_in_progress while one is being sent. A test send is not paced: it goes at once, whatever the endpoint's rate_limit.
          */
         post: operations["testWebhookEndpointById"];
         delete?: never;
@@ -1672,6 +1672,7 @@ export interface components {
             ordering: "none" | "object";
             /** @description null: the endpoint takes every event of its types. */
             filter: components["schemas"]["EndpointFilter"] | null;
+            rate_limit: components["schemas"]["EndpointRateLimit"];
             health: components["schemas"]["EndpointHealth"];
             /**
              * @description hmac-sha256 (the default): webhook-signature carries v1,<base64 HMAC-SHA256>, verified with the secret. ed25519: it carries v1a,<base64 ed25519 signature> (Standard Webhooks' asymmetric scheme), verified with public_key; Revops keeps the private key and never shows it (CONTRACT §25).
@@ -1768,6 +1769,7 @@ export interface components {
             signing?: "hmac-sha256" | "ed25519";
             /** @description Optional; null or {} is no filter. */
             filter?: components["schemas"]["EndpointFilter"] | null;
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Only the fields given change. */
@@ -1798,6 +1800,7 @@ export interface components {
             signing?: "hmac-sha256" | "ed25519";
             /** @description null or {} removes the filter; absent leaves it as it is. */
             filter?: components["schemas"]["EndpointFilter"] | null;
+            rate_limit?: components["schemas"]["EndpointRateLimit"];
             headers?: components["schemas"]["EndpointHeadersInput"];
         };
         /** @description Endpoints, newest first. */
@@ -2047,6 +2050,16 @@ export interface components {
             /** @constant */
             deleted: true;
         };
+        /** @description null: unpaced (the default; in a PATCH, null unpaces and absent leaves the pace as it is). An endpoint's pace (CONTRACT §27): at most limit attempts per period, kept by the engine (Temporal's per-key rate limits), plus the burst docs/webhook-endpoints.md documents. Every attempt is paced (first, retries, replays, bulk replays); a test send is not. An attempt waiting for its turn spends no attempt of the retry policy: the delivery stays pending or retrying. The paced endpoints of an environment may ask REVOPS_PACED_RATE_PER_ENVIRONMENT requests per second together (default 100). A new rate reaches attempts not yet sent within a minute (at once, normally). Past the environment's cap: 400 rate_limit_too_high, naming the room left; a new paced endpoint past the paced endpoints the deployment is sized for (REVOPS_PACED_ENDPOINTS): 400 too_many_paced_endpoints. */
+        EndpointRateLimit: {
+            /** @description Attempts per period. */
+            limit: number;
+            /**
+             * @description One second or one minute.
+             * @enum {string}
+             */
+            period: "1s" | "1m";
+        } | null;
     };
     responses: {
         /** @description Invalid JSON or fields (invalid_json, parameter_missing, parameter_invalid, unknown_parameter, parameter_read_only, invalid_string, invalid_number) or too_many_meters (a 33rd meter of the environment) or too_many_alerts (a 33rd alert of a meter); every fault is listed in error.errors. */
