@@ -41,7 +41,8 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 				redispatch_trace_parent = '00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
 				filtered_endpoint_ids = '["00000000-0000-4000-8000-000000000009"]' WHERE id = ?`,
 			now, now, ev.ID)
-		exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2 WHERE event_id = ?`, models.EventRetrying, ev.ID)
+		exec(t, db, `UPDATE webhook_deliveries SET status = ?, last_error = 'status 500', replays = 2,
+				ordered = TRUE, waiting_for = 'event-x' WHERE event_id = ?`, models.EventRetrying, ev.ID)
 		off := false
 		if _, err := webhook.UpdateEndpoint(ctx, db.st, db.env, disabled.ID, webhook.EndpointPatch{Enabled: &off}, now, idempotency.Reply[webhook.EndpointObject]{}); err != nil {
 			t.Fatal(err)
@@ -49,6 +50,11 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 		if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 			t.Fatal(err)
 		}
+		// The event's sequence and its deliveries' copies (CONTRACT §26), where the store
+		// has not numbered the event itself.
+		exec(t, db, `UPDATE events SET sequence = COALESCE(sequence, 3) WHERE id = ?`, ev.ID)
+		exec(t, db, `UPDATE webhook_deliveries SET sequence = COALESCE(sequence, 3),
+				object_id = CASE WHEN object_id = '' THEN 'acct-x' ELSE object_id END WHERE event_id = ?`, ev.ID)
 		byEndpoint := deliveriesByEndpoint(t, db, ev.ID)
 
 		sandbox, err := db.st.Environment(ctx, db.env.OrganizationID, models.EnvSandbox)
