@@ -51,6 +51,11 @@ func TestDeliveryForAttemptReadsAsTheThreeQueriesDid(t *testing.T) {
 		if _, err := webhook.DeleteEndpoint(ctx, db.st, db.env, deleted.ID, idempotency.Reply[webhook.DeletedEndpoint]{}); err != nil {
 			t.Fatal(err)
 		}
+		// The event's sequence and its deliveries' copies (CONTRACT §26), where the store
+		// has not numbered the event itself.
+		exec(t, db, `UPDATE events SET sequence = COALESCE(sequence, 3) WHERE id = ?`, ev.ID)
+		exec(t, db, `UPDATE webhook_deliveries SET sequence = COALESCE(sequence, 3),
+				object_id = CASE WHEN object_id = '' THEN 'acct-x' ELSE object_id END WHERE event_id = ?`, ev.ID)
 		byEndpoint := deliveriesByEndpoint(t, db, ev.ID)
 
 		sandbox, err := db.st.Environment(ctx, db.env.OrganizationID, models.EnvSandbox)
