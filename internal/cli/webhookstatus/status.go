@@ -174,7 +174,7 @@ func Print(w io.Writer, rows []Row) error {
 		if r.P95 != nil {
 			p95 = r.P95.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, orDash(textcheck.Printable(r.Description, 40)),
 			orDash(textcheck.Printable(r.Host, 60)), enabled, orDash(textcheck.Printable(r.Ordering, 12)), orDash(textcheck.Printable(r.Pace, 12)), health, rate, last, failing, p95)
 	}
 	return tw.Flush()
