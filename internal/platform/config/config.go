@@ -248,16 +248,9 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for name, env := range envOf {
-		v, ok := os.LookupEnv(env)
-		if !ok || given[name] {
-			continue
-		}
-		if err := fs.Set(name, v); err != nil {
-			return Config{}, fmt.Errorf("%s=%q: %w", env, v, err)
-		}
+	given, err := applyEnv(fs)
+	if err != nil {
+		return Config{}, err
 	}
 	if _, fromEnv := os.LookupEnv(envOf["temporal-ui-url"]); mode == "dev" && !given["temporal-ui-url"] && !fromEnv {
 		c.TemporalUIURL = "http://" + c.TemporalUIAddr // links point at the embedded UI wherever it listens
@@ -275,6 +268,23 @@ func Load(fs *flag.FlagSet, mode string, args []string) (Config, error) {
 		c.PublicURL = defaultPublicURL(c)
 	}
 	return c, c.validate()
+}
+
+// applyEnv sets every flag not given on the command line from its REVOPS_* variable,
+// when set, and returns the flags given.
+func applyEnv(fs *flag.FlagSet) (map[string]bool, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, env := range envOf {
+		v, ok := os.LookupEnv(env)
+		if !ok || given[name] {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", env, v, err)
+		}
+	}
+	return given, nil
 }
 
 func (c Config) validate() error {
