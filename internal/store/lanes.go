@@ -140,19 +140,15 @@ func (tx *Tx) markForRedispatch(eventID string, now time.Time) error {
 	return nil
 }
 
-// ReleaseLanesOf releases the next delivery of up to limit lanes of endpoint endpointID
-// that have waiting deliveries and none released (its re-enabling), each under its lane,
-// in object order; it returns how many it released (limit: there may be more, which the
-// minute check releases: StuckLanes).
+// ReleaseLanesOf releases the next delivery of the lanes of endpoint endpointID with
+// waiting deliveries and none released among its first limit lanes (its re-enabling),
+// each under its lane, in object order; it returns how many it released (there may be
+// more lanes, which the minute check releases: StuckLanes). It reads limit lanes, not
+// their deliveries (stuckLanesOf, §21).
 func (tx *Tx) ReleaseLanesOf(endpointID string, limit int) (int, error) {
-	var objects []string
-	err := tx.db.Raw(`SELECT DISTINCT d.object_id FROM webhook_deliveries d
-	WHERE d.endpoint_id = ? AND d.environment_id = ? AND `+unfinishedIn("d")+` AND d.waiting_for <> ''
-	AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.endpoint_id = d.endpoint_id AND r.object_id = d.object_id
-		AND `+unfinishedIn("r")+` AND r.waiting_for = '')
-	ORDER BY d.object_id LIMIT ?`, endpointID, tx.env.ID, limit).Scan(&objects).Error
+	objects, err := tx.stuckLanesOf(endpointID, limit)
 	if err != nil {
-		return 0, fmt.Errorf("waiting lanes of %s: %w", endpointID, err)
+		return 0, err
 	}
 	if err := tx.lockLanes(objects); err != nil {
 		return 0, err
@@ -173,21 +169,6 @@ func (tx *Tx) ReleaseLanesOf(endpointID string, limit int) (int, error) {
 // Lane names one lane of an environment.
 type Lane struct {
 	OrganizationID, EnvironmentID, Environment, EndpointID, ObjectID string
-}
-
-// StuckLanes lists up to limit lanes, of every environment, of enabled endpoints with
-// waiting deliveries and none released: the minute check releases their next (a
-// re-enabled endpoint's lanes past its first page). Only the minute check calls it.
-func (s *Store) StuckLanes(ctx context.Context, limit int) ([]Lane, error) {
-	var lanes []Lane
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT e.organization_id, d.environment_id, env.name AS environment, d.endpoint_id, d.object_id
-	FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
-	JOIN environments env ON env.id = d.environment_id
-	WHERE `+unfinishedIn("d")+` AND d.waiting_for <> ''
-	AND NOT EXISTS (SELECT 1 FROM webhook_deliveries r WHERE r.endpoint_id = d.endpoint_id AND r.object_id = d.object_id
-		AND `+unfinishedIn("r")+` AND r.waiting_for = '')
-	ORDER BY d.environment_id, d.endpoint_id, d.object_id LIMIT ?`, limit).Scan(&lanes).Error
-	return lanes, wrap(err, "stuck lanes")
 }
 
 // wrap annotates err with what, or is nil.

@@ -32,8 +32,9 @@ type Store struct {
 	jobs    *Store       // the same store on the job pool (nil: this is it, or SQLite)
 	url     string       // PostgreSQL: for connections outside the pools (ListenOutbox)
 	keyring *secretbox.Keyring
-	seal    *sealer // the keyring and the form its statements seal in (sealed.go)
-	seam    *seam   // the fan-out and after commit, shared with the job pool (seam.go)
+	seal    *sealer     // the keyring and the form its statements seal in (sealed.go)
+	seam    *seam       // the fan-out and after commit, shared with the job pool (seam.go)
+	walk    *laneCursor // where the minute check's stuck-lane walk stopped (lanes_walk.go)
 }
 
 // Env is the environment every query is scoped to (models.Env), named short here
@@ -92,7 +93,7 @@ func openPostgres(url string, o Options, sl *sealer) (*Store, error) {
 		closeDB(db)
 		return nil, err
 	}
-	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, fired: &firedCache{}, url: url, seam: &seam{}}
+	s := &Store{db: db, dialect: "postgres", figures: &figureCache{}, fired: &firedCache{}, url: url, seam: &seam{}, walk: &laneCursor{}}
 	jobs := *s // everything shared (figure cache, seam…) but the pool
 	jobs.db = jobDB
 	s.jobs = &jobs
@@ -143,7 +144,7 @@ func openSQLite(url string, o Options, sl *sealer) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}, seam: &seam{}}, nil
+	return &Store{db: db, dialect: "sqlite", figures: &figureCache{}, fired: &firedCache{}, seam: &seam{}, walk: &laneCursor{}}, nil
 }
 
 func gormConfig() *gorm.Config {
