@@ -192,16 +192,31 @@ func (d LaneDelivery) Env() Env {
 	return Env{OrganizationID: d.OrganizationID, ID: d.EnvironmentID, Name: d.Environment}
 }
 
-// laneDeliveries lists up to limit unfinished ordered deliveries of every environment,
-// last changed before `before`, oldest first, matching cond.
-func (s *Store) laneDeliveries(ctx context.Context, cond string, before time.Time, limit int) ([]LaneDelivery, error) {
-	var rows []LaneDelivery
-	err := s.db.WithContext(ctx).Raw(`SELECT env.organization_id, d.environment_id, env.name AS environment, d.id, d.endpoint_id,
+// laneDeliveriesSQL lists up to limit ($2) unfinished ordered deliveries of every
+// environment, last changed before $1, oldest first, matching cond: read in order from
+// migration 138's index that cond names (expiredCond, silentCond) and stopped at the
+// limit (§21).
+func laneDeliveriesSQL(cond string) string {
+	return `SELECT env.organization_id, d.environment_id, env.name AS environment, d.id, d.endpoint_id,
 	d.object_id, d.updated_at, d.retry_initial_interval_ms, d.retry_backoff_coefficient, d.retry_maximum_interval_ms,
 	d.retry_maximum_attempts
 	FROM webhook_deliveries d JOIN environments env ON env.id = d.environment_id
-	WHERE `+unfinishedIn("d")+` AND d.updated_at < ? AND `+cond+`
-	ORDER BY d.updated_at, d.id LIMIT ?`, before, limit).Scan(&rows).Error
+	WHERE ` + unfinishedIn("d") + ` AND d.updated_at < ? AND ` + cond + `
+	ORDER BY d.updated_at, d.id LIMIT ?`
+}
+
+// expiredCond is a waiting delivery (webhook_deliveries_lane_waiting); silentCond a
+// released one (webhook_deliveries_lane_head_age) whose event's workflow has been reached.
+const (
+	expiredCond = "d.status = 'pending' AND d.waiting_for <> ''"
+	silentCond  = `d.waiting_for = '' AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id
+		AND e.dispatched_at IS NOT NULL AND e.redispatch_at IS NULL)`
+)
+
+// laneDeliveries runs laneDeliveriesSQL(cond).
+func (s *Store) laneDeliveries(ctx context.Context, cond string, before time.Time, limit int) ([]LaneDelivery, error) {
+	var rows []LaneDelivery
+	err := s.db.WithContext(ctx).Raw(laneDeliveriesSQL(cond), before, limit).Scan(&rows).Error
 	return rows, err
 }
 
@@ -209,7 +224,7 @@ func (s *Store) laneDeliveries(ctx context.Context, cond string, before time.Tim
 // their order lanes since before `before` (a waiting delivery changes only when it is
 // created, replayed or released: its updated_at is when it began to wait).
 func (s *Store) ExpiredWaits(ctx context.Context, before time.Time, limit int) ([]LaneDelivery, error) {
-	rows, err := s.laneDeliveries(ctx, "d.status = 'pending' AND d.waiting_for <> ''", before, limit)
+	rows, err := s.laneDeliveries(ctx, expiredCond, before, limit)
 	return rows, wrap(err, "expired waits")
 }
 
@@ -218,8 +233,7 @@ func (s *Store) ExpiredWaits(ctx context.Context, before time.Time, limit int) (
 // (dispatched, no redispatch pending): the minute check ends those silent for longer
 // than their retry schedule (their run closed).
 func (s *Store) SilentReleased(ctx context.Context, before time.Time, limit int) ([]LaneDelivery, error) {
-	rows, err := s.laneDeliveries(ctx, `d.waiting_for = '' AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id
-		AND e.dispatched_at IS NOT NULL AND e.redispatch_at IS NULL)`, before, limit)
+	rows, err := s.laneDeliveries(ctx, silentCond, before, limit)
 	return rows, wrap(err, "silent released deliveries")
 }
 
