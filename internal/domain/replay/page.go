@@ -102,6 +102,15 @@ func Page(ctx context.Context, st PageStore, jobID, cursorID string, limit int) 
 // replayPage replays each delivery of a page in tx and counts what was replayed and what
 // refused.
 func replayPage(tx *store.Tx, jobID string, page []models.WebhookDelivery, trace string) (replayed, failed int, err error) {
+	// The page's lanes first, in object order, then its events in page order (CONTRACT
+	// §26's lock order): each replay below finds its lane held.
+	events := make([]string, len(page))
+	for i, d := range page {
+		events[i] = d.EventID
+	}
+	if err := tx.LockEventsLanes(events); err != nil {
+		return 0, 0, err
+	}
 	for _, d := range page {
 		// Each replay in a savepoint: a refused one undoes itself and releases the
 		// event's lock at once (its delivery is being sent, and its record must not wait
