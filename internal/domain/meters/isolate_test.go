@@ -15,6 +15,7 @@ import (
 	"github.com/revops/revops/internal/domain/usage"
 	"github.com/revops/revops/internal/platform/metrics/metricstest"
 	"github.com/revops/revops/internal/store"
+	"github.com/revops/revops/internal/testkit/clocktest"
 	"github.com/revops/revops/internal/testkit/syncbuf"
 	"github.com/revops/revops/internal/testkit/testdb"
 	"github.com/revops/revops/models"
@@ -65,24 +66,6 @@ func (p *poisoned) arm(on bool) {
 	p.armed = on
 }
 
-// clock is the consumer's set-aside clock, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // panicsCounted reads revops_panics_recovered_total{where="meter_turn"}.
 func panicsCounted(t *testing.T) float64 {
 	return metricstest.Scrape(t).Value(t, `revops_panics_recovered_total{where="meter_turn"}`)
@@ -120,7 +103,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			bValues, aValues := meterstest.ServiceValues(svc, envB), meterstest.ServiceValues(svc, envA)
 
 			p := &poisoned{Store: st, env: envA.ID, armed: true}
-			clk := &clock{now: time.Now()}
+			clk := clocktest.NewManual(time.Now())
 			var logged syncbuf.Buffer
 			c := &meters.Consumer{Store: p, Consumers: 1, Every: 10 * time.Millisecond,
 				Log: slog.New(slog.NewTextHandler(&logged, nil))}
@@ -151,10 +134,10 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			// The clock moves only once the consumer has set A aside (its log line comes
 			// after), or a slow turn would read the moved clock and start its time aside later.
 			waitSetAside(ctx, t, &logged, envA.ID, 1)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			waitTries(ctx, t, p, 2)
 			waitSetAside(ctx, t, &logged, envA.ID, 2)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, bValues, "calls", send(envB, "b-2"), time.Minute)
 			if _, tries := p.state(); tries != 2 {
 				t.Fatalf("A tried %d times 1 s after its second panic (set aside for 2 s)", tries)
@@ -164,7 +147,7 @@ func TestConsumerPanicSetsAsideOnlyItsEnvironment(t *testing.T) {
 			}
 			// Its data no longer panics: A's batch is counted at its next turn.
 			p.arm(false)
-			clk.add(time.Second)
+			clk.Add(time.Second)
 			meterstest.WaitAsOf(t, aValues, "calls", aSent, time.Minute)
 
 			log := logged.String()
